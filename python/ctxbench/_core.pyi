@@ -1,0 +1,25 @@
+"""Typed stub of the native module built from src/python.rs."""
+
+from collections.abc import Sequence
+from typing import Any
+
+DEFAULT_MIN_TIME: float
+MAX_PROCS: int
+COMPILER: str
+__version__: str
+
+def ring(
+    procs: Sequence[int],
+    *,
+    engine: str = "process",
+    transport: str = "pipe",
+    size_kb: int = 0,
+    repetitions: int = 11,
+    warmup: int = 1,
+    parallel: int = 1,
+    placement: str | Sequence[int] | None = None,
+    cpu: int | None = None,
+    min_time: float = ...,
+    timeout: float = 10.0,
+) -> dict[str, Any]: ...
+def workload_checksum(size_kb: int) -> int: ...

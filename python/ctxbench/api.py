@@ -1,0 +1,91 @@
+"""The public measuring functions: argument defaults and result wrapping, nothing more."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Union
+
+from . import _core, metadata
+from .result import RingResult
+
+Placement = Union[str, Sequence[int]]
+
+
+def _procs(procs: int | Sequence[int]) -> list[int]:
+    # A single count is common at the prompt (`lat_ctx(2)`); the core wants a list.
+    if isinstance(procs, int) and not isinstance(procs, bool):
+        return [procs]
+    if isinstance(procs, (str, bytes)):
+        raise TypeError(f"procs: expected an int or a sequence of ints, got {type(procs).__name__}")
+    return list(procs)
+
+
+def _metadata() -> dict[str, object]:
+    return metadata.collect(
+        version=_core.__version__,
+        extra={"compiler": _core.COMPILER or None},
+    )
+
+
+def ring(
+    procs: int | Sequence[int],
+    *,
+    engine: str = "process",
+    transport: str = "pipe",
+    size_kb: int = 0,
+    repetitions: int = 11,
+    warmup: int = 1,
+    parallel: int = 1,
+    placement: Placement = "default",
+    cpu: int | None = None,
+    min_time: float = _core.DEFAULT_MIN_TIME,
+    timeout: float = 10.0,
+) -> RingResult:
+    """Pass a token round rings of ``procs`` participants and report µs per switch.
+
+    Per switch = trip time / procs - overhead, where the overhead (the same hop and the same
+    work, in one thread with hot caches) is measured in repetitions interleaved with the ring's.
+    ``min_time`` is the length of one timed repetition in seconds; ``timeout`` the seconds
+    without progress after which a ring counts as hung and is killed.
+    """
+    meta = _metadata()
+    raw = _core.ring(
+        _procs(procs),
+        engine=engine,
+        transport=transport,
+        size_kb=size_kb,
+        repetitions=repetitions,
+        warmup=warmup,
+        parallel=parallel,
+        placement=placement,
+        cpu=cpu,
+        min_time=min_time,
+        timeout=timeout,
+    )
+    return RingResult.from_core(raw, meta)
+
+
+def lat_ctx(
+    procs: int | Sequence[int],
+    *,
+    size_kb: int = 0,
+    repetitions: int = 11,
+    warmup: int = 1,
+    parallel: int = 1,
+    placement: Placement = "default",
+    cpu: int | None = None,
+    min_time: float = _core.DEFAULT_MIN_TIME,
+    timeout: float = 10.0,
+) -> RingResult:
+    """lmbench's lat_ctx: forked processes in a ring of Unix pipes (``ring`` with defaults)."""
+    return ring(
+        procs,
+        size_kb=size_kb,
+        repetitions=repetitions,
+        warmup=warmup,
+        parallel=parallel,
+        placement=placement,
+        cpu=cpu,
+        min_time=min_time,
+        timeout=timeout,
+    )

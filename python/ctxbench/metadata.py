@@ -1,0 +1,458 @@
+"""Machine metadata for ctxbench results, in the spirit of pyperf's metadata.
+
+Context-switch latency is dominated by the scheduler, frequency scaling,
+virtualisation and speculative-execution mitigations, so all of them are
+recorded next to the numbers: without them two results cannot be compared.
+
+Everything is best effort. A missing or unreadable file yields None rather
+than an exception, because the benchmark must still run in minimal
+containers, VMs and locked-down kernels where much of /sys is hidden.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from pathlib import Path, PurePosixPath
+
+# Module-level so tests (or an analysis of a copied /proc and /sys tree) can
+# redirect every probe; collect() looks them up at call time for that reason.
+PROC_ROOT = Path("/proc")
+SYS_ROOT = Path("/sys")
+
+# A wedged rustup proxy must not stall `ctxbench run`; the version string is
+# provenance, not something worth waiting for.
+
+# Every key collect() guarantees, in display order. Exported so callers and
+# tests can check completeness without duplicating the list.
+KEYS: tuple[str, ...] = (
+    "ctxbench_version",
+    "date",
+    "hostname",
+    "kernel",
+    "cpu_model",
+    "cpu_count",
+    "affinity",
+    "smt",
+    "governor",
+    "clocksource",
+    "hypervisor",
+    "hypervisor_vendor",
+    "tsc",
+    "mitigations",
+    "cmdline_mitigations",
+    "isolcpus",
+    "nohz_full",
+    "cgroup_cpu_quota",
+    "loadavg",
+    "perf_event_paranoid",
+    "mem_total_kb",
+    "python_version",
+    "python_implementation",
+    "compiler",
+)
+
+# Clocksources without a vDSO fast path: every clock read becomes a syscall
+# or an I/O-port access, which is comparable to the switch being measured.
+_SLOW_CLOCKSOURCES = frozenset({"hpet", "acpi_pm", "jiffies", "refined-jiffies", "pit"})
+
+_MAX_HINT_LEN = 99
+
+
+def _read(path: Path) -> str | None:
+    # Single choke point so every probe shares the never-raise contract;
+    # sysfs attributes can fail with EIO/EPERM/ENODEV even when they exist.
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+
+
+def _read_value(path: Path) -> str | None:
+    text = _read(path)
+    # Older kernels print "(null)" for unset cpumasks such as nohz_full.
+    if not text or text == "(null)":
+        return None
+    return text
+
+
+def _parse_cpuinfo(text: str | None) -> dict[str, str]:
+    info: dict[str, str] = {}
+    if text is None:
+        return info
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            # First processor block wins: the model is what matters and
+            # heterogeneous (big.LITTLE) parts cannot be summarised anyway.
+            info.setdefault(key.strip(), value.strip())
+    return info
+
+
+def _cpu_model(info: dict[str, str]) -> str | None:
+    # x86 uses "model name"; old 32-bit ARM "Processor"; MIPS "cpu model";
+    # POWER "cpu".
+    for key in ("model name", "Processor", "cpu model", "cpu"):
+        if info.get(key):
+            return info[key]
+    # arm64 exposes no model string, only SoC and part numbers.
+    if info.get("Hardware"):
+        return info["Hardware"]
+    part = info.get("CPU part")
+    if part:
+        implementer = info.get("CPU implementer")
+        return f"implementer {implementer} part {part}" if implementer else f"part {part}"
+    return None
+
+
+def _smt(cpu_dir: Path) -> str | None:
+    control = _read_value(cpu_dir / "smt" / "control")
+    active = _read_value(cpu_dir / "smt" / "active")
+    if control is None:
+        if active is None:
+            return None
+        return "on" if active == "1" else "off"
+    if control == "on" and active == "0":
+        # Allowed but no sibling threads online: behaves like "off" for
+        # placement purposes, yet differs from an admin-disabled setting.
+        return "on (inactive)"
+    return control
+
+
+def _mitigations(cpu_dir: Path) -> dict[str, str] | None:
+    vuln_dir = cpu_dir / "vulnerabilities"
+    try:
+        entries = sorted(p for p in vuln_dir.iterdir() if p.is_file())
+    except OSError:
+        return None
+    result: dict[str, str] = {}
+    for entry in entries:
+        status = _read_value(entry)
+        if status is not None:
+            result[entry.name] = status
+    return result
+
+
+def _cmdline_mitigations(proc: Path) -> str | None:
+    cmdline = _read(proc / "cmdline")
+    if cmdline is None:
+        return None
+    value: str | None = None
+    for token in cmdline.split():
+        if token.startswith("mitigations="):
+            # The kernel applies early params in order, so the last one wins.
+            value = token.partition("=")[2]
+    return value
+
+
+def _parse_int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def _mem_total_kb(proc: Path) -> int | None:
+    text = _read(proc / "meminfo")
+    if text is None:
+        return None
+    for line in text.splitlines():
+        if line.startswith("MemTotal:"):
+            fields = line.split()
+            return _parse_int(fields[1]) if len(fields) > 1 else None
+    return None
+
+
+def _ancestors(rel: str) -> list[PurePosixPath]:
+    # The effective limit is the tightest one on the path to the root, and
+    # inside a container the host-side path may not exist at all, so every
+    # level is tried down to the mount root.
+    path = PurePosixPath("/") / rel.lstrip("/")
+    chain = [path, *path.parents]
+    return [PurePosixPath(str(p).lstrip("/")) for p in chain]
+
+
+def _quota_v2(sys_root: Path, rel: str) -> tuple[bool, float | None]:
+    found = False
+    best: float | None = None
+    # "unified" is where hybrid (v1+v2) systems mount the v2 hierarchy.
+    for base in (sys_root / "fs" / "cgroup", sys_root / "fs" / "cgroup" / "unified"):
+        for level in _ancestors(rel):
+            text = _read_value(base / level / "cpu.max")
+            if text is None:
+                continue
+            found = True
+            fields = text.split()
+            if len(fields) != 2 or fields[0] == "max":
+                continue
+            quota, period = _parse_int(fields[0]), _parse_int(fields[1])
+            if quota is None or not period:
+                continue
+            cpus = quota / period
+            best = cpus if best is None else min(best, cpus)
+    return found, best
+
+
+def _quota_v1(sys_root: Path, controllers: str, rel: str) -> float | None:
+    best: float | None = None
+    # Mount directory names vary by distro; "cpu" is the usual symlink.
+    for mount in dict.fromkeys((controllers, "cpu", "cpu,cpuacct", "cpuacct,cpu")):
+        base = sys_root / "fs" / "cgroup" / mount
+        for level in _ancestors(rel):
+            quota = _parse_int(_read_value(base / level / "cpu.cfs_quota_us"))
+            period = _parse_int(_read_value(base / level / "cpu.cfs_period_us"))
+            # A quota of -1 means unlimited.
+            if quota is None or quota <= 0 or not period:
+                continue
+            cpus = quota / period
+            best = cpus if best is None else min(best, cpus)
+    return best
+
+
+def _cgroup_cpu_quota(proc: Path, sys_root: Path) -> float | None:
+    text = _read(proc / "self" / "cgroup")
+    if text is None:
+        return None
+    v2_path: str | None = None
+    v1: tuple[str, str] | None = None
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, rel = parts
+        if controllers == "":
+            v2_path = rel
+        elif "cpu" in controllers.split(","):
+            v1 = (controllers, rel)
+    if v2_path is not None:
+        found, quota = _quota_v2(sys_root, v2_path)
+        # A v2 hierarchy with cpu.max owns the cpu controller; otherwise this is
+        # a hybrid system and the limit, if any, lives in v1.
+        if found:
+            return quota
+    if v1 is not None:
+        return _quota_v1(sys_root, *v1)
+    return None
+
+
+def _affinity() -> list[int] | None:
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (OSError, AttributeError):
+        return None
+
+
+def _loadavg() -> list[float] | None:
+    try:
+        return [float(x) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def _utc_now() -> str:
+    # time.gmtime avoids datetime.UTC (3.11+) while staying unambiguous UTC.
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _collect(
+    proc: Path,
+    sys_root: Path,
+    *,
+    version: str,
+    extra: dict[str, object] | None,
+) -> dict[str, object]:
+    cpu_dir = sys_root / "devices" / "system" / "cpu"
+    cpuinfo = _parse_cpuinfo(_read(proc / "cpuinfo"))
+    # Only x86 has a "flags" line; its absence is how non-x86 is detected,
+    # which keeps the detection testable with a fake tree.
+    flags_line = cpuinfo.get("flags")
+    flags = set(flags_line.split()) if flags_line is not None else None
+
+    hypervisor_vendor = _read_value(sys_root / "hypervisor" / "type")
+    hypervisor: bool | None
+    if hypervisor_vendor is not None:
+        hypervisor = True
+    elif flags is not None:
+        hypervisor = "hypervisor" in flags
+    else:
+        # Without x86 flags there is no cheap, reliable signal either way.
+        hypervisor = None
+
+    tsc: dict[str, bool] | None = None
+    if flags is not None:
+        tsc = {
+            "constant_tsc": "constant_tsc" in flags,
+            "nonstop_tsc": "nonstop_tsc" in flags,
+        }
+
+    values: dict[str, object] = {
+        "ctxbench_version": version,
+        "date": _utc_now(),
+        "hostname": platform.node() or None,
+        "kernel": platform.release() or None,
+        "cpu_model": _cpu_model(cpuinfo),
+        "cpu_count": os.cpu_count(),
+        "affinity": _affinity(),
+        "smt": _smt(cpu_dir),
+        "governor": _read_value(cpu_dir / "cpu0" / "cpufreq" / "scaling_governor"),
+        "clocksource": _read_value(
+            sys_root / "devices" / "system" / "clocksource" / "clocksource0" / "current_clocksource"
+        ),
+        "hypervisor": hypervisor,
+        "hypervisor_vendor": hypervisor_vendor,
+        "tsc": tsc,
+        "mitigations": _mitigations(cpu_dir),
+        "cmdline_mitigations": _cmdline_mitigations(proc),
+        "isolcpus": _read_value(cpu_dir / "isolated"),
+        "nohz_full": _read_value(cpu_dir / "nohz_full"),
+        "cgroup_cpu_quota": _cgroup_cpu_quota(proc, sys_root),
+        "loadavg": _loadavg(),
+        "perf_event_paranoid": _parse_int(
+            _read_value(proc / "sys" / "kernel" / "perf_event_paranoid")
+        ),
+        "mem_total_kb": _mem_total_kb(proc),
+        "python_version": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        # Filled by the caller: the rustc that built the native module.
+        "compiler": None,
+    }
+    metadata = {key: values.get(key) for key in KEYS}
+    if extra:
+        # The caller knows things this module cannot (placement, run id), so
+        # its values take precedence.
+        metadata.update(extra)
+    return metadata
+
+
+def collect(
+    *, version: str = "unknown", extra: dict[str, object] | None = None
+) -> dict[str, object]:
+    """Metadata of this machine now; every key is present (None when unknown)."""
+    return _collect(PROC_ROOT, SYS_ROOT, version=version, extra=extra)
+
+
+def _as_int(value: object) -> int | None:
+    # bool is an int subclass; True CPUs is never meaningful.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return None
+
+
+def _as_float(value: object) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def _one_line(text: str) -> str:
+    # Values come from files the kernel or a hand-edited JSON controls; a
+    # stray newline or huge string must not break the CLI layout.
+    flat = " ".join(text.split())
+    if len(flat) > _MAX_HINT_LEN:
+        flat = flat[: _MAX_HINT_LEN - 3] + "..."
+    return flat
+
+
+def hints(metadata: dict[str, object], *, placement: str) -> list[str]:
+    """Short human hints (one line each) explaining why a result may be noisy."""
+    out: list[str] = []
+    cpu_count = _as_int(metadata.get("cpu_count"))
+
+    if placement != "single" and metadata.get("hypervisor") is True:
+        out.append("unpinned on a VM: pin with --placement single for steadier numbers")
+
+    if cpu_count is not None and cpu_count <= 2:
+        out.append(f"only {cpu_count} CPUs: benchmark threads compete with the OS for cores")
+
+    governor = metadata.get("governor")
+    if isinstance(governor, str) and governor != "performance":
+        out.append(f"cpufreq governor is {governor}: frequency ramps add noise; use performance")
+
+    loadavg = metadata.get("loadavg")
+    load = _as_float(loadavg[0]) if isinstance(loadavg, (list, tuple)) and loadavg else None
+    if load is not None and cpu_count and load > 0.5 * cpu_count:
+        out.append(f"machine is busy (load {load:.2f} on {cpu_count} CPUs): other tasks preempt")
+
+    quota = _as_float(metadata.get("cgroup_cpu_quota"))
+    if quota is not None and cpu_count and quota < cpu_count:
+        out.append(
+            f"cgroup CPU quota is {quota:g} of {cpu_count} CPUs: throttling adds long stalls"
+        )
+
+    clocksource = metadata.get("clocksource")
+    if isinstance(clocksource, str) and clocksource in _SLOW_CLOCKSOURCES:
+        out.append(f"clocksource is {clocksource}: slow clock reads inflate the timings")
+
+    return [_one_line(h) for h in out]
+
+
+def _format_int_ranges(values: list[int]) -> str:
+    # Affinity masks on big machines are hundreds of CPUs; "0-127" is the
+    # notation users already know from taskset and /sys cpulists.
+    parts: list[str] = []
+    start = prev = values[0]
+    for v in values[1:]:
+        if v == prev + 1:
+            prev = v
+            continue
+        parts.append(f"{start}-{prev}" if prev != start else str(start))
+        start = prev = v
+    parts.append(f"{start}-{prev}" if prev != start else str(start))
+    return ",".join(parts)
+
+
+# For these keys None is the normal "feature not in use" case, and printing
+# "unknown" would send users hunting for a problem that does not exist.
+_NONE_TEXT: dict[str, str] = {
+    "isolcpus": "none",
+    "nohz_full": "none",
+    "cmdline_mitigations": "not set",
+    "cgroup_cpu_quota": "no limit found",
+}
+
+
+def _format_value(value: object) -> str:
+    if value is None:
+        return "unknown"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        # Two decimals is finer than run-to-run noise of loadavg or quotas;
+        # trailing zeros only widen the column.
+        return f"{value:.2f}".rstrip("0").rstrip(".")
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "(none)"
+        items = list(value)
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in items):
+            ints = [v for v in items if isinstance(v, int)]
+            if ints == sorted(set(ints)):
+                return _format_int_ranges(ints)
+        return " ".join(_format_value(v) for v in items)
+    if isinstance(value, dict):
+        if not value:
+            return "(none)"
+        return ", ".join(f"{k}={_format_value(v)}" for k, v in value.items())
+    return " ".join(str(value).split())
+
+
+def format_metadata(metadata: dict[str, object]) -> str:
+    """Aligned 'key: value' lines for the CLI `ctxbench info`."""
+    rows: list[tuple[str, str]] = []
+    for key, value in metadata.items():
+        if isinstance(value, dict) and value:
+            # Nested dicts (mitigations has ~20 long entries) are unreadable
+            # on one line, so each entry gets its own dotted key.
+            for sub, sub_value in value.items():
+                rows.append((f"{key}.{sub}", _format_value(sub_value)))
+        elif value is None and key in _NONE_TEXT:
+            rows.append((key, _NONE_TEXT[key]))
+        else:
+            rows.append((key, _format_value(value)))
+    if not rows:
+        return ""
+    width = max(len(key) for key, _ in rows) + 1
+    return "\n".join(f"{key + ':':<{width}} {text}" for key, text in rows)

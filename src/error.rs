@@ -1,0 +1,87 @@
+//! One error type for the whole core; `python.rs` maps each variant once to a Python exception.
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// A parameter out of its allowed range (→ `ValueError`).
+    Invalid {
+        param: &'static str,
+        message: String,
+    },
+    /// A system resource ran out or a syscall failed while setting up (→ `OSError`).
+    Os {
+        errno: i32,
+        context: String,
+        hint: &'static str,
+    },
+    /// A participant died, hung or broke the token protocol mid-run (→ `RuntimeError`).
+    Peer(String),
+    /// The caller asked to stop (Ctrl-C); everything has been torn down (→ the pending
+    /// Python exception, normally `KeyboardInterrupt`).
+    Interrupted,
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub fn invalid(param: &'static str, message: impl Into<String>) -> Self {
+        Error::Invalid {
+            param,
+            message: message.into(),
+        }
+    }
+
+    /// The current `errno`, with what we were doing and what the user can do about it.
+    pub fn last_os(context: impl Into<String>) -> Self {
+        Self::os(errno(), context)
+    }
+
+    pub fn os(errno: i32, context: impl Into<String>) -> Self {
+        let hint = match errno {
+            libc::EAGAIN => {
+                "the process limit was reached: lower procs/parallel or raise `ulimit -u`"
+            }
+            libc::EMFILE | libc::ENFILE => {
+                "out of file descriptors: lower procs/parallel or raise `ulimit -n`"
+            }
+            libc::ENOMEM => "out of memory: lower size_kb, procs or parallel",
+            libc::EPERM | libc::EACCES => "not permitted here (container or seccomp policy?)",
+            libc::EINVAL => "the kernel rejected the request (CPU offline or outside the cgroup?)",
+            _ => "",
+        };
+        Error::Os {
+            errno,
+            context: context.into(),
+            hint,
+        }
+    }
+}
+
+pub fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Invalid { param, message } => write!(f, "{param}: {message}"),
+            Error::Os {
+                errno,
+                context,
+                hint,
+            } => {
+                let os = std::io::Error::from_raw_os_error(*errno);
+                write!(f, "{context}: {os}")?;
+                if !hint.is_empty() {
+                    write!(f, " (hint: {hint})")?;
+                }
+                Ok(())
+            }
+            Error::Peer(msg) => f.write_str(msg),
+            Error::Interrupted => f.write_str("interrupted"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,22 @@
+//! ctxbench: context-switch benchmarks. lmbench's `lat_ctx` token ring rebuilt, usable from
+//! Rust directly or from Python through the `python` feature.
+//!
+//! The measurement is engine (who switches) × transport (how the token travels) × placement
+//! (where participants run), around one workload and one measured loop.
+
+pub mod engine;
+pub mod error;
+pub mod placement;
+pub mod result;
+pub mod ring;
+pub mod stats;
+mod sys;
+pub mod token;
+pub mod transport;
+pub mod workload;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use error::{Error, Result};
+pub use ring::{run, Config, Point};

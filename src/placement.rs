@@ -1,0 +1,152 @@
+//! Where participants run: a policy, resolved against the caller's affinity mask into one
+//! optional CPU per participant of every ring.
+
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Placement {
+    /// The scheduler decides.
+    Default,
+    /// Every participant of every ring on one CPU: `cpu`, or the first allowed one.
+    Single(Option<usize>),
+    /// Participant i on allowed CPU i mod n, so that (with n > 1) hops cross CPUs.
+    Spread,
+    /// Ring r entirely on allowed CPU r mod n (meant for `parallel > 1`).
+    Balanced,
+    /// Participant i on `cpus[i mod len]`.
+    List(Vec<usize>),
+}
+
+pub const NAMES: &str = "'default', 'single', 'spread', 'balanced' or a list of CPU ids";
+
+impl Placement {
+    pub fn parse(name: &str, cpu: Option<usize>) -> Result<Self> {
+        let p = match name {
+            "default" => Placement::Default,
+            "single" => Placement::Single(cpu),
+            "spread" => Placement::Spread,
+            "balanced" => Placement::Balanced,
+            _ => {
+                return Err(Error::invalid(
+                    "placement",
+                    format!("unknown placement {name:?}; expected {NAMES}"),
+                ))
+            }
+        };
+        if cpu.is_some() && !matches!(p, Placement::Single(_)) {
+            return Err(Error::invalid(
+                "cpu",
+                "only meaningful with placement='single'",
+            ));
+        }
+        Ok(p)
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            Placement::Default => "default".into(),
+            Placement::Single(_) => "single".into(),
+            Placement::Spread => "spread".into(),
+            Placement::Balanced => "balanced".into(),
+            Placement::List(c) => format!("{c:?}"),
+        }
+    }
+
+    /// One CPU (or none) per participant: `result[ring][participant]`.
+    pub fn resolve(
+        &self,
+        allowed: &[usize],
+        procs: usize,
+        parallel: usize,
+    ) -> Result<Vec<Vec<Option<usize>>>> {
+        let check = |param: &'static str, c: usize| {
+            if allowed.contains(&c) {
+                Ok(c)
+            } else {
+                Err(Error::invalid(
+                    param,
+                    format!("CPU {c} is outside this process's affinity mask {allowed:?}"),
+                ))
+            }
+        };
+        let first = *allowed
+            .first()
+            .ok_or_else(|| Error::invalid("placement", "the affinity mask is empty"))?;
+        let n = allowed.len();
+        let grid = |f: &dyn Fn(usize, usize) -> Option<usize>| {
+            (0..parallel)
+                .map(|r| (0..procs).map(|i| f(r, i)).collect())
+                .collect()
+        };
+        Ok(match self {
+            Placement::Default => grid(&|_, _| None),
+            Placement::Single(cpu) => {
+                let c = match cpu {
+                    Some(c) => check("cpu", *c)?,
+                    None => first,
+                };
+                grid(&|_, _| Some(c))
+            }
+            Placement::Spread => grid(&|_, i| Some(allowed[i % n])),
+            Placement::Balanced => grid(&|r, _| Some(allowed[r % n])),
+            Placement::List(cpus) => {
+                if cpus.is_empty() {
+                    return Err(Error::invalid("placement", "the CPU list is empty"));
+                }
+                for &c in cpus {
+                    check("placement", c)?;
+                }
+                grid(&|_, i| Some(cpus[i % cpus.len()]))
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policies_resolve() {
+        let allowed = [0, 1, 3];
+        let flat = |p: Placement, procs, par| p.resolve(&allowed, procs, par).unwrap();
+        assert_eq!(flat(Placement::Default, 2, 1), vec![vec![None, None]]);
+        assert_eq!(flat(Placement::Single(None), 2, 1), vec![vec![Some(0); 2]]);
+        assert_eq!(
+            flat(Placement::Single(Some(3)), 2, 1),
+            vec![vec![Some(3); 2]]
+        );
+        assert_eq!(
+            flat(Placement::Spread, 4, 1),
+            vec![vec![Some(0), Some(1), Some(3), Some(0)]]
+        );
+        assert_eq!(
+            flat(Placement::Balanced, 2, 2),
+            vec![vec![Some(0); 2], vec![Some(1); 2]]
+        );
+        assert_eq!(
+            flat(Placement::List(vec![3, 1]), 3, 1),
+            vec![vec![Some(3), Some(1), Some(3)]]
+        );
+    }
+
+    #[test]
+    fn cpus_outside_the_mask_are_rejected() {
+        let e = Placement::Single(Some(2))
+            .resolve(&[0, 1], 2, 1)
+            .unwrap_err();
+        assert!(matches!(e, Error::Invalid { param: "cpu", .. }));
+        let e = Placement::List(vec![0, 9])
+            .resolve(&[0, 1], 2, 1)
+            .unwrap_err();
+        assert!(matches!(
+            e,
+            Error::Invalid {
+                param: "placement",
+                ..
+            }
+        ));
+        assert!(Placement::parse("nowhere", None).is_err());
+        assert!(Placement::parse("spread", Some(0)).is_err());
+    }
+}

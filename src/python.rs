@@ -1,0 +1,219 @@
+//! The pyo3 bindings: Python arguments in, numpy arrays out. Errors are mapped to Python
+//! exceptions here and nowhere else.
+
+use crate::engine::{Engine, TransportKind};
+use crate::error::Error;
+use crate::placement::{Placement, NAMES};
+use crate::result::summarize;
+use crate::ring::{self as core, Config};
+use numpy::{IntoPyArray, PyArray2};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+fn to_py(e: Error, pending: Option<PyErr>) -> PyErr {
+    match e {
+        Error::Invalid { .. } => PyValueError::new_err(e.to_string()),
+        Error::Os { errno, .. } => PyOSError::new_err((errno, e.to_string())),
+        Error::Peer(_) => PyRuntimeError::new_err(e.to_string()),
+        Error::Interrupted => {
+            pending.unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err("interrupted"))
+        }
+    }
+}
+
+fn count(param: &'static str, v: i64, lo: i64, hi: i64) -> PyResult<usize> {
+    if (lo..=hi).contains(&v) {
+        Ok(v as usize)
+    } else {
+        Err(PyValueError::new_err(format!(
+            "{param}: must be between {lo} and {hi}, got {v}"
+        )))
+    }
+}
+
+fn placement(obj: &Bound<'_, PyAny>, cpu: Option<i64>) -> PyResult<Placement> {
+    let cpu = cpu
+        .map(|c| count("cpu", c, 0, libc::CPU_SETSIZE as i64 - 1))
+        .transpose()?;
+    if let Ok(name) = obj.extract::<String>() {
+        return Placement::parse(&name, cpu).map_err(|e| to_py(e, None));
+    }
+    let cpus: Vec<i64> = obj.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "placement: expected {NAMES}, got {}",
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })?;
+    if cpu.is_some() {
+        return Err(PyValueError::new_err(
+            "cpu: only meaningful with placement='single'",
+        ));
+    }
+    let cpus = cpus
+        .into_iter()
+        .map(|c| count("placement", c, 0, libc::CPU_SETSIZE as i64 - 1))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(Placement::List(cpus))
+}
+
+/// Runs the token ring for each process count; see `ctxbench.ring` for the arguments.
+#[pyfunction]
+#[pyo3(signature = (procs, *, engine="process", transport="pipe", size_kb=0, repetitions=11,
+    warmup=1, parallel=1, placement=None, cpu=None, min_time=core::DEFAULT_MIN_TIME, timeout=10.0))]
+#[allow(clippy::too_many_arguments)]
+fn ring<'py>(
+    py: Python<'py>,
+    procs: Vec<i64>,
+    engine: &str,
+    transport: &str,
+    size_kb: i64,
+    repetitions: i64,
+    warmup: i64,
+    parallel: i64,
+    placement: Option<&Bound<'py, PyAny>>,
+    cpu: Option<i64>,
+    min_time: f64,
+    timeout: f64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let big = core::MAX_PROCS as i64;
+    let cfg = Config {
+        engine: Engine::parse(engine).map_err(|e| to_py(e, None))?,
+        transport: TransportKind::parse(transport).map_err(|e| to_py(e, None))?,
+        procs: procs
+            .iter()
+            .map(|&p| count("procs", p, 2, big))
+            .collect::<PyResult<_>>()?,
+        size_kb: count("size_kb", size_kb, 0, crate::workload::MAX_SIZE_KB as i64)?,
+        repetitions: count("repetitions", repetitions, 1, 10_000)?,
+        warmup: count("warmup", warmup, 0, 1_000)?,
+        parallel: count("parallel", parallel, 1, 1_024)?,
+        placement: match placement {
+            Some(p) => self::placement(p, cpu)?,
+            None if cpu.is_some() => {
+                return Err(PyValueError::new_err(
+                    "cpu: only meaningful with placement='single'",
+                ))
+            }
+            None => Placement::Default,
+        },
+        min_time,
+        timeout,
+    };
+    let mut pending: Option<PyErr> = None;
+    let outcome = py.detach(|| {
+        core::run(&cfg, &mut || {
+            Python::attach(|py| match py.check_signals() {
+                Ok(()) => false,
+                Err(e) => {
+                    pending = Some(e);
+                    true
+                }
+            })
+        })
+    });
+    let points = outcome.map_err(|e| to_py(e, pending.take()))?;
+    let s = summarize(&points);
+
+    let d = PyDict::new(py);
+    let v1 = |v: Vec<f64>| v.into_pyarray(py);
+    let m2 = |m: &[Vec<f64>]| PyArray2::from_vec2(py, m).expect("rectangular");
+    d.set_item("engine", cfg.engine.name())?;
+    d.set_item("transport", cfg.transport.name())?;
+    d.set_item("placement", cfg.placement.name())?;
+    d.set_item("size_kb", cfg.size_kb)?;
+    d.set_item("repetitions", cfg.repetitions)?;
+    d.set_item("warmup", cfg.warmup)?;
+    d.set_item("parallel", cfg.parallel)?;
+    d.set_item("min_time", cfg.min_time)?;
+    d.set_item(
+        "procs",
+        s.procs
+            .iter()
+            .map(|&p| p as i64)
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item("samples_us", m2(&s.samples_us))?;
+    d.set_item("raw_samples_us", m2(&s.raw_samples_us))?;
+    d.set_item("overhead_samples_us", m2(&s.overhead_samples_us))?;
+    d.set_item("latency_us", v1(s.stats.iter().map(|x| x.median).collect()))?;
+    d.set_item("min_us", v1(s.stats.iter().map(|x| x.min).collect()))?;
+    d.set_item("raw_us", v1(s.raw_us.clone()))?;
+    d.set_item("overhead_point_us", v1(s.overhead_point_us.clone()))?;
+    d.set_item("overhead_us", s.overhead_us)?;
+    d.set_item("ring_us", m2(&s.ring_us))?;
+    d.set_item(
+        "below_resolution",
+        s.below_resolution.clone().into_pyarray(py),
+    )?;
+    let stats = PyDict::new(py);
+    let col = |f: &dyn Fn(&crate::stats::Summary) -> f64| v1(s.stats.iter().map(f).collect());
+    stats.set_item("min", col(&|x| x.min))?;
+    stats.set_item("median", col(&|x| x.median))?;
+    stats.set_item("mean", col(&|x| x.mean))?;
+    stats.set_item("max", col(&|x| x.max))?;
+    stats.set_item("stdev", col(&|x| x.stdev))?;
+    stats.set_item("cv", col(&|x| x.cv))?;
+    stats.set_item("ci_low", col(&|x| x.ci_low))?;
+    stats.set_item("ci_high", col(&|x| x.ci_high))?;
+    let ints = |f: &dyn Fn(&crate::stats::Summary) -> usize| {
+        s.stats
+            .iter()
+            .map(|x| f(x) as i64)
+            .collect::<Vec<_>>()
+            .into_pyarray(py)
+    };
+    stats.set_item("outliers", ints(&|x| x.outliers))?;
+    stats.set_item("clusters", ints(&|x| x.clusters))?;
+    stats.set_item(
+        "verdict",
+        PyList::new(py, s.stats.iter().map(|x| x.verdict.as_str()))?,
+    )?;
+    d.set_item("stats", stats)?;
+    let cpus = PyList::empty(py);
+    for p in &points {
+        let m: Vec<Vec<i64>> = p
+            .cpus
+            .iter()
+            .map(|r| r.iter().map(|&c| i64::from(c)).collect())
+            .collect();
+        cpus.append(PyArray2::from_vec2(py, &m).expect("rectangular"))?;
+    }
+    d.set_item("cpus", cpus)?;
+    let trips: Vec<i64> = points.iter().map(|p| p.trips[0] as i64).collect();
+    d.set_item("trips", trips.into_pyarray(py))?;
+    let rounds: Vec<i64> = points.iter().map(|p| p.overhead_rounds[0] as i64).collect();
+    d.set_item("overhead_rounds", rounds.into_pyarray(py))?;
+    let verified: Vec<bool> = points.iter().map(|p| p.work_verified).collect();
+    d.set_item("work_verified", verified.into_pyarray(py))?;
+    let phases = PyDict::new(py);
+    let ph = |f: &dyn Fn(&core::Phases) -> f64| v1(points.iter().map(|p| f(&p.phase_s)).collect());
+    phases.set_item("calibration", ph(&|p| p.calibration))?;
+    phases.set_item("warmup", ph(&|p| p.warmup))?;
+    phases.set_item("measure", ph(&|p| p.measure))?;
+    phases.set_item("setup_teardown", ph(&|p| p.setup_teardown))?;
+    d.set_item("phase_s", phases)?;
+    Ok(d)
+}
+
+/// The checksum one pass of the workload over `size_kb` KiB produces.
+#[pyfunction]
+fn workload_checksum(size_kb: i64) -> PyResult<u64> {
+    let kb = count("size_kb", size_kb, 0, crate::workload::MAX_SIZE_KB as i64)?;
+    Ok(crate::workload::Workload::expected_sum(kb))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(ring, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_checksum, m)?)?;
+    m.add("DEFAULT_MIN_TIME", core::DEFAULT_MIN_TIME)?;
+    m.add("MAX_PROCS", core::MAX_PROCS)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("COMPILER", env!("CTXBENCH_RUSTC"))?;
+    Ok(())
+}

@@ -1,0 +1,551 @@
+//! The measurement: for each participant count, start the rings, calibrate, warm up, then
+//! alternate timed ring repetitions with overhead repetitions so that machine drift hits both
+//! alike, and tear everything down on every path.
+
+use crate::engine::{self, Engine, Group, Ring, TransportKind};
+use crate::error::{Error, Result};
+use crate::placement::Placement;
+use crate::sys;
+use crate::workload::{Workload, MAX_SIZE_KB};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// lmbench3 allows 2048; beyond this a ring is a fork bomb, not a benchmark.
+pub const MAX_PROCS: usize = 100_000;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub engine: Engine,
+    pub transport: TransportKind,
+    pub procs: Vec<usize>,
+    pub size_kb: usize,
+    pub repetitions: usize,
+    pub warmup: usize,
+    pub parallel: usize,
+    pub placement: Placement,
+    /// Seconds each timed repetition should last.
+    pub min_time: f64,
+    /// Seconds without progress after which a ring counts as hung.
+    pub timeout: f64,
+}
+
+/// Why 0.05 s: see the README ("How long is a repetition?"). Long enough that a repetition
+/// holds thousands of trips and the clock read is noise; short enough that 11 interleaved
+/// pairs of a point take about a second.
+pub const DEFAULT_MIN_TIME: f64 = 0.05;
+
+impl Config {
+    pub fn lat_ctx(procs: Vec<usize>) -> Self {
+        Config {
+            engine: Engine::Process,
+            transport: TransportKind::Pipe,
+            procs,
+            size_kb: 0,
+            repetitions: 11,
+            warmup: 1,
+            parallel: 1,
+            placement: Placement::Default,
+            min_time: DEFAULT_MIN_TIME,
+            timeout: 10.0,
+        }
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        if self.procs.is_empty() {
+            return Err(Error::invalid(
+                "procs",
+                "must name at least one process count",
+            ));
+        }
+        for &p in &self.procs {
+            if !(2..=MAX_PROCS).contains(&p) {
+                return Err(Error::invalid(
+                    "procs",
+                    format!("each count must be between 2 and {MAX_PROCS}, got {p}"),
+                ));
+            }
+        }
+        let range = |param, v: usize, lo: usize, hi: usize| {
+            if (lo..=hi).contains(&v) {
+                Ok(())
+            } else {
+                Err(Error::invalid(
+                    param,
+                    format!("must be between {lo} and {hi}, got {v}"),
+                ))
+            }
+        };
+        range("size_kb", self.size_kb, 0, MAX_SIZE_KB)?;
+        range("repetitions", self.repetitions, 1, 10_000)?;
+        range("warmup", self.warmup, 0, 1_000)?;
+        range("parallel", self.parallel, 1, 1_024)?;
+        let max_procs = self.procs.iter().max().copied().unwrap_or(0);
+        if max_procs * self.parallel > MAX_PROCS {
+            return Err(Error::invalid(
+                "parallel",
+                format!("procs x parallel must be at most {MAX_PROCS}"),
+            ));
+        }
+        if !(self.min_time > 0.0 && self.min_time <= 60.0) {
+            return Err(Error::invalid(
+                "min_time",
+                format!("must be > 0 and <= 60 seconds, got {}", self.min_time),
+            ));
+        }
+        if !(self.timeout >= 0.1 && self.timeout <= 3600.0) {
+            return Err(Error::invalid(
+                "timeout",
+                format!("must be between 0.1 and 3600 seconds, got {}", self.timeout),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Everything measured for one participant count.
+#[derive(Debug, Clone)]
+pub struct Point {
+    pub procs: usize,
+    /// Raw per-hop time of each timed repetition, `[repetition][ring]`, in ns.
+    pub raw_ns: Vec<Vec<f64>>,
+    /// Hot-cache overhead per hop, measured right after the same repetition, same layout.
+    pub overhead_ns: Vec<Vec<f64>>,
+    /// Trips per ring repetition, and overhead rounds per overhead repetition, per ring.
+    pub trips: Vec<u64>,
+    pub overhead_rounds: Vec<u64>,
+    /// CPU each participant was last on, `[ring][participant]` (participant 0 included).
+    pub cpus: Vec<Vec<i32>>,
+    /// Every participant ran the workload on every pass and got the right checksum.
+    pub work_verified: bool,
+    /// Seconds spent in calibration, warm-up, the timed repetitions, and start/teardown.
+    pub phase_s: Phases,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Phases {
+    pub calibration: f64,
+    pub warmup: f64,
+    pub measure: f64,
+    pub setup_teardown: f64,
+}
+
+/// Asked between repetitions; true means stop now (Ctrl-C).
+pub type Interrupt<'a> = &'a mut (dyn FnMut() -> bool + 'a);
+
+/// Runs the whole configuration, one point per participant count.
+pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
+    cfg.validate()?;
+    let allowed = sys::allowed_cpus()?;
+    let _sigpipe = sys::SigpipeBlocked::new();
+    let mut points = Vec::with_capacity(cfg.procs.len());
+    for &procs in &cfg.procs {
+        if interrupt() {
+            return Err(Error::Interrupted);
+        }
+        let cpus = cfg.placement.resolve(&allowed, procs, cfg.parallel)?;
+        points.push(point(cfg, procs, &cpus, interrupt)?);
+    }
+    Ok(points)
+}
+
+fn point(
+    cfg: &Config,
+    procs: usize,
+    cpus: &[Vec<Option<usize>>],
+    interrupt: Interrupt,
+) -> Result<Point> {
+    let t0 = Instant::now();
+    let Group { mut rings, members } =
+        engine::spawn(cfg.engine, cfg.transport, procs, cfg.size_kb, cpus)?;
+    let abort = AtomicBool::new(false);
+    let barrier = Barrier::new(rings.len());
+    let done = AtomicBool::new(false);
+    let progress: Vec<_> = rings.iter().map(|r| r.progress()).collect();
+    let outcome: Vec<Result<Drive>> = std::thread::scope(|s| {
+        let watchdog = s.spawn(|| watch(&progress, cfg.timeout, &done, &abort, &*members));
+        let (first, rest) = rings.split_first_mut().expect("at least one ring");
+        let others: Vec<_> = rest
+            .iter_mut()
+            .enumerate()
+            .map(|(k, ring)| {
+                let (barrier, abort, cpu) = (&barrier, &abort, cpus[k + 1][0]);
+                s.spawn(move || {
+                    let r = drive(ring.as_mut(), cfg, procs, cpu, barrier, abort, &mut || {
+                        false
+                    });
+                    if r.is_err() {
+                        fail(abort, barrier);
+                    }
+                    r
+                })
+            })
+            .collect();
+        let r0 = drive(
+            first.as_mut(),
+            cfg,
+            procs,
+            cpus[0][0],
+            &barrier,
+            &abort,
+            interrupt,
+        );
+        if r0.is_err() {
+            fail(&abort, &barrier);
+        }
+        let mut all = vec![r0];
+        all.extend(
+            others
+                .into_iter()
+                .map(|h| h.join().expect("driver thread panicked")),
+        );
+        done.store(true, Ordering::Release);
+        watchdog.join().expect("watchdog panicked");
+        all
+    });
+
+    let failed = outcome.iter().any(Result::is_err);
+    let stopped = !failed && rings.iter_mut().all(|r| r.stop().is_ok());
+    let work: Vec<(u64, u64)> = rings.iter().map(|r| r.work_done()).collect();
+    drop(rings);
+    let report = members.finish(stopped);
+    if failed || !stopped {
+        let first = outcome
+            .into_iter()
+            .find_map(Result::err)
+            .unwrap_or_else(|| Error::Peer("the ring did not stop cleanly".into()));
+        return Err(match (first, report.failure) {
+            (Error::Interrupted, _) => Error::Interrupted,
+            (Error::Peer(msg), Some(cause)) => Error::Peer(format!("{cause} ({msg})")),
+            (e, _) => e,
+        });
+    }
+    let drives: Vec<Drive> = outcome.into_iter().map(|r| r.expect("checked")).collect();
+
+    let expected = Workload::expected_sum(cfg.size_kb);
+    let check = |&(passes, sum): &(u64, u64)| sum == passes.wrapping_mul(expected) && passes > 0;
+    let work_verified = work.iter().all(check) && report.work.iter().flatten().all(check);
+
+    let mut phase_s = Phases::default();
+    for d in &drives {
+        phase_s.calibration = phase_s.calibration.max(d.phases.calibration);
+        phase_s.warmup = phase_s.warmup.max(d.phases.warmup);
+        phase_s.measure = phase_s.measure.max(d.phases.measure);
+    }
+    phase_s.setup_teardown =
+        (t0.elapsed().as_secs_f64() - phase_s.calibration - phase_s.warmup - phase_s.measure)
+            .max(0.0);
+    let reps = cfg.repetitions;
+    Ok(Point {
+        procs,
+        raw_ns: (0..reps)
+            .map(|k| drives.iter().map(|d| d.raw_ns[k]).collect())
+            .collect(),
+        overhead_ns: (0..reps)
+            .map(|k| drives.iter().map(|d| d.overhead_ns[k]).collect())
+            .collect(),
+        trips: drives.iter().map(|d| d.trips).collect(),
+        overhead_rounds: drives.iter().map(|d| d.rounds).collect(),
+        cpus: drives
+            .iter()
+            .zip(&report.cpus)
+            .map(|(d, rest)| std::iter::once(d.cpu).chain(rest.iter().copied()).collect())
+            .collect(),
+        work_verified,
+        phase_s,
+    })
+}
+
+/// One driver failed: the others stop at their next repetition boundary. Nobody is killed
+/// yet, so that `finish` can still tell which participant died first.
+fn fail(abort: &AtomicBool, barrier: &Barrier) {
+    abort.store(true, Ordering::Release);
+    barrier.abort();
+}
+
+/// Kills the ring when no driver has made progress for `timeout` seconds: a stopped or
+/// starved participant must end in an error, never a hang.
+fn watch(
+    progress: &[Arc<AtomicU64>],
+    timeout: f64,
+    done: &AtomicBool,
+    abort: &AtomicBool,
+    members: &dyn engine::Members,
+) {
+    let read = || {
+        progress
+            .iter()
+            .map(|p| p.load(Ordering::Relaxed))
+            .collect::<Vec<_>>()
+    };
+    let mut last = read();
+    let mut since = Instant::now();
+    while !done.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_millis(20));
+        let now = read();
+        if now != last {
+            last = now;
+            since = Instant::now();
+        } else if since.elapsed().as_secs_f64() > timeout && !abort.load(Ordering::Acquire) {
+            abort.store(true, Ordering::Release);
+            members.abort(&format!(
+                "no token moved for {timeout} s (timeout): a participant hung or was stopped"
+            ));
+        }
+    }
+}
+
+struct Drive {
+    raw_ns: Vec<f64>,
+    overhead_ns: Vec<f64>,
+    trips: u64,
+    rounds: u64,
+    cpu: i32,
+    phases: Phases,
+}
+
+/// Restores the calling thread's affinity when the driver pinned it.
+struct AffinityGuard(Option<libc::cpu_set_t>);
+
+impl Drop for AffinityGuard {
+    fn drop(&mut self) {
+        if let Some(set) = &self.0 {
+            sys::set_affinity(set);
+        }
+    }
+}
+
+fn drive(
+    ring: &mut dyn Ring,
+    cfg: &Config,
+    procs: usize,
+    cpu: Option<usize>,
+    barrier: &Barrier,
+    abort: &AtomicBool,
+    interrupt: Interrupt,
+) -> Result<Drive> {
+    let _restore = match cpu {
+        Some(c) => {
+            let old = sys::get_affinity()?;
+            if sys::set_affinity(&sys::cpu_set(c)) != 0 {
+                return Err(Error::last_os(format!("pinning participant 0 to CPU {c}")));
+            }
+            AffinityGuard(Some(old))
+        }
+        None => AffinityGuard(None),
+    };
+    let mut check = |abort: &AtomicBool| {
+        if interrupt() {
+            abort.store(true, Ordering::Release);
+            return Err(Error::Interrupted);
+        }
+        if abort.load(Ordering::Acquire) {
+            return Err(Error::Peer("the run was aborted".into()));
+        }
+        Ok(())
+    };
+    let mut phases = Phases::default();
+    let t = Instant::now();
+    let trips = calibrate(cfg.min_time, &mut |n| ring.trips(n), &mut || check(abort))?;
+    let rounds = calibrate(cfg.min_time, &mut |n| ring.overhead(n), &mut || {
+        check(abort)
+    })?;
+    phases.calibration = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    for _ in 0..cfg.warmup {
+        check(abort)?;
+        ring.trips(trips)?;
+        ring.overhead(rounds)?;
+    }
+    phases.warmup = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let hops = procs as u64;
+    let mut raw_ns = Vec::with_capacity(cfg.repetitions);
+    let mut overhead_ns = Vec::with_capacity(cfg.repetitions);
+    for _ in 0..cfg.repetitions {
+        barrier.wait()?;
+        check(abort)?;
+        let t = Instant::now();
+        ring.trips(trips)?;
+        raw_ns.push(t.elapsed().as_nanos() as f64 / (trips * hops) as f64);
+        let t = Instant::now();
+        ring.overhead(rounds)?;
+        overhead_ns.push(t.elapsed().as_nanos() as f64 / (rounds * hops) as f64);
+    }
+    phases.measure = t.elapsed().as_secs_f64();
+    Ok(Drive {
+        raw_ns,
+        overhead_ns,
+        trips,
+        rounds,
+        cpu: sys::current_cpu(),
+        phases,
+    })
+}
+
+/// Grows a trial run until it lasts a tenth of `min_time`, then scales to `min_time`.
+fn calibrate(
+    min_time: f64,
+    run: &mut dyn FnMut(u64) -> Result<()>,
+    check: &mut dyn FnMut() -> Result<()>,
+) -> Result<u64> {
+    let target = min_time / 10.0;
+    let mut n = 1u64;
+    loop {
+        check()?;
+        let t = Instant::now();
+        run(n)?;
+        let dt = t.elapsed().as_secs_f64();
+        if dt >= target || n >= 1 << 40 {
+            return Ok(((n as f64 * min_time / dt.max(1e-9)).ceil() as u64).max(1));
+        }
+        // Jump close to the target, but never by more than 100x on a tiny, noisy trial.
+        let factor = (target / dt.max(1e-9) * 1.2).clamp(2.0, 100.0);
+        n = (n as f64 * factor).ceil() as u64;
+    }
+}
+
+/// A barrier that keeps parallel rings in step between repetitions and can be broken, so that
+/// one failing ring does not leave the others waiting forever.
+struct Barrier {
+    state: Mutex<(usize, u64, bool)>,
+    cv: Condvar,
+    n: usize,
+}
+
+impl Barrier {
+    fn new(n: usize) -> Self {
+        Barrier {
+            state: Mutex::new((0, 0, false)),
+            cv: Condvar::new(),
+            n,
+        }
+    }
+
+    fn wait(&self) -> Result<()> {
+        let aborted = || Error::Peer("the run was aborted".into());
+        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if g.2 {
+            return Err(aborted());
+        }
+        g.0 += 1;
+        if g.0 == self.n {
+            g.0 = 0;
+            g.1 += 1;
+            self.cv.notify_all();
+            return Ok(());
+        }
+        let generation = g.1;
+        while g.1 == generation && !g.2 {
+            g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+        if g.2 {
+            Err(aborted())
+        } else {
+            Ok(())
+        }
+    }
+
+    fn abort(&self) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).2 = true;
+        self.cv.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quick(procs: Vec<usize>) -> Config {
+        Config {
+            min_time: 0.005,
+            repetitions: 3,
+            ..Config::lat_ctx(procs)
+        }
+    }
+
+    #[test]
+    fn ring_measures_every_count() {
+        let cfg = Config {
+            size_kb: 16,
+            ..quick(vec![2, 3, 8])
+        };
+        let points = run(&cfg, &mut || false).unwrap();
+        assert_eq!(points.len(), 3);
+        for (p, &n) in points.iter().zip(&cfg.procs) {
+            assert_eq!(p.procs, n);
+            assert_eq!(p.raw_ns.len(), 3);
+            assert!(p.raw_ns.iter().flatten().all(|&x| x.is_finite() && x > 0.0));
+            assert!(p
+                .overhead_ns
+                .iter()
+                .flatten()
+                .all(|&x| x.is_finite() && x > 0.0));
+            assert!(p.work_verified);
+            assert_eq!(p.cpus[0].len(), n);
+            assert!(p.cpus[0].iter().all(|&c| c >= 0));
+        }
+    }
+
+    #[test]
+    fn single_placement_pins_everyone() {
+        let cfg = Config {
+            placement: Placement::Single(None),
+            parallel: 2,
+            ..quick(vec![4])
+        };
+        let first = sys::allowed_cpus().unwrap()[0] as i32;
+        let p = &run(&cfg, &mut || false).unwrap()[0];
+        assert_eq!(p.cpus.len(), 2);
+        assert!(p.cpus.iter().flatten().all(|&c| c == first), "{:?}", p.cpus);
+    }
+
+    #[test]
+    fn interrupt_stops_and_reaps() {
+        let mut calls = 0;
+        let e = run(&quick(vec![4]), &mut || {
+            calls += 1;
+            calls > 2
+        })
+        .unwrap_err();
+        assert_eq!(e, Error::Interrupted);
+    }
+
+    #[test]
+    fn bad_input_names_the_parameter() {
+        let bad = |cfg: Config, param: &str| match cfg.validate() {
+            Err(Error::Invalid { param: p, .. }) => assert_eq!(p, param),
+            other => panic!("expected {param} error, got {other:?}"),
+        };
+        bad(quick(vec![]), "procs");
+        bad(quick(vec![1]), "procs");
+        bad(
+            Config {
+                repetitions: 0,
+                ..quick(vec![2])
+            },
+            "repetitions",
+        );
+        bad(
+            Config {
+                parallel: 0,
+                ..quick(vec![2])
+            },
+            "parallel",
+        );
+        bad(
+            Config {
+                min_time: 0.0,
+                ..quick(vec![2])
+            },
+            "min_time",
+        );
+        bad(
+            Config {
+                size_kb: usize::MAX,
+                ..quick(vec![2])
+            },
+            "size_kb",
+        );
+    }
+}

@@ -1,0 +1,149 @@
+//! The token protocol, the same for every engine that uses a transport: what participant 0
+//! (the caller, which times) and every other participant do per hop.
+
+use crate::error::{Error, Result};
+use crate::sys::Slot;
+use crate::transport::{HopError, Transport};
+use crate::workload::Workload;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Tokens count hops modulo 2^31; the top bit is the stop signal.
+pub const STOP: u32 = 1 << 31;
+const MASK: u32 = STOP - 1;
+
+/// Exit codes of a participant, so the caller can tell a cascade from its cause.
+pub const EXIT_STOPPED: i32 = 0;
+pub const EXIT_UPSTREAM_GONE: i32 = 10;
+pub const EXIT_DOWNSTREAM_GONE: i32 = 11;
+pub const EXIT_ERRNO: i32 = 12;
+
+/// Participant `i` (i > 0): receive, work, pass on, until STOP. Allocation-free and made of
+/// raw syscalls only, because in the process engine it runs between `fork` and `_exit`.
+pub fn participant<T: Transport>(t: &T, i: usize, n: usize, work: &Workload, slot: &Slot) -> i32 {
+    let next = (i + 1) % n;
+    let mut checksum = 0u64;
+    let mut passes = 0u64;
+    loop {
+        let token = match t.recv(i) {
+            Ok(tok) => tok,
+            Err(HopError::Closed) => return EXIT_UPSTREAM_GONE,
+            Err(HopError::Errno(_)) => return EXIT_ERRNO,
+        };
+        if token == STOP {
+            slot.cpu.store(crate::sys::current_cpu(), Ordering::Relaxed);
+            slot.checksum.store(checksum, Ordering::Relaxed);
+            slot.passes.store(passes, Ordering::Release);
+            // The ring is coming down: a neighbour that already left is not an error.
+            let _ = t.send(next, STOP);
+            return EXIT_STOPPED;
+        }
+        checksum = checksum.wrapping_add(work.sum());
+        passes += 1;
+        match t.send(next, (token + 1) & MASK) {
+            Ok(()) => {}
+            Err(HopError::Closed) => return EXIT_DOWNSTREAM_GONE,
+            Err(HopError::Errno(_)) => return EXIT_ERRNO,
+        }
+    }
+}
+
+/// Participant 0 of one ring: drives and times the trips, and the hot-cache overhead loop.
+pub struct Driver<T: Transport> {
+    ring: T,
+    overhead: T,
+    work: Workload,
+    n: usize,
+    token: u32,
+    checksum: u64,
+    passes: u64,
+    /// Bumped once per trip; the watchdog reads it to tell a slow ring from a hung one.
+    pub progress: Arc<AtomicU64>,
+}
+
+impl<T: Transport> Driver<T> {
+    pub fn new(ring: T, work: Workload, n: usize) -> Result<Self> {
+        Ok(Driver {
+            ring,
+            overhead: T::ring(n)?,
+            work,
+            n,
+            token: 0,
+            checksum: 0,
+            passes: 0,
+            progress: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    fn hop_error(&self, e: HopError, from: usize, to: usize) -> Error {
+        match e {
+            HopError::Closed => Error::Peer(format!(
+                "hop {from}->{to}: the peer is gone (EOF/EPIPE): a participant died mid-run"
+            )),
+            HopError::Errno(e) => Error::Peer(format!(
+                "hop {from}->{to}: {}",
+                std::io::Error::from_raw_os_error(e)
+            )),
+        }
+    }
+
+    /// `trips` times round the ring. Checks afterwards that the token counted every hop.
+    pub fn trips(&mut self, trips: u64) -> Result<()> {
+        let n = self.n;
+        let start = self.token;
+        let mut token = start;
+        for _ in 0..trips {
+            self.ring
+                .send(1, token)
+                .map_err(|e| self.hop_error(e, 0, 1))?;
+            token = self.ring.recv(0).map_err(|e| self.hop_error(e, n - 1, 0))?;
+            self.checksum = self.checksum.wrapping_add(self.work.sum());
+            self.passes += 1;
+            token = (token + 1) & MASK;
+            self.progress.fetch_add(1, Ordering::Relaxed);
+        }
+        let expected = ((u64::from(start) + trips * n as u64) % u64::from(STOP)) as u32;
+        if token != expected {
+            return Err(Error::Peer(format!(
+                "token protocol broken: expected {expected} after {trips} trips of {n} hops, got {token}"
+            )));
+        }
+        self.token = token;
+        Ok(())
+    }
+
+    /// lmbench's overhead: per hop, write the token into inbox i and read it back, cycling over
+    /// `n` inboxes, with the same work on the same (hot) array. `rounds` × `n` hops.
+    pub fn overhead(&mut self, rounds: u64) -> Result<()> {
+        let mut token = self.token;
+        for _ in 0..rounds {
+            for i in 0..self.n {
+                let t = &self.overhead;
+                t.send(i, token).map_err(|e| self.hop_error(e, i, i))?;
+                token = t.recv(i).map_err(|e| self.hop_error(e, i, i))?;
+                self.checksum = self.checksum.wrapping_add(self.work.sum());
+                self.passes += 1;
+            }
+            self.progress.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Sends STOP round the ring and waits for it to come back: every participant has then
+    /// recorded its report and is leaving.
+    pub fn stop(&mut self) -> Result<()> {
+        self.ring
+            .send(1, STOP)
+            .map_err(|e| self.hop_error(e, 0, 1))?;
+        match self.ring.recv(0) {
+            Ok(STOP) => Ok(()),
+            Ok(t) => Err(Error::Peer(format!("expected STOP back, got token {t}"))),
+            Err(e) => Err(self.hop_error(e, self.n - 1, 0)),
+        }
+    }
+
+    /// The caller's own workload passes and checksum, to check against `Workload::expected_sum`.
+    pub fn work_done(&self) -> (u64, u64) {
+        (self.passes, self.checksum)
+    }
+}

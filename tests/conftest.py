@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+# Tests check properties, not speed: keep every repetition tiny.
+FAST = {"min_time": 0.002, "repetitions": 3, "warmup": 0}
+
+
+def children() -> set[int]:
+    """Pids whose parent is this process (zombies included)."""
+    me = str(os.getpid())
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:
+            found.add(int(entry))
+    return found
+
+
+def open_fds() -> set[int]:
+    return {int(fd) for fd in os.listdir("/proc/self/fd")}
+
+
+@pytest.fixture
+def no_leaks() -> Iterator[None]:
+    """Fails the test if it leaves a child process or a file descriptor behind."""
+    fds, kids = open_fds(), children()
+    yield
+    assert children() - kids == set(), "child processes left behind"
+    # listdir itself opens a descriptor; compare the sets, not the counts.
+    assert open_fds() - fds == set(), "file descriptors leaked"

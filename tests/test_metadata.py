@@ -1,0 +1,468 @@
+"""Tests for metadata.py: real machine, fake /proc+/sys trees, hints, formatting."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from ctxbench import metadata as md
+
+# Builds a fake tree from {relative path: content} and runs collect() on it.
+Collector = Callable[[dict[str, str]], dict[str, object]]
+
+# Expected types per key when the value is known; None is always allowed.
+EXPECTED_TYPES: dict[str, tuple[type, ...]] = {
+    "ctxbench_version": (str,),
+    "date": (str,),
+    "hostname": (str,),
+    "kernel": (str,),
+    "cpu_model": (str,),
+    "cpu_count": (int,),
+    "affinity": (list,),
+    "smt": (str,),
+    "governor": (str,),
+    "clocksource": (str,),
+    "hypervisor": (bool,),
+    "hypervisor_vendor": (str,),
+    "tsc": (dict,),
+    "mitigations": (dict,),
+    "cmdline_mitigations": (str,),
+    "isolcpus": (str,),
+    "nohz_full": (str,),
+    "cgroup_cpu_quota": (float,),
+    "loadavg": (list,),
+    "perf_event_paranoid": (int,),
+    "mem_total_kb": (int,),
+    "python_version": (str,),
+    "python_implementation": (str,),
+    "compiler": (str,),
+}
+
+# Keys whose value depends only on PROC_ROOT/SYS_ROOT, so an empty tree must
+# make them None.
+TREE_KEYS = (
+    "cpu_model",
+    "smt",
+    "governor",
+    "clocksource",
+    "hypervisor",
+    "hypervisor_vendor",
+    "tsc",
+    "mitigations",
+    "cmdline_mitigations",
+    "isolcpus",
+    "nohz_full",
+    "cgroup_cpu_quota",
+    "perf_event_paranoid",
+    "mem_total_kb",
+)
+
+X86_VM_CPUINFO = """\
+processor\t: 0
+vendor_id\t: GenuineIntel
+model name\t: Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz
+flags\t\t: fpu vme tsc constant_tsc rep_good nopl hypervisor lahf_lm
+
+processor\t: 1
+vendor_id\t: GenuineIntel
+model name\t: Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz
+flags\t\t: fpu vme tsc constant_tsc rep_good nopl hypervisor lahf_lm
+"""
+
+ARM_CPUINFO = """\
+processor\t: 0
+BogoMIPS\t: 50.00
+Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics
+CPU implementer\t: 0x41
+CPU architecture: 8
+CPU part\t: 0xd0c
+"""
+
+
+def make_tree(root: Path, files: dict[str, str]) -> tuple[Path, Path]:
+    proc, sys_root = root / "proc", root / "sys"
+    proc.mkdir(parents=True, exist_ok=True)
+    sys_root.mkdir(parents=True, exist_ok=True)
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    return proc, sys_root
+
+
+@pytest.fixture
+def fake_roots(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Collector:
+    def point(files: dict[str, str]) -> dict[str, object]:
+        proc, sys_root = make_tree(tmp_path, files)
+        monkeypatch.setattr(md, "PROC_ROOT", proc)
+        monkeypatch.setattr(md, "SYS_ROOT", sys_root)
+        return md.collect(version="9.9")
+
+    return point
+
+
+def check_types(meta: dict[str, object]) -> None:
+    for key, types in EXPECTED_TYPES.items():
+        value = meta[key]
+        assert value is None or isinstance(value, types), (key, value)
+
+
+# --- real machine -----------------------------------------------------------
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
+def test_collect_real_machine() -> None:
+    meta = md.collect(version="1.2.3")
+    assert set(md.KEYS) <= set(meta)
+    assert set(EXPECTED_TYPES) == set(md.KEYS)
+    check_types(meta)
+    assert meta["ctxbench_version"] == "1.2.3"
+    assert isinstance(meta["kernel"], str) and meta["kernel"]
+    assert meta["cpu_count"] == os.cpu_count()
+    affinity = meta["affinity"]
+    assert isinstance(affinity, list) and affinity == sorted(affinity)
+    assert all(isinstance(c, int) for c in affinity)
+    loadavg = meta["loadavg"]
+    assert isinstance(loadavg, list) and len(loadavg) == 3
+    assert all(isinstance(x, float) for x in loadavg)
+    assert isinstance(meta["date"], str)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", meta["date"])
+    assert isinstance(meta["mem_total_kb"], int) and meta["mem_total_kb"] > 0
+    tsc = meta["tsc"]
+    if isinstance(tsc, dict):
+        assert set(tsc) == {"constant_tsc", "nonstop_tsc"}
+    mitigations = meta["mitigations"]
+    if isinstance(mitigations, dict):
+        assert all(isinstance(k, str) and isinstance(v, str) for k, v in mitigations.items())
+    json.loads(json.dumps(meta))
+
+
+def test_collect_extra_merged_and_wins() -> None:
+    meta = md.collect(extra={"placement": "spread", "kernel": "override"})
+    assert meta["placement"] == "spread"
+    assert meta["kernel"] == "override"
+    assert meta["ctxbench_version"] == "unknown"
+
+
+def test_real_metadata_formats_and_hints() -> None:
+    meta = md.collect()
+    text = md.format_metadata(meta)
+    assert "kernel:" in text
+    for placement in ("single", "spread"):
+        for hint in md.hints(meta, placement=placement):
+            assert "\n" not in hint and len(hint) < 100
+
+
+# --- fake trees -------------------------------------------------------------
+
+
+def test_fake_x86_vm_tree(fake_roots: Collector) -> None:
+    vuln = "sys/devices/system/cpu/vulnerabilities"
+    meta = fake_roots(
+        {
+            "proc/cpuinfo": X86_VM_CPUINFO,
+            "proc/cmdline": "BOOT_IMAGE=/vmlinuz mitigations=auto quiet mitigations=off\n",
+            "proc/meminfo": "MemTotal:       16314068 kB\nMemFree:  1 kB\n",
+            "proc/sys/kernel/perf_event_paranoid": "2\n",
+            "proc/self/cgroup": "0::/bench.slice/run\n",
+            "sys/fs/cgroup/bench.slice/run/cpu.max": "50000 100000\n",
+            "sys/fs/cgroup/cpu.max": "max 100000\n",
+            "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor": "powersave\n",
+            "sys/devices/system/cpu/smt/control": "on\n",
+            "sys/devices/system/cpu/smt/active": "1\n",
+            "sys/devices/system/cpu/isolated": "\n",
+            "sys/devices/system/cpu/nohz_full": "(null)\n",
+            "sys/devices/system/clocksource/clocksource0/current_clocksource": "kvm-clock\n",
+            "sys/hypervisor/type": "xen\n",
+            f"{vuln}/spectre_v2": "Mitigation: Retpolines\n",
+            f"{vuln}/meltdown": "Not affected\n",
+        }
+    )
+    assert meta["cpu_model"] == "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz"
+    assert meta["hypervisor"] is True
+    assert meta["hypervisor_vendor"] == "xen"
+    assert meta["tsc"] == {"constant_tsc": True, "nonstop_tsc": False}
+    assert meta["governor"] == "powersave"
+    assert meta["smt"] == "on"
+    assert meta["clocksource"] == "kvm-clock"
+    assert meta["cgroup_cpu_quota"] == 0.5
+    assert meta["cmdline_mitigations"] == "off"
+    assert meta["isolcpus"] is None
+    assert meta["nohz_full"] is None
+    assert meta["perf_event_paranoid"] == 2
+    assert meta["mem_total_kb"] == 16314068
+    assert meta["mitigations"] == {
+        "meltdown": "Not affected",
+        "spectre_v2": "Mitigation: Retpolines",
+    }
+    assert meta["ctxbench_version"] == "9.9"
+    assert meta["compiler"] is None
+    check_types(meta)
+    json.dumps(meta)
+
+
+def test_hypervisor_flag_without_sys_hypervisor(fake_roots: Collector) -> None:
+    meta = fake_roots({"proc/cpuinfo": X86_VM_CPUINFO})
+    assert meta["hypervisor"] is True
+    assert meta["hypervisor_vendor"] is None
+
+
+def test_bare_metal_x86(fake_roots: Collector) -> None:
+    meta = fake_roots(
+        {"proc/cpuinfo": "model name\t: Some CPU\nflags\t\t: fpu tsc constant_tsc nonstop_tsc\n"}
+    )
+    assert meta["hypervisor"] is False
+    assert meta["tsc"] == {"constant_tsc": True, "nonstop_tsc": True}
+
+
+def test_missing_files_give_none(fake_roots: Collector) -> None:
+    meta = fake_roots({})
+    assert set(md.KEYS) <= set(meta)
+    for key in TREE_KEYS:
+        assert meta[key] is None, key
+    # Keys that do not come from the tree are still filled in.
+    assert meta["kernel"] is not None
+    assert meta["python_version"] is not None
+    check_types(meta)
+    json.dumps(meta)
+
+
+def test_unreadable_files_give_none(fake_roots: Collector, tmp_path: Path) -> None:
+    # A directory in place of a file raises IsADirectoryError even for root,
+    # unlike chmod 000 which root bypasses.
+    for rel in (
+        "proc/cpuinfo",
+        "proc/meminfo",
+        "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+    ):
+        (tmp_path / rel).mkdir(parents=True)
+    meta = fake_roots({"proc/cmdline": "quiet\n"})
+    assert meta["cpu_model"] is None
+    assert meta["mem_total_kb"] is None
+    assert meta["governor"] is None
+    assert meta["cmdline_mitigations"] is None
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions")
+def test_permission_denied_gives_none(fake_roots: Collector, tmp_path: Path) -> None:
+    proc, _ = make_tree(tmp_path, {"proc/sys/kernel/perf_event_paranoid": "1\n"})
+    target = proc / "sys" / "kernel" / "perf_event_paranoid"
+    target.chmod(0)
+    try:
+        assert fake_roots({})["perf_event_paranoid"] is None
+    finally:
+        target.chmod(stat.S_IRUSR | stat.S_IWUSR)
+
+
+def test_arm_cpuinfo(fake_roots: Collector) -> None:
+    meta = fake_roots({"proc/cpuinfo": ARM_CPUINFO})
+    assert meta["cpu_model"] == "implementer 0x41 part 0xd0c"
+    assert meta["tsc"] is None
+    assert meta["hypervisor"] is None
+
+
+def test_arm_hardware_preferred(fake_roots: Collector) -> None:
+    meta = fake_roots({"proc/cpuinfo": ARM_CPUINFO + "\nHardware\t: BCM2835\n"})
+    assert meta["cpu_model"] == "BCM2835"
+
+
+@pytest.mark.parametrize(
+    ("control", "active", "expected"),
+    [
+        ("on", "1", "on"),
+        ("off", "0", "off"),
+        ("forceoff", "0", "forceoff"),
+        ("notsupported", "0", "notsupported"),
+        ("on", "0", "on (inactive)"),
+        (None, "1", "on"),
+        (None, "0", "off"),
+        (None, None, None),
+    ],
+)
+def test_smt(
+    fake_roots: Collector, control: str | None, active: str | None, expected: str | None
+) -> None:
+    files = {}
+    if control is not None:
+        files["sys/devices/system/cpu/smt/control"] = control + "\n"
+    if active is not None:
+        files["sys/devices/system/cpu/smt/active"] = active + "\n"
+    assert fake_roots(files)["smt"] == expected
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        # Own cgroup unlimited -> None.
+        ({"proc/self/cgroup": "0::/\n", "sys/fs/cgroup/cpu.max": "max 100000\n"}, None),
+        # Root-namespace container: path from /proc/self/cgroup is absent here,
+        # the limit sits at the mount root.
+        (
+            {
+                "proc/self/cgroup": "0::/docker/abc\n",
+                "sys/fs/cgroup/cpu.max": "200000 100000\n",
+            },
+            2.0,
+        ),
+        # Tightest ancestor wins.
+        (
+            {
+                "proc/self/cgroup": "0::/a/b\n",
+                "sys/fs/cgroup/a/cpu.max": "150000 100000\n",
+                "sys/fs/cgroup/a/b/cpu.max": "max 100000\n",
+            },
+            1.5,
+        ),
+        # cgroup v1 fallback.
+        (
+            {
+                "proc/self/cgroup": "4:cpu,cpuacct:/job\n0::/\n",
+                "sys/fs/cgroup/cpu,cpuacct/job/cpu.cfs_quota_us": "25000\n",
+                "sys/fs/cgroup/cpu,cpuacct/job/cpu.cfs_period_us": "100000\n",
+            },
+            0.25,
+        ),
+        # v1 unlimited.
+        (
+            {
+                "proc/self/cgroup": "1:cpu:/\n",
+                "sys/fs/cgroup/cpu/cpu.cfs_quota_us": "-1\n",
+                "sys/fs/cgroup/cpu/cpu.cfs_period_us": "100000\n",
+            },
+            None,
+        ),
+        # Garbage must not raise.
+        ({"proc/self/cgroup": "0::/\n", "sys/fs/cgroup/cpu.max": "lots 0\n"}, None),
+        ({"proc/self/cgroup": "nonsense\n"}, None),
+    ],
+)
+def test_cgroup_quota(fake_roots: Collector, files: dict[str, str], expected: float | None) -> None:
+    assert fake_roots(files)["cgroup_cpu_quota"] == expected
+
+
+def test_internal_collect_with_explicit_roots(tmp_path: Path) -> None:
+    proc, sys_root = make_tree(tmp_path, {"proc/sys/kernel/perf_event_paranoid": "-1\n"})
+    meta = md._collect(proc, sys_root, version="x", extra=None)
+    assert meta["perf_event_paranoid"] == -1
+
+
+# --- hints ------------------------------------------------------------------
+
+QUIET: dict[str, object] = {
+    "cpu_count": 16,
+    "hypervisor": False,
+    "governor": "performance",
+    "loadavg": [0.1, 0.2, 0.3],
+    "cgroup_cpu_quota": None,
+    "clocksource": "tsc",
+}
+
+
+def with_(**changes: object) -> dict[str, object]:
+    return {**QUIET, **changes}
+
+
+def test_hints_quiet_machine() -> None:
+    assert md.hints(QUIET, placement="spread") == []
+
+
+def test_hints_vm_unpinned_only() -> None:
+    meta = with_(hypervisor=True)
+    assert md.hints(meta, placement="spread") == [
+        "unpinned on a VM: pin with --placement single for steadier numbers"
+    ]
+    assert md.hints(meta, placement="single") == []
+
+
+def test_hints_individual() -> None:
+    assert md.hints(with_(cpu_count=2), placement="single")[0].startswith("only 2 CPUs:")
+    assert md.hints(with_(governor="powersave"), placement="single") == [
+        "cpufreq governor is powersave: frequency ramps add noise; use performance"
+    ]
+    assert md.hints(with_(governor=None), placement="single") == []
+    assert md.hints(with_(loadavg=[9.0, 1.0, 1.0]), placement="single")[0].startswith(
+        "machine is busy (load 9.00"
+    )
+    assert md.hints(with_(loadavg=[8.0, 1.0, 1.0]), placement="single") == []
+    quota_hints = md.hints(with_(cgroup_cpu_quota=0.5), placement="single")
+    assert "0.5 of 16 CPUs" in quota_hints[0]
+    assert md.hints(with_(cgroup_cpu_quota=16.0), placement="single") == []
+    clock_hints = md.hints(with_(clocksource="hpet"), placement="single")
+    assert clock_hints[0].startswith("clocksource is hpet")
+
+
+def test_hints_everything_bad_are_single_short_lines() -> None:
+    meta: dict[str, object] = {
+        "cpu_count": 1,
+        "hypervisor": True,
+        "governor": "schedutil\nwith newline" + "x" * 200,
+        "loadavg": [3.0, 3.0, 3.0],
+        "cgroup_cpu_quota": 0.25,
+        "clocksource": "acpi_pm",
+    }
+    out = md.hints(meta, placement="spread")
+    assert len(out) == 6
+    for hint in out:
+        assert "\n" not in hint and len(hint) < 100, hint
+
+
+def test_hints_tolerate_missing_and_wrong_types() -> None:
+    assert md.hints({}, placement="spread") == []
+    junk: dict[str, object] = {
+        "cpu_count": "eight",
+        "hypervisor": "yes",
+        "governor": 3,
+        "loadavg": "high",
+        "cgroup_cpu_quota": "max",
+        "clocksource": None,
+    }
+    assert md.hints(junk, placement="spread") == []
+    assert md.hints({"cpu_count": True}, placement="spread") == []
+
+
+# --- format_metadata --------------------------------------------------------
+
+
+def test_format_metadata_alignment_and_values() -> None:
+    meta: dict[str, object] = {
+        "kernel": "6.1.0",
+        "cpu_count": 8,
+        "affinity": [0, 1, 2, 3, 6, 8, 9],
+        "governor": None,
+        "hypervisor": True,
+        "loadavg": [0.5, 0.25, 0.0],
+        "tsc": {"constant_tsc": True, "nonstop_tsc": False},
+        "mitigations": {},
+        "cpu_model": "multi\nline",
+        "isolcpus": None,
+        "cgroup_cpu_quota": None,
+        "ratio": 0.70166,
+    }
+    lines = md.format_metadata(meta).splitlines()
+    rows = dict(line.split(": ", 1) for line in lines)
+    rows = {k.rstrip(":").strip(): v.strip() for k, v in rows.items()}
+    assert rows["kernel"] == "6.1.0"
+    assert rows["affinity"] == "0-3,6,8-9"
+    assert rows["governor"] == "unknown"
+    assert rows["hypervisor"] == "yes"
+    assert rows["loadavg"] == "0.5 0.25 0"
+    assert rows["tsc.constant_tsc"] == "yes"
+    assert rows["tsc.nonstop_tsc"] == "no"
+    assert rows["mitigations"] == "(none)"
+    assert rows["cpu_model"] == "multi line"
+    assert rows["isolcpus"] == "none"
+    assert rows["cgroup_cpu_quota"] == "no limit found"
+    assert rows["ratio"] == "0.7"
+    # Every value starts in the same column.
+    columns = {len(line) - len(line.split(":", 1)[1].lstrip()) for line in lines}
+    assert len(columns) == 1
+
+
+def test_format_metadata_empty() -> None:
+    assert md.format_metadata({}) == ""
