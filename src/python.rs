@@ -207,10 +207,24 @@ fn workload_checksum(size_kb: i64) -> PyResult<u64> {
     Ok(crate::workload::Workload::expected_sum(kb))
 }
 
+/// Mann-Whitney U test: (U of `a`, two-sided p-value); see `stats::mann_whitney`.
+#[pyfunction]
+fn mann_whitney(a: Vec<f64>, b: Vec<f64>) -> PyResult<(f64, f64)> {
+    for (param, v) in [("a", &a), ("b", &b)] {
+        if v.is_empty() || v.iter().any(|x| !x.is_finite()) {
+            return Err(PyValueError::new_err(format!(
+                "{param}: must hold at least one value, all finite"
+            )));
+        }
+    }
+    Ok(crate::stats::mann_whitney(&a, &b))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ring, m)?)?;
     m.add_function(wrap_pyfunction!(workload_checksum, m)?)?;
+    m.add_function(wrap_pyfunction!(mann_whitney, m)?)?;
     m.add("DEFAULT_MIN_TIME", core::DEFAULT_MIN_TIME)?;
     m.add("MAX_PROCS", core::MAX_PROCS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
