@@ -19,4 +19,4 @@ pub mod workload;
 mod python;
 
 pub use error::{Error, Result};
-pub use ring::{run, Config, Point};
+pub use ring::{pingpong, run, Config, PingPong, Point};

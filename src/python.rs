@@ -60,16 +60,100 @@ fn placement(obj: &Bound<'_, PyAny>, cpu: Option<i64>) -> PyResult<Placement> {
     Ok(Placement::List(cpus))
 }
 
+fn engine_transport(engine: &str, transport: Option<&str>) -> PyResult<(Engine, TransportKind)> {
+    let engine = Engine::parse(engine).map_err(|e| to_py(e, None))?;
+    let transport = match transport {
+        Some(t) => TransportKind::parse(t).map_err(|e| to_py(e, None))?,
+        None => engine.default_transport(),
+    };
+    crate::engine::check_combination(engine, transport).map_err(|e| to_py(e, None))?;
+    Ok((engine, transport))
+}
+
+/// Runs `f` without the GIL; between repetitions it re-takes the GIL just long enough to see
+/// whether Ctrl-C (or another signal handler) raised, and if so the run is torn down and
+/// that exception re-raised.
+fn measure<T: Send>(
+    py: Python<'_>,
+    f: impl FnOnce(core::Interrupt) -> Result<T, Error> + Send,
+) -> PyResult<T> {
+    let mut pending: Option<PyErr> = None;
+    let outcome = py.detach(|| {
+        f(&mut || {
+            Python::attach(|py| match py.check_signals() {
+                Ok(()) => false,
+                Err(e) => {
+                    pending = Some(e);
+                    true
+                }
+            })
+        })
+    });
+    outcome.map_err(|e| to_py(e, pending.take()))
+}
+
+/// Two participants bounce the token `loops` times, as `perf bench sched pipe` does.
+#[pyfunction]
+#[pyo3(signature = (loops=1_000_000, *, threads=false, transport="pipe", placement=None,
+    cpu=None, timeout=10.0))]
+fn pingpong<'py>(
+    py: Python<'py>,
+    loops: i64,
+    threads: bool,
+    transport: &str,
+    placement: Option<&Bound<'py, PyAny>>,
+    cpu: Option<i64>,
+    timeout: f64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let engine = if threads { "thread" } else { "process" };
+    let (engine, transport) = engine_transport(engine, Some(transport))?;
+    let placement = placement_arg(placement, cpu)?;
+    let loops = count("loops", loops, 1, core::MAX_LOOPS as i64)? as u64;
+    let name = placement.name();
+    let p = measure(py, |interrupt| {
+        core::pingpong(engine, transport, placement, loops, timeout, interrupt)
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("loops", p.loops)?;
+    d.set_item("threads", threads)?;
+    d.set_item("engine", engine.name())?;
+    d.set_item("transport", transport.name())?;
+    d.set_item("placement", name)?;
+    d.set_item("elapsed_s", p.elapsed_s)?;
+    d.set_item("usecs_per_op", p.usecs_per_op)?;
+    d.set_item("ops_per_sec", p.ops_per_sec)?;
+    d.set_item("usecs_per_switch", p.usecs_per_switch)?;
+    d.set_item(
+        "cpus",
+        p.cpus
+            .iter()
+            .map(|&c| i64::from(c))
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    Ok(d)
+}
+
+fn placement_arg(obj: Option<&Bound<'_, PyAny>>, cpu: Option<i64>) -> PyResult<Placement> {
+    match obj {
+        Some(p) => placement(p, cpu),
+        None if cpu.is_some() => Err(PyValueError::new_err(
+            "cpu: only meaningful with placement='single'",
+        )),
+        None => Ok(Placement::Default),
+    }
+}
+
 /// Runs the token ring for each process count; see `ctxbench.ring` for the arguments.
 #[pyfunction]
-#[pyo3(signature = (procs, *, engine="process", transport="pipe", size_kb=0, repetitions=11,
+#[pyo3(signature = (procs, *, engine="process", transport=None, size_kb=0, repetitions=11,
     warmup=1, parallel=1, placement=None, cpu=None, min_time=core::DEFAULT_MIN_TIME, timeout=10.0))]
 #[allow(clippy::too_many_arguments)]
 fn ring<'py>(
     py: Python<'py>,
     procs: Vec<i64>,
     engine: &str,
-    transport: &str,
+    transport: Option<&str>,
     size_kb: i64,
     repetitions: i64,
     warmup: i64,
@@ -80,9 +164,10 @@ fn ring<'py>(
     timeout: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let big = core::MAX_PROCS as i64;
+    let (engine, transport) = engine_transport(engine, transport)?;
     let cfg = Config {
-        engine: Engine::parse(engine).map_err(|e| to_py(e, None))?,
-        transport: TransportKind::parse(transport).map_err(|e| to_py(e, None))?,
+        engine,
+        transport,
         procs: procs
             .iter()
             .map(|&p| count("procs", p, 2, big))
@@ -102,20 +187,9 @@ fn ring<'py>(
         },
         min_time,
         timeout,
+        plan: core::Plan::Calibrated,
     };
-    let mut pending: Option<PyErr> = None;
-    let outcome = py.detach(|| {
-        core::run(&cfg, &mut || {
-            Python::attach(|py| match py.check_signals() {
-                Ok(()) => false,
-                Err(e) => {
-                    pending = Some(e);
-                    true
-                }
-            })
-        })
-    });
-    let points = outcome.map_err(|e| to_py(e, pending.take()))?;
+    let points = measure(py, |interrupt| core::run(&cfg, interrupt))?;
     let s = summarize(&points);
 
     let d = PyDict::new(py);
@@ -223,6 +297,7 @@ fn mann_whitney(a: Vec<f64>, b: Vec<f64>) -> PyResult<(f64, f64)> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ring, m)?)?;
+    m.add_function(wrap_pyfunction!(pingpong, m)?)?;
     m.add_function(wrap_pyfunction!(workload_checksum, m)?)?;
     m.add_function(wrap_pyfunction!(mann_whitney, m)?)?;
     m.add("DEFAULT_MIN_TIME", core::DEFAULT_MIN_TIME)?;

@@ -28,6 +28,16 @@ pub struct Config {
     pub min_time: f64,
     /// Seconds without progress after which a ring counts as hung.
     pub timeout: f64,
+    pub plan: Plan,
+}
+
+/// How many trips a timed repetition makes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Plan {
+    /// Calibrated so a repetition lasts `min_time`, with an overhead repetition after each.
+    Calibrated,
+    /// Exactly this many trips and no overhead measurement: `perf bench sched pipe`'s loop.
+    Fixed(u64),
 }
 
 /// Why 0.05 s: see the README ("How long is a repetition?"). Long enough that a repetition
@@ -48,10 +58,12 @@ impl Config {
             placement: Placement::Default,
             min_time: DEFAULT_MIN_TIME,
             timeout: 10.0,
+            plan: Plan::Calibrated,
         }
     }
 
     pub fn validate(&self) -> Result<()> {
+        engine::check_combination(self.engine, self.transport)?;
         if self.procs.is_empty() {
             return Err(Error::invalid(
                 "procs",
@@ -137,16 +149,84 @@ pub type Interrupt<'a> = &'a mut (dyn FnMut() -> bool + 'a);
 pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
     cfg.validate()?;
     let allowed = sys::allowed_cpus()?;
-    let _sigpipe = sys::SigpipeBlocked::new();
+    let _sigpipe = sys::Blocked::new(libc::SIGPIPE);
     let mut points = Vec::with_capacity(cfg.procs.len());
     for &procs in &cfg.procs {
         if interrupt() {
             return Err(Error::Interrupted);
         }
         let cpus = cfg.placement.resolve(&allowed, procs, cfg.parallel)?;
+        if cfg.transport.single_cpu_only() {
+            let first = cpus[0][0].or((allowed.len() == 1).then(|| allowed[0]));
+            if first.is_none()
+                || cpus
+                    .iter()
+                    .flatten()
+                    .any(|&c| c != first && allowed.len() > 1)
+            {
+                return Err(Error::invalid(
+                    "placement",
+                    format!(
+                        "transport {:?} needs every participant on one CPU: use placement='single'",
+                        cfg.transport.name()
+                    ),
+                ));
+            }
+        }
         points.push(point(cfg, procs, &cpus, interrupt)?);
     }
     Ok(points)
+}
+
+/// `perf bench sched pipe`: two participants bounce the token `loops` times; one op is one
+/// round trip (two switches). Timed as one run, as perf does; no overhead is subtracted.
+#[derive(Debug, Clone)]
+pub struct PingPong {
+    pub loops: u64,
+    pub elapsed_s: f64,
+    pub usecs_per_op: f64,
+    pub ops_per_sec: f64,
+    pub usecs_per_switch: f64,
+    /// CPU each of the two participants was last on.
+    pub cpus: Vec<i32>,
+}
+
+pub const MAX_LOOPS: u64 = 10_000_000_000;
+
+pub fn pingpong(
+    engine: Engine,
+    transport: TransportKind,
+    placement: Placement,
+    loops: u64,
+    timeout: f64,
+    interrupt: Interrupt,
+) -> Result<PingPong> {
+    if !(1..=MAX_LOOPS).contains(&loops) {
+        return Err(Error::invalid(
+            "loops",
+            format!("must be between 1 and {MAX_LOOPS}, got {loops}"),
+        ));
+    }
+    let cfg = Config {
+        engine,
+        transport,
+        placement,
+        repetitions: 1,
+        warmup: 0,
+        timeout,
+        plan: Plan::Fixed(loops),
+        ..Config::lat_ctx(vec![2])
+    };
+    let p = run(&cfg, interrupt)?.remove(0);
+    let elapsed_s = p.raw_ns[0][0] * 2.0 * loops as f64 / 1e9;
+    Ok(PingPong {
+        loops,
+        elapsed_s,
+        usecs_per_op: elapsed_s * 1e6 / loops as f64,
+        ops_per_sec: loops as f64 / elapsed_s,
+        usecs_per_switch: elapsed_s * 1e6 / loops as f64 / 2.0,
+        cpus: p.cpus[0].clone(),
+    })
 }
 
 fn point(
@@ -163,7 +243,8 @@ fn point(
     let done = AtomicBool::new(false);
     let progress: Vec<_> = rings.iter().map(|r| r.progress()).collect();
     let outcome: Vec<Result<Drive>> = std::thread::scope(|s| {
-        let watchdog = s.spawn(|| watch(&progress, cfg.timeout, &done, &abort, &*members));
+        let watchdog =
+            s.spawn(|| watch(&progress, cfg.timeout, &done, &abort, &barrier, &*members));
         let (first, rest) = rings.split_first_mut().expect("at least one ring");
         let others: Vec<_> = rest
             .iter_mut()
@@ -204,12 +285,11 @@ fn point(
         all
     });
 
-    let failed = outcome.iter().any(Result::is_err);
-    let stopped = !failed && rings.iter_mut().all(|r| r.stop().is_ok());
+    let stopped = outcome.iter().all(Result::is_ok);
     let work: Vec<(u64, u64)> = rings.iter().map(|r| r.work_done()).collect();
     drop(rings);
     let report = members.finish(stopped);
-    if failed || !stopped {
+    if !stopped {
         let first = outcome
             .into_iter()
             .find_map(Result::err)
@@ -270,8 +350,15 @@ fn watch(
     timeout: f64,
     done: &AtomicBool,
     abort: &AtomicBool,
+    barrier: &Barrier,
     members: &dyn engine::Members,
 ) {
+    let give_up = |why: &str| {
+        if !abort.swap(true, Ordering::AcqRel) {
+            barrier.abort();
+            members.abort(why);
+        }
+    };
     let read = || {
         progress
             .iter()
@@ -283,12 +370,13 @@ fn watch(
     while !done.load(Ordering::Acquire) {
         std::thread::sleep(Duration::from_millis(20));
         let now = read();
-        if now != last {
+        if let Some(why) = members.casualty() {
+            give_up(&why);
+        } else if now != last {
             last = now;
             since = Instant::now();
-        } else if since.elapsed().as_secs_f64() > timeout && !abort.load(Ordering::Acquire) {
-            abort.store(true, Ordering::Release);
-            members.abort(&format!(
+        } else if since.elapsed().as_secs_f64() > timeout {
+            give_up(&format!(
                 "no token moved for {timeout} s (timeout): a participant hung or was stopped"
             ));
         }
@@ -344,13 +432,25 @@ fn drive(
         }
         Ok(())
     };
+    // Signal masks are per thread: register on the thread that drives, until it stops.
+    let _registered = ring.attach();
     let mut phases = Phases::default();
     let t = Instant::now();
-    let trips = calibrate(cfg.min_time, &mut |n| ring.trips(n), &mut || check(abort))?;
-    let rounds = calibrate(cfg.min_time, &mut |n| ring.overhead(n), &mut || {
-        check(abort)
-    })?;
+    let (trips, rounds) = match cfg.plan {
+        Plan::Calibrated => (
+            calibrate(cfg.min_time, &mut |n| ring.trips(n), &mut || check(abort))?,
+            calibrate(cfg.min_time, &mut |n| ring.overhead(n), &mut || {
+                check(abort)
+            })?,
+        ),
+        Plan::Fixed(trips) => (trips, 0),
+    };
     phases.calibration = t.elapsed().as_secs_f64();
+    // Long repetitions are cut into chunks of about 0.1 s so that Ctrl-C is noticed.
+    let chunks = match cfg.plan {
+        Plan::Calibrated => (cfg.min_time / CHECK_EVERY_S).ceil().max(1.0) as u64,
+        Plan::Fixed(trips) => trips.div_ceil(FIXED_CHUNK_TRIPS),
+    };
     let t = Instant::now();
     for _ in 0..cfg.warmup {
         check(abort)?;
@@ -365,14 +465,19 @@ fn drive(
     for _ in 0..cfg.repetitions {
         barrier.wait()?;
         check(abort)?;
-        let t = Instant::now();
-        ring.trips(trips)?;
-        raw_ns.push(t.elapsed().as_nanos() as f64 / (trips * hops) as f64);
-        let t = Instant::now();
-        ring.overhead(rounds)?;
-        overhead_ns.push(t.elapsed().as_nanos() as f64 / (rounds * hops) as f64);
+        let ns = timed(&mut |n| ring.trips(n), trips, chunks, &mut || check(abort))?;
+        raw_ns.push(ns / (trips * hops) as f64);
+        overhead_ns.push(if rounds == 0 {
+            0.0
+        } else {
+            let ns = timed(&mut |n| ring.overhead(n), rounds, chunks, &mut || {
+                check(abort)
+            })?;
+            ns / (rounds * hops) as f64
+        });
     }
     phases.measure = t.elapsed().as_secs_f64();
+    ring.stop()?;
     Ok(Drive {
         raw_ns,
         overhead_ns,
@@ -381,6 +486,30 @@ fn drive(
         cpu: sys::current_cpu(),
         phases,
     })
+}
+
+const CHECK_EVERY_S: f64 = 0.1;
+const FIXED_CHUNK_TRIPS: u64 = 10_000;
+
+/// Runs `total` iterations in `chunks` pieces, checking for Ctrl-C between them; returns ns.
+fn timed(
+    run: &mut dyn FnMut(u64) -> Result<()>,
+    total: u64,
+    chunks: u64,
+    check: &mut dyn FnMut() -> Result<()>,
+) -> Result<f64> {
+    let step = total.div_ceil(chunks.max(1)).max(1);
+    let t = Instant::now();
+    let mut left = total;
+    while left > 0 {
+        let k = left.min(step);
+        run(k)?;
+        left -= k;
+        if left > 0 {
+            check()?;
+        }
+    }
+    Ok(t.elapsed().as_nanos() as f64)
 }
 
 /// Grows a trial run until it lasts a tenth of `min_time`, then scales to `min_time`.

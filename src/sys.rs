@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use std::mem;
 use std::ptr;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64};
 
 /// CPUs this thread may run on, in ascending order.
 pub fn allowed_cpus() -> Result<Vec<usize>> {
@@ -92,70 +92,85 @@ pub fn restore_fd_limit(old: libc::rlim_t) {
     }
 }
 
-/// Blocks SIGPIPE in the calling thread for its lifetime, so a write into a pipe whose reader
-/// died returns EPIPE instead of killing the caller. Threads spawned meanwhile inherit the mask.
-pub struct SigpipeBlocked {
+/// Blocks one signal in the calling thread for the guard's lifetime. On drop it first
+/// discards instances of the signal that are pending for this thread (our own doing: a
+/// SIGPIPE from a write into a dead ring, a signal-transport token nobody consumed), then
+/// restores the previous mask exactly. Threads spawned meanwhile inherit the block.
+pub struct Blocked {
+    sig: i32,
     old: libc::sigset_t,
 }
 
-impl SigpipeBlocked {
-    pub fn new() -> Self {
+impl Blocked {
+    /// Raw `rt_sigprocmask` underneath: safe between `fork` and `_exit`.
+    pub fn new(sig: i32) -> Self {
         // SAFETY: sigset manipulation on local values; pthread_sigmask affects this thread only.
         unsafe {
-            let mut set: libc::sigset_t = mem::zeroed();
+            let set = sigset(sig);
             let mut old: libc::sigset_t = mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, libc::SIGPIPE);
             libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
-            SigpipeBlocked { old }
+            Blocked { sig, old }
         }
     }
 }
 
-impl Drop for SigpipeBlocked {
+fn sigset(sig: i32) -> libc::sigset_t {
+    // SAFETY: building a signal set in a local value.
+    unsafe {
+        let mut set: libc::sigset_t = mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        set
+    }
+}
+
+impl Drop for Blocked {
     fn drop(&mut self) {
-        // SAFETY: as in `new`; a zero timeout makes sigtimedwait a non-blocking poll that
-        // discards the SIGPIPEs our own writes raised, before the old mask comes back.
+        let set = sigset(self.sig);
+        let zero = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: a zero timeout makes sigtimedwait a non-blocking poll; then the saved mask
+        // comes back.
         unsafe {
-            let mut set: libc::sigset_t = mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, libc::SIGPIPE);
-            let zero = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            if libc::sigismember(&self.old, libc::SIGPIPE) == 0 {
-                while libc::sigtimedwait(&set, ptr::null_mut(), &zero) == libc::SIGPIPE {}
+            if libc::sigismember(&self.old, self.sig) == 0 {
+                while libc::sigtimedwait(&set, ptr::null_mut(), &zero) == self.sig {}
             }
             libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, ptr::null_mut());
         }
     }
 }
 
-/// Per-participant slots in a `MAP_SHARED` mapping, created before `fork`: the only channel
-/// through which a child reports back (its pid, the CPU it ran on, its checksum).
-pub struct Slots {
-    base: *mut Slot,
+/// Types whose all-zero bit pattern is a valid value, so they can live in fresh mappings.
+///
+/// # Safety
+/// Implement only for types for which zeroed memory is a valid, initialised value.
+pub unsafe trait Zeroed {}
+// SAFETY: atomics of integers are valid when zero.
+unsafe impl Zeroed for AtomicU32 {}
+// SAFETY: as above.
+unsafe impl Zeroed for AtomicI32 {}
+// SAFETY: every field is an atomic integer.
+unsafe impl Zeroed for Slot {}
+
+/// An array in a `MAP_SHARED` anonymous mapping, created before `fork`, so that forked
+/// children and the caller see the same memory (threads see it too). Elements are atomics:
+/// all access goes through them.
+pub struct Shared<T: Zeroed> {
+    base: *mut T,
     len: usize,
 }
 
-#[repr(C, align(64))]
-pub struct Slot {
-    pub pid: AtomicI32,
-    pub cpu: AtomicI32,
-    pub checksum: AtomicU64,
-    pub passes: AtomicU64,
-}
-
-// SAFETY: slots are atomics in shared memory; concurrent access goes through them only.
-unsafe impl Send for Slots {}
+// SAFETY: elements are atomics in shared memory; concurrent access goes through them only.
+unsafe impl<T: Zeroed + Sync> Send for Shared<T> {}
 // SAFETY: as above.
-unsafe impl Sync for Slots {}
+unsafe impl<T: Zeroed + Sync> Sync for Shared<T> {}
 
-impl Slots {
+impl<T: Zeroed> Shared<T> {
     pub fn new(len: usize) -> Result<Self> {
-        let bytes = len.max(1) * mem::size_of::<Slot>();
-        // SAFETY: fresh anonymous shared mapping; zero-filled memory is a valid Slot.
+        let bytes = len.max(1) * mem::size_of::<T>();
+        // SAFETY: fresh anonymous shared mapping; zero-filled memory is a valid T (Zeroed).
         let p = unsafe {
             libc::mmap(
                 ptr::null_mut(),
@@ -169,35 +184,65 @@ impl Slots {
         if p == libc::MAP_FAILED {
             return Err(Error::last_os("mapping shared memory for the participants"));
         }
-        let s = Slots {
+        Ok(Shared {
             base: p.cast(),
             len,
-        };
-        for i in 0..len {
-            s[i].cpu.store(-1, Ordering::Relaxed);
-        }
-        Ok(s)
+        })
     }
-}
 
-impl Slots {
     pub fn len(&self) -> usize {
         self.len
     }
+
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        (0..self.len).map(|i| &self[i])
+    }
 }
 
-impl std::ops::Index<usize> for Slots {
-    type Output = Slot;
-    fn index(&self, i: usize) -> &Slot {
+impl<T: Zeroed> std::ops::Index<usize> for Shared<T> {
+    type Output = T;
+    fn index(&self, i: usize) -> &T {
         assert!(i < self.len);
         // SAFETY: i < len, inside the mapping.
         unsafe { &*self.base.add(i) }
     }
 }
 
-impl Drop for Slots {
+impl<T: Zeroed> Drop for Shared<T> {
     fn drop(&mut self) {
         // SAFETY: unmapping exactly what `new` mapped.
-        unsafe { libc::munmap(self.base.cast(), self.len.max(1) * mem::size_of::<Slot>()) };
+        unsafe { libc::munmap(self.base.cast(), self.len.max(1) * mem::size_of::<T>()) };
+    }
+}
+
+/// What a participant reports back to the caller, one per participant.
+#[repr(C, align(64))]
+pub struct Slot {
+    /// Thread id once the participant is ready (0 before).
+    pub tid: AtomicI32,
+    pub cpu: AtomicI32,
+    pub checksum: AtomicU64,
+    pub passes: AtomicU64,
+    /// The participant's exit code once it has left (-1 while running).
+    pub exit: AtomicI32,
+}
+
+// SAFETY: AtomicU64 is valid when zero.
+unsafe impl Zeroed for AtomicU64 {}
+
+/// The calling thread's kernel id (raw syscall).
+pub fn gettid() -> i32 {
+    // SAFETY: no arguments.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
+
+/// Signal-mask guards released in reverse order, so that the mask each restores is the one
+/// it saw (the first guard's, the original, comes back last).
+#[derive(Default)]
+pub struct Guards(pub Vec<Blocked>);
+
+impl Drop for Guards {
+    fn drop(&mut self) {
+        while self.0.pop().is_some() {}
     }
 }

@@ -2,8 +2,8 @@
 //! (the caller, which times) and every other participant do per hop.
 
 use crate::error::{Error, Result};
-use crate::sys::Slot;
-use crate::transport::{HopError, Transport};
+use crate::sys::{Guards, Slot};
+use crate::transport::{HopError, Scope, Transport};
 use crate::workload::Workload;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -20,7 +20,14 @@ pub const EXIT_ERRNO: i32 = 12;
 
 /// Participant `i` (i > 0): receive, work, pass on, until STOP. Allocation-free and made of
 /// raw syscalls only, because in the process engine it runs between `fork` and `_exit`.
+/// The exit code also goes into the slot, where the watchdog tells a clean exit from a death.
 pub fn participant<T: Transport>(t: &T, i: usize, n: usize, work: &Workload, slot: &Slot) -> i32 {
+    let code = pass_tokens(t, i, n, work, slot);
+    slot.exit.store(code, Ordering::Release);
+    code
+}
+
+fn pass_tokens<T: Transport>(t: &T, i: usize, n: usize, work: &Workload, slot: &Slot) -> i32 {
     let next = (i + 1) % n;
     let mut checksum = 0u64;
     let mut passes = 0u64;
@@ -50,7 +57,7 @@ pub fn participant<T: Transport>(t: &T, i: usize, n: usize, work: &Workload, slo
 
 /// Participant 0 of one ring: drives and times the trips, and the hot-cache overhead loop.
 pub struct Driver<T: Transport> {
-    ring: T,
+    ring: Arc<T>,
     overhead: T,
     work: Workload,
     n: usize,
@@ -62,10 +69,11 @@ pub struct Driver<T: Transport> {
 }
 
 impl<T: Transport> Driver<T> {
-    pub fn new(ring: T, work: Workload, n: usize) -> Result<Self> {
+    pub fn new(ring: Arc<T>, work: Workload, n: usize) -> Result<Self> {
         Ok(Driver {
             ring,
-            overhead: T::ring(n)?,
+            // Only the caller's thread ever uses these: a thread-scoped ring.
+            overhead: T::ring(n, Scope::Threads)?,
             work,
             n,
             token: 0,
@@ -97,6 +105,9 @@ impl<T: Transport> Driver<T> {
                 .send(1, token)
                 .map_err(|e| self.hop_error(e, 0, 1))?;
             token = self.ring.recv(0).map_err(|e| self.hop_error(e, n - 1, 0))?;
+            if token == STOP {
+                return Err(Error::Peer("the ring was torn down mid-run".into()));
+            }
             self.checksum = self.checksum.wrapping_add(self.work.sum());
             self.passes += 1;
             token = (token + 1) & MASK;
@@ -140,6 +151,15 @@ impl<T: Transport> Driver<T> {
             Ok(t) => Err(Error::Peer(format!("expected STOP back, got token {t}"))),
             Err(e) => Err(self.hop_error(e, self.n - 1, 0)),
         }
+    }
+
+    /// Registers the calling thread as participant 0, and as every inbox of the overhead
+    /// ring. Must run on the thread that then drives; the guards restore its signal mask.
+    pub fn attach(&self) -> Guards {
+        let mut g = Guards::default();
+        g.0.extend(self.ring.attach(0));
+        g.0.extend((0..self.n).filter_map(|i| self.overhead.attach(i)));
+        g
     }
 
     /// The caller's own workload passes and checksum, to check against `Workload::expected_sum`.

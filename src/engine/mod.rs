@@ -2,26 +2,39 @@
 //! threads, fibers) and hands back one driver per ring for participant 0, which the caller
 //! runs and times.
 
+pub mod fiber;
 pub mod process;
+pub mod thread;
 
 use crate::error::{Error, Result};
+use crate::sys::{Guards, Shared, Slot};
 use crate::token::Driver;
-use crate::transport::{pipe::Pipe, Transport};
-use std::sync::atomic::AtomicU64;
+use crate::transport::{
+    eventfd::Eventfd, futex::Futex, pipe::Pipe, signal::Signal, socket::Socket, yielding::Yield,
+    Transport,
+};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
     Process,
+    Thread,
+    Fiber,
 }
+
+const ENGINES: &str = "'process', 'thread' or 'fiber'";
 
 impl Engine {
     pub fn parse(name: &str) -> Result<Self> {
         match name {
             "process" => Ok(Engine::Process),
+            "thread" => Ok(Engine::Thread),
+            "fiber" => Ok(Engine::Fiber),
             _ => Err(Error::invalid(
                 "engine",
-                format!("unknown engine {name:?}; expected 'process'"),
+                format!("unknown engine {name:?}; expected {ENGINES}"),
             )),
         }
     }
@@ -29,6 +42,24 @@ impl Engine {
     pub fn name(self) -> &'static str {
         match self {
             Engine::Process => "process",
+            Engine::Thread => "thread",
+            Engine::Fiber => "fiber",
+        }
+    }
+
+    /// The transport used when none is named.
+    pub fn default_transport(self) -> TransportKind {
+        match self {
+            Engine::Process | Engine::Thread => TransportKind::Pipe,
+            Engine::Fiber => TransportKind::Resume,
+        }
+    }
+
+    fn transports(self) -> &'static [TransportKind] {
+        use TransportKind::*;
+        match self {
+            Engine::Process | Engine::Thread => &[Pipe, Eventfd, Futex, Socket, Signal, Yield],
+            Engine::Fiber => &[Resume],
         }
     }
 }
@@ -36,28 +67,80 @@ impl Engine {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransportKind {
     Pipe,
+    Eventfd,
+    Futex,
+    Socket,
+    Signal,
+    Yield,
+    /// Fibers hand the token over in the switch itself.
+    Resume,
 }
 
 impl TransportKind {
+    const ALL: [TransportKind; 7] = [
+        TransportKind::Pipe,
+        TransportKind::Eventfd,
+        TransportKind::Futex,
+        TransportKind::Socket,
+        TransportKind::Signal,
+        TransportKind::Yield,
+        TransportKind::Resume,
+    ];
+
     pub fn parse(name: &str) -> Result<Self> {
-        match name {
-            "pipe" => Ok(TransportKind::Pipe),
-            _ => Err(Error::invalid(
-                "transport",
-                format!("unknown transport {name:?}; expected 'pipe'"),
-            )),
-        }
+        Self::ALL
+            .into_iter()
+            .find(|t| t.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<_> = Self::ALL.iter().map(|t| t.name()).collect();
+                Error::invalid(
+                    "transport",
+                    format!("unknown transport {name:?}; expected one of {names:?}"),
+                )
+            })
     }
 
     pub fn name(self) -> &'static str {
         match self {
             TransportKind::Pipe => Pipe::NAME,
+            TransportKind::Eventfd => Eventfd::NAME,
+            TransportKind::Futex => Futex::NAME,
+            TransportKind::Socket => Socket::NAME,
+            TransportKind::Signal => Signal::NAME,
+            TransportKind::Yield => Yield::NAME,
+            TransportKind::Resume => "resume",
+        }
+    }
+
+    pub fn single_cpu_only(self) -> bool {
+        match self {
+            TransportKind::Yield => Yield::SINGLE_CPU_ONLY,
+            _ => false,
         }
     }
 }
 
+/// Rejects combinations that make no sense, listing the valid ones.
+pub fn check_combination(engine: Engine, transport: TransportKind) -> Result<()> {
+    let valid = engine.transports();
+    if valid.contains(&transport) {
+        return Ok(());
+    }
+    let names: Vec<_> = valid.iter().map(|t| t.name()).collect();
+    Err(Error::invalid(
+        "transport",
+        format!(
+            "{:?} does not work with engine {:?}; valid transports for it: {names:?}",
+            transport.name(),
+            engine.name()
+        ),
+    ))
+}
+
 /// Participant 0 of one ring, as the measurement loop sees it.
 pub trait Ring: Send {
+    /// Registers the driving thread; keep the guards until the ring is stopped.
+    fn attach(&self) -> Guards;
     /// Sends the token round the ring `trips` times.
     fn trips(&mut self, trips: u64) -> Result<()>;
     /// `rounds` rounds of the hot-cache overhead loop (`procs` self-hops each).
@@ -71,6 +154,9 @@ pub trait Ring: Send {
 }
 
 impl<T: Transport> Ring for Driver<T> {
+    fn attach(&self) -> Guards {
+        Driver::attach(self)
+    }
     fn trips(&mut self, trips: u64) -> Result<()> {
         Driver::trips(self, trips)
     }
@@ -101,9 +187,12 @@ pub struct Report {
 
 /// The participants an engine started, other than the drivers.
 pub trait Members: Send + Sync {
+    /// A participant that left on its own mid-run, described; checked by the watchdog, so
+    /// that transports without EOF (futex, signal, yield) also notice a death.
+    fn casualty(&self) -> Option<String>;
     /// Unblocks everyone at once; the drivers then see their peers gone. `why` explains it.
     fn abort(&self, why: &str);
-    /// Waits for every participant to leave (killing them unless `clean`) and reports.
+    /// Waits for every participant to leave (forcing them unless `clean`) and reports.
     fn finish(self: Box<Self>, clean: bool) -> Report;
 }
 
@@ -112,7 +201,7 @@ pub struct Group {
     pub members: Box<dyn Members>,
 }
 
-/// Starts `parallel` rings of `procs` participants; `cpus[ring][participant]` pins them.
+/// Starts `cpus.len()` rings of `procs` participants; `cpus[ring][participant]` pins them.
 pub fn spawn(
     engine: Engine,
     transport: TransportKind,
@@ -120,7 +209,76 @@ pub fn spawn(
     size_kb: usize,
     cpus: &[Vec<Option<usize>>],
 ) -> Result<Group> {
-    match (engine, transport) {
-        (Engine::Process, TransportKind::Pipe) => process::spawn::<Pipe>(procs, size_kb, cpus),
+    check_combination(engine, transport)?;
+    macro_rules! with_transport {
+        ($engine:ident) => {
+            match transport {
+                TransportKind::Pipe => $engine::spawn::<Pipe>(procs, size_kb, cpus),
+                TransportKind::Eventfd => $engine::spawn::<Eventfd>(procs, size_kb, cpus),
+                TransportKind::Futex => $engine::spawn::<Futex>(procs, size_kb, cpus),
+                TransportKind::Socket => $engine::spawn::<Socket>(procs, size_kb, cpus),
+                TransportKind::Signal => $engine::spawn::<Signal>(procs, size_kb, cpus),
+                TransportKind::Yield => $engine::spawn::<Yield>(procs, size_kb, cpus),
+                TransportKind::Resume => unreachable!("checked above"),
+            }
+        };
+    }
+    match engine {
+        Engine::Process => with_transport!(process),
+        Engine::Thread => with_transport!(thread),
+        Engine::Fiber => fiber::spawn(procs, size_kb, cpus),
+    }
+}
+
+/// Waits until every participant other than the drivers has registered in its slot (so
+/// that, e.g., the signal transport knows every thread id before the first token).
+fn wait_ready(slots: &Shared<Slot>, members: &dyn Members, procs: usize) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for (k, slot) in slots.iter().enumerate() {
+        if k % procs == 0 {
+            continue;
+        }
+        while slot.tid.load(Ordering::Acquire) == 0 {
+            if let Some(why) = members.casualty() {
+                return Err(Error::Peer(format!("while starting the ring: {why}")));
+            }
+            if Instant::now() > deadline {
+                return Err(Error::Peer(format!(
+                    "participant {} did not start within 60 s",
+                    k % procs
+                )));
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+    Ok(())
+}
+
+/// What the participants left in their slots, participant 0 of each ring excluded.
+fn report(slots: &Shared<Slot>, procs: usize, failure: Option<String>) -> Report {
+    let rings = slots.len() / procs;
+    let slot = |r: usize, i: usize| &slots[r * procs + i];
+    Report {
+        cpus: (0..rings)
+            .map(|r| {
+                (1..procs)
+                    .map(|i| slot(r, i).cpu.load(Ordering::Acquire))
+                    .collect()
+            })
+            .collect(),
+        work: (0..rings)
+            .map(|r| {
+                (1..procs)
+                    .map(|i| {
+                        let s = slot(r, i);
+                        (
+                            s.passes.load(Ordering::Acquire),
+                            s.checksum.load(Ordering::Acquire),
+                        )
+                    })
+                    .collect()
+            })
+            .collect(),
+        failure,
     }
 }

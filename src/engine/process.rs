@@ -1,16 +1,17 @@
 //! The lat_ctx engine: participants 1..n of each ring are forked processes.
 //!
-//! Everything a child touches (its transport ends, its CPU set, its shared slot, the work
-//! array it copies on write) exists before `fork`; after it the child makes raw syscalls only
-//! and leaves with `_exit`, which is what makes forking from a multi-threaded Python safe.
+//! Everything a child touches (its transport, its CPU set, its shared slot, the work array it
+//! copies on write) exists before `fork`; after it the child makes raw syscalls only and
+//! leaves with `_exit`, which is what makes forking from a multi-threaded Python safe.
 
-use super::{Group, Members, Report, Ring};
+use super::{wait_ready, Group, Members, Report, Ring};
 use crate::error::{Error, Result};
-use crate::sys::{self, Slots};
-use crate::token::{self, Driver};
-use crate::transport::Transport;
+use crate::sys::{self, Shared, Slot};
+use crate::token::{self, Driver, STOP};
+use crate::transport::{Scope, Transport};
 use crate::workload::Workload;
-use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub fn spawn<T: Transport>(
@@ -19,12 +20,16 @@ pub fn spawn<T: Transport>(
     cpus: &[Vec<Option<usize>>],
 ) -> Result<Group> {
     let parallel = cpus.len();
-    // Ring pipes for every ring while forking, plus each driver's overhead pipes after.
+    // Ring descriptors for every ring while forking, plus each driver's overhead ring after.
     let fd_limit = sys::ensure_fds(4 * (procs * parallel) as u64)?;
-    let slots = Slots::new(procs * parallel)?;
+    let slots = Shared::<Slot>::new(procs * parallel)?;
+    for s in slots.iter() {
+        s.cpu.store(-1, Ordering::Relaxed);
+        s.exit.store(-1, Ordering::Relaxed);
+    }
     let template = Workload::new(size_kb)?;
-    let rings = (0..parallel)
-        .map(|_| T::ring(procs))
+    let mut rings = (0..parallel)
+        .map(|_| T::ring(procs, Scope::Processes))
         .collect::<Result<Vec<T>>>()?;
     let sets: Vec<Vec<Option<libc::cpu_set_t>>> = cpus
         .iter()
@@ -38,37 +43,47 @@ pub fn spawn<T: Transport>(
     // SAFETY: getpid has no preconditions.
     let parent = unsafe { libc::getpid() };
 
-    let mut children = Children {
-        pids: Vec::with_capacity(parallel * procs),
+    let mut pids = Vec::with_capacity(parallel * procs);
+    let forked = (|| {
+        for (r, ring) in rings.iter().enumerate() {
+            for (i, set) in sets[r].iter().enumerate().skip(1) {
+                let slot = &slots[r * procs + i];
+                // SAFETY: the child runs only `child`, which makes raw syscalls and `_exit`s.
+                match unsafe { libc::fork() } {
+                    -1 => return Err(Error::last_os(format!("fork of participant {i}"))),
+                    0 => child(
+                        ring,
+                        i,
+                        procs,
+                        &template,
+                        slot,
+                        set.as_ref(),
+                        max_fd,
+                        parent,
+                    ),
+                    pid => pids.push((r, i, pid)),
+                }
+            }
+        }
+        Ok(())
+    })();
+    drop(template);
+    for ring in &mut rings {
+        ring.keep_only(0, procs);
+    }
+    let rings: Vec<Arc<T>> = rings.into_iter().map(Arc::new).collect();
+    let children = Children {
+        pids,
         procs,
         slots,
+        rings: rings.clone(),
         fd_limit,
         why: Mutex::new(None),
     };
-    for (r, ring) in rings.iter().enumerate() {
-        for (i, set) in sets[r].iter().enumerate().skip(1) {
-            let slot = &children.slots[r * procs + i];
-            // SAFETY: the child runs only `child` below, which makes raw syscalls and `_exit`s.
-            match unsafe { libc::fork() } {
-                -1 => return Err(Error::last_os(format!("fork of participant {i}"))),
-                0 => child(
-                    ring,
-                    i,
-                    procs,
-                    &template,
-                    slot,
-                    set.as_ref(),
-                    max_fd,
-                    parent,
-                ),
-                pid => children.pids.push((r, i, pid)),
-            }
-        }
-    }
-    drop(template);
+    forked?;
+    wait_ready(&children.slots, &children, procs)?;
     let mut drivers: Vec<Box<dyn Ring>> = Vec::with_capacity(parallel);
-    for mut ring in rings {
-        ring.keep_only(0, procs);
+    for ring in rings {
         drivers.push(Box::new(Driver::new(ring, Workload::new(size_kb)?, procs)?));
     }
     Ok(Group {
@@ -84,7 +99,7 @@ fn child<T: Transport>(
     i: usize,
     n: usize,
     work: &Workload,
-    slot: &sys::Slot,
+    slot: &Slot,
     cpu: Option<&libc::cpu_set_t>,
     max_fd: i32,
     parent: libc::pid_t,
@@ -106,27 +121,28 @@ fn child<T: Transport>(
         close_all_but(ring.fds(i, n), max_fd);
     }
     work.touch();
-    slot.pid.store(
-        // SAFETY: no preconditions.
-        unsafe { libc::getpid() },
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    // The guard is never dropped: the child leaves through `_exit`.
+    let _registered = ring.attach(i);
+    slot.tid.store(sys::gettid(), Ordering::Release);
     let code = token::participant(ring, i, n, work, slot);
     // SAFETY: leaving without running the parent's atexit handlers or destructors.
     unsafe { libc::_exit(code) }
 }
 
-/// Closes every descriptor above stderr except `keep`, so the child holds only its own pipe
-/// ends and its death is seen by its neighbours.
+/// Closes every descriptor above stderr except `keep`, so the child holds only its own
+/// inbox ends and its death is seen by its neighbours.
 unsafe fn close_all_but(mut keep: [i32; 2], max_fd: i32) {
     keep.sort_unstable();
     let mut lo = 3u32;
     for k in keep {
+        if k < lo as i32 {
+            continue;
+        }
         let k = k as u32;
         if k > lo {
             close_range(lo, k - 1, max_fd);
         }
-        lo = lo.max(k + 1);
+        lo = k + 1;
     }
     close_range(lo, u32::MAX, max_fd);
 }
@@ -134,22 +150,23 @@ unsafe fn close_all_but(mut keep: [i32; 2], max_fd: i32) {
 unsafe fn close_range(lo: u32, hi: u32, max_fd: i32) {
     if libc::syscall(libc::SYS_close_range, lo, hi, 0) != 0 {
         // Kernels before 5.9: one close per descriptor that was open at fork time.
-        for fd in lo..=hi.min(max_fd as u32) {
+        for fd in lo..=hi.min(max_fd.max(0) as u32) {
             libc::close(fd as i32);
         }
     }
 }
 
-struct Children {
-    /// (ring, participant, pid) of every live child, in fork order.
+struct Children<T: Transport> {
+    /// (ring, participant, pid) of every child, in fork order.
     pids: Vec<(usize, usize, libc::pid_t)>,
     procs: usize,
-    slots: Slots,
+    slots: Shared<Slot>,
+    rings: Vec<Arc<T>>,
     fd_limit: Option<libc::rlim_t>,
     why: Mutex<Option<String>>,
 }
 
-impl Children {
+impl<T: Transport> Children<T> {
     fn kill_all(&self) {
         for &(_, _, pid) in &self.pids {
             // SAFETY: signalling our own unreaped child (its pid cannot have been recycled).
@@ -171,25 +188,83 @@ impl Children {
             return None;
         }
     }
+
+    /// Status of a child that has exited, without reaping it.
+    fn peek(pid: libc::pid_t) -> Option<(i32, i32)> {
+        // SAFETY: siginfo_t is plain data; waitid with WNOWAIT leaves the child reapable.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let rc = libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            );
+            (rc == 0 && info.si_pid() == pid).then(|| (info.si_code, info.si_status()))
+        }
+    }
+
+    fn describe(&self, r: usize, i: usize, pid: libc::pid_t, status: i32) -> Option<String> {
+        let what = if libc::WIFSIGNALED(status) {
+            let sig = libc::WTERMSIG(status);
+            // SAFETY: strsignal returns a static string for any signal number.
+            let name = unsafe { std::ffi::CStr::from_ptr(libc::strsignal(sig)) };
+            format!("was killed by signal {sig} ({})", name.to_string_lossy())
+        } else {
+            match libc::WEXITSTATUS(status) {
+                token::EXIT_STOPPED | token::EXIT_UPSTREAM_GONE | token::EXIT_DOWNSTREAM_GONE => {
+                    return None
+                }
+                code => format!("exited with status {code}"),
+            }
+        };
+        Some(format!("participant {i} of ring {r} (pid {pid}) {what}"))
+    }
 }
 
-fn describe(status: i32) -> Option<String> {
-    if libc::WIFSIGNALED(status) {
-        let sig = libc::WTERMSIG(status);
-        // SAFETY: strsignal returns a static string for any signal number.
-        let name = unsafe { std::ffi::CStr::from_ptr(libc::strsignal(sig)) };
-        return Some(format!(
-            "was killed by signal {sig} ({})",
-            name.to_string_lossy()
-        ));
+impl<T: Transport> Members for Children<T> {
+    fn casualty(&self) -> Option<String> {
+        // One cheap syscall per watchdog tick; the per-child scan only once someone left.
+        // SAFETY: as in `peek`.
+        let anyone = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::waitid(
+                libc::P_ALL,
+                0,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            ) == 0
+                && info.si_pid() != 0
+        };
+        if !anyone {
+            return None;
+        }
+        // Leaving after STOP is the normal end; any other exit is a death or its cascade.
+        let mut cascade = None;
+        for &(r, i, pid) in &self.pids {
+            let Some((code, value)) = Self::peek(pid) else {
+                continue;
+            };
+            if code == libc::CLD_EXITED && value == token::EXIT_STOPPED {
+                continue;
+            }
+            let status = if code == libc::CLD_EXITED {
+                value << 8
+            } else {
+                value
+            };
+            match self.describe(r, i, pid, status) {
+                Some(d) => return Some(d),
+                None => {
+                    cascade = cascade.or(Some(format!(
+                        "participant {i} of ring {r} (pid {pid}) left: a neighbour is gone"
+                    )))
+                }
+            }
+        }
+        cascade
     }
-    match libc::WEXITSTATUS(status) {
-        token::EXIT_STOPPED | token::EXIT_UPSTREAM_GONE | token::EXIT_DOWNSTREAM_GONE => None,
-        code => Some(format!("exited with status {code}")),
-    }
-}
 
-impl Members for Children {
     fn abort(&self, why: &str) {
         let mut w = self.why.lock().unwrap_or_else(|p| p.into_inner());
         if w.is_none() {
@@ -216,6 +291,10 @@ impl Members for Children {
         }
         drop(w);
         self.kill_all();
+        // Transports without EOF leave the drivers waiting: hand them STOP.
+        for ring in &self.rings {
+            let _ = ring.send(0, STOP);
+        }
     }
 
     fn finish(mut self: Box<Self>, clean: bool) -> Report {
@@ -228,55 +307,26 @@ impl Members for Children {
             while Instant::now() < deadline && statuses.iter().any(Option::is_none) {
                 for (k, &(_, _, pid)) in self.pids.iter().enumerate() {
                     if statuses[k].is_none() {
-                        statuses[k] = Children::reap(pid, libc::WNOHANG);
+                        statuses[k] = Self::reap(pid, libc::WNOHANG);
                     }
                 }
                 std::thread::sleep(Duration::from_millis(5));
             }
             for (k, &(_, _, pid)) in self.pids.iter().enumerate() {
                 if statuses[k].is_none() {
-                    // SAFETY: our own unreaped child.
+                    // SAFETY: our own child, not reaped yet.
                     unsafe { libc::kill(pid, libc::SIGKILL) };
                 }
             }
         }
         for (k, &(r, i, pid)) in self.pids.iter().enumerate() {
-            let status = match statuses[k] {
-                Some(s) => s,
-                None => Children::reap(pid, 0).unwrap_or(0),
-            };
+            let status = statuses[k].or_else(|| Self::reap(pid, 0)).unwrap_or(0);
             if failure.is_none() {
-                if let Some(d) = describe(status) {
-                    failure = Some(format!("participant {i} of ring {r} (pid {pid}) {d}"));
-                }
+                failure = self.describe(r, i, pid, status);
             }
         }
         self.pids.clear();
-        let parallel = self.slots.len() / self.procs;
-        let slot = |r: usize, i: usize| &self.slots[r * self.procs + i];
-        use std::sync::atomic::Ordering::Acquire;
-        let report = Report {
-            cpus: (0..parallel)
-                .map(|r| {
-                    (1..self.procs)
-                        .map(|i| slot(r, i).cpu.load(Acquire))
-                        .collect()
-                })
-                .collect(),
-            work: (0..parallel)
-                .map(|r| {
-                    (1..self.procs)
-                        .map(|i| {
-                            (
-                                slot(r, i).passes.load(Acquire),
-                                slot(r, i).checksum.load(Acquire),
-                            )
-                        })
-                        .collect()
-                })
-                .collect(),
-            failure,
-        };
+        let report = super::report(&self.slots, self.procs, failure);
         if let Some(old) = self.fd_limit.take() {
             sys::restore_fd_limit(old);
         }
@@ -286,11 +336,11 @@ impl Members for Children {
 
 /// Every path that drops the children without `finish` (an error while spawning, a panic)
 /// still kills and reaps them.
-impl Drop for Children {
+impl<T: Transport> Drop for Children<T> {
     fn drop(&mut self) {
         self.kill_all();
         for &(_, _, pid) in &self.pids {
-            Children::reap(pid, 0);
+            Self::reap(pid, 0);
         }
         if let Some(old) = self.fd_limit.take() {
             sys::restore_fd_limit(old);

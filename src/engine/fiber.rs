@@ -1,0 +1,176 @@
+//! User-space stackful coroutines on the driving thread (the Boost.Fiber case), built on
+//! `corosensei`, a maintained crate with audited context-switch assembly per architecture.
+//!
+//! corosensei's coroutines are asymmetric: participant 0 resumes fiber 1, which does its work
+//! and suspends back with the token; participant 0 then resumes fiber 2. So one hop is a trip
+//! through participant 0 acting as the scheduler: two user-space stack switches (resume and
+//! suspend), no kernel involvement. The kernel sees no context switch at all.
+
+use super::{Group, Members, Report, Ring};
+use crate::error::{Error, Result};
+use crate::sys::{self, Guards, Shared, Slot};
+use crate::token::STOP;
+use crate::workload::Workload;
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+const MASK: u32 = STOP - 1;
+/// Room for the work loop and for unwinding when a suspended fiber is dropped; 10,000 fibers
+/// reserve 640 MiB of address space but touch only a few pages each.
+const STACK_BYTES: usize = 64 * 1024;
+
+type Fiber = Coroutine<u32, u32, (), DefaultStack>;
+
+pub fn spawn(procs: usize, size_kb: usize, cpus: &[Vec<Option<usize>>]) -> Result<Group> {
+    let parallel = cpus.len();
+    let slots = Arc::new(Shared::<Slot>::new(procs * parallel)?);
+    let mut rings: Vec<Box<dyn Ring>> = Vec::with_capacity(parallel);
+    for (r, placement) in cpus.iter().enumerate() {
+        let mut fibers = Vec::with_capacity(procs - 1);
+        for i in 1..procs {
+            let stack = DefaultStack::new(STACK_BYTES).map_err(|e| {
+                Error::os(
+                    e.raw_os_error().unwrap_or(libc::ENOMEM),
+                    "allocating a fiber stack",
+                )
+            })?;
+            let work = Workload::new(size_kb)?;
+            let slots = Arc::clone(&slots);
+            let cpu = placement[0];
+            fibers.push(Fiber::with_stack(
+                stack,
+                move |yielder: &Yielder<u32, u32>, mut token: u32| {
+                    let slot = &slots[r * procs + i];
+                    let (mut checksum, mut passes) = (0u64, 0u64);
+                    while token != STOP {
+                        checksum = checksum.wrapping_add(work.sum());
+                        passes += 1;
+                        token = yielder.suspend((token + 1) & MASK);
+                    }
+                    slot.cpu.store(
+                        cpu.map_or(sys::current_cpu(), |c| c as i32),
+                        Ordering::Relaxed,
+                    );
+                    slot.checksum.store(checksum, Ordering::Relaxed);
+                    slot.passes.store(passes, Ordering::Release);
+                },
+            ));
+        }
+        rings.push(Box::new(FiberRing {
+            fibers,
+            work: Workload::new(size_kb)?,
+            token: 0,
+            checksum: 0,
+            passes: 0,
+            progress: Arc::new(AtomicU64::new(0)),
+        }));
+    }
+    Ok(Group {
+        rings,
+        members: Box::new(NoMembers { slots, procs }),
+    })
+}
+
+struct FiberRing {
+    fibers: Vec<Fiber>,
+    work: Workload,
+    token: u32,
+    checksum: u64,
+    passes: u64,
+    progress: Arc<AtomicU64>,
+}
+
+// SAFETY: the fibers' bodies hold no thread-local state across a suspension, and the ring is
+// driven by one thread at a time (handed over through thread spawn/join), so moving it between
+// threads is sound even though corosensei cannot prove it in general.
+unsafe impl Send for FiberRing {}
+
+impl FiberRing {
+    fn resume(fiber: &mut Fiber, token: u32, i: usize) -> Result<u32> {
+        match fiber.resume(token) {
+            CoroutineResult::Yield(t) => Ok(t),
+            CoroutineResult::Return(()) => Err(Error::Peer(format!("fiber {i} ended mid-run"))),
+        }
+    }
+}
+
+impl Ring for FiberRing {
+    fn attach(&self) -> Guards {
+        Guards::default()
+    }
+
+    fn trips(&mut self, trips: u64) -> Result<()> {
+        let n = self.fibers.len() + 1;
+        let start = self.token;
+        let mut token = start;
+        for _ in 0..trips {
+            for (k, fiber) in self.fibers.iter_mut().enumerate() {
+                token = Self::resume(fiber, token, k + 1)?;
+            }
+            self.checksum = self.checksum.wrapping_add(self.work.sum());
+            self.passes += 1;
+            token = (token + 1) & MASK;
+            self.progress.fetch_add(1, Ordering::Relaxed);
+        }
+        let expected = ((u64::from(start) + trips * n as u64) % u64::from(STOP)) as u32;
+        if token != expected {
+            return Err(Error::Peer(format!(
+                "token protocol broken: expected {expected}, got {token}"
+            )));
+        }
+        self.token = token;
+        Ok(())
+    }
+
+    /// The same work and token step per hop, with no switch at all.
+    fn overhead(&mut self, rounds: u64) -> Result<()> {
+        let n = self.fibers.len() + 1;
+        let mut token = self.token;
+        for _ in 0..rounds {
+            for _ in 0..n {
+                self.checksum = self.checksum.wrapping_add(self.work.sum());
+                self.passes += 1;
+                token = std::hint::black_box((token + 1) & MASK);
+            }
+            self.progress.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    fn stop(&mut self) -> Result<()> {
+        for (k, fiber) in self.fibers.iter_mut().enumerate() {
+            if let CoroutineResult::Yield(_) = fiber.resume(STOP) {
+                return Err(Error::Peer(format!("fiber {} ignored STOP", k + 1)));
+            }
+        }
+        Ok(())
+    }
+
+    fn progress(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.progress)
+    }
+
+    fn work_done(&self) -> (u64, u64) {
+        (self.passes, self.checksum)
+    }
+}
+
+/// Fibers live inside their ring: nothing else to watch, abort or reap.
+struct NoMembers {
+    slots: Arc<Shared<Slot>>,
+    procs: usize,
+}
+
+impl Members for NoMembers {
+    fn casualty(&self) -> Option<String> {
+        None
+    }
+
+    fn abort(&self, _why: &str) {}
+
+    fn finish(self: Box<Self>, _clean: bool) -> Report {
+        super::report(&self.slots, self.procs, None)
+    }
+}

@@ -1,0 +1,76 @@
+//! The 1990 signal ping-pong, with today's calls: the token goes into the receiver's word,
+//! then `tgkill` sends a real-time signal to the receiver's thread, which sleeps in
+//! `sigwaitinfo` with the signal blocked. No handler is ever installed, and the signal is
+//! thread-directed, so no other thread of the caller can see it.
+
+use super::word::{Wake, WordRing};
+use super::{Hop, HopError, Scope};
+use crate::error::Result;
+use crate::sys::{self, Blocked, Shared};
+use std::ptr;
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+
+pub struct SignalWake {
+    sig: i32,
+    /// Thread group and thread id of each participant, registered in `attach`.
+    tgid: Shared<AtomicI32>,
+    tid: Shared<AtomicI32>,
+}
+pub type Signal = WordRing<SignalWake>;
+
+/// SIGRTMIN + 7: clear of glibc's own real-time signals and of SIGUSR1/2, which
+/// applications commonly handle. Real-time signals queue, so none is lost.
+fn signal_number() -> i32 {
+    libc::SIGRTMIN() + 7
+}
+
+impl Wake for SignalWake {
+    const NAME: &'static str = "signal";
+
+    fn new(n: usize, _scope: Scope) -> Result<Self> {
+        Ok(SignalWake {
+            sig: signal_number(),
+            tgid: Shared::new(n)?,
+            tid: Shared::new(n)?,
+        })
+    }
+
+    fn attach(&self, i: usize) -> Option<Blocked> {
+        let guard = Blocked::new(self.sig);
+        // SAFETY: no arguments.
+        self.tgid[i].store(unsafe { libc::getpid() }, Ordering::Relaxed);
+        self.tid[i].store(sys::gettid(), Ordering::Release);
+        Some(guard)
+    }
+
+    fn wait(&self, _i: usize, _word: &AtomicU32) -> Hop<()> {
+        // SAFETY: a signal set built locally; sigwaitinfo with a null info pointer.
+        let rc = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, self.sig);
+            libc::sigwaitinfo(&set, ptr::null_mut())
+        };
+        if rc == -1 && crate::error::errno() != libc::EINTR {
+            return super::errno_hop();
+        }
+        Ok(())
+    }
+
+    fn wake(&self, i: usize, _word: &AtomicU32) -> Hop<()> {
+        let (tgid, tid) = (
+            self.tgid[i].load(Ordering::Relaxed),
+            self.tid[i].load(Ordering::Acquire),
+        );
+        // SAFETY: tgkill with ids the receiver registered; a stale id fails with ESRCH
+        // (the tgid check guards against a recycled tid).
+        let rc = unsafe { libc::syscall(libc::SYS_tgkill, tgid, tid, self.sig) };
+        if rc == -1 {
+            return match crate::error::errno() {
+                libc::ESRCH => Err(HopError::Closed),
+                e => Err(HopError::Errno(e)),
+            };
+        }
+        Ok(())
+    }
+}

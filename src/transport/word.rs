@@ -1,0 +1,65 @@
+//! Transports whose inbox is a word of shared memory (futex, signal, yield): the token is
+//! stored into the word, and they differ only in how a waiting participant sleeps and is
+//! woken.
+
+use super::{Hop, Scope, Transport, EMPTY};
+use crate::error::Result;
+use crate::sys::{Blocked, Shared};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// How a participant sleeps until its word is filled, and how the sender wakes it.
+pub trait Wake: Sized + Send + Sync + 'static {
+    const NAME: &'static str;
+    const SINGLE_CPU_ONLY: bool = false;
+    fn new(n: usize, scope: Scope) -> Result<Self>;
+    fn attach(&self, _i: usize) -> Option<Blocked> {
+        None
+    }
+    /// Sleeps while `word` may still be EMPTY; spurious returns are fine.
+    fn wait(&self, i: usize, word: &AtomicU32) -> Hop<()>;
+    fn wake(&self, i: usize, word: &AtomicU32) -> Hop<()>;
+}
+
+pub struct WordRing<W: Wake> {
+    words: Shared<AtomicU32>,
+    wake: W,
+}
+
+impl<W: Wake> Transport for WordRing<W> {
+    const NAME: &'static str = W::NAME;
+    const SINGLE_CPU_ONLY: bool = W::SINGLE_CPU_ONLY;
+
+    fn ring(n: usize, scope: Scope) -> Result<Self> {
+        let words = Shared::<AtomicU32>::new(n)?;
+        for w in words.iter() {
+            w.store(EMPTY, Ordering::Relaxed);
+        }
+        Ok(WordRing {
+            words,
+            wake: W::new(n, scope)?,
+        })
+    }
+
+    fn attach(&self, i: usize) -> Option<Blocked> {
+        self.wake.attach(i)
+    }
+
+    #[inline]
+    fn recv(&self, i: usize) -> Hop<u32> {
+        let word = &self.words[i];
+        loop {
+            let token = word.swap(EMPTY, Ordering::AcqRel);
+            if token != EMPTY {
+                return Ok(token);
+            }
+            self.wake.wait(i, word)?;
+        }
+    }
+
+    #[inline]
+    fn send(&self, i: usize, token: u32) -> Hop<()> {
+        let word = &self.words[i];
+        word.store(token, Ordering::Release);
+        self.wake.wake(i, word)
+    }
+}
