@@ -12,7 +12,7 @@ def ring(
     procs: Sequence[int],
     *,
     engine: str = "process",
-    transport: str = "pipe",
+    transport: str | None = None,
     size_kb: int = 0,
     repetitions: int = 11,
     warmup: int = 1,
@@ -24,3 +24,12 @@ def ring(
 ) -> dict[str, Any]: ...
 def workload_checksum(size_kb: int) -> int: ...
 def mann_whitney(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]: ...
+def pingpong(
+    loops: int = 1_000_000,
+    *,
+    threads: bool = False,
+    transport: str = "pipe",
+    placement: str | Sequence[int] | None = None,
+    cpu: int | None = None,
+    timeout: float = 10.0,
+) -> dict[str, Any]: ...

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Union
 
 from . import _core, metadata
-from .result import RingResult
+from .result import PingpongResult, RingResult
 
 Placement = Union[str, Sequence[int]]
 
@@ -31,7 +31,7 @@ def ring(
     procs: int | Sequence[int],
     *,
     engine: str = "process",
-    transport: str = "pipe",
+    transport: str | None = None,
     size_kb: int = 0,
     repetitions: int = 11,
     warmup: int = 1,
@@ -42,6 +42,13 @@ def ring(
     timeout: float = 10.0,
 ) -> RingResult:
     """Pass a token round rings of ``procs`` participants and report µs per switch.
+
+    ``engine`` is who switches: ``"process"`` (forked, as lat_ctx), ``"thread"`` (OS threads
+    of this process) or ``"fiber"`` (user-space coroutines on one thread; one hop is a resume
+    and a suspend through participant 0, invisible to the kernel). ``transport`` is how the
+    token travels: ``"pipe"`` (default), ``"eventfd"``, ``"futex"``, ``"socket"``,
+    ``"signal"`` or ``"yield"`` (single-CPU placement only) for processes and threads;
+    ``"resume"`` (the default) for fibers.
 
     Per switch = trip time / procs - overhead, where the overhead (the same hop and the same
     work, in one thread with hot caches) is measured in repetitions interleaved with the ring's.
@@ -89,3 +96,26 @@ def lat_ctx(
         min_time=min_time,
         timeout=timeout,
     )
+
+
+def pingpong(
+    loops: int = 1_000_000,
+    *,
+    threads: bool = False,
+    transport: str = "pipe",
+    placement: Placement = "default",
+    cpu: int | None = None,
+    timeout: float = 10.0,
+) -> PingpongResult:
+    """``perf bench sched pipe``: two processes (threads with ``threads=True``, perf's ``-T``)
+    bounce a token ``loops`` times. One op is one round trip, i.e. two switches."""
+    meta = _metadata()
+    raw = _core.pingpong(
+        loops,
+        threads=threads,
+        transport=transport,
+        placement=placement,
+        cpu=cpu,
+        timeout=timeout,
+    )
+    return PingpongResult.from_core(raw, meta)

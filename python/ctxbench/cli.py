@@ -8,8 +8,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import _core, metadata
-from .api import lat_ctx
+from . import _core, cli_workflow, metadata
+from .api import pingpong, ring
+from .result import PingpongResult, RingResult
 
 # lmbench's LMBENCH_SCHED policies, for users who drive us from their lmbench scripts.
 LMBENCH_SCHED = {
@@ -18,6 +19,8 @@ LMBENCH_SCHED = {
     "BALANCED": "balanced",
     "UNIQUE": "spread",
 }
+ENGINES = ("process", "thread", "fiber")
+TRANSPORTS = ("pipe", "eventfd", "futex", "socket", "signal", "yield", "resume")
 
 
 def _placement(text: str) -> str | list[int]:
@@ -34,10 +37,65 @@ def _placement(text: str) -> str | list[int]:
 def _lmbench_sched() -> str:
     value = os.environ.get("LMBENCH_SCHED", "DEFAULT").strip().upper()
     if value not in LMBENCH_SCHED:
-        raise SystemExit(
-            f"ctxbench: LMBENCH_SCHED={value!r} is not one of {', '.join(LMBENCH_SCHED)}"
-        )
+        raise ValueError(f"LMBENCH_SCHED={value!r} is not one of {', '.join(LMBENCH_SCHED)}")
     return LMBENCH_SCHED[value]
+
+
+def _placement_args(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument(
+        "--placement",
+        type=_placement,
+        default=None,
+        help=f"default|single|spread|balanced or CPU list 0,1 (default: {default})",
+    )
+    p.add_argument("--cpu", type=int, default=None, help="the CPU for --placement single")
+
+
+def _ring_args(p: argparse.ArgumentParser) -> None:
+    """lat_ctx's own flags, shared by `lat-ctx` and `ring`."""
+    p.add_argument(
+        "-P",
+        dest="parallel",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run N independent rings at once (default 1)",
+    )
+    p.add_argument(
+        "-W",
+        dest="warmup",
+        type=int,
+        default=1,
+        metavar="N",
+        help="warm-up repetitions before timing (default 1)",
+    )
+    p.add_argument(
+        "-N",
+        dest="repetitions",
+        type=int,
+        default=11,
+        metavar="N",
+        help="timed repetitions; the median is reported (default 11)",
+    )
+    p.add_argument(
+        "-s",
+        dest="size_kb",
+        type=int,
+        default=0,
+        metavar="KB",
+        help="KiB of private data each participant sums per hop (default 0)",
+    )
+    _placement_args(p, "$LMBENCH_SCHED, else default")
+    p.add_argument(
+        "--min-time",
+        type=float,
+        default=_core.DEFAULT_MIN_TIME,
+        help=f"seconds per timed repetition (default {_core.DEFAULT_MIN_TIME})",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the full result as JSON instead of xgraph text"
+    )
+    p.add_argument("procs", type=int, nargs="+", help="participant counts, e.g. 2 4 8 16 20")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -50,62 +108,55 @@ def _parser() -> argparse.ArgumentParser:
         description="Pass a token round rings of forked processes; print µs per switch "
         "in lat_ctx's xgraph format.",
     )
-    lc.add_argument(
-        "-P",
-        dest="parallel",
-        type=int,
-        default=1,
-        metavar="N",
-        help="run N independent rings at once (default 1)",
+    _ring_args(lc)
+
+    rg = sub.add_parser(
+        "ring",
+        help="the lat_ctx ring with any engine and transport",
+        description="lat-ctx with the engine (who switches) and transport (how the token "
+        "travels) named.",
     )
-    lc.add_argument(
-        "-W",
-        dest="warmup",
-        type=int,
-        default=1,
-        metavar="N",
-        help="warm-up repetitions before timing (default 1)",
+    rg.add_argument(
+        "--engine", choices=ENGINES, default="process", help="who switches (default process)"
     )
-    lc.add_argument(
-        "-N",
-        dest="repetitions",
-        type=int,
-        default=11,
-        metavar="N",
-        help="timed repetitions; the median is reported (default 11)",
-    )
-    lc.add_argument(
-        "-s",
-        dest="size_kb",
-        type=int,
-        default=0,
-        metavar="KB",
-        help="KiB of private data each process sums per hop (default 0)",
-    )
-    lc.add_argument(
-        "--placement",
-        type=_placement,
+    rg.add_argument(
+        "--transport",
+        choices=TRANSPORTS,
         default=None,
-        help="default|single|spread|balanced or CPU list 0,1 "
-        "(default: $LMBENCH_SCHED, else default)",
+        help="how the token travels (default pipe; resume for fibers)",
     )
-    lc.add_argument("--cpu", type=int, default=None, help="the CPU for --placement single")
-    lc.add_argument(
-        "--min-time",
-        type=float,
-        default=_core.DEFAULT_MIN_TIME,
-        help=f"seconds per timed repetition (default {_core.DEFAULT_MIN_TIME})",
+    _ring_args(rg)
+
+    pp = sub.add_parser(
+        "pipe",
+        help="perf bench sched pipe: two processes (or -T threads) ping-pong",
+        description="Bounce a token between two processes; print perf bench sched pipe's "
+        "fields (one op = one round trip = two switches).",
     )
-    lc.add_argument(
-        "--json", action="store_true", help="print the full result as JSON instead of xgraph text"
+    pp.add_argument(
+        "-l", "--loops", type=int, default=1_000_000, help="round trips (default 1000000)"
     )
-    lc.add_argument("procs", type=int, nargs="+", help="process counts, e.g. 2 4 8 16 20")
+    pp.add_argument(
+        "-T",
+        "--threaded",
+        action="store_true",
+        help="two threads of one process instead of two processes",
+    )
+    pp.add_argument(
+        "--transport",
+        choices=TRANSPORTS[:-1],
+        default="pipe",
+        help="how the token travels (default pipe)",
+    )
+    _placement_args(pp, "default")
+    pp.add_argument("--json", action="store_true", help="print the full result as JSON")
 
     sub.add_parser("info", help="print the metadata recorded with every result")
+    cli_workflow.add_parsers(sub)
     return p
 
 
-def _to_json(result: object) -> dict[str, object]:
+def _to_json(result: RingResult | PingpongResult) -> dict[str, object]:
     def conv(v: object) -> object:
         if hasattr(v, "tolist"):
             return v.tolist()  # type: ignore[no-any-return,attr-defined]
@@ -118,10 +169,12 @@ def _to_json(result: object) -> dict[str, object]:
     return {k: conv(v) for k, v in vars(result).items()}
 
 
-def _lat_ctx(args: argparse.Namespace) -> int:
+def _ring(args: argparse.Namespace, engine: str, transport: str | None) -> int:
     placement = args.placement if args.placement is not None else _lmbench_sched()
-    r = lat_ctx(
+    r = ring(
         args.procs,
+        engine=engine,
+        transport=transport,
         size_kb=args.size_kb,
         repetitions=args.repetitions,
         warmup=args.warmup,
@@ -142,24 +195,43 @@ def _lat_ctx(args: argparse.Namespace) -> int:
                 "(lat_ctx would have omitted this line)",
                 file=sys.stderr,
             )
-    unsteady = [v for v in r.stats["verdict"] if v != "stable"]
-    if unsteady:
+    if any(v != "stable" for v in r.stats["verdict"]):
         for line in metadata.hints(r.metadata, placement=r.placement):
             print(f"ctxbench: hint: {line}", file=sys.stderr)
+    return 0
+
+
+def _pipe(args: argparse.Namespace) -> int:
+    r = pingpong(
+        args.loops,
+        threads=args.threaded,
+        transport=args.transport,
+        placement=args.placement if args.placement is not None else "default",
+        cpu=args.cpu,
+    )
+    if args.json:
+        json.dump(_to_json(r), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(r.to_perf())
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        rc = cli_workflow.run(args)
+        if rc is not None:
+            return rc
         if args.command == "lat-ctx":
-            return _lat_ctx(args)
+            return _ring(args, "process", "pipe")
+        if args.command == "ring":
+            return _ring(args, args.engine, args.transport)
+        if args.command == "pipe":
+            return _pipe(args)
         if args.command == "info":
-            print(
-                metadata.format_metadata(
-                    metadata.collect(version=_core.__version__, extra={"compiler": _core.COMPILER})
-                )
-            )
+            meta = metadata.collect(version=_core.__version__, extra={"compiler": _core.COMPILER})
+            print(metadata.format_metadata(meta))
             return 0
     except (ValueError, TypeError, OSError, RuntimeError) as e:
         print(f"ctxbench: error: {e}", file=sys.stderr)
