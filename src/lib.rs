@@ -4,8 +4,10 @@
 //! The measurement is engine (who switches) × transport (how the token travels) × placement
 //! (where participants run), around one workload and one measured loop.
 
+pub mod counters;
 pub mod engine;
 pub mod error;
+pub mod hops;
 pub mod placement;
 pub mod result;
 pub mod ring;

@@ -3,8 +3,9 @@
 
 use crate::engine::{Engine, TransportKind};
 use crate::error::Error;
+use crate::hops;
 use crate::placement::{Placement, NAMES};
-use crate::result::summarize;
+use crate::result::{summarize, Model};
 use crate::ring::{self as core, Config};
 use numpy::{IntoPyArray, PyArray2};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
@@ -147,7 +148,8 @@ fn placement_arg(obj: Option<&Bound<'_, PyAny>>, cpu: Option<i64>) -> PyResult<P
 /// Runs the token ring for each process count; see `ctxbench.ring` for the arguments.
 #[pyfunction]
 #[pyo3(signature = (procs, *, engine="process", transport=None, size_kb=0, repetitions=11,
-    warmup=1, parallel=1, placement=None, cpu=None, min_time=core::DEFAULT_MIN_TIME, timeout=10.0))]
+    warmup=1, parallel=1, placement=None, cpu=None, min_time=core::DEFAULT_MIN_TIME, timeout=10.0,
+    record_hops=false))]
 #[allow(clippy::too_many_arguments)]
 fn ring<'py>(
     py: Python<'py>,
@@ -162,6 +164,7 @@ fn ring<'py>(
     cpu: Option<i64>,
     min_time: f64,
     timeout: f64,
+    record_hops: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let big = core::MAX_PROCS as i64;
     let (engine, transport) = engine_transport(engine, transport)?;
@@ -188,9 +191,17 @@ fn ring<'py>(
         min_time,
         timeout,
         plan: core::Plan::Calibrated,
+        record_hops,
     };
     let points = measure(py, |interrupt| core::run(&cfg, interrupt))?;
-    let s = summarize(&points);
+    let model = match (cfg.engine, cfg.transport) {
+        (Engine::Fiber, _) => Model::Invisible,
+        (_, TransportKind::Yield) => Model::Yielding,
+        _ => Model::Blocking {
+            single_cpu: matches!(cfg.placement, Placement::Single(_)),
+        },
+    };
+    let s = summarize(&points, model);
 
     let d = PyDict::new(py);
     let v1 = |v: Vec<f64>| v.into_pyarray(py);
@@ -248,6 +259,60 @@ fn ring<'py>(
         PyList::new(py, s.stats.iter().map(|x| x.verdict.as_str()))?,
     )?;
     d.set_item("stats", stats)?;
+    d.set_item("switches_per_hop", v1(s.switches_per_hop.clone()))?;
+    d.set_item("switch_source", PyList::new(py, &s.switch_source)?)?;
+    d.set_item(
+        "involuntary_switches",
+        s.involuntary_switches.clone().into_pyarray(py),
+    )?;
+    d.set_item("migrations", s.migrations.clone().into_pyarray(py))?;
+    let hardware = PyDict::new(py);
+    hardware.set_item("cycles_per_switch", s.cycles_per_switch.clone().map(&v1))?;
+    hardware.set_item(
+        "instructions_per_switch",
+        s.instructions_per_switch.clone().map(&v1),
+    )?;
+    hardware.set_item("unavailable_reason", s.hardware_unavailable.clone())?;
+    d.set_item("hardware", hardware)?;
+    d.set_item(
+        "counters_unavailable_reason",
+        s.software_unavailable.clone(),
+    )?;
+    d.set_item("warnings", PyList::new(py, &s.warnings)?)?;
+    if record_hops {
+        let hists: Vec<&(Vec<u64>, u64)> = points.iter().filter_map(|p| p.hops.as_ref()).collect();
+        // Trim the histogram after the last bucket any point used.
+        let used = hists
+            .iter()
+            .filter_map(|(c, _)| c.iter().rposition(|&x| x > 0))
+            .max()
+            .map_or(1, |j| j + 1);
+        let pct = PyDict::new(py);
+        for (name, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)] {
+            let v = hists
+                .iter()
+                .map(|(c, _)| hops::percentile(c, q) / 1e3)
+                .collect();
+            pct.set_item(name, v1(v))?;
+        }
+        pct.set_item(
+            "max",
+            v1(hists.iter().map(|(_, m)| *m as f64 / 1e3).collect()),
+        )?;
+        d.set_item("hop_percentiles_us", pct)?;
+        let hist = PyDict::new(py);
+        let edges: Vec<f64> = (0..=used).map(|j| hops::lower(j) as f64 / 1e3).collect();
+        hist.set_item("edges_us", v1(edges))?;
+        let counts: Vec<Vec<u64>> = hists.iter().map(|(c, _)| c[..used].to_vec()).collect();
+        hist.set_item(
+            "counts",
+            PyArray2::from_vec2(py, &counts).expect("rectangular"),
+        )?;
+        d.set_item("hop_histogram", hist)?;
+    } else {
+        d.set_item("hop_percentiles_us", py.None())?;
+        d.set_item("hop_histogram", py.None())?;
+    }
     let cpus = PyList::empty(py);
     for p in &points {
         let m: Vec<Vec<i64>> = p

@@ -22,11 +22,64 @@ pub struct RingSummary {
     pub ring_us: Vec<Vec<f64>>,
     /// The median net value is not above zero: the switch is below what the method resolves.
     pub below_resolution: Vec<bool>,
+    /// Kernel context switches per hop: perf counters over the timed repetitions where
+    /// permitted, else the participants' lifetime rusage (`switch_source` says which).
+    pub switches_per_hop: Vec<f64>,
+    pub switch_source: Vec<&'static str>,
+    /// Involuntary switches of the participants (rusage, lifetime) and CPU migrations
+    /// (perf, timed repetitions; -1 where counters are unavailable).
+    pub involuntary_switches: Vec<i64>,
+    pub migrations: Vec<i64>,
+    /// Per switch, from hardware counters; `None` with the reason where unavailable.
+    pub cycles_per_switch: Option<Vec<f64>>,
+    pub instructions_per_switch: Option<Vec<f64>>,
+    pub hardware_unavailable: Option<String>,
+    pub software_unavailable: Option<String>,
+    /// Disagreements between what was counted and what the engine's model predicts.
+    pub warnings: Vec<String>,
+}
+
+/// What the kernel should count per hop for this engine and transport.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Model {
+    /// Fibers: the kernel sees no switch at all.
+    Invisible,
+    /// Every hop blocks the receiver until the sender wakes it. On one CPU that is at least
+    /// one switch per hop, and at most two: a woken participant often preempts its waker,
+    /// which runs again later only to block (measured: 1.0 with 2 participants, about 1.5
+    /// with 8). Fewer when the receiver is still running on another CPU.
+    Blocking { single_cpu: bool },
+    /// sched_yield: at least one switch per hop, more when the scheduler picks a task that
+    /// does not hold the token.
+    Yielding,
+}
+
+fn check_model(model: Model, procs: usize, per_hop: f64) -> Option<String> {
+    let what = match model {
+        Model::Invisible if per_hop > 0.05 => {
+            "fibers should cost no kernel switch: the driving thread was descheduled"
+        }
+        Model::Blocking { single_cpu: true } if per_hop < 0.9 => {
+            "fewer than one switch per hop on one CPU: participants found the token without \
+             sleeping (spinning?)"
+        }
+        Model::Blocking { .. } if per_hop > 2.05 => {
+            "more than two switches per hop: participants were preempted by other work or woke \
+             spuriously"
+        }
+        Model::Yielding if per_hop < 0.9 => {
+            "sched_yield did not always switch: another task or CPU ran the ring"
+        }
+        _ => return None,
+    };
+    Some(format!(
+        "{procs} participants: switches_per_hop={per_hop:.2}: {what}"
+    ))
 }
 
 const NS_PER_US: f64 = 1000.0;
 
-pub fn summarize(points: &[Point]) -> RingSummary {
+pub fn summarize(points: &[Point], model: Model) -> RingSummary {
     let reps = points.first().map_or(0, |p| p.raw_ns.len());
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let per_rep = |f: &dyn Fn(&Point, usize) -> f64| -> Vec<Vec<f64>> {
@@ -52,7 +105,41 @@ pub fn summarize(points: &[Point]) -> RingSummary {
         .iter()
         .flat_map(|p| p.overhead_ns.iter().flatten().map(|x| x / NS_PER_US))
         .collect();
+    let per_hop = |p: &Point| match p.counters.switches {
+        Some(sw) => (sw as f64 / p.observed_hops.max(1) as f64, "perf"),
+        // Wake-up preemption makes many ring switches involuntary: count both kinds.
+        None => (
+            (p.rusage.voluntary + p.rusage.involuntary) as f64 / p.rusage.passes.max(1) as f64,
+            "rusage",
+        ),
+    };
+    let hw = |f: &dyn Fn(&Point) -> Option<u64>| {
+        points
+            .iter()
+            .map(|p| f(p).map(|v| v as f64 / p.observed_hops.max(1) as f64))
+            .collect::<Option<Vec<f64>>>()
+    };
+    let first = points
+        .first()
+        .map(|p| p.counters.clone())
+        .unwrap_or_default();
+    let warnings = points
+        .iter()
+        .filter_map(|p| check_model(model, p.procs, per_hop(p).0))
+        .collect();
     RingSummary {
+        switches_per_hop: points.iter().map(|p| per_hop(p).0).collect(),
+        switch_source: points.iter().map(|p| per_hop(p).1).collect(),
+        involuntary_switches: points.iter().map(|p| p.rusage.involuntary as i64).collect(),
+        migrations: points
+            .iter()
+            .map(|p| p.counters.migrations.map_or(-1, |m| m as i64))
+            .collect(),
+        cycles_per_switch: hw(&|p| p.counters.cycles),
+        instructions_per_switch: hw(&|p| p.counters.instructions),
+        hardware_unavailable: first.hardware_unavailable,
+        software_unavailable: first.software_unavailable,
+        warnings,
         procs: points.iter().map(|p| p.procs).collect(),
         raw_us: (0..points.len())
             .map(|j| stats::median(&column(&raw_samples_us, j)))

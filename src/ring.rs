@@ -2,6 +2,7 @@
 //! alternate timed ring repetitions with overhead repetitions so that machine drift hits both
 //! alike, and tear everything down on every path.
 
+use crate::counters::{Counters, Totals};
 use crate::engine::{self, Engine, Group, Ring, TransportKind};
 use crate::error::{Error, Result};
 use crate::placement::Placement;
@@ -29,6 +30,8 @@ pub struct Config {
     /// Seconds without progress after which a ring counts as hung.
     pub timeout: f64,
     pub plan: Plan,
+    /// Record every hop's wake-to-run latency during the timed repetitions.
+    pub record_hops: bool,
 }
 
 /// How many trips a timed repetition makes.
@@ -59,6 +62,7 @@ impl Config {
             min_time: DEFAULT_MIN_TIME,
             timeout: 10.0,
             plan: Plan::Calibrated,
+            record_hops: false,
         }
     }
 
@@ -130,8 +134,24 @@ pub struct Point {
     pub cpus: Vec<Vec<i32>>,
     /// Every participant ran the workload on every pass and got the right checksum.
     pub work_verified: bool,
+    /// Kernel counters over the timed repetitions, and the hops the observed tasks made then.
+    pub counters: Totals,
+    pub observed_hops: u64,
+    /// Merged hop histogram (counts per `hops::bucket`) and the largest hop in ns, when
+    /// recording.
+    pub hops: Option<(Vec<u64>, u64)>,
+    /// Lifetime rusage of the participants other than participant 0.
+    pub rusage: Rusage,
     /// Seconds spent in calibration, warm-up, the timed repetitions, and start/teardown.
     pub phase_s: Phases,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Rusage {
+    pub voluntary: u64,
+    pub involuntary: u64,
+    /// Hops those participants made over the same lifetime.
+    pub passes: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -236,45 +256,54 @@ fn point(
     interrupt: Interrupt,
 ) -> Result<Point> {
     let t0 = Instant::now();
-    let Group { mut rings, members } =
-        engine::spawn(cfg.engine, cfg.transport, procs, cfg.size_kb, cpus)?;
-    let abort = AtomicBool::new(false);
-    let barrier = Barrier::new(rings.len());
+    let Group { mut rings, members } = engine::spawn(
+        cfg.engine,
+        cfg.transport,
+        procs,
+        cfg.size_kb,
+        cfg.record_hops,
+        cpus,
+    )?;
+    // Every task the kernel schedules: the participants, and participant 0 of ring 0 (this
+    // thread; the drivers of other rings are not observed).
+    let mut tasks = members.tids();
+    tasks.push((0, sys::gettid()));
+    let fd_limit = sys::ensure_fds(Counters::FDS_PER_TASK * tasks.len() as u64)?;
+    let mut counters = Counters::open(&tasks.iter().map(|t| t.1).collect::<Vec<_>>());
+    let mut totals = Totals::default();
+    let ctx = Ctx {
+        cfg,
+        procs,
+        abort: AtomicBool::new(false),
+        barrier: Barrier::new(rings.len()),
+    };
     let done = AtomicBool::new(false);
     let progress: Vec<_> = rings.iter().map(|r| r.progress()).collect();
     let outcome: Vec<Result<Drive>> = std::thread::scope(|s| {
-        let watchdog =
-            s.spawn(|| watch(&progress, cfg.timeout, &done, &abort, &barrier, &*members));
+        let watchdog = s.spawn(|| watch(&progress, &ctx, &done, &*members));
         let (first, rest) = rings.split_first_mut().expect("at least one ring");
         let others: Vec<_> = rest
             .iter_mut()
             .enumerate()
             .map(|(k, ring)| {
-                let (barrier, abort, cpu) = (&barrier, &abort, cpus[k + 1][0]);
-                s.spawn(move || {
-                    let r = drive(ring.as_mut(), cfg, procs, cpu, barrier, abort, &mut || {
-                        false
-                    });
-                    if r.is_err() {
-                        fail(abort, barrier);
-                    }
-                    r
-                })
+                let (ctx, cpu) = (&ctx, cpus[k + 1][0]);
+                s.spawn(move || drive(ring.as_mut(), ctx, cpu, &mut || false, &mut |_| {}))
             })
             .collect();
-        let r0 = drive(
+        let mut window = |open: bool| {
+            if open {
+                counters.start();
+            } else {
+                totals = counters.stop();
+            }
+        };
+        let mut all = vec![drive(
             first.as_mut(),
-            cfg,
-            procs,
+            &ctx,
             cpus[0][0],
-            &barrier,
-            &abort,
             interrupt,
-        );
-        if r0.is_err() {
-            fail(&abort, &barrier);
-        }
-        let mut all = vec![r0];
+            &mut window,
+        )];
         all.extend(
             others
                 .into_iter()
@@ -284,9 +313,21 @@ fn point(
         watchdog.join().expect("watchdog panicked");
         all
     });
+    drop(counters);
+    if let Some(old) = fd_limit {
+        sys::restore_fd_limit(old);
+    }
 
     let stopped = outcome.iter().all(Result::is_ok);
     let work: Vec<(u64, u64)> = rings.iter().map(|r| r.work_done()).collect();
+    let driver_hops = rings[0].driver_hops_per_trip();
+    let hops = rings
+        .iter()
+        .filter_map(|r| r.hops())
+        .reduce(|(mut a, m), (b, n)| {
+            a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+            (a, m.max(n))
+        });
     drop(rings);
     let report = members.finish(stopped);
     if !stopped {
@@ -305,6 +346,13 @@ fn point(
     let expected = Workload::expected_sum(cfg.size_kb);
     let check = |&(passes, sum): &(u64, u64)| sum == passes.wrapping_mul(expected) && passes > 0;
     let work_verified = work.iter().all(check) && report.work.iter().flatten().all(check);
+    // Each observed task receives the token once per trip of its ring in every repetition.
+    let reps = cfg.repetitions as u64;
+    let observed_hops = reps * drives[0].trips * driver_hops
+        + tasks[..tasks.len() - 1]
+            .iter()
+            .map(|&(r, _)| reps * drives[r].trips)
+            .sum::<u64>();
 
     let mut phase_s = Phases::default();
     for d in &drives {
@@ -332,8 +380,24 @@ fn point(
             .map(|(d, rest)| std::iter::once(d.cpu).chain(rest.iter().copied()).collect())
             .collect(),
         work_verified,
+        counters: totals,
+        observed_hops,
+        hops,
+        rusage: Rusage {
+            voluntary: report.voluntary,
+            involuntary: report.involuntary,
+            passes: report.passes,
+        },
         phase_s,
     })
+}
+
+/// What every driver of one point shares.
+struct Ctx<'a> {
+    cfg: &'a Config,
+    procs: usize,
+    abort: AtomicBool,
+    barrier: Barrier,
 }
 
 /// One driver failed: the others stop at their next repetition boundary. Nobody is killed
@@ -345,17 +409,11 @@ fn fail(abort: &AtomicBool, barrier: &Barrier) {
 
 /// Kills the ring when no driver has made progress for `timeout` seconds: a stopped or
 /// starved participant must end in an error, never a hang.
-fn watch(
-    progress: &[Arc<AtomicU64>],
-    timeout: f64,
-    done: &AtomicBool,
-    abort: &AtomicBool,
-    barrier: &Barrier,
-    members: &dyn engine::Members,
-) {
+fn watch(progress: &[Arc<AtomicU64>], ctx: &Ctx, done: &AtomicBool, members: &dyn engine::Members) {
+    let timeout = ctx.cfg.timeout;
     let give_up = |why: &str| {
-        if !abort.swap(true, Ordering::AcqRel) {
-            barrier.abort();
+        if !ctx.abort.swap(true, Ordering::AcqRel) {
+            ctx.barrier.abort();
             members.abort(why);
         }
     };
@@ -403,15 +461,31 @@ impl Drop for AffinityGuard {
     }
 }
 
+/// Participant 0's side of one point: pin, calibrate, warm up, time the repetitions (with
+/// `window(true)`/`window(false)` around them), stop the ring. On error, the other drivers are
+/// told to stop at their next repetition boundary.
 fn drive(
     ring: &mut dyn Ring,
-    cfg: &Config,
-    procs: usize,
+    ctx: &Ctx,
     cpu: Option<usize>,
-    barrier: &Barrier,
-    abort: &AtomicBool,
     interrupt: Interrupt,
+    window: &mut dyn FnMut(bool),
 ) -> Result<Drive> {
+    let r = measure(ring, ctx, cpu, interrupt, window);
+    if r.is_err() {
+        fail(&ctx.abort, &ctx.barrier);
+    }
+    r
+}
+
+fn measure(
+    ring: &mut dyn Ring,
+    ctx: &Ctx,
+    cpu: Option<usize>,
+    interrupt: Interrupt,
+    window: &mut dyn FnMut(bool),
+) -> Result<Drive> {
+    let (cfg, abort, barrier) = (ctx.cfg, &ctx.abort, &ctx.barrier);
     let _restore = match cpu {
         Some(c) => {
             let old = sys::get_affinity()?;
@@ -459,12 +533,16 @@ fn drive(
     }
     phases.warmup = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let hops = procs as u64;
+    let hops = ctx.procs as u64;
     let mut raw_ns = Vec::with_capacity(cfg.repetitions);
     let mut overhead_ns = Vec::with_capacity(cfg.repetitions);
-    for _ in 0..cfg.repetitions {
+    for k in 0..cfg.repetitions {
         barrier.wait()?;
         check(abort)?;
+        if k == 0 {
+            window(true);
+            ring.record(true);
+        }
         let ns = timed(&mut |n| ring.trips(n), trips, chunks, &mut || check(abort))?;
         raw_ns.push(ns / (trips * hops) as f64);
         overhead_ns.push(if rounds == 0 {
@@ -476,6 +554,8 @@ fn drive(
             ns / (rounds * hops) as f64
         });
     }
+    window(false);
+    ring.record(false);
     phases.measure = t.elapsed().as_secs_f64();
     ring.stop()?;
     Ok(Drive {

@@ -225,6 +225,19 @@ pub struct Slot {
     pub passes: AtomicU64,
     /// The participant's exit code once it has left (-1 while running).
     pub exit: AtomicI32,
+    /// Voluntary and involuntary context switches of its thread over its life (rusage).
+    pub nvcsw: AtomicU64,
+    pub nivcsw: AtomicU64,
+}
+
+/// (voluntary, involuntary) context switches of the calling thread so far. Raw syscall.
+pub fn thread_switches() -> (u64, u64) {
+    // SAFETY: rusage is plain data; RUSAGE_THREAD reports on the calling thread.
+    unsafe {
+        let mut ru: libc::rusage = mem::zeroed();
+        libc::getrusage(libc::RUSAGE_THREAD, &mut ru);
+        (ru.ru_nvcsw as u64, ru.ru_nivcsw as u64)
+    }
 }
 
 // SAFETY: AtomicU64 is valid when zero.

@@ -2,6 +2,7 @@
 //! (the caller, which times) and every other participant do per hop.
 
 use crate::error::{Error, Result};
+use crate::hops::HopLog;
 use crate::sys::{Guards, Slot};
 use crate::transport::{HopError, Scope, Transport};
 use crate::workload::Workload;
@@ -21,13 +22,27 @@ pub const EXIT_ERRNO: i32 = 12;
 /// Participant `i` (i > 0): receive, work, pass on, until STOP. Allocation-free and made of
 /// raw syscalls only, because in the process engine it runs between `fork` and `_exit`.
 /// The exit code also goes into the slot, where the watchdog tells a clean exit from a death.
-pub fn participant<T: Transport>(t: &T, i: usize, n: usize, work: &Workload, slot: &Slot) -> i32 {
-    let code = pass_tokens(t, i, n, work, slot);
+pub fn participant<T: Transport>(
+    t: &T,
+    i: usize,
+    n: usize,
+    work: &Workload,
+    slot: &Slot,
+    log: Option<&HopLog>,
+) -> i32 {
+    let code = pass_tokens(t, i, n, work, slot, log);
     slot.exit.store(code, Ordering::Release);
     code
 }
 
-fn pass_tokens<T: Transport>(t: &T, i: usize, n: usize, work: &Workload, slot: &Slot) -> i32 {
+fn pass_tokens<T: Transport>(
+    t: &T,
+    i: usize,
+    n: usize,
+    work: &Workload,
+    slot: &Slot,
+    log: Option<&HopLog>,
+) -> i32 {
     let next = (i + 1) % n;
     let mut checksum = 0u64;
     let mut passes = 0u64;
@@ -38,6 +53,9 @@ fn pass_tokens<T: Transport>(t: &T, i: usize, n: usize, work: &Workload, slot: &
             Err(HopError::Errno(_)) => return EXIT_ERRNO,
         };
         if token == STOP {
+            let (voluntary, involuntary) = crate::sys::thread_switches();
+            slot.nvcsw.store(voluntary, Ordering::Relaxed);
+            slot.nivcsw.store(involuntary, Ordering::Relaxed);
             slot.cpu.store(crate::sys::current_cpu(), Ordering::Relaxed);
             slot.checksum.store(checksum, Ordering::Relaxed);
             slot.passes.store(passes, Ordering::Release);
@@ -45,8 +63,14 @@ fn pass_tokens<T: Transport>(t: &T, i: usize, n: usize, work: &Workload, slot: &
             let _ = t.send(next, STOP);
             return EXIT_STOPPED;
         }
+        if let Some(log) = log {
+            log.received(i);
+        }
         checksum = checksum.wrapping_add(work.sum());
         passes += 1;
+        if let Some(log) = log {
+            log.sending(next);
+        }
         match t.send(next, (token + 1) & MASK) {
             Ok(()) => {}
             Err(HopError::Closed) => return EXIT_DOWNSTREAM_GONE,
@@ -66,10 +90,11 @@ pub struct Driver<T: Transport> {
     passes: u64,
     /// Bumped once per trip; the watchdog reads it to tell a slow ring from a hung one.
     pub progress: Arc<AtomicU64>,
+    pub log: Option<Arc<HopLog>>,
 }
 
 impl<T: Transport> Driver<T> {
-    pub fn new(ring: Arc<T>, work: Workload, n: usize) -> Result<Self> {
+    pub fn new(ring: Arc<T>, work: Workload, n: usize, log: Option<Arc<HopLog>>) -> Result<Self> {
         Ok(Driver {
             ring,
             // Only the caller's thread ever uses these: a thread-scoped ring.
@@ -80,6 +105,7 @@ impl<T: Transport> Driver<T> {
             checksum: 0,
             passes: 0,
             progress: Arc::new(AtomicU64::new(0)),
+            log,
         })
     }
 
@@ -100,13 +126,20 @@ impl<T: Transport> Driver<T> {
         let n = self.n;
         let start = self.token;
         let mut token = start;
+        let log = self.log.as_deref();
         for _ in 0..trips {
+            if let Some(log) = log {
+                log.sending(1);
+            }
             self.ring
                 .send(1, token)
                 .map_err(|e| self.hop_error(e, 0, 1))?;
             token = self.ring.recv(0).map_err(|e| self.hop_error(e, n - 1, 0))?;
             if token == STOP {
                 return Err(Error::Peer("the ring was torn down mid-run".into()));
+            }
+            if let Some(log) = log {
+                log.received(0);
             }
             self.checksum = self.checksum.wrapping_add(self.work.sum());
             self.passes += 1;

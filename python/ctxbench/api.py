@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Union
 
@@ -40,6 +41,7 @@ def ring(
     cpu: int | None = None,
     min_time: float = _core.DEFAULT_MIN_TIME,
     timeout: float = 10.0,
+    record_hops: bool = False,
 ) -> RingResult:
     """Pass a token round rings of ``procs`` participants and report µs per switch.
 
@@ -68,8 +70,12 @@ def ring(
         cpu=cpu,
         min_time=min_time,
         timeout=timeout,
+        record_hops=record_hops,
     )
-    return RingResult.from_core(raw, meta)
+    result = RingResult.from_core(raw, meta)
+    for message in result.warnings:
+        warnings.warn(f"ctxbench: {message}", UserWarning, stacklevel=2)
+    return result
 
 
 def lat_ctx(

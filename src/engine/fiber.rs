@@ -8,6 +8,7 @@
 
 use super::{Group, Members, Report, Ring};
 use crate::error::{Error, Result};
+use crate::hops::HopLog;
 use crate::sys::{self, Guards, Shared, Slot};
 use crate::token::STOP;
 use crate::workload::Workload;
@@ -23,8 +24,14 @@ const STACK_BYTES: usize = 64 * 1024;
 
 type Fiber = Coroutine<u32, u32, (), DefaultStack>;
 
-pub fn spawn(procs: usize, size_kb: usize, cpus: &[Vec<Option<usize>>]) -> Result<Group> {
+pub fn spawn(
+    procs: usize,
+    size_kb: usize,
+    record: bool,
+    cpus: &[Vec<Option<usize>>],
+) -> Result<Group> {
     let parallel = cpus.len();
+    let logs = super::hop_logs(parallel, procs, record)?;
     let slots = Arc::new(Shared::<Slot>::new(procs * parallel)?);
     let mut rings: Vec<Box<dyn Ring>> = Vec::with_capacity(parallel);
     for (r, placement) in cpus.iter().enumerate() {
@@ -39,14 +46,21 @@ pub fn spawn(procs: usize, size_kb: usize, cpus: &[Vec<Option<usize>>]) -> Resul
             let work = Workload::new(size_kb)?;
             let slots = Arc::clone(&slots);
             let cpu = placement[0];
+            let log = logs[r].clone();
             fibers.push(Fiber::with_stack(
                 stack,
                 move |yielder: &Yielder<u32, u32>, mut token: u32| {
                     let slot = &slots[r * procs + i];
                     let (mut checksum, mut passes) = (0u64, 0u64);
                     while token != STOP {
+                        if let Some(log) = &log {
+                            log.received(i);
+                        }
                         checksum = checksum.wrapping_add(work.sum());
                         passes += 1;
+                        if let Some(log) = &log {
+                            log.sending((i + 1) % procs);
+                        }
                         token = yielder.suspend((token + 1) & MASK);
                     }
                     slot.cpu.store(
@@ -65,6 +79,7 @@ pub fn spawn(procs: usize, size_kb: usize, cpus: &[Vec<Option<usize>>]) -> Resul
             checksum: 0,
             passes: 0,
             progress: Arc::new(AtomicU64::new(0)),
+            log: logs[r].clone(),
         }));
     }
     Ok(Group {
@@ -80,6 +95,7 @@ struct FiberRing {
     checksum: u64,
     passes: u64,
     progress: Arc<AtomicU64>,
+    log: Option<Arc<HopLog>>,
 }
 
 // SAFETY: the fibers' bodies hold no thread-local state across a suspension, and the ring is
@@ -105,9 +121,16 @@ impl Ring for FiberRing {
         let n = self.fibers.len() + 1;
         let start = self.token;
         let mut token = start;
+        let log = self.log.clone();
         for _ in 0..trips {
+            if let Some(log) = &log {
+                log.sending(1);
+            }
             for (k, fiber) in self.fibers.iter_mut().enumerate() {
                 token = Self::resume(fiber, token, k + 1)?;
+            }
+            if let Some(log) = &log {
+                log.received(0);
             }
             self.checksum = self.checksum.wrapping_add(self.work.sum());
             self.passes += 1;
@@ -155,6 +178,20 @@ impl Ring for FiberRing {
     fn work_done(&self) -> (u64, u64) {
         (self.passes, self.checksum)
     }
+
+    fn record(&self, on: bool) {
+        if let Some(log) = &self.log {
+            log.record(on);
+        }
+    }
+
+    fn hops(&self) -> Option<(Vec<u64>, u64)> {
+        self.log.as_ref().map(|l| (l.counts(), l.max_ns()))
+    }
+
+    fn driver_hops_per_trip(&self) -> u64 {
+        self.fibers.len() as u64 + 1
+    }
 }
 
 /// Fibers live inside their ring: nothing else to watch, abort or reap.
@@ -164,6 +201,11 @@ struct NoMembers {
 }
 
 impl Members for NoMembers {
+    /// The kernel sees only the driving thread.
+    fn tids(&self) -> Vec<(usize, libc::pid_t)> {
+        Vec::new()
+    }
+
     fn casualty(&self) -> Option<String> {
         None
     }

@@ -7,6 +7,7 @@ pub mod process;
 pub mod thread;
 
 use crate::error::{Error, Result};
+use crate::hops::HopLog;
 use crate::sys::{Guards, Shared, Slot};
 use crate::token::Driver;
 use crate::transport::{
@@ -151,6 +152,14 @@ pub trait Ring: Send {
     fn progress(&self) -> Arc<AtomicU64>;
     /// (workload passes, checksum) of participant 0.
     fn work_done(&self) -> (u64, u64);
+    /// Switches per-hop latency recording on or off (only the timed repetitions record).
+    fn record(&self, on: bool);
+    /// The ring's hop histogram (counts per `hops::bucket`, max ns), when recording.
+    fn hops(&self) -> Option<(Vec<u64>, u64)>;
+    /// Hops per trip that run on the driving thread: 1 (its own), or all of them for fibers.
+    fn driver_hops_per_trip(&self) -> u64 {
+        1
+    }
 }
 
 impl<T: Transport> Ring for Driver<T> {
@@ -172,6 +181,21 @@ impl<T: Transport> Ring for Driver<T> {
     fn work_done(&self) -> (u64, u64) {
         Driver::work_done(self)
     }
+    fn record(&self, on: bool) {
+        if let Some(log) = &self.log {
+            log.record(on);
+        }
+    }
+    fn hops(&self) -> Option<(Vec<u64>, u64)> {
+        self.log.as_ref().map(|l| (l.counts(), l.max_ns()))
+    }
+}
+
+/// One hop log per ring when recording, made before any participant starts.
+fn hop_logs(parallel: usize, procs: usize, record: bool) -> Result<Vec<Option<Arc<HopLog>>>> {
+    (0..parallel)
+        .map(|_| record.then(|| HopLog::new(procs).map(Arc::new)).transpose())
+        .collect()
 }
 
 /// What the participants other than the drivers reported once they left.
@@ -183,10 +207,16 @@ pub struct Report {
     pub work: Vec<Vec<(u64, u64)>>,
     /// Why the run failed, as far as the participants tell (a death, a hang).
     pub failure: Option<String>,
+    /// Sums over those participants of their lifetime rusage switches and their hops.
+    pub voluntary: u64,
+    pub involuntary: u64,
+    pub passes: u64,
 }
 
 /// The participants an engine started, other than the drivers.
 pub trait Members: Send + Sync {
+    /// (ring, thread id) of every participant the kernel schedules, other than the drivers.
+    fn tids(&self) -> Vec<(usize, libc::pid_t)>;
     /// A participant that left on its own mid-run, described; checked by the watchdog, so
     /// that transports without EOF (futex, signal, yield) also notice a death.
     fn casualty(&self) -> Option<String>;
@@ -207,18 +237,19 @@ pub fn spawn(
     transport: TransportKind,
     procs: usize,
     size_kb: usize,
+    record: bool,
     cpus: &[Vec<Option<usize>>],
 ) -> Result<Group> {
     check_combination(engine, transport)?;
     macro_rules! with_transport {
         ($engine:ident) => {
             match transport {
-                TransportKind::Pipe => $engine::spawn::<Pipe>(procs, size_kb, cpus),
-                TransportKind::Eventfd => $engine::spawn::<Eventfd>(procs, size_kb, cpus),
-                TransportKind::Futex => $engine::spawn::<Futex>(procs, size_kb, cpus),
-                TransportKind::Socket => $engine::spawn::<Socket>(procs, size_kb, cpus),
-                TransportKind::Signal => $engine::spawn::<Signal>(procs, size_kb, cpus),
-                TransportKind::Yield => $engine::spawn::<Yield>(procs, size_kb, cpus),
+                TransportKind::Pipe => $engine::spawn::<Pipe>(procs, size_kb, record, cpus),
+                TransportKind::Eventfd => $engine::spawn::<Eventfd>(procs, size_kb, record, cpus),
+                TransportKind::Futex => $engine::spawn::<Futex>(procs, size_kb, record, cpus),
+                TransportKind::Socket => $engine::spawn::<Socket>(procs, size_kb, record, cpus),
+                TransportKind::Signal => $engine::spawn::<Signal>(procs, size_kb, record, cpus),
+                TransportKind::Yield => $engine::spawn::<Yield>(procs, size_kb, record, cpus),
                 TransportKind::Resume => unreachable!("checked above"),
             }
         };
@@ -226,7 +257,7 @@ pub fn spawn(
     match engine {
         Engine::Process => with_transport!(process),
         Engine::Thread => with_transport!(thread),
-        Engine::Fiber => fiber::spawn(procs, size_kb, cpus),
+        Engine::Fiber => fiber::spawn(procs, size_kb, record, cpus),
     }
 }
 
@@ -254,11 +285,31 @@ fn wait_ready(slots: &Shared<Slot>, members: &dyn Members, procs: usize) -> Resu
     Ok(())
 }
 
+/// (ring, tid) of the participants registered in `slots`, participant 0 excluded.
+fn tids(slots: &Shared<Slot>, procs: usize) -> Vec<(usize, libc::pid_t)> {
+    slots
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| k % procs != 0)
+        .map(|(k, s)| (k / procs, s.tid.load(Ordering::Acquire)))
+        .collect()
+}
+
 /// What the participants left in their slots, participant 0 of each ring excluded.
 fn report(slots: &Shared<Slot>, procs: usize, failure: Option<String>) -> Report {
     let rings = slots.len() / procs;
     let slot = |r: usize, i: usize| &slots[r * procs + i];
+    let members = || {
+        slots
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| k % procs != 0)
+            .map(|(_, s)| s)
+    };
     Report {
+        voluntary: members().map(|s| s.nvcsw.load(Ordering::Acquire)).sum(),
+        involuntary: members().map(|s| s.nivcsw.load(Ordering::Acquire)).sum(),
+        passes: members().map(|s| s.passes.load(Ordering::Acquire)).sum(),
         cpus: (0..rings)
             .map(|r| {
                 (1..procs)

@@ -6,6 +6,7 @@
 
 use super::{wait_ready, Group, Members, Report, Ring};
 use crate::error::{Error, Result};
+use crate::hops::HopLog;
 use crate::sys::{self, Shared, Slot};
 use crate::token::{self, Driver, STOP};
 use crate::transport::{Scope, Transport};
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 pub fn spawn<T: Transport>(
     procs: usize,
     size_kb: usize,
+    record: bool,
     cpus: &[Vec<Option<usize>>],
 ) -> Result<Group> {
     let parallel = cpus.len();
@@ -28,6 +30,7 @@ pub fn spawn<T: Transport>(
         s.exit.store(-1, Ordering::Relaxed);
     }
     let template = Workload::new(size_kb)?;
+    let logs = super::hop_logs(parallel, procs, record)?;
     let mut rings = (0..parallel)
         .map(|_| T::ring(procs, Scope::Processes))
         .collect::<Result<Vec<T>>>()?;
@@ -57,6 +60,7 @@ pub fn spawn<T: Transport>(
                         procs,
                         &template,
                         slot,
+                        logs[r].as_deref(),
                         set.as_ref(),
                         max_fd,
                         parent,
@@ -83,8 +87,13 @@ pub fn spawn<T: Transport>(
     forked?;
     wait_ready(&children.slots, &children, procs)?;
     let mut drivers: Vec<Box<dyn Ring>> = Vec::with_capacity(parallel);
-    for ring in rings {
-        drivers.push(Box::new(Driver::new(ring, Workload::new(size_kb)?, procs)?));
+    for (ring, log) in rings.into_iter().zip(logs) {
+        drivers.push(Box::new(Driver::new(
+            ring,
+            Workload::new(size_kb)?,
+            procs,
+            log,
+        )?));
     }
     Ok(Group {
         rings: drivers,
@@ -100,6 +109,7 @@ fn child<T: Transport>(
     n: usize,
     work: &Workload,
     slot: &Slot,
+    log: Option<&HopLog>,
     cpu: Option<&libc::cpu_set_t>,
     max_fd: i32,
     parent: libc::pid_t,
@@ -124,7 +134,7 @@ fn child<T: Transport>(
     // The guard is never dropped: the child leaves through `_exit`.
     let _registered = ring.attach(i);
     slot.tid.store(sys::gettid(), Ordering::Release);
-    let code = token::participant(ring, i, n, work, slot);
+    let code = token::participant(ring, i, n, work, slot, log);
     // SAFETY: leaving without running the parent's atexit handlers or destructors.
     unsafe { libc::_exit(code) }
 }
@@ -223,6 +233,10 @@ impl<T: Transport> Children<T> {
 }
 
 impl<T: Transport> Members for Children<T> {
+    fn tids(&self) -> Vec<(usize, libc::pid_t)> {
+        super::tids(&self.slots, self.procs)
+    }
+
     fn casualty(&self) -> Option<String> {
         // One cheap syscall per watchdog tick; the per-child scan only once someone left.
         // SAFETY: as in `peek`.

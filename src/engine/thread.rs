@@ -18,6 +18,7 @@ const STACK_BYTES: usize = 256 * 1024;
 pub fn spawn<T: Transport>(
     procs: usize,
     size_kb: usize,
+    record: bool,
     cpus: &[Vec<Option<usize>>],
 ) -> Result<Group> {
     let parallel = cpus.len();
@@ -29,6 +30,7 @@ pub fn spawn<T: Transport>(
     let rings = (0..parallel)
         .map(|_| T::ring(procs, Scope::Threads).map(Arc::new))
         .collect::<Result<Vec<_>>>()?;
+    let logs = super::hop_logs(parallel, procs, record)?;
     let mut members = Threads {
         handles: Vec::with_capacity(parallel * procs),
         procs,
@@ -39,6 +41,7 @@ pub fn spawn<T: Transport>(
     for (r, ring) in rings.iter().enumerate() {
         for i in 1..procs {
             let (ring, slots, cpu) = (Arc::clone(ring), Arc::clone(&slots), cpus[r][i]);
+            let log = logs[r].clone();
             let handle = std::thread::Builder::new()
                 .name(format!("ctxbench-{r}-{i}"))
                 .stack_size(STACK_BYTES)
@@ -54,7 +57,7 @@ pub fn spawn<T: Transport>(
                     let _registered = ring.attach(i);
                     let slot = &slots[r * procs + i];
                     slot.tid.store(sys::gettid(), Ordering::Release);
-                    token::participant(&*ring, i, procs, &work, slot)
+                    token::participant(&*ring, i, procs, &work, slot, log.as_deref())
                 })
                 .map_err(|e| {
                     Error::os(
@@ -67,8 +70,13 @@ pub fn spawn<T: Transport>(
     }
     wait_ready(&slots, &members, procs)?;
     let mut drivers: Vec<Box<dyn Ring>> = Vec::with_capacity(parallel);
-    for ring in rings {
-        drivers.push(Box::new(Driver::new(ring, Workload::new(size_kb)?, procs)?));
+    for (ring, log) in rings.into_iter().zip(logs) {
+        drivers.push(Box::new(Driver::new(
+            ring,
+            Workload::new(size_kb)?,
+            procs,
+            log,
+        )?));
     }
     Ok(Group {
         rings: drivers,
@@ -107,6 +115,10 @@ impl<T: Transport> Threads<T> {
 }
 
 impl<T: Transport> Members for Threads<T> {
+    fn tids(&self) -> Vec<(usize, libc::pid_t)> {
+        super::tids(&self.slots, self.procs)
+    }
+
     fn casualty(&self) -> Option<String> {
         self.handles
             .iter()

@@ -1,0 +1,153 @@
+//! Evidence that the switches happened: kernel software counters (context switches, CPU
+//! migrations) and, where the CPU and hypervisor expose them, hardware counters (cycles,
+//! instructions), read around the measured repetitions for every participant. Built on
+//! `perf-event2`, a maintained binding of perf_event_open.
+//!
+//! Counting must include the kernel: a context switch happens in kernel mode, so a
+//! user-only counter (all that perf_event_paranoid=2 allows an unprivileged user) reads 0.
+//! Such a counter is reported unavailable, with the reason, never as zero.
+
+use perf_event::events::{Hardware, Software};
+use perf_event::{Builder, Counter, Group};
+
+/// Totals over the window between `start` and `stop`, for all observed tasks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Totals {
+    pub switches: Option<u64>,
+    pub migrations: Option<u64>,
+    pub cycles: Option<u64>,
+    pub instructions: Option<u64>,
+    /// Why software counters are missing (`None` when present).
+    pub software_unavailable: Option<String>,
+    /// Why hardware counters are missing.
+    pub hardware_unavailable: Option<String>,
+}
+
+struct Task {
+    software: Option<(Group, Counter, Counter)>,
+    hardware: Option<(Group, Counter, Counter)>,
+}
+
+pub struct Counters {
+    tasks: Vec<Task>,
+    start: Vec<[u64; 4]>,
+    software_unavailable: Option<String>,
+    hardware_unavailable: Option<String>,
+}
+
+fn reason(what: &str, e: &std::io::Error) -> String {
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "?".into());
+    match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => format!(
+            "{what}: not permitted (perf_event_paranoid={paranoid}; counting kernel-side events \
+             needs <= 1 or CAP_PERFMON)"
+        ),
+        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) => {
+            format!("{what}: not supported by this CPU or hypervisor")
+        }
+        Some(libc::ENOSYS) => format!("{what}: perf_event_open is not available (seccomp?)"),
+        _ => format!("{what}: {e}"),
+    }
+}
+
+fn pair(tid: libc::pid_t, a: Builder, b: Builder) -> std::io::Result<(Group, Counter, Counter)> {
+    let mut group = Group::builder()
+        .observe_pid(tid)
+        .any_cpu()
+        .include_kernel()
+        .build_group()?;
+    let mut open = |mut e: Builder| {
+        e.observe_pid(tid)
+            .any_cpu()
+            .include_kernel()
+            .build_with_group(&mut group)
+    };
+    let (x, y) = (open(a)?, open(b)?);
+    group.enable()?;
+    Ok((group, x, y))
+}
+
+impl Counters {
+    /// Opens counters on every task (thread ids). Never fails: what cannot be opened is
+    /// recorded with its reason, and the first failure stops further attempts of that kind.
+    pub fn open(tids: &[libc::pid_t]) -> Self {
+        let mut c = Counters {
+            tasks: Vec::with_capacity(tids.len()),
+            start: Vec::new(),
+            software_unavailable: None,
+            hardware_unavailable: None,
+        };
+        for &tid in tids {
+            let software = if c.software_unavailable.is_none() {
+                pair(
+                    tid,
+                    Builder::new(Software::CONTEXT_SWITCHES),
+                    Builder::new(Software::CPU_MIGRATIONS),
+                )
+                .map_err(|e| c.software_unavailable = Some(reason("software counters", &e)))
+                .ok()
+            } else {
+                None
+            };
+            let hardware = if c.hardware_unavailable.is_none() {
+                pair(
+                    tid,
+                    Builder::new(Hardware::CPU_CYCLES),
+                    Builder::new(Hardware::INSTRUCTIONS),
+                )
+                .map_err(|e| c.hardware_unavailable = Some(reason("hardware counters", &e)))
+                .ok()
+            } else {
+                None
+            };
+            c.tasks.push(Task { software, hardware });
+        }
+        c
+    }
+
+    /// Descriptors each observed task costs (for the RLIMIT_NOFILE budget).
+    pub const FDS_PER_TASK: u64 = 6;
+
+    fn read(&mut self) -> Vec<[u64; 4]> {
+        let read = |g: &mut Option<(Group, Counter, Counter)>| -> Option<(u64, u64)> {
+            let (group, a, b) = g.as_mut()?;
+            let data = group.read().ok()?;
+            Some((data.get(a)?.value(), data.get(b)?.value()))
+        };
+        self.tasks
+            .iter_mut()
+            .map(|t| {
+                let (s0, s1) = read(&mut t.software).unwrap_or((0, 0));
+                let (h0, h1) = read(&mut t.hardware).unwrap_or((0, 0));
+                [s0, s1, h0, h1]
+            })
+            .collect()
+    }
+
+    pub fn start(&mut self) {
+        self.start = self.read();
+    }
+
+    pub fn stop(&mut self) -> Totals {
+        let end = self.read();
+        let mut sum = [0u64; 4];
+        for (a, b) in self.start.iter().zip(&end) {
+            for k in 0..4 {
+                sum[k] += b[k].saturating_sub(a[k]);
+            }
+        }
+        // A partial set (some tasks opened, a later one refused) is not a total: drop it.
+        let sw = self.software_unavailable.is_none() && !self.tasks.is_empty();
+        let hw = self.hardware_unavailable.is_none() && !self.tasks.is_empty();
+        Totals {
+            switches: sw.then_some(sum[0]),
+            migrations: sw.then_some(sum[1]),
+            cycles: hw.then_some(sum[2]),
+            instructions: hw.then_some(sum[3]),
+            software_unavailable: self.software_unavailable.clone(),
+            hardware_unavailable: self.hardware_unavailable.clone(),
+        }
+    }
+}
