@@ -359,12 +359,21 @@ fn mann_whitney(a: Vec<f64>, b: Vec<f64>) -> PyResult<(f64, f64)> {
     Ok(crate::stats::mann_whitney(&a, &b))
 }
 
+/// ns per resume+suspend pair of a bare corosensei coroutine: the peer for fiber hops.
+#[pyfunction]
+fn fiber_baseline_ns(py: Python<'_>, pairs: i64) -> PyResult<f64> {
+    let pairs = count("pairs", pairs, 1, 1 << 40)? as u64;
+    py.detach(|| crate::engine::fiber::baseline_switch_ns(pairs))
+        .map_err(|e| to_py(e, None))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ring, m)?)?;
     m.add_function(wrap_pyfunction!(pingpong, m)?)?;
     m.add_function(wrap_pyfunction!(workload_checksum, m)?)?;
     m.add_function(wrap_pyfunction!(mann_whitney, m)?)?;
+    m.add_function(wrap_pyfunction!(fiber_baseline_ns, m)?)?;
     m.add("DEFAULT_MIN_TIME", core::DEFAULT_MIN_TIME)?;
     m.add("MAX_PROCS", core::MAX_PROCS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

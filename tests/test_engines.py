@@ -9,10 +9,11 @@ import sys
 import threading
 import time
 
-import ctxbench
 import numpy as np
 import pytest
 from conftest import FAST, children
+
+import ctxbench
 
 COMBOS = [
     (engine, transport)

@@ -6,10 +6,11 @@ import signal
 import threading
 import time
 
-import ctxbench
 import numpy as np
 import pytest
 from conftest import FAST, children
+
+import ctxbench
 from ctxbench import _core
 
 

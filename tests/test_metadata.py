@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from ctxbench import metadata as md
 
 # Builds a fake tree from {relative path: content} and runs collect() on it.

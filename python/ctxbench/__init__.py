@@ -7,9 +7,27 @@ metadata of the machine it ran on.
 
 from __future__ import annotations
 
+# plot, files, frame and sweep import pandas and matplotlib only when used.
+from . import plot
 from ._core import DEFAULT_MIN_TIME, MAX_PROCS
 from ._core import __version__ as __version__
-from .api import lat_ctx, ring
-from .result import RingResult
+from .api import lat_ctx, pingpong, ring
+from .files import load
+from .frame import concat
+from .result import PingpongResult, RingResult
+from .sweep import sweep
 
-__all__ = ["DEFAULT_MIN_TIME", "MAX_PROCS", "RingResult", "lat_ctx", "ring", "__version__"]
+__all__ = [
+    "DEFAULT_MIN_TIME",
+    "MAX_PROCS",
+    "PingpongResult",
+    "RingResult",
+    "concat",
+    "lat_ctx",
+    "load",
+    "pingpong",
+    "plot",
+    "ring",
+    "sweep",
+    "__version__",
+]

@@ -216,3 +216,27 @@ impl Members for NoMembers {
         super::report(&self.slots, self.procs, None)
     }
 }
+
+/// The cheapest switch corosensei offers, with nothing around it: a resume and the matching
+/// suspend of one coroutine, in ns per pair. The peer that `benches/` compares a fiber hop
+/// (also one resume and one suspend) against.
+pub fn baseline_switch_ns(pairs: u64) -> Result<f64> {
+    let stack = DefaultStack::new(STACK_BYTES).map_err(|e| {
+        Error::os(e.raw_os_error().unwrap_or(libc::ENOMEM), "allocating a fiber stack")
+    })?;
+    let mut co = Fiber::with_stack(stack, |yielder: &Yielder<u32, u32>, mut v: u32| {
+        while v != STOP {
+            v = yielder.suspend(v.wrapping_add(1));
+        }
+    });
+    let t = std::time::Instant::now();
+    let mut v = 0;
+    for _ in 0..pairs {
+        if let CoroutineResult::Yield(x) = co.resume(v) {
+            v = x & MASK;
+        }
+    }
+    let ns = t.elapsed().as_nanos() as f64 / pairs as f64;
+    co.resume(STOP);
+    Ok(ns)
+}

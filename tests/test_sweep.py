@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FAST
+
+import ctxbench
+from ctxbench import files
+
+TINY = {"min_time": FAST["min_time"], "warmup": FAST["warmup"]}
+
+
+class CountingRing:
+    """Stands in for ctxbench.ring: a real tiny measurement, counted, optionally interrupted."""
+
+    def __init__(self, interrupt_on: int | None = None) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self.interrupt_on = interrupt_on
+        self.real = ctxbench.ring
+
+    def __call__(self, procs: list[int], **kwargs: Any) -> ctxbench.RingResult:
+        self.calls.append({"procs": procs, **kwargs})
+        if len(self.calls) == self.interrupt_on:
+            raise KeyboardInterrupt
+        return self.real(procs, **kwargs)
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return json.loads(path.read_text())["results"]
+
+
+def test_real_sweep_frame(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    df = ctxbench.sweep(
+        procs=[2, 3], sizes_kb=[0, 4], repetitions=3, out=out, progress=False, **TINY
+    )
+    assert len(df) == 2 * 2 * 3
+    assert sorted(df.groupby(["size_kb", "procs"]).size().index.tolist()) == [
+        (0, 2),
+        (0, 3),
+        (4, 2),
+        (4, 3),
+    ]
+    assert len(records(out)) == 4
+    assert len(files.load(out)) == len(df)
+
+
+def test_each_point_is_written_as_it_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "s.json"
+    seen: list[int] = []
+    ring = CountingRing()
+
+    def spy(procs: list[int], **kwargs: Any) -> ctxbench.RingResult:
+        # The file holds every earlier point before the next one starts.
+        seen.append(len(records(out)))
+        return ring(procs, **kwargs)
+
+    monkeypatch.setattr(ctxbench, "ring", spy)
+    ctxbench.sweep(procs=[2, 3, 4], repetitions=3, out=out, progress=False, **TINY)
+    assert seen == [0, 1, 2]
+    assert [r["procs"] for r in records(out)] == [[2], [3], [4]]
+
+
+def test_resume_skips_finished_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "s.json"
+    ring = CountingRing()
+    monkeypatch.setattr(ctxbench, "ring", ring)
+    first = ctxbench.sweep(procs=[2, 3], repetitions=3, out=out, progress=False, **TINY)
+    assert len(ring.calls) == 2
+    again = ctxbench.sweep(procs=[2, 3], repetitions=3, out=out, progress=False, **TINY)
+    assert len(ring.calls) == 2
+    assert again.equals(first)
+    # A new procs value, size or repetition count is a new point.
+    ctxbench.sweep(procs=[2, 3, 4], repetitions=3, out=out, progress=False, **TINY)
+    assert [c["procs"] for c in ring.calls[2:]] == [[4]]
+    ctxbench.sweep(procs=[2], repetitions=4, out=out, progress=False, **TINY)
+    assert len(ring.calls) == 4
+    assert len(records(out)) == 4
+
+
+def test_interrupt_keeps_finished_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "s.json"
+    monkeypatch.setattr(ctxbench, "ring", CountingRing(interrupt_on=3))
+    with pytest.raises(KeyboardInterrupt):
+        ctxbench.sweep(procs=[2, 3, 4, 5], repetitions=3, out=out, progress=False, **TINY)
+    assert [r["procs"] for r in records(out)] == [[2], [3]]
+    assert not list(tmp_path.glob(".*.tmp")), "temporary file left behind"
+    resumed = CountingRing()
+    monkeypatch.setattr(ctxbench, "ring", resumed)
+    df = ctxbench.sweep(procs=[2, 3, 4, 5], repetitions=3, out=out, progress=False, **TINY)
+    assert [c["procs"] for c in resumed.calls] == [[4], [5]]
+    assert sorted(df["procs"].unique()) == [2, 3, 4, 5]
+
+
+def test_grid_arguments_reach_ring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ring = CountingRing()
+    monkeypatch.setattr(ctxbench, "ring", ring)
+    ctxbench.sweep(
+        procs=[2],
+        sizes_kb=[0, 4],
+        placements=["default", "single"],
+        repetitions=3,
+        progress=False,
+        **TINY,
+    )
+    assert [(c["placement"], c["size_kb"]) for c in ring.calls] == [
+        ("default", 0),
+        ("default", 4),
+        ("single", 0),
+        ("single", 4),
+    ]
+    assert all(c["engine"] == "process" and c["transport"] == "pipe" for c in ring.calls)
+    assert all(c["min_time"] == TINY["min_time"] for c in ring.calls)
+
+
+def test_rejected_combination_propagates(monkeypatch: pytest.MonkeyPatch) -> None:
+    def reject(procs: list[int], **kwargs: Any) -> ctxbench.RingResult:
+        raise ValueError("engine 'fiber' cannot use transport 'pipe'")
+
+    monkeypatch.setattr(ctxbench, "ring", reject)
+    with pytest.raises(ValueError, match="fiber"):
+        ctxbench.sweep(procs=[2], engines=["fiber"], progress=False)
+
+
+def test_out_must_be_a_ctxbench_file(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    out.write_text("{}")
+    with pytest.raises(ValueError, match="not a ctxbench results file"):
+        ctxbench.sweep(procs=[2], out=out, progress=False)
+    assert out.read_text() == "{}"
+
+
+def test_forced_progress_bar(capsys: pytest.CaptureFixture[str]) -> None:
+    ctxbench.sweep(procs=[2], repetitions=3, progress="force", **TINY)
+    assert "1/1" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="progress"):
+        ctxbench.sweep(procs=[2], progress="yes")
