@@ -260,6 +260,10 @@ fn ring<'py>(
     )?;
     d.set_item("stats", stats)?;
     d.set_item("switches_per_hop", v1(s.switches_per_hop.clone()))?;
+    d.set_item(
+        "counted_us",
+        v1(points.iter().map(|p| p.counted_ns / 1e3).collect()),
+    )?;
     d.set_item("switch_source", PyList::new(py, &s.switch_source)?)?;
     d.set_item(
         "involuntary_switches",

@@ -22,8 +22,9 @@ pub struct RingSummary {
     pub ring_us: Vec<Vec<f64>>,
     /// The median net value is not above zero: the switch is below what the method resolves.
     pub below_resolution: Vec<bool>,
-    /// Kernel context switches per hop: perf counters over the timed repetitions where
-    /// permitted, else the participants' lifetime rusage (`switch_source` says which).
+    /// Kernel context switches per hop: perf counters over one extra repetition run with
+    /// them attached (after the timed ones, which run without: counting slows every switch)
+    /// where permitted, else the participants' lifetime rusage (`switch_source` says which).
     pub switches_per_hop: Vec<f64>,
     pub switch_source: Vec<&'static str>,
     /// Involuntary switches of the participants (rusage, lifetime) and CPU migrations

@@ -134,9 +134,12 @@ pub struct Point {
     pub cpus: Vec<Vec<i32>>,
     /// Every participant ran the workload on every pass and got the right checksum.
     pub work_verified: bool,
-    /// Kernel counters over the timed repetitions, and the hops the observed tasks made then.
+    /// Kernel counters over one extra, counted repetition, and the hops observed tasks made.
     pub counters: Totals,
     pub observed_hops: u64,
+    /// Raw per-hop time of that counted repetition (ring 0): what counting costs shows
+    /// against `raw_ns`.
+    pub counted_ns: f64,
     /// Merged hop histogram (counts per `hops::bucket`) and the largest hop in ns, when
     /// recording.
     pub hops: Option<(Vec<u64>, u64)>,
@@ -269,7 +272,8 @@ fn point(
     let mut tasks = members.tids();
     tasks.push((0, sys::gettid()));
     let fd_limit = sys::ensure_fds(Counters::FDS_PER_TASK * tasks.len() as u64)?;
-    let mut counters = Counters::open(&tasks.iter().map(|t| t.1).collect::<Vec<_>>());
+    let tids: Vec<libc::pid_t> = tasks.iter().map(|t| t.1).collect();
+    let mut counters = None;
     let mut totals = Totals::default();
     let ctx = Ctx {
         cfg,
@@ -292,9 +296,9 @@ fn point(
             .collect();
         let mut window = |open: bool| {
             if open {
-                counters.start();
-            } else {
-                totals = counters.stop();
+                counters.insert(Counters::open(&tids)).start();
+            } else if let Some(mut c) = counters.take() {
+                totals = c.stop();
             }
         };
         let mut all = vec![drive(
@@ -347,11 +351,11 @@ fn point(
     let check = |&(passes, sum): &(u64, u64)| sum == passes.wrapping_mul(expected) && passes > 0;
     let work_verified = work.iter().all(check) && report.work.iter().flatten().all(check);
     // Each observed task receives the token once per trip of its ring in every repetition.
-    let reps = cfg.repetitions as u64;
-    let observed_hops = reps * drives[0].trips * driver_hops
+    // Each observed task receives the token once per trip of the counted repetition.
+    let observed_hops = drives[0].counted_trips * driver_hops
         + tasks[..tasks.len() - 1]
             .iter()
-            .map(|&(r, _)| reps * drives[r].trips)
+            .map(|&(r, _)| drives[r].counted_trips)
             .sum::<u64>();
 
     let mut phase_s = Phases::default();
@@ -382,6 +386,7 @@ fn point(
         work_verified,
         counters: totals,
         observed_hops,
+        counted_ns: drives[0].counted_ns,
         hops,
         rusage: Rusage {
             voluntary: report.voluntary,
@@ -448,6 +453,8 @@ struct Drive {
     rounds: u64,
     cpu: i32,
     phases: Phases,
+    counted_trips: u64,
+    counted_ns: f64,
 }
 
 /// Restores the calling thread's affinity when the driver pinned it.
@@ -540,7 +547,6 @@ fn measure(
         barrier.wait()?;
         check(abort)?;
         if k == 0 {
-            window(true);
             ring.record(true);
         }
         let ns = timed(&mut |n| ring.trips(n), trips, chunks, &mut || check(abort))?;
@@ -554,15 +560,29 @@ fn measure(
             ns / (rounds * hops) as f64
         });
     }
-    window(false);
     ring.record(false);
     phases.measure = t.elapsed().as_secs_f64();
+    // One more repetition with the kernel counters attached, kept out of the samples:
+    // counting costs time on every switch, so the timed repetitions run without it.
+    let counted_trips = match cfg.plan {
+        Plan::Calibrated => trips,
+        Plan::Fixed(_) => trips.min(FIXED_CHUNK_TRIPS),
+    };
+    barrier.wait()?;
+    check(abort)?;
+    window(true);
+    let ns = timed(&mut |n| ring.trips(n), counted_trips, chunks, &mut || {
+        check(abort)
+    })?;
+    window(false);
     ring.stop()?;
     Ok(Drive {
         raw_ns,
         overhead_ns,
         trips,
         rounds,
+        counted_trips,
+        counted_ns: ns / (counted_trips * hops) as f64,
         cpu: sys::current_cpu(),
         phases,
     })

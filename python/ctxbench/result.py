@@ -50,6 +50,8 @@ class RingResult:
     # Evidence from the kernel (see the README, "Proof that the switches happened").
     switches_per_hop: np.ndarray
     switch_source: list[str]
+    # Raw µs per hop of the extra repetition that ran with the counters attached.
+    counted_us: np.ndarray
     involuntary_switches: np.ndarray
     migrations: np.ndarray
     hardware: dict[str, Any]

@@ -222,7 +222,10 @@ impl Members for NoMembers {
 /// (also one resume and one suspend) against.
 pub fn baseline_switch_ns(pairs: u64) -> Result<f64> {
     let stack = DefaultStack::new(STACK_BYTES).map_err(|e| {
-        Error::os(e.raw_os_error().unwrap_or(libc::ENOMEM), "allocating a fiber stack")
+        Error::os(
+            e.raw_os_error().unwrap_or(libc::ENOMEM),
+            "allocating a fiber stack",
+        )
     })?;
     let mut co = Fiber::with_stack(stack, |yielder: &Yielder<u32, u32>, mut v: u32| {
         while v != STOP {
