@@ -176,9 +176,9 @@ fn ring<'py>(
             .map(|&p| count("procs", p, 2, big))
             .collect::<PyResult<_>>()?,
         size_kb: count("size_kb", size_kb, 0, crate::workload::MAX_SIZE_KB as i64)?,
-        repetitions: count("repetitions", repetitions, 1, 10_000)?,
-        warmup: count("warmup", warmup, 0, 1_000)?,
-        parallel: count("parallel", parallel, 1, 1_024)?,
+        repetitions: count("repetitions", repetitions, 1, core::MAX_REPETITIONS as i64)?,
+        warmup: count("warmup", warmup, 0, core::MAX_WARMUP as i64)?,
+        parallel: count("parallel", parallel, 1, core::MAX_PARALLEL as i64)?,
         placement: match placement {
             Some(p) => self::placement(p, cpu)?,
             None if cpu.is_some() => {
@@ -363,6 +363,15 @@ fn mann_whitney(a: Vec<f64>, b: Vec<f64>) -> PyResult<(f64, f64)> {
     Ok(crate::stats::mann_whitney(&a, &b))
 }
 
+/// The transport `ring` uses for `engine` when none is named.
+#[pyfunction]
+fn default_transport(engine: &str) -> PyResult<&'static str> {
+    Ok(Engine::parse(engine)
+        .map_err(|e| to_py(e, None))?
+        .default_transport()
+        .name())
+}
+
 /// ns per resume+suspend pair of a bare corosensei coroutine: the peer for fiber hops.
 #[pyfunction]
 fn fiber_baseline_ns(py: Python<'_>, pairs: i64) -> PyResult<f64> {
@@ -378,6 +387,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workload_checksum, m)?)?;
     m.add_function(wrap_pyfunction!(mann_whitney, m)?)?;
     m.add_function(wrap_pyfunction!(fiber_baseline_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(default_transport, m)?)?;
     m.add("DEFAULT_MIN_TIME", core::DEFAULT_MIN_TIME)?;
     m.add("MAX_PROCS", core::MAX_PROCS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 
 /// lmbench3 allows 2048; beyond this a ring is a fork bomb, not a benchmark.
 pub const MAX_PROCS: usize = 100_000;
+pub const MAX_REPETITIONS: usize = 10_000;
+pub const MAX_WARMUP: usize = 1_000;
+pub const MAX_PARALLEL: usize = 1_024;
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -93,9 +96,9 @@ impl Config {
             }
         };
         range("size_kb", self.size_kb, 0, MAX_SIZE_KB)?;
-        range("repetitions", self.repetitions, 1, 10_000)?;
-        range("warmup", self.warmup, 0, 1_000)?;
-        range("parallel", self.parallel, 1, 1_024)?;
+        range("repetitions", self.repetitions, 1, MAX_REPETITIONS)?;
+        range("warmup", self.warmup, 0, MAX_WARMUP)?;
+        range("parallel", self.parallel, 1, MAX_PARALLEL)?;
         let max_procs = self.procs.iter().max().copied().unwrap_or(0);
         if max_procs * self.parallel > MAX_PROCS {
             return Err(Error::invalid(
@@ -180,13 +183,10 @@ pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
         }
         let cpus = cfg.placement.resolve(&allowed, procs, cfg.parallel)?;
         if cfg.transport.single_cpu_only() {
-            let first = cpus[0][0].or((allowed.len() == 1).then(|| allowed[0]));
-            if first.is_none()
-                || cpus
-                    .iter()
-                    .flatten()
-                    .any(|&c| c != first && allowed.len() > 1)
-            {
+            let first = cpus[0][0];
+            let one_cpu = allowed.len() == 1
+                || (first.is_some() && cpus.iter().flatten().all(|&c| c == first));
+            if !one_cpu {
                 return Err(Error::invalid(
                     "placement",
                     format!(

@@ -140,3 +140,11 @@ def test_forced_progress_bar(capsys: pytest.CaptureFixture[str]) -> None:
     assert "1/1" in capsys.readouterr().err
     with pytest.raises(ValueError, match="progress"):
         ctxbench.sweep(procs=[2], progress="yes")
+
+
+def test_default_transport_follows_each_engine(tmp_path: Path) -> None:
+    df = ctxbench.sweep(
+        procs=[2], engines=["process", "fiber"], out=tmp_path / "s.json", progress=False,
+        placements=["single"], repetitions=2, min_time=0.002, warmup=0,
+    )  # fmt: skip
+    assert sorted(set(zip(df.engine, df.transport))) == [("fiber", "resume"), ("process", "pipe")]

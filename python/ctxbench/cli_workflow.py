@@ -34,7 +34,12 @@ def add_parsers(sub: Any) -> None:
         help="KiB each participant sums per hop (default 0)",
     )
     sw.add_argument("--engines", nargs="+", default=["process"], help="default: process")
-    sw.add_argument("--transports", nargs="+", default=["pipe"], help="default: pipe")
+    sw.add_argument(
+        "--transports",
+        nargs="+",
+        default=[None],
+        help="default: each engine's own (pipe; resume for fibers)",
+    )
     sw.add_argument(
         "--placements",
         type=_placement,

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import ctxbench
 
+from . import _core
 from .files import PathLike, read_records, record, records_frame, write_records
 from .frame import concat, require, to_frame
 
@@ -49,7 +50,7 @@ def sweep(
     procs: Sequence[int],
     sizes_kb: Sequence[int] = (0,),
     engines: Sequence[str] = ("process",),
-    transports: Sequence[str] = ("pipe",),
+    transports: Sequence[str | None] = (None,),
     placements: Sequence[Placement] = ("default",),
     repetitions: int = 11,
     out: PathLike | None = None,
@@ -58,7 +59,8 @@ def sweep(
 ) -> pd.DataFrame:
     """Run ``ctxbench.ring`` once per grid point and return the tidy frame of the grid.
 
-    The grid is engines × transports × placements × sizes_kb × procs. With ``out``, each
+    The grid is engines × transports × placements × sizes_kb × procs; a transport of None
+    is each engine's default (pipe, or resume for fibers). With ``out``, each
     finished point is appended to that JSON file (rewritten atomically) before the next
     starts, and points already in it (same engine, transport, placement, size_kb, procs,
     repetitions and parallel) are not measured again: rerun after a crash or Ctrl-C to resume.
@@ -86,6 +88,7 @@ def sweep(
     frames = []
     try:
         for engine, transport, placement, size_kb, p in grid:
+            transport = transport or _core.default_transport(engine)
             key = (
                 engine,
                 transport,
