@@ -155,3 +155,14 @@ def test_cli_ring_names_engine_and_transport() -> None:
 
     d = json.loads(out)
     assert (d["engine"], d["transport"]) == ("thread", "futex")
+
+
+@pytest.mark.parametrize("engine", ["process", "thread"])
+def test_signal_queue_never_overflows(engine: str) -> None:
+    # A repetition long enough to send more signals than RLIMIT_SIGPENDING allows queued:
+    # every token must consume its signal.
+    r = ctxbench.ring(
+        [2], engine=engine, transport="signal", placement="single", repetitions=1,
+        warmup=0, min_time=0.5,
+    )  # fmt: skip
+    assert r.work_verified.all()

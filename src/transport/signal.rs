@@ -26,6 +26,8 @@ fn signal_number() -> i32 {
 
 impl Wake for SignalWake {
     const NAME: &'static str = "signal";
+    /// Real-time signals queue, up to RLIMIT_SIGPENDING: consume one per token.
+    const WAIT_FIRST: bool = true;
 
     fn new(n: usize, _scope: Scope) -> Result<Self> {
         Ok(SignalWake {

@@ -11,6 +11,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub trait Wake: Sized + Send + Sync + 'static {
     const NAME: &'static str;
     const SINGLE_CPU_ONLY: bool = false;
+    /// Every send leaves something the receiver must consume (a queued signal): wait first,
+    /// once per token, even when the word is already filled.
+    const WAIT_FIRST: bool = false;
     fn new(n: usize, scope: Scope) -> Result<Self>;
     fn attach(&self, _i: usize) -> Option<Blocked> {
         None
@@ -48,11 +51,16 @@ impl<W: Wake> Transport for WordRing<W> {
     fn recv(&self, i: usize) -> Hop<u32> {
         let word = &self.words[i];
         loop {
+            if W::WAIT_FIRST {
+                self.wake.wait(i, word)?;
+            }
             let token = word.swap(EMPTY, Ordering::AcqRel);
             if token != EMPTY {
                 return Ok(token);
             }
-            self.wake.wait(i, word)?;
+            if !W::WAIT_FIRST {
+                self.wake.wait(i, word)?;
+            }
         }
     }
 
