@@ -89,6 +89,7 @@ def lat_ctx(
     cpu: int | None = None,
     min_time: float = _core.DEFAULT_MIN_TIME,
     timeout: float = 10.0,
+    record_hops: bool = False,
 ) -> RingResult:
     """lmbench's lat_ctx: forked processes in a ring of Unix pipes (``ring`` with defaults)."""
     return ring(
@@ -101,6 +102,7 @@ def lat_ctx(
         cpu=cpu,
         min_time=min_time,
         timeout=timeout,
+        record_hops=record_hops,
     )
 
 
