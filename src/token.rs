@@ -13,6 +13,24 @@ use std::sync::Arc;
 pub const STOP: u32 = 1 << 31;
 const MASK: u32 = STOP - 1;
 
+/// The token after one more hop.
+#[inline]
+pub fn advance(token: u32) -> u32 {
+    (token + 1) & MASK
+}
+
+/// Checks that `trips` trips of `n` hops moved the token from `start` to `token`: every
+/// participant got it and passed it on, every time.
+pub fn check_count(start: u32, trips: u64, n: usize, token: u32) -> Result<()> {
+    let expected = ((u64::from(start) + trips * n as u64) % u64::from(STOP)) as u32;
+    if token != expected {
+        return Err(Error::Peer(format!(
+            "token protocol broken: expected {expected} after {trips} trips of {n} hops, got {token}"
+        )));
+    }
+    Ok(())
+}
+
 /// Exit codes of a participant, so the caller can tell a cascade from its cause.
 pub const EXIT_STOPPED: i32 = 0;
 pub const EXIT_UPSTREAM_GONE: i32 = 10;
@@ -71,7 +89,7 @@ fn pass_tokens<T: Transport>(
         if let Some(log) = log {
             log.sending(next);
         }
-        match t.send(next, (token + 1) & MASK) {
+        match t.send(next, advance(token)) {
             Ok(()) => {}
             Err(HopError::Closed) => return EXIT_DOWNSTREAM_GONE,
             Err(HopError::Errno(_)) => return EXIT_ERRNO,
@@ -143,15 +161,10 @@ impl<T: Transport> Driver<T> {
             }
             self.checksum = self.checksum.wrapping_add(self.work.sum());
             self.passes += 1;
-            token = (token + 1) & MASK;
+            token = advance(token);
             self.progress.fetch_add(1, Ordering::Relaxed);
         }
-        let expected = ((u64::from(start) + trips * n as u64) % u64::from(STOP)) as u32;
-        if token != expected {
-            return Err(Error::Peer(format!(
-                "token protocol broken: expected {expected} after {trips} trips of {n} hops, got {token}"
-            )));
-        }
+        check_count(start, trips, n, token)?;
         self.token = token;
         Ok(())
     }

@@ -10,14 +10,13 @@ use super::{Group, Members, Report, Ring};
 use crate::error::{Error, Result};
 use crate::hops::HopLog;
 use crate::sys::{self, Guards, Shared, Slot};
-use crate::token::STOP;
+use crate::token::{self, STOP};
 use crate::workload::Workload;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-const MASK: u32 = STOP - 1;
 /// Room for the work loop and for unwinding when a suspended fiber is dropped; 10,000 fibers
 /// reserve 640 MiB of address space but touch only a few pages each.
 const STACK_BYTES: usize = 64 * 1024;
@@ -61,7 +60,7 @@ pub fn spawn(
                         if let Some(log) = &log {
                             log.sending((i + 1) % procs);
                         }
-                        token = yielder.suspend((token + 1) & MASK);
+                        token = yielder.suspend(token::advance(token));
                     }
                     slot.cpu.store(
                         cpu.map_or(sys::current_cpu(), |c| c as i32),
@@ -134,15 +133,10 @@ impl Ring for FiberRing {
             }
             self.checksum = self.checksum.wrapping_add(self.work.sum());
             self.passes += 1;
-            token = (token + 1) & MASK;
+            token = token::advance(token);
             self.progress.fetch_add(1, Ordering::Relaxed);
         }
-        let expected = ((u64::from(start) + trips * n as u64) % u64::from(STOP)) as u32;
-        if token != expected {
-            return Err(Error::Peer(format!(
-                "token protocol broken: expected {expected}, got {token}"
-            )));
-        }
+        token::check_count(start, trips, n, token)?;
         self.token = token;
         Ok(())
     }
@@ -155,7 +149,7 @@ impl Ring for FiberRing {
             for _ in 0..n {
                 self.checksum = self.checksum.wrapping_add(self.work.sum());
                 self.passes += 1;
-                token = std::hint::black_box((token + 1) & MASK);
+                token = std::hint::black_box(token::advance(token));
             }
             self.progress.fetch_add(1, Ordering::Relaxed);
         }
@@ -229,14 +223,14 @@ pub fn baseline_switch_ns(pairs: u64) -> Result<f64> {
     })?;
     let mut co = Fiber::with_stack(stack, |yielder: &Yielder<u32, u32>, mut v: u32| {
         while v != STOP {
-            v = yielder.suspend(v.wrapping_add(1));
+            v = yielder.suspend(v);
         }
     });
     let t = std::time::Instant::now();
     let mut v = 0;
     for _ in 0..pairs {
         if let CoroutineResult::Yield(x) = co.resume(v) {
-            v = x & MASK;
+            v = token::advance(x);
         }
     }
     let ns = t.elapsed().as_nanos() as f64 / pairs as f64;

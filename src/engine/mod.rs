@@ -191,6 +191,26 @@ impl<T: Transport> Ring for Driver<T> {
     }
 }
 
+/// Participant 0 of each ring, once the others run: its own work array, and the rings'
+/// transports and hop logs.
+fn group<T: Transport>(
+    rings: Vec<Arc<T>>,
+    logs: Vec<Option<Arc<HopLog>>>,
+    size_kb: usize,
+    procs: usize,
+    members: Box<dyn Members>,
+) -> Result<Group> {
+    let mut drivers: Vec<Box<dyn Ring>> = Vec::with_capacity(rings.len());
+    for (ring, log) in rings.into_iter().zip(logs) {
+        let work = crate::workload::Workload::new(size_kb)?;
+        drivers.push(Box::new(Driver::new(ring, work, procs, log)?));
+    }
+    Ok(Group {
+        rings: drivers,
+        members,
+    })
+}
+
 /// One hop log per ring when recording, made before any participant starts.
 fn hop_logs(parallel: usize, procs: usize, record: bool) -> Result<Vec<Option<Arc<HopLog>>>> {
     (0..parallel)

@@ -4,11 +4,11 @@
 //! copies on write) exists before `fork`; after it the child makes raw syscalls only and
 //! leaves with `_exit`, which is what makes forking from a multi-threaded Python safe.
 
-use super::{wait_ready, Group, Members, Report, Ring};
+use super::{wait_ready, Group, Members, Report};
 use crate::error::{Error, Result};
 use crate::hops::HopLog;
 use crate::sys::{self, Shared, Slot};
-use crate::token::{self, Driver, STOP};
+use crate::token::{self, STOP};
 use crate::transport::{Scope, Transport};
 use crate::workload::Workload;
 use std::sync::atomic::Ordering;
@@ -86,19 +86,7 @@ pub fn spawn<T: Transport>(
     };
     forked?;
     wait_ready(&children.slots, &children, procs)?;
-    let mut drivers: Vec<Box<dyn Ring>> = Vec::with_capacity(parallel);
-    for (ring, log) in rings.into_iter().zip(logs) {
-        drivers.push(Box::new(Driver::new(
-            ring,
-            Workload::new(size_kb)?,
-            procs,
-            log,
-        )?));
-    }
-    Ok(Group {
-        rings: drivers,
-        members: Box::new(children),
-    })
+    super::group(rings, logs, size_kb, procs, Box::new(children))
 }
 
 /// A forked participant. Never returns.

@@ -1,10 +1,10 @@
 //! The same ring made of OS threads in the calling process: participants share the address
 //! space, so a hop is a thread switch without a change of page tables.
 
-use super::{wait_ready, Group, Members, Report, Ring};
+use super::{wait_ready, Group, Members, Report};
 use crate::error::{Error, Result};
 use crate::sys::{self, Shared, Slot};
-use crate::token::{self, Driver};
+use crate::token;
 use crate::transport::{Scope, Transport};
 use crate::workload::Workload;
 use std::sync::atomic::Ordering;
@@ -69,19 +69,7 @@ pub fn spawn<T: Transport>(
         }
     }
     wait_ready(&slots, &members, procs)?;
-    let mut drivers: Vec<Box<dyn Ring>> = Vec::with_capacity(parallel);
-    for (ring, log) in rings.into_iter().zip(logs) {
-        drivers.push(Box::new(Driver::new(
-            ring,
-            Workload::new(size_kb)?,
-            procs,
-            log,
-        )?));
-    }
-    Ok(Group {
-        rings: drivers,
-        members: Box::new(members),
-    })
+    super::group(rings, logs, size_kb, procs, Box::new(members))
 }
 
 struct Threads<T: Transport> {
