@@ -3,6 +3,8 @@ from __future__ import annotations
 import os
 import re
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -189,3 +191,47 @@ def test_ctrl_c_stops_within_a_second_and_reaps(no_leaks: None) -> None:
     # A liveness bound, not a speed test: a repetition is 0.05 s, so "about a second" has
     # a wide margin even on a loaded VM.
     assert time.monotonic() - sent[0] < 3.0
+
+
+def _in_child(code: str) -> subprocess.CompletedProcess[str]:
+    """Runs `code` in a fresh interpreter, so lowered limits stay there."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+
+def test_descriptor_limit_gives_oserror_with_hint() -> None:
+    p = _in_child(
+        "import resource, ctxbench\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))\n"
+        "try:\n"
+        "    ctxbench.lat_ctx([100], min_time=0.002, repetitions=1)\n"
+        "except OSError as e:\n"
+        "    print('OSError', e)\n"
+    )
+    assert "OSError" in p.stdout and "RLIMIT_NOFILE" in p.stdout, p.stdout + p.stderr
+
+
+def test_memory_limit_gives_oserror_with_hint() -> None:
+    p = _in_child(
+        "import resource, ctxbench\n"
+        "vm = next(int(x.split()[1]) for x in open('/proc/self/status') if x.startswith('VmSize'))\n"
+        "cap = (vm << 10) + (256 << 20)\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (cap, cap))\n"
+        "try:\n"
+        "    ctxbench.lat_ctx([2], size_kb=1 << 20, min_time=0.002, repetitions=1)\n"
+        "except OSError as e:\n"
+        "    print('OSError', e)\n"
+    )
+    assert "OSError" in p.stdout and "size_kb" in p.stdout, p.stdout + p.stderr
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root is exempt from RLIMIT_NPROC")
+def test_process_limit_gives_oserror_with_hint() -> None:
+    p = _in_child(
+        "import resource, ctxbench\n"
+        "resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))\n"
+        "try:\n"
+        "    ctxbench.lat_ctx([8], min_time=0.002, repetitions=1)\n"
+        "except OSError as e:\n"
+        "    print('OSError', e)\n"
+    )
+    assert "OSError" in p.stdout and "ulimit -u" in p.stdout, p.stdout + p.stderr
