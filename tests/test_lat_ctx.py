@@ -213,7 +213,8 @@ def test_descriptor_limit_gives_oserror_with_hint() -> None:
 def test_memory_limit_gives_oserror_with_hint() -> None:
     p = _in_child(
         "import resource, ctxbench\n"
-        "vm = next(int(x.split()[1]) for x in open('/proc/self/status') if x.startswith('VmSize'))\n"
+        "status = open('/proc/self/status').read().splitlines()\n"
+        "vm = next(int(x.split()[1]) for x in status if x.startswith('VmSize'))\n"
         "cap = (vm << 10) + (256 << 20)\n"
         "resource.setrlimit(resource.RLIMIT_AS, (cap, cap))\n"
         "try:\n"
