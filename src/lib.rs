@@ -4,6 +4,7 @@
 //! The measurement is engine (who switches) × transport (how the token travels) × placement
 //! (where participants run), around one workload and one measured loop.
 
+pub mod clock;
 pub mod counters;
 pub mod engine;
 pub mod error;

@@ -124,6 +124,8 @@ fn pingpong<'py>(
     d.set_item("usecs_per_op", p.usecs_per_op)?;
     d.set_item("ops_per_sec", p.ops_per_sec)?;
     d.set_item("usecs_per_switch", p.usecs_per_switch)?;
+    d.set_item("cycles_per_switch", p.cycles_per_switch)?;
+    d.set_item("tsc", tsc_dict(py, &crate::clock::tsc())?)?;
     d.set_item(
         "cpus",
         p.cpus
@@ -132,6 +134,18 @@ fn pingpong<'py>(
             .collect::<Vec<_>>()
             .into_pyarray(py),
     )?;
+    Ok(d)
+}
+
+/// {"ghz", "read_cost_cycles", "unavailable_reason"} of the TSC calibration.
+fn tsc_dict<'py>(
+    py: Python<'py>,
+    tsc: &Result<crate::clock::Tsc, String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("ghz", tsc.as_ref().ok().map(|t| t.ghz))?;
+    d.set_item("read_cost_cycles", tsc.as_ref().ok().map(|t| t.read_cost))?;
+    d.set_item("unavailable_reason", tsc.as_ref().err())?;
     Ok(d)
 }
 
@@ -283,6 +297,11 @@ fn ring<'py>(
         s.software_unavailable.clone(),
     )?;
     d.set_item("warnings", PyList::new(py, &s.warnings)?)?;
+    d.set_item(
+        "tsc_cycles_per_switch",
+        s.tsc_cycles_per_switch.clone().map(&v1),
+    )?;
+    d.set_item("tsc", tsc_dict(py, &s.tsc)?)?;
     if record_hops {
         let hists: Vec<&(Vec<u64>, u64)> = points.iter().filter_map(|p| p.hops.as_ref()).collect();
         // Trim the histogram after the last bucket any point used.

@@ -1,6 +1,7 @@
 //! From raw points to the figures users read: net per-switch samples, their summaries, the
 //! overhead that was subtracted. Python only wraps these arrays.
 
+use crate::clock::{self, Tsc};
 use crate::ring::Point;
 use crate::stats::{self, Summary};
 
@@ -38,6 +39,10 @@ pub struct RingSummary {
     pub software_unavailable: Option<String>,
     /// Disagreements between what was counted and what the engine's model predicts.
     pub warnings: Vec<String>,
+    /// Median net TSC cycles per switch (the TSC read cost subtracted), where the TSC is an
+    /// invariant clock; else `None` and the reason in `tsc`.
+    pub tsc_cycles_per_switch: Option<Vec<f64>>,
+    pub tsc: Result<Tsc, String>,
 }
 
 /// What the kernel should count per hop for this engine and transport.
@@ -128,7 +133,27 @@ pub fn summarize(points: &[Point], model: Model) -> RingSummary {
         .iter()
         .filter_map(|p| check_model(model, p.procs, per_hop(p).0))
         .collect();
+    let tsc = clock::tsc();
+    let tsc_cycles_per_switch = tsc.is_ok().then(|| {
+        points
+            .iter()
+            .map(|p| {
+                let net: Vec<f64> = (0..reps)
+                    .map(|k| {
+                        let rings = p.raw_cycles[k].len();
+                        (0..rings)
+                            .map(|r| p.raw_cycles[k][r] - p.overhead_cycles[k][r])
+                            .sum::<f64>()
+                            / rings as f64
+                    })
+                    .collect();
+                stats::median(&net)
+            })
+            .collect()
+    });
     RingSummary {
+        tsc_cycles_per_switch,
+        tsc,
         switches_per_hop: points.iter().map(|p| per_hop(p).0).collect(),
         switch_source: points.iter().map(|p| per_hop(p).1).collect(),
         involuntary_switches: points.iter().map(|p| p.rusage.involuntary as i64).collect(),

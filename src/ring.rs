@@ -2,6 +2,7 @@
 //! alternate timed ring repetitions with overhead repetitions so that machine drift hits both
 //! alike, and tear everything down on every path.
 
+use crate::clock;
 use crate::counters::{Counters, Totals};
 use crate::engine::{self, Engine, Group, Ring, TransportKind};
 use crate::error::{Error, Result};
@@ -130,6 +131,9 @@ pub struct Point {
     pub raw_ns: Vec<Vec<f64>>,
     /// Hot-cache overhead per hop, measured right after the same repetition, same layout.
     pub overhead_ns: Vec<Vec<f64>>,
+    /// The same two in TSC cycles (zeros where `clock::tsc` is unavailable).
+    pub raw_cycles: Vec<Vec<f64>>,
+    pub overhead_cycles: Vec<Vec<f64>>,
     /// Trips per ring repetition, and overhead rounds per overhead repetition, per ring.
     pub trips: Vec<u64>,
     pub overhead_rounds: Vec<u64>,
@@ -210,6 +214,8 @@ pub struct PingPong {
     pub usecs_per_op: f64,
     pub ops_per_sec: f64,
     pub usecs_per_switch: f64,
+    /// TSC cycles per switch where the TSC is a clock (see `clock::tsc`).
+    pub cycles_per_switch: Option<f64>,
     /// CPU each of the two participants was last on.
     pub cpus: Vec<i32>,
 }
@@ -248,6 +254,7 @@ pub fn pingpong(
         usecs_per_op: elapsed_s * 1e6 / loops as f64,
         ops_per_sec: loops as f64 / elapsed_s,
         usecs_per_switch: elapsed_s * 1e6 / loops as f64 / 2.0,
+        cycles_per_switch: clock::tsc().ok().map(|_| p.raw_cycles[0][0]),
         cpus: p.cpus[0].clone(),
     })
 }
@@ -380,6 +387,12 @@ fn point(
         overhead_ns: (0..reps)
             .map(|k| drives.iter().map(|d| d.overhead_ns[k]).collect())
             .collect(),
+        raw_cycles: (0..reps)
+            .map(|k| drives.iter().map(|d| d.raw_cycles[k]).collect())
+            .collect(),
+        overhead_cycles: (0..reps)
+            .map(|k| drives.iter().map(|d| d.overhead_cycles[k]).collect())
+            .collect(),
         trips: drives.iter().map(|d| d.trips).collect(),
         overhead_rounds: drives.iter().map(|d| d.rounds).collect(),
         cpus: drives
@@ -459,6 +472,8 @@ struct Drive {
     phases: Phases,
     counted_trips: u64,
     counted_ns: f64,
+    raw_cycles: Vec<f64>,
+    overhead_cycles: Vec<f64>,
 }
 
 /// Restores the calling thread's affinity when the driver pinned it.
@@ -547,22 +562,30 @@ fn measure(
     let hops = ctx.procs as u64;
     let mut raw_ns = Vec::with_capacity(cfg.repetitions);
     let mut overhead_ns = Vec::with_capacity(cfg.repetitions);
+    let mut raw_cycles = Vec::with_capacity(cfg.repetitions);
+    let mut overhead_cycles = Vec::with_capacity(cfg.repetitions);
     for k in 0..cfg.repetitions {
         barrier.wait()?;
         check(abort)?;
         if k == 0 {
             ring.record(true);
         }
-        let ns = timed(&mut |n| ring.trips(n), trips, chunks, &mut || check(abort))?;
-        raw_ns.push(ns / (trips * hops) as f64);
-        overhead_ns.push(if rounds == 0 {
-            0.0
+        let span = timed(&mut |n| ring.trips(n), trips, chunks, &mut || check(abort))?;
+        raw_ns.push(span.ns / (trips * hops) as f64);
+        raw_cycles.push(span.ticks / (trips * hops) as f64);
+        let span = if rounds == 0 {
+            Span {
+                ns: 0.0,
+                ticks: 0.0,
+            }
         } else {
-            let ns = timed(&mut |n| ring.overhead(n), rounds, chunks, &mut || {
+            timed(&mut |n| ring.overhead(n), rounds, chunks, &mut || {
                 check(abort)
-            })?;
-            ns / (rounds * hops) as f64
-        });
+            })?
+        };
+        let per = (rounds * hops).max(1) as f64;
+        overhead_ns.push(span.ns / per);
+        overhead_cycles.push(span.ticks / per);
     }
     ring.record(false);
     phases.measure = t.elapsed().as_secs_f64();
@@ -577,12 +600,15 @@ fn measure(
     window(true);
     let ns = timed(&mut |n| ring.trips(n), counted_trips, chunks, &mut || {
         check(abort)
-    })?;
+    })?
+    .ns;
     window(false);
     ring.stop()?;
     Ok(Drive {
         raw_ns,
         overhead_ns,
+        raw_cycles,
+        overhead_cycles,
         trips,
         rounds,
         counted_trips,
@@ -601,9 +627,9 @@ fn timed(
     total: u64,
     chunks: u64,
     check: &mut dyn FnMut() -> Result<()>,
-) -> Result<f64> {
+) -> Result<Span> {
     let step = total.div_ceil(chunks.max(1)).max(1);
-    let t = Instant::now();
+    let (t, c) = (Instant::now(), clock::ticks());
     let mut left = total;
     while left > 0 {
         let k = left.min(step);
@@ -613,7 +639,16 @@ fn timed(
             check()?;
         }
     }
-    Ok(t.elapsed().as_nanos() as f64)
+    let (ns, c1) = (t.elapsed().as_nanos() as f64, clock::ticks());
+    let ticks = clock::tsc().map_or(0.0, |tsc| (c1 - c) as f64 - tsc.read_cost);
+    Ok(Span { ns, ticks })
+}
+
+/// A timed interval: ns from CLOCK_MONOTONIC and, where the TSC is a clock, its ticks minus
+/// the cost of reading it (0 elsewhere).
+struct Span {
+    ns: f64,
+    ticks: f64,
 }
 
 /// Grows a trial run until it lasts a tenth of `min_time`, then scales to `min_time`.

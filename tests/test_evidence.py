@@ -107,3 +107,16 @@ def test_info_command_prints_metadata(capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["info"]) == 0
     out = capsys.readouterr().out
     assert "kernel" in out and "clocksource" in out and "ctxbench_version" in out
+
+
+def test_tsc_cycles_agree_with_nanoseconds_or_say_why_not() -> None:
+    r = ctxbench.lat_ctx([2, 4], placement="single", **FAST)
+    if r.tsc["unavailable_reason"] is not None:
+        assert r.tsc_cycles_per_switch is None and r.tsc["ghz"] is None
+        return
+    assert r.tsc["ghz"] > 0 and r.tsc["read_cost_cycles"] >= 0
+    # Both clocks timed the same intervals: cycles = ns x GHz, up to calibration error.
+    expected = r.latency_us * 1000 * r.tsc["ghz"]
+    np.testing.assert_allclose(r.tsc_cycles_per_switch, expected, rtol=0.02, atol=5)
+    p = ctxbench.pingpong(2000)
+    assert p.cycles_per_switch == pytest.approx(p.usecs_per_switch * 1000 * p.tsc["ghz"], rel=0.02)

@@ -60,6 +60,10 @@ class RingResult:
     # With record_hops=True: per-hop wake-to-run latency (µs), else None.
     hop_percentiles_us: dict[str, np.ndarray] | None
     hop_histogram: dict[str, np.ndarray] | None
+    # Net TSC cycles per switch where the TSC is an invariant clock (x86_64), else None;
+    # `tsc` has "ghz", "read_cost_cycles" and "unavailable_reason".
+    tsc_cycles_per_switch: np.ndarray | None
+    tsc: dict[str, Any]
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -124,6 +128,8 @@ class PingpongResult:
     usecs_per_op: float
     ops_per_sec: float
     usecs_per_switch: float
+    cycles_per_switch: float | None
+    tsc: dict[str, Any]
     cpus: np.ndarray
     metadata: dict[str, Any] = field(default_factory=dict)
 
@@ -141,6 +147,11 @@ class PingpongResult:
             f"{self.usecs_per_op:15.6f} usecs/op\n"
             f"{int(self.ops_per_sec):15d} ops/sec\n"
             f"{self.usecs_per_switch:15.6f} usecs/switch\n"
+            + (
+                f"{self.cycles_per_switch:15.1f} TSC cycles/switch\n"
+                if self.cycles_per_switch is not None
+                else ""
+            )
         )
 
     def __repr__(self) -> str:
