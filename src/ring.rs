@@ -179,26 +179,29 @@ pub type Interrupt<'a> = &'a mut (dyn FnMut() -> bool + 'a);
 pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
     cfg.validate()?;
     let allowed = sys::allowed_cpus()?;
+    // Every point's placement is checked before the first is measured.
+    let mut placements = Vec::with_capacity(cfg.procs.len());
+    for &procs in &cfg.procs {
+        let cpus = cfg.placement.resolve(&allowed, procs, cfg.parallel)?;
+        let first = cpus[0][0];
+        let one_cpu =
+            allowed.len() == 1 || (first.is_some() && cpus.iter().flatten().all(|&c| c == first));
+        if cfg.transport.single_cpu_only() && !one_cpu {
+            return Err(Error::invalid(
+                "placement",
+                format!(
+                    "transport {:?} needs every participant on one CPU: use placement='single'",
+                    cfg.transport.name()
+                ),
+            ));
+        }
+        placements.push((procs, cpus));
+    }
     let _sigpipe = sys::Blocked::new(libc::SIGPIPE);
     let mut points = Vec::with_capacity(cfg.procs.len());
-    for &procs in &cfg.procs {
+    for (procs, cpus) in placements {
         if interrupt() {
             return Err(Error::Interrupted);
-        }
-        let cpus = cfg.placement.resolve(&allowed, procs, cfg.parallel)?;
-        if cfg.transport.single_cpu_only() {
-            let first = cpus[0][0];
-            let one_cpu = allowed.len() == 1
-                || (first.is_some() && cpus.iter().flatten().all(|&c| c == first));
-            if !one_cpu {
-                return Err(Error::invalid(
-                    "placement",
-                    format!(
-                        "transport {:?} needs every participant on one CPU: use placement='single'",
-                        cfg.transport.name()
-                    ),
-                ));
-            }
         }
         points.push(point(cfg, procs, &cpus, interrupt)?);
     }
