@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from . import _core, cli_workflow, metadata
 from .api import pingpong, ring
-from .result import PingpongResult, RingResult
+from .files import record
 
 # lmbench's LMBENCH_SCHED policies, for users who drive us from their lmbench scripts.
 LMBENCH_SCHED = {
@@ -156,19 +156,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _to_json(result: RingResult | PingpongResult) -> dict[str, object]:
-    def conv(v: object) -> object:
-        if hasattr(v, "tolist"):
-            return v.tolist()  # type: ignore[no-any-return,attr-defined]
-        if isinstance(v, dict):
-            return {k: conv(x) for k, x in v.items()}
-        if isinstance(v, list):
-            return [conv(x) for x in v]
-        return v
-
-    return {k: conv(v) for k, v in vars(result).items()}
-
-
 def _ring(args: argparse.Namespace, engine: str, transport: str | None) -> int:
     placement = args.placement if args.placement is not None else _lmbench_sched()
     r = ring(
@@ -184,7 +171,7 @@ def _ring(args: argparse.Namespace, engine: str, transport: str | None) -> int:
         min_time=args.min_time,
     )
     if args.json:
-        json.dump(_to_json(r), sys.stdout, indent=1)
+        json.dump(record(r), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(r.to_xgraph())
@@ -210,7 +197,7 @@ def _pipe(args: argparse.Namespace) -> int:
         cpu=args.cpu,
     )
     if args.json:
-        json.dump(_to_json(r), sys.stdout, indent=1)
+        json.dump(record(r), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(r.to_perf())
