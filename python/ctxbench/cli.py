@@ -156,6 +156,11 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _emit(output: str | dict[str, object]) -> None:
+    """The tool's own text format, or with --json the record result files hold."""
+    sys.stdout.write(output if isinstance(output, str) else json.dumps(output, indent=1) + "\n")
+
+
 def _ring(args: argparse.Namespace, engine: str, transport: str | None) -> int:
     placement = args.placement if args.placement is not None else _lmbench_sched()
     r = ring(
@@ -170,11 +175,7 @@ def _ring(args: argparse.Namespace, engine: str, transport: str | None) -> int:
         cpu=args.cpu,
         min_time=args.min_time,
     )
-    if args.json:
-        json.dump(record(r), sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(r.to_xgraph())
+    _emit(record(r) if args.json else r.to_xgraph())
     for p, low in zip(r.procs.tolist(), r.below_resolution.tolist()):
         if low:
             print(
@@ -196,11 +197,7 @@ def _pipe(args: argparse.Namespace) -> int:
         placement=args.placement if args.placement is not None else "default",
         cpu=args.cpu,
     )
-    if args.json:
-        json.dump(record(r), sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        sys.stdout.write(r.to_perf())
+    _emit(record(r) if args.json else r.to_perf())
     return 0
 
 
