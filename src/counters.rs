@@ -79,29 +79,30 @@ impl Counters {
             software_unavailable: None,
             hardware_unavailable: None,
         };
+        // After the first refusal of a kind, trying again per task would only cost syscalls.
+        let attempt = |unavailable: &mut Option<String>, what, tid, a, b| {
+            if unavailable.is_some() {
+                return None;
+            }
+            pair(tid, a, b)
+                .map_err(|e| *unavailable = Some(reason(what, &e)))
+                .ok()
+        };
         for &tid in tids {
-            let software = if c.software_unavailable.is_none() {
-                pair(
-                    tid,
-                    Builder::new(Software::CONTEXT_SWITCHES),
-                    Builder::new(Software::CPU_MIGRATIONS),
-                )
-                .map_err(|e| c.software_unavailable = Some(reason("software counters", &e)))
-                .ok()
-            } else {
-                None
-            };
-            let hardware = if c.hardware_unavailable.is_none() {
-                pair(
-                    tid,
-                    Builder::new(Hardware::CPU_CYCLES),
-                    Builder::new(Hardware::INSTRUCTIONS),
-                )
-                .map_err(|e| c.hardware_unavailable = Some(reason("hardware counters", &e)))
-                .ok()
-            } else {
-                None
-            };
+            let software = attempt(
+                &mut c.software_unavailable,
+                "software counters",
+                tid,
+                Builder::new(Software::CONTEXT_SWITCHES),
+                Builder::new(Software::CPU_MIGRATIONS),
+            );
+            let hardware = attempt(
+                &mut c.hardware_unavailable,
+                "hardware counters",
+                tid,
+                Builder::new(Hardware::CPU_CYCLES),
+                Builder::new(Hardware::INSTRUCTIONS),
+            );
             c.tasks.push(Task { software, hardware });
         }
         c

@@ -381,21 +381,18 @@ fn point(
     phase_s.setup_teardown =
         (t0.elapsed().as_secs_f64() - phase_s.calibration - phase_s.warmup - phase_s.measure)
             .max(0.0);
-    let reps = cfg.repetitions;
+    // Each driver kept its own series; a point holds them as [repetition][ring].
+    let by_rep = |series: fn(&Drive) -> &Vec<f64>| -> Vec<Vec<f64>> {
+        (0..cfg.repetitions)
+            .map(|k| drives.iter().map(|d| series(d)[k]).collect())
+            .collect()
+    };
     Ok(Point {
         procs,
-        raw_ns: (0..reps)
-            .map(|k| drives.iter().map(|d| d.raw_ns[k]).collect())
-            .collect(),
-        overhead_ns: (0..reps)
-            .map(|k| drives.iter().map(|d| d.overhead_ns[k]).collect())
-            .collect(),
-        raw_cycles: (0..reps)
-            .map(|k| drives.iter().map(|d| d.raw_cycles[k]).collect())
-            .collect(),
-        overhead_cycles: (0..reps)
-            .map(|k| drives.iter().map(|d| d.overhead_cycles[k]).collect())
-            .collect(),
+        raw_ns: by_rep(|d| &d.raw_ns),
+        overhead_ns: by_rep(|d| &d.overhead_ns),
+        raw_cycles: by_rep(|d| &d.raw_cycles),
+        overhead_cycles: by_rep(|d| &d.overhead_cycles),
         trips: drives.iter().map(|d| d.trips).collect(),
         overhead_rounds: drives.iter().map(|d| d.rounds).collect(),
         cpus: drives
