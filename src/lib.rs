@@ -5,6 +5,7 @@
 //! (where participants run), around one workload and one measured loop.
 
 pub mod clock;
+pub mod config;
 pub mod counters;
 pub mod engine;
 pub mod error;
@@ -21,5 +22,6 @@ pub mod workload;
 #[cfg(feature = "python")]
 mod python;
 
+pub use config::{Config, Plan};
 pub use error::{Error, Result};
-pub use ring::{pingpong, run, Config, PingPong, Point};
+pub use ring::{pingpong, run, PingPong, Point};

@@ -18,20 +18,50 @@ pub enum Placement {
 }
 
 pub const NAMES: &str = "'default', 'single', 'spread', 'balanced' or a list of CPU ids";
+pub const POLICIES: [&str; 4] = ["default", "single", "spread", "balanced"];
+
+/// How a caller names a placement.
+#[derive(Debug, Clone, Copy)]
+pub enum Named<'a> {
+    Policy(&'a str),
+    Cpus(&'a [i64]),
+}
+
+/// A CPU id the kernel's affinity masks can hold.
+fn cpu_id(param: &'static str, id: i64) -> Result<usize> {
+    let max = libc::CPU_SETSIZE as i64 - 1;
+    if (0..=max).contains(&id) {
+        Ok(id as usize)
+    } else {
+        Err(Error::invalid(
+            param,
+            format!("CPU ids must be between 0 and {max}, got {id}"),
+        ))
+    }
+}
 
 impl Placement {
-    pub fn parse(name: &str, cpu: Option<usize>) -> Result<Self> {
-        let p = match name {
-            "default" => Placement::Default,
-            "single" => Placement::Single(cpu),
-            "spread" => Placement::Spread,
-            "balanced" => Placement::Balanced,
-            _ => {
+    /// The placement a caller asked for: a policy by name or a list of CPU ids (`None`: the
+    /// default), and the CPU for `single`, which no other policy takes.
+    pub fn from_request(named: Option<Named<'_>>, cpu: Option<i64>) -> Result<Self> {
+        let cpu = cpu.map(|c| cpu_id("cpu", c)).transpose()?;
+        let p = match named {
+            None => Placement::Default,
+            Some(Named::Policy("default")) => Placement::Default,
+            Some(Named::Policy("single")) => Placement::Single(cpu),
+            Some(Named::Policy("spread")) => Placement::Spread,
+            Some(Named::Policy("balanced")) => Placement::Balanced,
+            Some(Named::Policy(name)) => {
                 return Err(Error::invalid(
                     "placement",
                     format!("unknown placement {name:?}; expected {NAMES}"),
                 ))
             }
+            Some(Named::Cpus(ids)) => Placement::List(
+                ids.iter()
+                    .map(|&c| cpu_id("placement", c))
+                    .collect::<Result<_>>()?,
+            ),
         };
         if cpu.is_some() && !matches!(p, Placement::Single(_)) {
             return Err(Error::invalid(
@@ -146,7 +176,27 @@ mod tests {
                 ..
             }
         ));
-        assert!(Placement::parse("nowhere", None).is_err());
-        assert!(Placement::parse("spread", Some(0)).is_err());
+        let named = |p, cpu| Placement::from_request(Some(p), cpu);
+        assert!(named(Named::Policy("nowhere"), None).is_err());
+        assert!(matches!(
+            named(Named::Policy("spread"), Some(0)),
+            Err(Error::Invalid { param: "cpu", .. })
+        ));
+        assert!(matches!(
+            Placement::from_request(None, Some(0)),
+            Err(Error::Invalid { param: "cpu", .. })
+        ));
+        assert!(matches!(
+            named(Named::Cpus(&[0, 4096]), None),
+            Err(Error::Invalid {
+                param: "placement",
+                ..
+            })
+        ));
+        assert_eq!(
+            named(Named::Policy("single"), Some(1)).unwrap(),
+            Placement::Single(Some(1))
+        );
+        assert_eq!(named(Named::Cpus(&[1, 0]), None).unwrap().name(), "[1, 0]");
     }
 }

@@ -1,16 +1,17 @@
 //! The pyo3 bindings: Python arguments in, numpy arrays out. Errors are mapped to Python
 //! exceptions here and nowhere else.
 
+use crate::config::{self, Config, Plan};
 use crate::engine::{Engine, TransportKind};
 use crate::error::Error;
 use crate::hops;
-use crate::placement::{Placement, NAMES};
+use crate::placement::{Named, Placement, NAMES, POLICIES};
 use crate::result::{summarize, Model};
-use crate::ring::{self as core, Config};
+use crate::ring as core;
 use numpy::{IntoPyArray, PyArray2};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 fn to_py(e: Error, pending: Option<PyErr>) -> PyErr {
     match e {
@@ -23,42 +24,30 @@ fn to_py(e: Error, pending: Option<PyErr>) -> PyErr {
     }
 }
 
-fn count(param: &'static str, v: i64, lo: i64, hi: i64) -> PyResult<usize> {
-    if (lo..=hi).contains(&v) {
-        Ok(v as usize)
-    } else {
-        Err(PyValueError::new_err(format!(
-            "{param}: must be between {lo} and {hi}, got {v}"
-        )))
-    }
+/// The placement a Python caller named: a policy name, a sequence of CPU ids, or None.
+fn placement(obj: Option<&Bound<'_, PyAny>>, cpu: Option<i64>) -> PyResult<Placement> {
+    let (policy, cpus): (String, Vec<i64>);
+    let named = match obj {
+        None => None,
+        Some(o) if o.is_instance_of::<PyString>() => {
+            policy = o.extract()?;
+            Some(Named::Policy(&policy))
+        }
+        Some(o) if o.is_instance_of::<PyBytes>() => return Err(placement_type(o)),
+        Some(o) => {
+            cpus = o.extract().map_err(|_| placement_type(o))?;
+            Some(Named::Cpus(&cpus))
+        }
+    };
+    Placement::from_request(named, cpu).map_err(|e| to_py(e, None))
 }
 
-fn placement(obj: &Bound<'_, PyAny>, cpu: Option<i64>) -> PyResult<Placement> {
-    let cpu = cpu
-        .map(|c| count("cpu", c, 0, libc::CPU_SETSIZE as i64 - 1))
-        .transpose()?;
-    if let Ok(name) = obj.extract::<String>() {
-        return Placement::parse(&name, cpu).map_err(|e| to_py(e, None));
-    }
-    let cpus: Vec<i64> = obj.extract().map_err(|_| {
-        PyTypeError::new_err(format!(
-            "placement: expected {NAMES}, got {}",
-            obj.get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default()
-        ))
-    })?;
-    if cpu.is_some() {
-        return Err(PyValueError::new_err(
-            "cpu: only meaningful with placement='single'",
-        ));
-    }
-    let cpus = cpus
-        .into_iter()
-        .map(|c| count("placement", c, 0, libc::CPU_SETSIZE as i64 - 1))
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok(Placement::List(cpus))
+fn placement_type(obj: &Bound<'_, PyAny>) -> PyErr {
+    let type_name = obj.get_type().name().map(|n| n.to_string());
+    PyTypeError::new_err(format!(
+        "placement: expected {NAMES}, got {}",
+        type_name.unwrap_or_default()
+    ))
 }
 
 fn engine_transport(engine: &str, transport: Option<&str>) -> PyResult<(Engine, TransportKind)> {
@@ -67,8 +56,12 @@ fn engine_transport(engine: &str, transport: Option<&str>) -> PyResult<(Engine, 
         Some(t) => TransportKind::parse(t).map_err(|e| to_py(e, None))?,
         None => engine.default_transport(),
     };
-    crate::engine::check_combination(engine, transport).map_err(|e| to_py(e, None))?;
     Ok((engine, transport))
+}
+
+/// A Python int as a count within `limit`, or the ValueError naming the parameter.
+fn count(limit: config::Limit, value: i64) -> PyResult<usize> {
+    limit.count(value).map_err(|e| to_py(e, None))
 }
 
 /// Runs `f` without the GIL; between repetitions it re-takes the GIL just long enough to see
@@ -108,8 +101,8 @@ fn pingpong<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let engine = if threads { "thread" } else { "process" };
     let (engine, transport) = engine_transport(engine, Some(transport))?;
-    let placement = placement_arg(placement, cpu)?;
-    let loops = count("loops", loops, 1, core::MAX_LOOPS as i64)? as u64;
+    let placement = self::placement(placement, cpu)?;
+    let loops = count(config::LOOPS, loops)? as u64;
     let name = placement.name();
     let p = measure(py, |interrupt| {
         core::pingpong(engine, transport, placement, loops, timeout, interrupt)
@@ -149,20 +142,11 @@ fn tsc_dict<'py>(
     Ok(d)
 }
 
-fn placement_arg(obj: Option<&Bound<'_, PyAny>>, cpu: Option<i64>) -> PyResult<Placement> {
-    match obj {
-        Some(p) => placement(p, cpu),
-        None if cpu.is_some() => Err(PyValueError::new_err(
-            "cpu: only meaningful with placement='single'",
-        )),
-        None => Ok(Placement::Default),
-    }
-}
-
 /// Runs the token ring for each process count; see `ctxbench.ring` for the arguments.
 #[pyfunction]
 #[pyo3(signature = (procs, *, engine="process", transport=None, size_kb=0, repetitions=11,
-    warmup=1, parallel=1, placement=None, cpu=None, min_time=core::DEFAULT_MIN_TIME, timeout=10.0,
+    warmup=1, parallel=1, placement=None, cpu=None, min_time=config::DEFAULT_MIN_TIME,
+    timeout=config::DEFAULT_TIMEOUT,
     record_hops=false))]
 #[allow(clippy::too_many_arguments)]
 fn ring<'py>(
@@ -180,31 +164,22 @@ fn ring<'py>(
     timeout: f64,
     record_hops: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let big = core::MAX_PROCS as i64;
     let (engine, transport) = engine_transport(engine, transport)?;
     let cfg = Config {
         engine,
         transport,
         procs: procs
             .iter()
-            .map(|&p| count("procs", p, 2, big))
+            .map(|&p| count(config::PROCS, p))
             .collect::<PyResult<_>>()?,
-        size_kb: count("size_kb", size_kb, 0, crate::workload::MAX_SIZE_KB as i64)?,
-        repetitions: count("repetitions", repetitions, 1, core::MAX_REPETITIONS as i64)?,
-        warmup: count("warmup", warmup, 0, core::MAX_WARMUP as i64)?,
-        parallel: count("parallel", parallel, 1, core::MAX_PARALLEL as i64)?,
-        placement: match placement {
-            Some(p) => self::placement(p, cpu)?,
-            None if cpu.is_some() => {
-                return Err(PyValueError::new_err(
-                    "cpu: only meaningful with placement='single'",
-                ))
-            }
-            None => Placement::Default,
-        },
+        size_kb: count(config::SIZE_KB, size_kb)?,
+        repetitions: count(config::REPETITIONS, repetitions)?,
+        warmup: count(config::WARMUP, warmup)?,
+        parallel: count(config::PARALLEL, parallel)?,
+        placement: self::placement(placement, cpu)?,
         min_time,
         timeout,
-        plan: core::Plan::Calibrated,
+        plan: Plan::Calibrated,
         record_hops,
     };
     let points = measure(py, |interrupt| core::run(&cfg, interrupt))?;
@@ -365,7 +340,7 @@ fn ring<'py>(
 /// The checksum one pass of the workload over `size_kb` KiB produces.
 #[pyfunction]
 fn workload_checksum(size_kb: i64) -> PyResult<u64> {
-    let kb = count("size_kb", size_kb, 0, crate::workload::MAX_SIZE_KB as i64)?;
+    let kb = count(config::SIZE_KB, size_kb)?;
     Ok(crate::workload::Workload::expected_sum(kb))
 }
 
@@ -382,6 +357,13 @@ fn mann_whitney(a: Vec<f64>, b: Vec<f64>) -> PyResult<(f64, f64)> {
     Ok(crate::stats::mann_whitney(&a, &b))
 }
 
+/// The name a result records for this placement (as `ring` would): "single", "[0, 1]", ...
+#[pyfunction]
+#[pyo3(signature = (placement=None, cpu=None))]
+fn placement_name(placement: Option<&Bound<'_, PyAny>>, cpu: Option<i64>) -> PyResult<String> {
+    Ok(self::placement(placement, cpu)?.name())
+}
+
 /// The transport `ring` uses for `engine` when none is named.
 #[pyfunction]
 fn default_transport(engine: &str) -> PyResult<&'static str> {
@@ -394,7 +376,12 @@ fn default_transport(engine: &str) -> PyResult<&'static str> {
 /// ns per resume+suspend pair of a bare corosensei coroutine: the peer for fiber hops.
 #[pyfunction]
 fn fiber_baseline_ns(py: Python<'_>, pairs: i64) -> PyResult<f64> {
-    let pairs = count("pairs", pairs, 1, 1 << 40)? as u64;
+    let limit = config::Limit {
+        param: "pairs",
+        lo: 1,
+        hi: 1 << 40,
+    };
+    let pairs = count(limit, pairs)? as u64;
     py.detach(|| crate::engine::fiber::baseline_switch_ns(pairs))
         .map_err(|e| to_py(e, None))
 }
@@ -407,8 +394,21 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mann_whitney, m)?)?;
     m.add_function(wrap_pyfunction!(fiber_baseline_ns, m)?)?;
     m.add_function(wrap_pyfunction!(default_transport, m)?)?;
-    m.add("DEFAULT_MIN_TIME", core::DEFAULT_MIN_TIME)?;
-    m.add("MAX_PROCS", core::MAX_PROCS)?;
+    m.add_function(wrap_pyfunction!(placement_name, m)?)?;
+    m.add("DEFAULT_MIN_TIME", config::DEFAULT_MIN_TIME)?;
+    m.add("DEFAULT_TIMEOUT", config::DEFAULT_TIMEOUT)?;
+    m.add("MAX_PROCS", config::MAX_PROCS)?;
+    m.add(
+        "ENGINES",
+        PyTuple::new(m.py(), Engine::ALL.map(Engine::name))?,
+    )?;
+    let transports = PyDict::new(m.py());
+    for engine in Engine::ALL {
+        let names: Vec<&str> = engine.transports().iter().map(|t| t.name()).collect();
+        transports.set_item(engine.name(), PyTuple::new(m.py(), names)?)?;
+    }
+    m.add("TRANSPORTS", transports)?;
+    m.add("PLACEMENTS", PyTuple::new(m.py(), POLICIES)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("COMPILER", env!("CTXBENCH_RUSTC"))?;
     Ok(())

@@ -3,125 +3,16 @@
 //! alike, and tear everything down on every path.
 
 use crate::clock;
+use crate::config::{self, Config, Plan};
 use crate::counters::{Counters, Totals};
 use crate::engine::{self, Engine, Group, Ring, TransportKind};
 use crate::error::{Error, Result};
 use crate::placement::Placement;
 use crate::sys;
-use crate::workload::{Workload, MAX_SIZE_KB};
+use crate::workload::Workload;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
-
-/// lmbench3 allows 2048; beyond this a ring is a fork bomb, not a benchmark.
-pub const MAX_PROCS: usize = 100_000;
-pub const MAX_REPETITIONS: usize = 10_000;
-pub const MAX_WARMUP: usize = 1_000;
-pub const MAX_PARALLEL: usize = 1_024;
-
-#[derive(Debug, Clone)]
-pub struct Config {
-    pub engine: Engine,
-    pub transport: TransportKind,
-    pub procs: Vec<usize>,
-    pub size_kb: usize,
-    pub repetitions: usize,
-    pub warmup: usize,
-    pub parallel: usize,
-    pub placement: Placement,
-    /// Seconds each timed repetition should last.
-    pub min_time: f64,
-    /// Seconds without progress after which a ring counts as hung.
-    pub timeout: f64,
-    pub plan: Plan,
-    /// Record every hop's wake-to-run latency during the timed repetitions.
-    pub record_hops: bool,
-}
-
-/// How many trips a timed repetition makes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Plan {
-    /// Calibrated so a repetition lasts `min_time`, with an overhead repetition after each.
-    Calibrated,
-    /// Exactly this many trips and no overhead measurement: `perf bench sched pipe`'s loop.
-    Fixed(u64),
-}
-
-/// Why 0.05 s: see the README ("How long is a repetition?"). Long enough that a repetition
-/// holds thousands of trips and the clock read is noise; short enough that 11 interleaved
-/// pairs of a point take about a second.
-pub const DEFAULT_MIN_TIME: f64 = 0.05;
-
-impl Config {
-    pub fn lat_ctx(procs: Vec<usize>) -> Self {
-        Config {
-            engine: Engine::Process,
-            transport: TransportKind::Pipe,
-            procs,
-            size_kb: 0,
-            repetitions: 11,
-            warmup: 1,
-            parallel: 1,
-            placement: Placement::Default,
-            min_time: DEFAULT_MIN_TIME,
-            timeout: 10.0,
-            plan: Plan::Calibrated,
-            record_hops: false,
-        }
-    }
-
-    pub fn validate(&self) -> Result<()> {
-        engine::check_combination(self.engine, self.transport)?;
-        if self.procs.is_empty() {
-            return Err(Error::invalid(
-                "procs",
-                "must name at least one process count",
-            ));
-        }
-        for &p in &self.procs {
-            if !(2..=MAX_PROCS).contains(&p) {
-                return Err(Error::invalid(
-                    "procs",
-                    format!("each count must be between 2 and {MAX_PROCS}, got {p}"),
-                ));
-            }
-        }
-        let range = |param, v: usize, lo: usize, hi: usize| {
-            if (lo..=hi).contains(&v) {
-                Ok(())
-            } else {
-                Err(Error::invalid(
-                    param,
-                    format!("must be between {lo} and {hi}, got {v}"),
-                ))
-            }
-        };
-        range("size_kb", self.size_kb, 0, MAX_SIZE_KB)?;
-        range("repetitions", self.repetitions, 1, MAX_REPETITIONS)?;
-        range("warmup", self.warmup, 0, MAX_WARMUP)?;
-        range("parallel", self.parallel, 1, MAX_PARALLEL)?;
-        let max_procs = self.procs.iter().max().copied().unwrap_or(0);
-        if max_procs * self.parallel > MAX_PROCS {
-            return Err(Error::invalid(
-                "parallel",
-                format!("procs x parallel must be at most {MAX_PROCS}"),
-            ));
-        }
-        if !(self.min_time > 0.0 && self.min_time <= 60.0) {
-            return Err(Error::invalid(
-                "min_time",
-                format!("must be > 0 and <= 60 seconds, got {}", self.min_time),
-            ));
-        }
-        if !(self.timeout >= 0.1 && self.timeout <= 3600.0) {
-            return Err(Error::invalid(
-                "timeout",
-                format!("must be between 0.1 and 3600 seconds, got {}", self.timeout),
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// Everything measured for one participant count.
 #[derive(Debug, Clone)]
@@ -223,8 +114,6 @@ pub struct PingPong {
     pub cpus: Vec<i32>,
 }
 
-pub const MAX_LOOPS: u64 = 10_000_000_000;
-
 pub fn pingpong(
     engine: Engine,
     transport: TransportKind,
@@ -233,12 +122,7 @@ pub fn pingpong(
     timeout: f64,
     interrupt: Interrupt,
 ) -> Result<PingPong> {
-    if !(1..=MAX_LOOPS).contains(&loops) {
-        return Err(Error::invalid(
-            "loops",
-            format!("must be between 1 and {MAX_LOOPS}, got {loops}"),
-        ));
-    }
+    config::LOOPS.check(loops)?;
     let cfg = Config {
         engine,
         transport,
@@ -777,43 +661,5 @@ mod tests {
         })
         .unwrap_err();
         assert_eq!(e, Error::Interrupted);
-    }
-
-    #[test]
-    fn bad_input_names_the_parameter() {
-        let bad = |cfg: Config, param: &str| match cfg.validate() {
-            Err(Error::Invalid { param: p, .. }) => assert_eq!(p, param),
-            other => panic!("expected {param} error, got {other:?}"),
-        };
-        bad(quick(vec![]), "procs");
-        bad(quick(vec![1]), "procs");
-        bad(
-            Config {
-                repetitions: 0,
-                ..quick(vec![2])
-            },
-            "repetitions",
-        );
-        bad(
-            Config {
-                parallel: 0,
-                ..quick(vec![2])
-            },
-            "parallel",
-        );
-        bad(
-            Config {
-                min_time: 0.0,
-                ..quick(vec![2])
-            },
-            "min_time",
-        );
-        bad(
-            Config {
-                size_kb: usize::MAX,
-                ..quick(vec![2])
-            },
-            "size_kb",
-        );
     }
 }

@@ -4,7 +4,11 @@ from collections.abc import Sequence
 from typing import Any
 
 DEFAULT_MIN_TIME: float
+DEFAULT_TIMEOUT: float
 MAX_PROCS: int
+ENGINES: tuple[str, ...]
+TRANSPORTS: dict[str, tuple[str, ...]]
+PLACEMENTS: tuple[str, ...]
 COMPILER: str
 __version__: str
 
@@ -36,3 +40,4 @@ def pingpong(
 ) -> dict[str, Any]: ...
 def fiber_baseline_ns(pairs: int) -> float: ...
 def default_transport(engine: str) -> str: ...
+def placement_name(placement: str | Sequence[int] | None = None, cpu: int | None = None) -> str: ...

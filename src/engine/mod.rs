@@ -28,6 +28,8 @@ pub enum Engine {
 const ENGINES: &str = "'process', 'thread' or 'fiber'";
 
 impl Engine {
+    pub const ALL: [Engine; 3] = [Engine::Process, Engine::Thread, Engine::Fiber];
+
     pub fn parse(name: &str) -> Result<Self> {
         match name {
             "process" => Ok(Engine::Process),
@@ -56,7 +58,8 @@ impl Engine {
         }
     }
 
-    fn transports(self) -> &'static [TransportKind] {
+    /// The transports this engine can use, its default first.
+    pub fn transports(self) -> &'static [TransportKind] {
         use TransportKind::*;
         match self {
             Engine::Process | Engine::Thread => &[Pipe, Eventfd, Futex, Socket, Signal, Yield],
