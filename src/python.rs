@@ -4,11 +4,12 @@
 use crate::config::{self, Config, Plan};
 use crate::engine::{Engine, TransportKind};
 use crate::error::Error;
-use crate::hops;
 use crate::placement::{Named, Placement, NAMES, POLICIES};
-use crate::result::{summarize, Model};
+use crate::result::{summarize, HopSummary, RingSummary};
 use crate::ring as core;
-use numpy::{IntoPyArray, PyArray2};
+use crate::ring::Phases;
+use crate::stats::Summary;
+use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -183,18 +184,12 @@ fn ring<'py>(
         record_hops,
     };
     let points = measure(py, |interrupt| core::run(&cfg, interrupt))?;
-    let model = match (cfg.engine, cfg.transport) {
-        (Engine::Fiber, _) => Model::Invisible,
-        (_, TransportKind::Yield) => Model::Yielding,
-        _ => Model::Blocking {
-            single_cpu: matches!(cfg.placement, Placement::Single(_)),
-        },
-    };
-    let s = summarize(&points, model);
+    ring_dict(py, &cfg, summarize(&cfg, &points))
+}
 
+/// The `RingDict` of `_core.pyi`: the run's configuration and its summary, as numpy arrays.
+fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    let v1 = |v: Vec<f64>| v.into_pyarray(py);
-    let m2 = |m: &[Vec<f64>]| PyArray2::from_vec2(py, m).expect("rectangular");
     d.set_item("engine", cfg.engine.name())?;
     d.set_item("transport", cfg.transport.name())?;
     d.set_item("placement", cfg.placement.name())?;
@@ -203,138 +198,129 @@ fn ring<'py>(
     d.set_item("warmup", cfg.warmup)?;
     d.set_item("parallel", cfg.parallel)?;
     d.set_item("min_time", cfg.min_time)?;
-    d.set_item(
-        "procs",
-        s.procs
-            .iter()
-            .map(|&p| p as i64)
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
-    )?;
-    d.set_item("samples_us", m2(&s.samples_us))?;
-    d.set_item("raw_samples_us", m2(&s.raw_samples_us))?;
-    d.set_item("overhead_samples_us", m2(&s.overhead_samples_us))?;
-    d.set_item("latency_us", v1(s.stats.iter().map(|x| x.median).collect()))?;
-    d.set_item("min_us", v1(s.stats.iter().map(|x| x.min).collect()))?;
-    d.set_item("raw_us", v1(s.raw_us.clone()))?;
-    d.set_item("overhead_point_us", v1(s.overhead_point_us.clone()))?;
+    d.set_item("procs", ints(py, &s.procs))?;
+    d.set_item("samples_us", matrix(py, &s.samples_us)?)?;
+    d.set_item("raw_samples_us", matrix(py, &s.raw_samples_us)?)?;
+    d.set_item("overhead_samples_us", matrix(py, &s.overhead_samples_us)?)?;
+    d.set_item("latency_us", column(py, &s.stats, |x| x.median))?;
+    d.set_item("min_us", column(py, &s.stats, |x| x.min))?;
+    d.set_item("raw_us", s.raw_us.into_pyarray(py))?;
+    d.set_item("overhead_point_us", s.overhead_point_us.into_pyarray(py))?;
     d.set_item("overhead_us", s.overhead_us)?;
-    d.set_item("ring_us", m2(&s.ring_us))?;
-    d.set_item(
-        "below_resolution",
-        s.below_resolution.clone().into_pyarray(py),
-    )?;
-    let stats = PyDict::new(py);
-    let col = |f: &dyn Fn(&crate::stats::Summary) -> f64| v1(s.stats.iter().map(f).collect());
-    stats.set_item("min", col(&|x| x.min))?;
-    stats.set_item("median", col(&|x| x.median))?;
-    stats.set_item("mean", col(&|x| x.mean))?;
-    stats.set_item("max", col(&|x| x.max))?;
-    stats.set_item("stdev", col(&|x| x.stdev))?;
-    stats.set_item("cv", col(&|x| x.cv))?;
-    stats.set_item("ci_low", col(&|x| x.ci_low))?;
-    stats.set_item("ci_high", col(&|x| x.ci_high))?;
-    let ints = |f: &dyn Fn(&crate::stats::Summary) -> usize| {
-        s.stats
-            .iter()
-            .map(|x| f(x) as i64)
-            .collect::<Vec<_>>()
-            .into_pyarray(py)
-    };
-    stats.set_item("outliers", ints(&|x| x.outliers))?;
-    stats.set_item("clusters", ints(&|x| x.clusters))?;
-    stats.set_item(
-        "verdict",
-        PyList::new(py, s.stats.iter().map(|x| x.verdict.as_str()))?,
-    )?;
-    d.set_item("stats", stats)?;
-    d.set_item("switches_per_hop", v1(s.switches_per_hop.clone()))?;
-    d.set_item(
-        "counted_us",
-        v1(points.iter().map(|p| p.counted_ns / 1e3).collect()),
-    )?;
+    d.set_item("ring_us", matrix(py, &s.ring_us)?)?;
+    d.set_item("below_resolution", s.below_resolution.into_pyarray(py))?;
+    d.set_item("stats", stats_dict(py, &s.stats)?)?;
+    d.set_item("switches_per_hop", s.switches_per_hop.into_pyarray(py))?;
+    d.set_item("counted_us", s.counted_us.into_pyarray(py))?;
     d.set_item("switch_source", PyList::new(py, &s.switch_source)?)?;
     d.set_item(
         "involuntary_switches",
-        s.involuntary_switches.clone().into_pyarray(py),
+        s.involuntary_switches.into_pyarray(py),
     )?;
-    d.set_item("migrations", s.migrations.clone().into_pyarray(py))?;
+    d.set_item("migrations", s.migrations.into_pyarray(py))?;
     let hardware = PyDict::new(py);
-    hardware.set_item("cycles_per_switch", s.cycles_per_switch.clone().map(&v1))?;
+    let per_switch = |v: Option<Vec<f64>>| v.map(|v| v.into_pyarray(py));
+    hardware.set_item("cycles_per_switch", per_switch(s.cycles_per_switch))?;
     hardware.set_item(
         "instructions_per_switch",
-        s.instructions_per_switch.clone().map(&v1),
+        per_switch(s.instructions_per_switch),
     )?;
-    hardware.set_item("unavailable_reason", s.hardware_unavailable.clone())?;
+    hardware.set_item("unavailable_reason", s.hardware_unavailable)?;
     d.set_item("hardware", hardware)?;
-    d.set_item(
-        "counters_unavailable_reason",
-        s.software_unavailable.clone(),
-    )?;
+    d.set_item("counters_unavailable_reason", s.software_unavailable)?;
     d.set_item("warnings", PyList::new(py, &s.warnings)?)?;
-    d.set_item(
-        "tsc_cycles_per_switch",
-        s.tsc_cycles_per_switch.clone().map(&v1),
-    )?;
+    d.set_item("tsc_cycles_per_switch", per_switch(s.tsc_cycles_per_switch))?;
     d.set_item("tsc", tsc_dict(py, &s.tsc)?)?;
-    if record_hops {
-        let hists: Vec<&(Vec<u64>, u64)> = points.iter().filter_map(|p| p.hops.as_ref()).collect();
-        // Trim the histogram after the last bucket any point used.
-        let used = hists
-            .iter()
-            .filter_map(|(c, _)| c.iter().rposition(|&x| x > 0))
-            .max()
-            .map_or(1, |j| j + 1);
-        let pct = PyDict::new(py);
-        for (name, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)] {
-            let v = hists
-                .iter()
-                .map(|(c, _)| hops::percentile(c, q) / 1e3)
-                .collect();
-            pct.set_item(name, v1(v))?;
+    let (percentiles, histogram) = match &s.hops {
+        Some(h) => {
+            let (p, hist) = hops_dicts(py, h)?;
+            (p.into_any(), hist.into_any())
         }
-        pct.set_item(
-            "max",
-            v1(hists.iter().map(|(_, m)| *m as f64 / 1e3).collect()),
-        )?;
-        d.set_item("hop_percentiles_us", pct)?;
-        let hist = PyDict::new(py);
-        let edges: Vec<f64> = (0..=used).map(|j| hops::lower(j) as f64 / 1e3).collect();
-        hist.set_item("edges_us", v1(edges))?;
-        let counts: Vec<Vec<u64>> = hists.iter().map(|(c, _)| c[..used].to_vec()).collect();
-        hist.set_item(
-            "counts",
-            PyArray2::from_vec2(py, &counts).expect("rectangular"),
-        )?;
-        d.set_item("hop_histogram", hist)?;
-    } else {
-        d.set_item("hop_percentiles_us", py.None())?;
-        d.set_item("hop_histogram", py.None())?;
-    }
+        None => (py.None().into_bound(py), py.None().into_bound(py)),
+    };
+    d.set_item("hop_percentiles_us", percentiles)?;
+    d.set_item("hop_histogram", histogram)?;
     let cpus = PyList::empty(py);
-    for p in &points {
-        let m: Vec<Vec<i64>> = p
-            .cpus
+    for point in &s.cpus {
+        let widened: Vec<Vec<i64>> = point
             .iter()
-            .map(|r| r.iter().map(|&c| i64::from(c)).collect())
+            .map(|ring| ring.iter().map(|&c| i64::from(c)).collect())
             .collect();
-        cpus.append(PyArray2::from_vec2(py, &m).expect("rectangular"))?;
+        cpus.append(matrix(py, &widened)?)?;
     }
     d.set_item("cpus", cpus)?;
-    let trips: Vec<i64> = points.iter().map(|p| p.trips[0] as i64).collect();
-    d.set_item("trips", trips.into_pyarray(py))?;
-    let rounds: Vec<i64> = points.iter().map(|p| p.overhead_rounds[0] as i64).collect();
-    d.set_item("overhead_rounds", rounds.into_pyarray(py))?;
-    let verified: Vec<bool> = points.iter().map(|p| p.work_verified).collect();
-    d.set_item("work_verified", verified.into_pyarray(py))?;
+    d.set_item("trips", ints(py, &s.trips))?;
+    d.set_item("overhead_rounds", ints(py, &s.overhead_rounds))?;
+    d.set_item("work_verified", s.work_verified.into_pyarray(py))?;
     let phases = PyDict::new(py);
-    let ph = |f: &dyn Fn(&core::Phases) -> f64| v1(points.iter().map(|p| f(&p.phase_s)).collect());
-    phases.set_item("calibration", ph(&|p| p.calibration))?;
-    phases.set_item("warmup", ph(&|p| p.warmup))?;
-    phases.set_item("measure", ph(&|p| p.measure))?;
-    phases.set_item("setup_teardown", ph(&|p| p.setup_teardown))?;
+    let phase = |f: fn(&Phases) -> f64| s.phase_s.iter().map(f).collect::<Vec<_>>();
+    phases.set_item("calibration", phase(|p| p.calibration).into_pyarray(py))?;
+    phases.set_item("warmup", phase(|p| p.warmup).into_pyarray(py))?;
+    phases.set_item("measure", phase(|p| p.measure).into_pyarray(py))?;
+    phases.set_item(
+        "setup_teardown",
+        phase(|p| p.setup_teardown).into_pyarray(py),
+    )?;
     d.set_item("phase_s", phases)?;
     Ok(d)
+}
+
+/// Counts as an int64 array (numpy's default integer, whatever the Rust width).
+fn ints<'py, T: Copy + TryInto<i64>>(py: Python<'py>, v: &[T]) -> Bound<'py, PyArray1<i64>> {
+    v.iter()
+        .map(|&x| x.try_into().unwrap_or(i64::MAX))
+        .collect::<Vec<i64>>()
+        .into_pyarray(py)
+}
+
+/// A rectangular `[row][column]` table as a 2-D array.
+fn matrix<'py, T: numpy::Element + Clone>(
+    py: Python<'py>,
+    rows: &[Vec<T>],
+) -> PyResult<Bound<'py, PyArray2<T>>> {
+    Ok(PyArray2::from_vec2(py, rows)?)
+}
+
+fn column<'py>(
+    py: Python<'py>,
+    stats: &[Summary],
+    field: fn(&Summary) -> f64,
+) -> Bound<'py, PyArray1<f64>> {
+    stats.iter().map(field).collect::<Vec<_>>().into_pyarray(py)
+}
+
+/// `stats.summarize` of every point, one array per field.
+fn stats_dict<'py>(py: Python<'py>, stats: &[Summary]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("min", column(py, stats, |x| x.min))?;
+    d.set_item("median", column(py, stats, |x| x.median))?;
+    d.set_item("mean", column(py, stats, |x| x.mean))?;
+    d.set_item("max", column(py, stats, |x| x.max))?;
+    d.set_item("stdev", column(py, stats, |x| x.stdev))?;
+    d.set_item("cv", column(py, stats, |x| x.cv))?;
+    d.set_item("ci_low", column(py, stats, |x| x.ci_low))?;
+    d.set_item("ci_high", column(py, stats, |x| x.ci_high))?;
+    let counts = |f: fn(&Summary) -> usize| stats.iter().map(f).collect::<Vec<_>>();
+    d.set_item("outliers", ints(py, &counts(|x| x.outliers)))?;
+    d.set_item("clusters", ints(py, &counts(|x| x.clusters)))?;
+    let verdicts = stats.iter().map(|x| x.verdict.as_str());
+    d.set_item("verdict", PyList::new(py, verdicts)?)?;
+    Ok(d)
+}
+
+/// (`hop_percentiles_us`, `hop_histogram`) of the result.
+fn hops_dicts<'py>(
+    py: Python<'py>,
+    h: &HopSummary,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    let percentiles = PyDict::new(py);
+    for (name, values) in &h.percentiles_us {
+        percentiles.set_item(*name, values.clone().into_pyarray(py))?;
+    }
+    let histogram = PyDict::new(py);
+    histogram.set_item("edges_us", h.edges_us.clone().into_pyarray(py))?;
+    histogram.set_item("counts", matrix(py, &h.counts)?)?;
+    Ok((percentiles, histogram))
 }
 
 /// The checksum one pass of the workload over `size_kb` KiB produces.

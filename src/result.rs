@@ -1,8 +1,14 @@
 //! From raw points to the figures users read: net per-switch samples, their summaries, the
-//! overhead that was subtracted. Python only wraps these arrays.
+//! overhead that was subtracted, the kernel's evidence checked against the engine's model,
+//! hop-latency percentiles. A Rust caller of `run` gets every figure the Python result has;
+//! the binding only converts this struct.
 
 use crate::clock::{self, Tsc};
-use crate::ring::Point;
+use crate::config::Config;
+use crate::engine::{Engine, TransportKind};
+use crate::hops;
+use crate::placement::Placement;
+use crate::ring::{Phases, Point};
 use crate::stats::{self, Summary};
 
 #[derive(Debug, Clone)]
@@ -43,6 +49,65 @@ pub struct RingSummary {
     /// invariant clock; else `None` and the reason in `tsc`.
     pub tsc_cycles_per_switch: Option<Vec<f64>>,
     pub tsc: Result<Tsc, String>,
+    /// Raw µs per hop of the counted repetition (ring 0): what counting costs.
+    pub counted_us: Vec<f64>,
+    /// CPU each participant was last on, `[point][ring][participant]`.
+    pub cpus: Vec<Vec<Vec<i32>>>,
+    /// Trips per ring repetition and rounds per overhead repetition (ring 0), per point.
+    pub trips: Vec<u64>,
+    pub overhead_rounds: Vec<u64>,
+    /// Every participant's workload checksum was right, per point.
+    pub work_verified: Vec<bool>,
+    /// Seconds per phase, per point.
+    pub phase_s: Vec<Phases>,
+    /// Wake-to-run latency of every hop, when recording.
+    pub hops: Option<HopSummary>,
+}
+
+/// Percentiles of the hop latencies and the histogram they come from, trimmed after the last
+/// bucket any point used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HopSummary {
+    /// ("p50", µs per point), ("p90", ...), ("p99", ...), ("p99.9", ...), ("max", ...).
+    pub percentiles_us: Vec<(&'static str, Vec<f64>)>,
+    /// Bucket edges in µs: one more than buckets.
+    pub edges_us: Vec<f64>,
+    /// Hops per bucket, `[point][bucket]`.
+    pub counts: Vec<Vec<u64>>,
+}
+
+const HOP_QUANTILES: [(&str, f64); 4] =
+    [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)];
+
+impl HopSummary {
+    /// `None` unless every point recorded its hops.
+    fn of(points: &[Point]) -> Option<Self> {
+        let logs: Vec<&(Vec<u64>, u64)> = points
+            .iter()
+            .map(|p| p.hops.as_ref())
+            .collect::<Option<_>>()?;
+        let used = logs
+            .iter()
+            .filter_map(|(c, _)| c.iter().rposition(|&x| x > 0))
+            .max()
+            .map_or(1, |j| j + 1);
+        let mut percentiles_us: Vec<(&'static str, Vec<f64>)> = HOP_QUANTILES
+            .iter()
+            .map(|&(name, q)| {
+                let v = logs.iter().map(|(c, _)| hops::percentile(c, q) / NS_PER_US);
+                (name, v.collect())
+            })
+            .collect();
+        let max = logs.iter().map(|(_, m)| *m as f64 / NS_PER_US).collect();
+        percentiles_us.push(("max", max));
+        Some(HopSummary {
+            percentiles_us,
+            edges_us: (0..=used)
+                .map(|j| hops::lower(j) as f64 / NS_PER_US)
+                .collect(),
+            counts: logs.iter().map(|(c, _)| c[..used].to_vec()).collect(),
+        })
+    }
 }
 
 /// What the kernel should count per hop for this engine and transport.
@@ -58,6 +123,19 @@ pub enum Model {
     /// sched_yield: at least one switch per hop, more when the scheduler picks a task that
     /// does not hold the token.
     Yielding,
+}
+
+impl Model {
+    /// The model for a run: what its engine, transport and placement make the kernel do.
+    pub fn of(engine: Engine, transport: TransportKind, placement: &Placement) -> Self {
+        match (engine, transport) {
+            (Engine::Fiber, _) => Model::Invisible,
+            (_, TransportKind::Yield) => Model::Yielding,
+            _ => Model::Blocking {
+                single_cpu: matches!(placement, Placement::Single(_)),
+            },
+        }
+    }
 }
 
 fn check_model(model: Model, procs: usize, per_hop: f64) -> Option<String> {
@@ -85,7 +163,13 @@ fn check_model(model: Model, procs: usize, per_hop: f64) -> Option<String> {
 
 const NS_PER_US: f64 = 1000.0;
 
-pub fn summarize(points: &[Point], model: Model) -> RingSummary {
+/// Every figure of a run of `cfg` that produced `points`.
+pub fn summarize(cfg: &Config, points: &[Point]) -> RingSummary {
+    let model = Model::of(cfg.engine, cfg.transport, &cfg.placement);
+    summarize_with(points, model)
+}
+
+fn summarize_with(points: &[Point], model: Model) -> RingSummary {
     let reps = points.first().map_or(0, |p| p.raw_ns.len());
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let per_rep = |f: &dyn Fn(&Point, usize) -> f64| -> Vec<Vec<f64>> {
@@ -183,9 +267,154 @@ pub fn summarize(points: &[Point], model: Model) -> RingSummary {
             })
             .collect(),
         below_resolution: stats.iter().map(|s| s.median <= 0.0).collect(),
+        counted_us: points.iter().map(|p| p.counted_ns / NS_PER_US).collect(),
+        cpus: points.iter().map(|p| p.cpus.clone()).collect(),
+        trips: points.iter().map(|p| p.trips[0]).collect(),
+        overhead_rounds: points.iter().map(|p| p.overhead_rounds[0]).collect(),
+        work_verified: points.iter().map(|p| p.work_verified).collect(),
+        phase_s: points.iter().map(|p| p.phase_s).collect(),
+        hops: HopSummary::of(points),
         stats,
         samples_us,
         raw_samples_us,
         overhead_samples_us,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counters::Totals;
+    use crate::ring::Rusage;
+
+    /// A point of `procs` participants and one ring whose repetitions took `raw` and
+    /// `overhead` ns per hop.
+    fn point(procs: usize, raw: &[f64], overhead: &[f64]) -> Point {
+        let column = |v: &[f64]| v.iter().map(|&x| vec![x]).collect::<Vec<_>>();
+        Point {
+            procs,
+            raw_ns: column(raw),
+            overhead_ns: column(overhead),
+            raw_cycles: column(raw),
+            overhead_cycles: column(overhead),
+            trips: vec![100],
+            overhead_rounds: vec![200],
+            cpus: vec![vec![0; procs]],
+            work_verified: true,
+            counters: Totals {
+                switches: Some(150),
+                ..Totals::default()
+            },
+            observed_hops: 100,
+            counted_ns: 2500.0,
+            hops: None,
+            rusage: Rusage::default(),
+            phase_s: Phases::default(),
+        }
+    }
+
+    const BLOCKING_ONE_CPU: Model = Model::Blocking { single_cpu: true };
+
+    #[test]
+    fn net_samples_are_raw_minus_overhead_per_repetition() {
+        let p = point(2, &[3000.0, 4000.0, 5000.0], &[1000.0, 1000.0, 2000.0]);
+        let s = summarize_with(&[p], BLOCKING_ONE_CPU);
+        assert_eq!(s.samples_us, vec![vec![2.0], vec![3.0], vec![3.0]]);
+        assert_eq!(s.stats[0].median, 3.0);
+        assert_eq!(s.stats[0].min, 2.0);
+        assert_eq!(s.raw_us, vec![4.0]);
+        assert_eq!(s.overhead_point_us, vec![1.0]);
+        assert_eq!(s.overhead_us, 1.0);
+        assert_eq!(s.ring_us, vec![vec![3.0]]);
+        assert_eq!(s.below_resolution, vec![false]);
+        assert_eq!(s.counted_us, vec![2.5]);
+        assert_eq!((s.trips[0], s.overhead_rounds[0]), (100, 200));
+        assert_eq!(s.switches_per_hop, vec![1.5]);
+        assert_eq!(s.switch_source, vec!["perf"]);
+        assert!(s.warnings.is_empty());
+        assert!(s.hops.is_none());
+    }
+
+    #[test]
+    fn a_switch_below_the_overhead_is_flagged_not_dropped() {
+        let s = summarize_with(&[point(2, &[1000.0], &[1500.0])], BLOCKING_ONE_CPU);
+        assert_eq!(s.stats[0].median, -0.5);
+        assert_eq!(s.below_resolution, vec![true]);
+    }
+
+    #[test]
+    fn counts_outside_the_model_warn() {
+        let mut p = point(8, &[3000.0], &[1000.0]);
+        p.counters.switches = Some(10);
+        let s = summarize_with(&[p.clone()], BLOCKING_ONE_CPU);
+        assert_eq!(s.warnings.len(), 1);
+        assert!(
+            s.warnings[0].contains("switches_per_hop=0.10"),
+            "{:?}",
+            s.warnings
+        );
+        p.counters.switches = Some(0);
+        assert!(summarize_with(&[p.clone()], Model::Invisible)
+            .warnings
+            .is_empty());
+        p.counters.switches = None;
+        p.rusage = Rusage {
+            voluntary: 30,
+            involuntary: 10,
+            passes: 20,
+        };
+        let s = summarize_with(&[p], Model::Yielding);
+        assert_eq!((s.switches_per_hop[0], s.switch_source[0]), (2.0, "rusage"));
+    }
+
+    #[test]
+    fn the_model_follows_engine_transport_and_placement() {
+        use TransportKind::*;
+        assert_eq!(
+            Model::of(Engine::Fiber, Resume, &Placement::Single(None)),
+            Model::Invisible
+        );
+        assert_eq!(
+            Model::of(Engine::Thread, Yield, &Placement::Single(None)),
+            Model::Yielding
+        );
+        assert_eq!(
+            Model::of(Engine::Process, Pipe, &Placement::Default),
+            Model::Blocking { single_cpu: false }
+        );
+        assert_eq!(
+            Model::of(Engine::Process, Futex, &Placement::Single(Some(0))),
+            BLOCKING_ONE_CPU
+        );
+    }
+
+    #[test]
+    fn hop_histograms_are_trimmed_and_summarised() {
+        let mut counts = vec![0u64; hops::BUCKETS];
+        let (fast, slow) = (hops::bucket(1_000), hops::bucket(9_000));
+        counts[fast] = 99;
+        counts[slow] = 1;
+        let mut a = point(2, &[3000.0], &[1000.0]);
+        a.hops = Some((counts, 9_100));
+        let mut b = a.clone();
+        b.hops = Some((vec![0; hops::BUCKETS], 0));
+        let h = summarize_with(&[a.clone(), b], BLOCKING_ONE_CPU)
+            .hops
+            .expect("both points recorded");
+        assert_eq!(h.counts.len(), 2);
+        assert_eq!(h.counts[0].len(), slow + 1);
+        assert_eq!(h.edges_us.len(), slow + 2);
+        assert_eq!(h.counts[0].iter().sum::<u64>(), 100);
+        let names: Vec<&str> = h.percentiles_us.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["p50", "p90", "p99", "p99.9", "max"]);
+        let p50 = h.percentiles_us[0].1[0];
+        assert!((0.9..=1.1).contains(&p50), "p50 {p50} µs");
+        assert_eq!(h.percentiles_us[4].1, vec![9.1, 0.0]);
+        // A point that did not record: no histogram at all, not a partial one.
+        assert!(
+            summarize_with(&[a, point(2, &[1.0], &[0.5])], BLOCKING_ONE_CPU)
+                .hops
+                .is_none()
+        );
     }
 }

@@ -1,7 +1,28 @@
-"""Typed stub of the native module built from src/python.rs."""
+"""Typed stub of the native module built from src/python.rs (checked by mypy.stubtest)."""
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Literal, TypedDict, type_check_only
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "ring",
+    "pingpong",
+    "workload_checksum",
+    "mann_whitney",
+    "fiber_baseline_ns",
+    "default_transport",
+    "placement_name",
+    "DEFAULT_MIN_TIME",
+    "DEFAULT_TIMEOUT",
+    "MAX_PROCS",
+    "ENGINES",
+    "TRANSPORTS",
+    "PLACEMENTS",
+    "__version__",
+    "COMPILER",
+]
 
 DEFAULT_MIN_TIME: float
 DEFAULT_TIMEOUT: float
@@ -11,6 +32,113 @@ TRANSPORTS: dict[str, tuple[str, ...]]
 PLACEMENTS: tuple[str, ...]
 COMPILER: str
 __version__: str
+
+_Floats = NDArray[np.float64]
+_Ints = NDArray[np.int64]
+
+@type_check_only
+class StatsDict(TypedDict):
+    """Per point: the summary of its net samples (`stats::Summary`), one array per field."""
+
+    min: _Floats
+    median: _Floats
+    mean: _Floats
+    max: _Floats
+    stdev: _Floats
+    cv: _Floats
+    ci_low: _Floats
+    ci_high: _Floats
+    outliers: _Ints
+    clusters: _Ints
+    verdict: list[Literal["stable", "noisy", "unstable", "bimodal"]]
+
+@type_check_only
+class HardwareDict(TypedDict):
+    cycles_per_switch: _Floats | None
+    instructions_per_switch: _Floats | None
+    unavailable_reason: str | None
+
+@type_check_only
+class TscDict(TypedDict):
+    ghz: float | None
+    read_cost_cycles: float | None
+    unavailable_reason: str | None
+
+_HopPercentilesDict = TypedDict(
+    "_HopPercentilesDict",
+    {"p50": _Floats, "p90": _Floats, "p99": _Floats, "p99.9": _Floats, "max": _Floats},
+)
+
+@type_check_only
+class HopHistogramDict(TypedDict):
+    edges_us: _Floats
+    counts: NDArray[np.uint64]
+
+@type_check_only
+class PhasesDict(TypedDict):
+    calibration: _Floats
+    warmup: _Floats
+    measure: _Floats
+    setup_teardown: _Floats
+
+@type_check_only
+class RingDict(TypedDict):
+    """What `ring` returns; `ctxbench.RingResult` has exactly these fields plus `metadata`."""
+
+    engine: str
+    transport: str
+    placement: str
+    size_kb: int
+    repetitions: int
+    warmup: int
+    parallel: int
+    min_time: float
+    procs: _Ints
+    samples_us: _Floats
+    raw_samples_us: _Floats
+    overhead_samples_us: _Floats
+    latency_us: _Floats
+    min_us: _Floats
+    raw_us: _Floats
+    overhead_point_us: _Floats
+    overhead_us: float
+    ring_us: _Floats
+    below_resolution: NDArray[np.bool_]
+    stats: StatsDict
+    switches_per_hop: _Floats
+    counted_us: _Floats
+    switch_source: list[Literal["perf", "rusage"]]
+    involuntary_switches: _Ints
+    migrations: _Ints
+    hardware: HardwareDict
+    counters_unavailable_reason: str | None
+    warnings: list[str]
+    tsc_cycles_per_switch: _Floats | None
+    tsc: TscDict
+    hop_percentiles_us: _HopPercentilesDict | None
+    hop_histogram: HopHistogramDict | None
+    cpus: list[_Ints]
+    trips: _Ints
+    overhead_rounds: _Ints
+    work_verified: NDArray[np.bool_]
+    phase_s: PhasesDict
+
+@type_check_only
+class PingpongDict(TypedDict):
+    """What `pingpong` returns; `ctxbench.PingpongResult` has these fields plus `metadata`."""
+
+    loops: int
+    threads: bool
+    engine: str
+    transport: str
+    placement: str
+    elapsed_s: float
+    usecs_per_op: float
+    ops_per_sec: float
+    usecs_per_switch: float
+    cycles_per_switch: float | None
+    tsc: TscDict
+    cpus: _Ints
 
 def ring(
     procs: Sequence[int],
@@ -24,11 +152,9 @@ def ring(
     placement: str | Sequence[int] | None = None,
     cpu: int | None = None,
     min_time: float = ...,
-    timeout: float = 10.0,
+    timeout: float = ...,
     record_hops: bool = False,
-) -> dict[str, Any]: ...
-def workload_checksum(size_kb: int) -> int: ...
-def mann_whitney(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]: ...
+) -> RingDict: ...
 def pingpong(
     loops: int = 1_000_000,
     *,
@@ -37,7 +163,9 @@ def pingpong(
     placement: str | Sequence[int] | None = None,
     cpu: int | None = None,
     timeout: float = 10.0,
-) -> dict[str, Any]: ...
+) -> PingpongDict: ...
+def workload_checksum(size_kb: int) -> int: ...
+def mann_whitney(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]: ...
 def fiber_baseline_ns(pairs: int) -> float: ...
 def default_transport(engine: str) -> str: ...
 def placement_name(placement: str | Sequence[int] | None = None, cpu: int | None = None) -> str: ...
