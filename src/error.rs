@@ -15,6 +15,12 @@ pub enum Error {
         context: String,
         hint: &'static str,
     },
+    /// The ring needs more memory than this process can get (→ `MemoryError`).
+    Memory {
+        need: u64,
+        available: u64,
+        context: String,
+    },
     /// A participant died, hung or broke the token protocol mid-run (→ `RuntimeError`).
     Peer(String),
     /// The caller asked to stop (Ctrl-C); everything has been torn down (→ the pending
@@ -77,6 +83,20 @@ impl fmt::Display for Error {
                     write!(f, " (hint: {hint})")?;
                 }
                 Ok(())
+            }
+            Error::Memory {
+                need,
+                available,
+                context,
+            } => {
+                let mib = |b: &u64| *b as f64 / (1u64 << 20) as f64;
+                write!(
+                    f,
+                    "{context}: needs about {:.0} MiB but only {:.0} MiB is available \
+                     (hint: lower size_kb, procs or parallel, or raise the memory limit)",
+                    mib(need),
+                    mib(available)
+                )
             }
             Error::Peer(msg) => f.write_str(msg),
             Error::Interrupted => f.write_str("interrupted"),

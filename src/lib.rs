@@ -10,6 +10,7 @@ pub mod counters;
 pub mod engine;
 pub mod error;
 pub mod hops;
+pub mod memory;
 pub mod placement;
 pub mod result;
 pub mod ring;

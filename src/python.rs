@@ -10,7 +10,7 @@ use crate::ring as core;
 use crate::ring::Phases;
 use crate::stats::Summary;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
@@ -18,6 +18,7 @@ fn to_py(e: Error, pending: Option<PyErr>) -> PyErr {
     match e {
         Error::Invalid { .. } => PyValueError::new_err(e.to_string()),
         Error::Os { errno, .. } => PyOSError::new_err((errno, e.to_string())),
+        Error::Memory { .. } => PyMemoryError::new_err(e.to_string()),
         Error::Peer(_) => PyRuntimeError::new_err(e.to_string()),
         Error::Interrupted => {
             pending.unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err("interrupted"))

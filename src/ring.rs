@@ -7,6 +7,7 @@ use crate::config::{self, Config, Plan};
 use crate::counters::{Counters, Totals};
 use crate::engine::{self, Engine, Group, Ring, TransportKind};
 use crate::error::{Error, Result};
+use crate::memory;
 use crate::placement::Placement;
 use crate::sys;
 use crate::workload::Workload;
@@ -88,6 +89,16 @@ pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
         }
         placements.push((procs, cpus));
     }
+    // Refuse what cannot fit before forking anything, not halfway through the sweep.
+    let largest = cfg.procs.iter().max().copied().unwrap_or(0);
+    let need = memory::ring_bytes(cfg.engine, largest, cfg.parallel, cfg.size_kb);
+    memory::check(
+        need,
+        &format!(
+            "{} x {largest} participants with {} KiB each",
+            cfg.parallel, cfg.size_kb
+        ),
+    )?;
     let _sigpipe = sys::Blocked::new(libc::SIGPIPE);
     let mut points = Vec::with_capacity(cfg.procs.len());
     for (procs, cpus) in placements {

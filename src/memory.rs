@@ -1,0 +1,256 @@
+//! What a ring needs against what this process can still get. Checked before anything is
+//! forked or mapped: a ring too big for the machine or its memory cgroup is a `MemoryError`
+//! naming both figures, not an OOM kill of the caller or of a participant halfway through.
+//!
+//! Every bound counts: `MemAvailable`, and each memory cgroup above this process (v2:
+//! `memory.max - memory.current`; v1: `memory.limit_in_bytes - memory.usage_in_bytes`),
+//! found through `/proc/self/cgroup` and `/proc/self/mountinfo`.
+
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// Per participant besides its work array, from measurements of this project: a forked
+/// Python process costs page tables and copied pages (1,000 forks: ~550 MiB); a thread the
+/// touched part of its stack and its kernel stack; a fiber its touched stack.
+const PROCESS_BYTES: u64 = 512 * 1024;
+const THREAD_BYTES: u64 = 64 * 1024;
+const FIBER_BYTES: u64 = 8 * 1024;
+/// Left for the caller itself (its interpreter, the results) when judging what fits.
+const RESERVE_BYTES: u64 = 64 << 20;
+
+/// Bytes a point of `parallel` rings of `procs` participants needs: every participant's
+/// private array (participant 0's included) plus what each costs besides.
+pub fn ring_bytes(engine: Engine, procs: usize, parallel: usize, size_kb: usize) -> u64 {
+    let each = match engine {
+        Engine::Process => PROCESS_BYTES,
+        Engine::Thread => THREAD_BYTES,
+        Engine::Fiber => FIBER_BYTES,
+    };
+    let participants = (procs as u64).saturating_mul(parallel as u64);
+    participants.saturating_mul((size_kb as u64 * 1024).saturating_add(each))
+}
+
+/// The tightest bound on memory this process can still use, and where it comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Headroom {
+    pub bytes: u64,
+    pub source: String,
+}
+
+/// The least headroom any bound leaves; `None` where no bound can be read.
+pub fn headroom() -> Option<Headroom> {
+    let read = |p: &str| std::fs::read_to_string(p).ok();
+    let mut bounds: Vec<Headroom> = Vec::new();
+    if let Some(kb) = read("/proc/meminfo").and_then(|t| meminfo_available_kb(&t)) {
+        bounds.push(Headroom {
+            bytes: kb * 1024,
+            source: "MemAvailable in /proc/meminfo".into(),
+        });
+    }
+    if let (Some(cgroups), Some(mounts)) = (read("/proc/self/cgroup"), read("/proc/self/mountinfo"))
+    {
+        for dir in cgroup_dirs(&cgroups, &mounts) {
+            bounds.extend(cgroup_headroom(&dir));
+        }
+    }
+    bounds.into_iter().min_by_key(|b| b.bytes)
+}
+
+/// Refuses a point that cannot fit, naming what it needs and what bounds it.
+pub fn check(need: u64, what: &str) -> Result<()> {
+    match headroom() {
+        Some(room) if need.saturating_add(RESERVE_BYTES) > room.bytes => Err(Error::Memory {
+            need,
+            available: room.bytes,
+            context: format!("{what} ({})", room.source),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// OOM kills so far on this machine (`oom_kill` in /proc/vmstat): a participant killed by
+/// SIGKILL while this count rose was most likely killed for memory.
+pub fn oom_kills() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/vmstat").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("oom_kill "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+fn meminfo_available_kb(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// A memory cgroup directory of this process and every ancestor up to its mount's root.
+#[derive(Debug, Clone, PartialEq)]
+struct CgroupDir {
+    path: PathBuf,
+    v2: bool,
+}
+
+/// Where this process's memory cgroups are: the v2 group (`0::/path`) under the cgroup2
+/// mount, the v1 `memory` group under the v1 memory mount, each with its ancestors.
+fn cgroup_dirs(proc_cgroup: &str, mountinfo: &str) -> Vec<CgroupDir> {
+    let mut dirs = Vec::new();
+    for line in proc_cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let v2 = id == "0" && controllers.is_empty();
+        if !v2 && !controllers.split(',').any(|c| c == "memory") {
+            continue;
+        }
+        let Some((root, mount)) = mount_of(mountinfo, v2) else {
+            continue;
+        };
+        // The mount shows the hierarchy from `root` down; a path outside it is not visible.
+        let Ok(inside) = Path::new(path).strip_prefix(&root) else {
+            continue;
+        };
+        let mut dir = mount.join(inside);
+        loop {
+            dirs.push(CgroupDir {
+                path: dir.clone(),
+                v2,
+            });
+            if dir == mount || !dir.pop() {
+                break;
+            }
+        }
+    }
+    dirs
+}
+
+/// (root inside the hierarchy, mount point) of the cgroup2 mount or the v1 memory mount.
+fn mount_of(mountinfo: &str, v2: bool) -> Option<(PathBuf, PathBuf)> {
+    mountinfo.lines().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        let fields: Vec<&str> = left.split_whitespace().collect();
+        let mut fs = right.split_whitespace();
+        let (fstype, _source, options) = (fs.next()?, fs.next()?, fs.next().unwrap_or(""));
+        let wanted = if v2 {
+            fstype == "cgroup2"
+        } else {
+            fstype == "cgroup" && options.split(',').any(|o| o == "memory")
+        };
+        (wanted && fields.len() >= 5).then(|| (PathBuf::from(fields[3]), PathBuf::from(fields[4])))
+    })
+}
+
+/// `limit - usage` of one cgroup directory, when it has a limit.
+fn cgroup_headroom(dir: &CgroupDir) -> Option<Headroom> {
+    let (limit_file, usage_file) = if dir.v2 {
+        ("memory.max", "memory.current")
+    } else {
+        ("memory.limit_in_bytes", "memory.usage_in_bytes")
+    };
+    let number = |f: &str| -> Option<u64> {
+        std::fs::read_to_string(dir.path.join(f))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    // "max" (v2) does not parse; v1 writes "no limit" as a number near i64::MAX.
+    let limit = number(limit_file).filter(|&l| l < (1 << 62))?;
+    let usage = number(usage_file).unwrap_or(0);
+    Some(Headroom {
+        bytes: limit.saturating_sub(usage),
+        source: format!("{} - {} in {}", limit_file, usage_file, dir.path.display()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MOUNTINFO: &str = "\
+31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+";
+
+    #[test]
+    fn a_point_needs_every_array_and_every_participant() {
+        let kib = |k: u64| k * 1024;
+        assert_eq!(
+            ring_bytes(Engine::Process, 8, 2, 1024),
+            16 * (kib(1024) + PROCESS_BYTES)
+        );
+        assert_eq!(
+            ring_bytes(Engine::Fiber, 10_000, 1, 0),
+            10_000 * FIBER_BYTES
+        );
+        assert!(ring_bytes(Engine::Process, 64, 1, 1 << 20) > 64 << 30);
+    }
+
+    #[test]
+    fn meminfo_is_read_in_kib() {
+        let text = "MemTotal:  100 kB\nMemFree: 5 kB\nMemAvailable:   42 kB\n";
+        assert_eq!(meminfo_available_kb(text), Some(42));
+        assert_eq!(meminfo_available_kb("MemTotal: 1 kB\n"), None);
+    }
+
+    #[test]
+    fn cgroup_dirs_walk_up_both_hierarchies() {
+        let cgroups = "4:memory:/jobs/a\n1:cpu:/\n0::/user.slice/x\n";
+        let dirs = cgroup_dirs(cgroups, MOUNTINFO);
+        let v1: Vec<_> = dirs.iter().filter(|d| !d.v2).map(|d| &d.path).collect();
+        let v2: Vec<_> = dirs.iter().filter(|d| d.v2).map(|d| &d.path).collect();
+        assert_eq!(
+            v1,
+            [
+                "/sys/fs/cgroup/memory/jobs/a",
+                "/sys/fs/cgroup/memory/jobs",
+                "/sys/fs/cgroup/memory"
+            ]
+            .map(PathBuf::from)
+            .iter()
+            .collect::<Vec<_>>()
+        );
+        assert_eq!(v2[0], &PathBuf::from("/sys/fs/cgroup/unified/user.slice/x"));
+        assert_eq!(
+            v2.last().unwrap(),
+            &&PathBuf::from("/sys/fs/cgroup/unified")
+        );
+    }
+
+    #[test]
+    fn a_container_sees_its_cgroup_from_the_mount_root() {
+        let mounts = "41 31 0:38 /kubepods/pod1 /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
+        let dirs = cgroup_dirs("0::/kubepods/pod1/c\n", mounts);
+        assert_eq!(dirs[0].path, PathBuf::from("/sys/fs/cgroup/c"));
+        assert_eq!(dirs.len(), 2);
+        assert!(cgroup_dirs("0::/elsewhere\n", mounts).is_empty());
+    }
+
+    #[test]
+    fn headroom_is_the_tightest_bound() {
+        let dir = std::env::temp_dir().join(format!("ctxbench-mem-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("memory.max"), "3000\n").unwrap();
+        std::fs::write(dir.join("memory.current"), "1000\n").unwrap();
+        let room = cgroup_headroom(&CgroupDir {
+            path: dir.clone(),
+            v2: true,
+        })
+        .unwrap();
+        assert_eq!(room.bytes, 2000);
+        std::fs::write(dir.join("memory.max"), "max\n").unwrap();
+        assert!(cgroup_headroom(&CgroupDir {
+            path: dir.clone(),
+            v2: true
+        })
+        .is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+        let here = headroom().expect("MemAvailable is readable on Linux");
+        assert!(here.bytes > 0);
+        assert!(check(u64::MAX / 2, "a huge ring").is_err());
+        assert!(check(0, "nothing").is_ok());
+    }
+}
