@@ -11,7 +11,7 @@ import pytest
 from conftest import FAST
 
 import ctxbench
-from ctxbench import files
+from ctxbench import files, result
 from ctxbench.frame import to_frame
 
 
@@ -50,7 +50,7 @@ def test_json_round_trip(results: list[ctxbench.RingResult], tmp_path: Path) -> 
     doc = json.loads(path.read_text())
     assert (doc["format"], doc["format_version"]) == ("ctxbench", 1)
     assert [r["kind"] for r in doc["results"]] == ["ring", "ring"]
-    loaded = files.load_results(path)
+    loaded = result.load_results(path)
     assert len(loaded) == len(results)
     for a, b in zip(results, loaded):
         assert isinstance(b, ctxbench.RingResult)
@@ -63,7 +63,7 @@ def test_json_round_trip(results: list[ctxbench.RingResult], tmp_path: Path) -> 
 def test_json_single_point_keeps_cpus_a_list(tmp_path: Path) -> None:
     r = ctxbench.ring([2], **FAST)
     r.save(tmp_path / "one.json")
-    (back,) = files.load_results(tmp_path / "one.json")
+    (back,) = result.load_results(tmp_path / "one.json")
     assert isinstance(back.cpus, list) and back.cpus[0].shape == r.cpus[0].shape
 
 
@@ -103,7 +103,7 @@ def test_wrong_format_or_version(tmp_path: Path) -> None:
         files.load(path)
     path.write_text(json.dumps({"format": "ctxbench", "format_version": 99, "results": []}))
     with pytest.raises(ValueError, match="format_version 99"):
-        files.load_results(path)
+        result.load_results(path)
 
 
 def test_pingpong_json(tmp_path: Path) -> None:
@@ -111,7 +111,7 @@ def test_pingpong_json(tmp_path: Path) -> None:
     path = tmp_path / "p.json"
     files.save([pingpong, ctxbench.ring([2], **FAST)], path)
     assert [r["kind"] for r in json.loads(path.read_text())["results"]] == ["pingpong", "ring"]
-    back = files.load_results(path)[0]
+    back = result.load_results(path)[0]
     assert isinstance(back, ctxbench.PingpongResult)
     for f in dataclasses.fields(pingpong):
         assert_same(getattr(pingpong, f.name), getattr(back, f.name))

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from . import _core, cli_workflow, metadata
 from .api import pingpong, ring
-from .files import record
+from .result import record
 
 # lmbench's LMBENCH_SCHED policies, for users who drive us from their lmbench scripts.
 LMBENCH_SCHED = {

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any, Union
 import ctxbench
 
 from . import _core
-from .files import PathLike, read_records, record, records_frame, write_records
+from .files import records_frame
 from .frame import concat, require, to_frame
+from .result import PathLike, read_records, record, write_records
 
 if TYPE_CHECKING:
     import pandas as pd
