@@ -5,25 +5,21 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Union
-
-import ctxbench
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 from . import _core
+from .api import ring
 from .files import records_frame
 from .frame import concat, require, to_frame
-from .result import PathLike, read_records, record, write_records
+from .result import PathLike, RingResult, read_records, record, write_records
 
 if TYPE_CHECKING:
     import pandas as pd
 
 Placement = Union[str, Sequence[int]]
+# What makes two points the same measurement: engine, transport, placement name, size_kb,
+# procs, repetitions, parallel.
 Key = tuple[str, str, str, int, tuple[int, ...], int, int]
-
-
-def _placement_name(placement: Placement) -> str:
-    # The core records a CPU list as "[0, 1]", which is how Python prints a list of ints.
-    return placement if isinstance(placement, str) else str([int(c) for c in placement])
 
 
 def _key(rec: dict[str, Any]) -> Key:
@@ -47,6 +43,16 @@ def _bar(progress: bool | str, total: int) -> Any:
     return None
 
 
+def _open(out: PathLike | None) -> list[dict[str, Any]]:
+    """The records already in ``out``; a new ``out`` is created empty."""
+    if out is None:
+        return []
+    if os.path.exists(out):
+        return read_records(out)
+    write_records([], out)  # also proves the path is writable
+    return []
+
+
 def sweep(
     procs: Sequence[int],
     sizes_kb: Sequence[int] = (0,),
@@ -56,26 +62,24 @@ def sweep(
     repetitions: int = 11,
     out: PathLike | None = None,
     progress: bool | str = True,
+    *,
+    measure: Callable[..., RingResult] = ring,
     **ring_kwargs: Any,
 ) -> pd.DataFrame:
-    """Run ``ctxbench.ring`` once per grid point and return the tidy frame of the grid.
+    """Run ``measure`` (``ctxbench.ring``) once per grid point and return the tidy frame of
+    the grid.
 
     The grid is engines × transports × placements × sizes_kb × procs; a transport of None
     is each engine's default (pipe, or resume for fibers). With ``out``, each
     finished point is appended to that JSON file (rewritten atomically) before the next
     starts, and points already in it (same engine, transport, placement, size_kb, procs,
     repetitions and parallel) are not measured again: rerun after a crash or Ctrl-C to resume.
-    Other keyword arguments (``warmup``, ``parallel``, ``min_time``, ...) go to ``ring``.
+    Other keyword arguments (``warmup``, ``parallel``, ``min_time``, ...) go to ``measure``.
     """
     # Fail before an hour of measuring, not after it.
     require("pandas", "ctxbench.sweep")
-    records: list[dict[str, Any]] = []
-    if out is not None:
-        if os.path.exists(out):
-            records = read_records(out)
-        else:
-            write_records(records, out)  # also proves the path is writable
-    done = {_key(rec): rec for rec in records if rec["kind"] == "ring"}
+    records = _open(out)
+    done = {_key(rec): rec for rec in records if rec["kind"] == RingResult.kind}
     parallel = int(ring_kwargs.get("parallel", 1))
     grid = [
         (engine, transport, placement, size_kb, p)
@@ -90,21 +94,15 @@ def sweep(
     try:
         for engine, transport, placement, size_kb, p in grid:
             transport = transport or _core.default_transport(engine)
-            key = (
-                engine,
-                transport,
-                _placement_name(placement),
-                size_kb,
-                (p,),
-                repetitions,
-                parallel,
-            )
+            # The name the core will record, so a finished point is found again.
+            name = _core.placement_name(placement, ring_kwargs.get("cpu"))
+            key = (engine, transport, name, size_kb, (p,), repetitions, parallel)
             if bar is not None:
-                bar.set_postfix_str(f"{engine}/{transport} {key[2]} {size_kb}k procs={p}")
+                bar.set_postfix_str(f"{engine}/{transport} {name} {size_kb}k procs={p}")
             if key in done:
                 frames.append(records_frame([done[key]]))
             else:
-                result = ctxbench.ring(
+                result = measure(
                     [p],
                     engine=engine,
                     transport=transport,
