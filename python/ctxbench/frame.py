@@ -1,4 +1,4 @@
-"""Tidy tables: one row per (engine, transport, placement, size_kb, procs, repetition).
+"""Tidy tables: one row per point (``POINT_KEY``) and repetition.
 
 pandas is optional (the ``analysis`` extra); it is imported only when a frame is built, so
 ``import ctxbench`` works without it.
