@@ -34,6 +34,32 @@ def _key(rec: dict[str, Any]) -> Key:
     )
 
 
+def _point_key(procs: list[int], args: dict[str, Any]) -> Key:
+    """The key of the result ``measure(procs, **args)`` will give, without measuring."""
+    # The placement's name as the core records it, so a finished point is found again.
+    placement = _core.placement_name(args["placement"], args.get("cpu"))
+    return _key(
+        {**args, "placement": placement, "procs": procs, "parallel": args.get("parallel", 1)}
+    )
+
+
+def _grid(
+    engines: Sequence[str],
+    transports: Sequence[str | None],
+    placements: Sequence[Placement],
+    sizes_kb: Sequence[int],
+    procs: Sequence[int],
+) -> list[tuple[str, str | None, Placement, int, int]]:
+    return [
+        (engine, transport, placement, size_kb, p)
+        for engine in engines
+        for transport in transports
+        for placement in placements
+        for size_kb in sizes_kb
+        for p in procs
+    ]
+
+
 def _bar(progress: bool | str, total: int) -> Any:
     if progress not in (True, False, "force"):
         raise ValueError(f"progress: expected True, False or 'force', got {progress!r}")
@@ -80,37 +106,21 @@ def sweep(
     require("pandas", "ctxbench.sweep")
     records = _open(out)
     done = {_key(rec): rec for rec in records if rec["kind"] == RingResult.kind}
-    parallel = int(ring_kwargs.get("parallel", 1))
-    grid = [
-        (engine, transport, placement, size_kb, p)
-        for engine in engines
-        for transport in transports
-        for placement in placements
-        for size_kb in sizes_kb
-        for p in procs
-    ]
+    grid = _grid(engines, transports, placements, sizes_kb, procs)
     bar = _bar(progress, len(grid))
     frames = []
     try:
         for engine, transport, placement, size_kb, p in grid:
             transport = transport or _core.default_transport(engine)
-            # The name the core will record, so a finished point is found again.
-            name = _core.placement_name(placement, ring_kwargs.get("cpu"))
-            key = (engine, transport, name, size_kb, (p,), repetitions, parallel)
+            args = {"engine": engine, "transport": transport, "size_kb": size_kb}
+            args.update(placement=placement, repetitions=repetitions, **ring_kwargs)
+            key = _point_key([p], args)
             if bar is not None:
-                bar.set_postfix_str(f"{engine}/{transport} {name} {size_kb}k procs={p}")
+                bar.set_postfix_str(f"{engine}/{transport} {key[2]} {size_kb}k procs={p}")
             if key in done:
                 frames.append(records_frame([done[key]]))
             else:
-                result = measure(
-                    [p],
-                    engine=engine,
-                    transport=transport,
-                    size_kb=size_kb,
-                    placement=placement,
-                    repetitions=repetitions,
-                    **ring_kwargs,
-                )
+                result = measure([p], **args)
                 if out is not None:
                     done[key] = record(result)
                     records.append(done[key])

@@ -15,6 +15,11 @@ from . import _flags
 
 def add_parsers(sub: Any) -> None:
     """Add the subcommands to ``ctxbench``'s subparsers."""
+    for add in (_add_lat_ctx, _add_ring, _add_pipe, _add_info):
+        add(sub)
+
+
+def _add_lat_ctx(sub: Any) -> None:
     lc = sub.add_parser(
         "lat-ctx",
         help="lmbench's lat_ctx: processes in a ring of pipes",
@@ -25,6 +30,8 @@ def add_parsers(sub: Any) -> None:
     lc.set_defaults(func=_ring, engine="process", transport=None)
     _ring_flags(lc)
 
+
+def _add_ring(sub: Any) -> None:
     rg = sub.add_parser(
         "ring",
         help="the lat_ctx ring with any engine and transport",
@@ -43,6 +50,8 @@ def add_parsers(sub: Any) -> None:
     )
     _ring_flags(rg)
 
+
+def _add_pipe(sub: Any) -> None:
     pp = sub.add_parser(
         "pipe",
         help="perf bench sched pipe: two processes (or -T threads) ping-pong",
@@ -68,6 +77,8 @@ def add_parsers(sub: Any) -> None:
     _flags.placement_flags(pp, "default")
     pp.add_argument("--json", action="store_true", help="print the full result as JSON")
 
+
+def _add_info(sub: Any) -> None:
     info = sub.add_parser("info", help="print the metadata recorded with every result")
     info.set_defaults(func=_info)
 

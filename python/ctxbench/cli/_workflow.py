@@ -17,6 +17,11 @@ PLOT_KINDS = ("lat_ctx", "compare", "distribution")
 
 def add_parsers(sub: Any) -> None:
     """Add the subcommands to ``ctxbench``'s subparsers."""
+    for add in (_add_sweep, _add_plot, _add_compare):
+        add(sub)
+
+
+def _add_sweep(sub: Any) -> None:
     sw = sub.add_parser(
         "sweep",
         help="run a grid of ring measurements, saving each point as it finishes",
@@ -52,6 +57,8 @@ def add_parsers(sub: Any) -> None:
     sw.add_argument("--out", required=True, help="results JSON file, appended to and resumed")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
 
+
+def _add_plot(sub: Any) -> None:
     pl = sub.add_parser(
         "plot",
         help="draw results (JSON, CSV, Parquet or lat_ctx xgraph files) to an image",
@@ -68,6 +75,8 @@ def add_parsers(sub: Any) -> None:
         help="lat_ctx curve (default), compare bars or distribution ECDF",
     )
 
+
+def _add_compare(sub: Any) -> None:
     cp = sub.add_parser(
         "compare",
         help="compare two result files point by point; exit 1 when a point regressed",
