@@ -5,6 +5,8 @@ from collections.abc import Iterator
 
 import pytest
 
+import ctxbench
+
 # Tests check properties, not speed: keep every repetition tiny.
 FAST = {"min_time": 0.002, "repetitions": 3, "warmup": 0}
 
@@ -38,3 +40,12 @@ def no_leaks() -> Iterator[None]:
     assert children() - kids == set(), "child processes left behind"
     # listdir itself opens a descriptor; compare the sets, not the counts.
     assert open_fds() - fds == set(), "file descriptors leaked"
+
+
+@pytest.fixture(scope="session")
+def results() -> list[ctxbench.RingResult]:
+    """Two small ring results of different sizes and placements, for the file tests."""
+    return [
+        ctxbench.lat_ctx([2, 3], size_kb=0, **FAST),
+        ctxbench.ring([2], size_kb=4, placement="single", **FAST),
+    ]

@@ -1,4 +1,5 @@
-"""The `ctxbench` command line: lat_ctx's output format, its flags, LMBENCH_SCHED."""
+"""The `ctxbench` command line: lat_ctx's output format, its flags, LMBENCH_SCHED, the
+measuring and the research-workflow subcommands, errors and --help."""
 
 from __future__ import annotations
 
@@ -7,13 +8,21 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from conftest import FAST
+from test_compare import steady
 
-FAST = ["-N", "2", "-W", "0", "--min-time", "0.002"]
+import ctxbench
+from ctxbench import _core, files
+from ctxbench.cli import main
+
+# conftest's FAST as flags.
+FAST_FLAGS = ["-N", str(FAST["repetitions"]), "-W", "0", "--min-time", str(FAST["min_time"])]
 
 
-def ctxbench(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "ctxbench", *args],
         capture_output=True, text=True, env={**os.environ, **(env or {})},
@@ -21,7 +30,7 @@ def ctxbench(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
 
 
 def test_lat_ctx_prints_lmbench_format_on_stdout() -> None:
-    p = ctxbench("lat-ctx", *FAST, "-s", "16", "2", "4", "8")
+    p = run_cli("lat-ctx", *FAST_FLAGS, "-s", "16", "2", "4", "8")
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert re.fullmatch(r'"size=16k ovr=\d+\.\d\d', lines[0])
@@ -34,23 +43,23 @@ def test_lat_ctx_prints_lmbench_format_on_stdout() -> None:
     [("SINGLE", "single"), ("UNIQUE", "spread"), ("BALANCED", "balanced"), ("DEFAULT", "default")],
 )
 def test_lmbench_sched_is_honoured_unless_a_flag_says_otherwise(sched: str, placement: str) -> None:
-    p = ctxbench("lat-ctx", *FAST, "--json", "2", env={"LMBENCH_SCHED": sched})
+    p = run_cli("lat-ctx", *FAST_FLAGS, "--json", "2", env={"LMBENCH_SCHED": sched})
     assert json.loads(p.stdout)["placement"] == placement
-    p = ctxbench("lat-ctx", *FAST, "--json", "--placement", "default", "2",
+    p = run_cli("lat-ctx", *FAST_FLAGS, "--json", "--placement", "default", "2",
                  env={"LMBENCH_SCHED": sched})  # fmt: skip
     assert json.loads(p.stdout)["placement"] == "default"
 
 
 def test_bad_input_exits_2_naming_the_problem() -> None:
-    p = ctxbench("lat-ctx", *FAST, "1")
+    p = run_cli("lat-ctx", *FAST_FLAGS, "1")
     assert p.returncode == 2 and "procs" in p.stderr
-    p = ctxbench("lat-ctx", *FAST, "2", env={"LMBENCH_SCHED": "SOMETIMES"})
+    p = run_cli("lat-ctx", *FAST_FLAGS, "2", env={"LMBENCH_SCHED": "SOMETIMES"})
     assert p.returncode == 2 and "LMBENCH_SCHED" in p.stderr
 
 
-@pytest.mark.parametrize("command", ["lat-ctx", "ring", "pipe", "sweep", "plot", "compare"])
+@pytest.mark.parametrize("command", ["lat-ctx", "ring", "pipe", "info", "sweep", "plot", "compare"])
 def test_help_explains_every_flag(command: str) -> None:
-    p = ctxbench(command, "--help")
+    p = run_cli(command, "--help")
     assert p.returncode == 0
     options = p.stdout.split("options:", 1)[1]
     # Every option line carries its own explanation (argparse puts it on the same line, or
@@ -59,3 +68,132 @@ def test_help_explains_every_flag(command: str) -> None:
     assert entries
     for entry in entries:
         assert len(entry.split()) > 2 or entry.startswith("-h"), entry
+
+
+# The measuring subcommands
+
+
+def test_engine_and_transport_choices_are_the_cores() -> None:
+    from ctxbench.cli import parser
+
+    with pytest.raises(SystemExit):
+        parser().parse_args(["ring", "--engine", "greenlet", "2"])
+    for engine, transports in _core.TRANSPORTS.items():
+        for transport in transports:
+            args = parser().parse_args(["ring", "--engine", engine, "--transport", transport, "2"])
+            assert (args.engine, args.transport) == (engine, transport)
+
+
+def test_cli_pipe_prints_perfs_fields() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "ctxbench", "pipe", "-l", "5000", "-T"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "between two threads" in out
+    assert {"usecs/op", "ops/sec", "usecs/switch"} <= {
+        " ".join(line.split()[1:]) for line in out.splitlines() if line.strip()[:1].isdigit()
+    }
+
+
+def test_cli_ring_names_engine_and_transport() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "ctxbench", "ring", "--engine", "thread", "--transport", "futex",
+         "--json", "-N", "2", "--min-time", "0.002", "2"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    d = json.loads(out)
+    assert (d["engine"], d["transport"]) == ("thread", "futex")
+
+
+def test_info_command_prints_metadata(capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxbench.cli import main
+
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "kernel" in out and "clocksource" in out and "ctxbench_version" in out
+
+
+# The research-workflow subcommands
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cli") / "base.json"
+    assert (
+        main(["sweep", "--procs", "2", "3", "--sizes", "0", "4", "--out", str(out), *FAST_FLAGS])
+        == 0
+    )
+    return out
+
+
+def test_sweep_writes_and_prints(swept: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert len(json.loads(swept.read_text())["results"]) == 4
+    # Resumed: nothing measured again, the same four points printed.
+    assert (
+        main(
+            [
+                "sweep",
+                "--procs",
+                "2",
+                "3",
+                "--sizes",
+                "0",
+                "4",
+                "--out",
+                str(swept),
+                "--no-progress",
+                *FAST_FLAGS,
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 4 and out[0].startswith("process/pipe default size=0k P=1 2 ")
+    assert len(json.loads(swept.read_text())["results"]) == 4
+
+
+def test_sweep_needs_out() -> None:
+    with pytest.raises(SystemExit):
+        main(["sweep", "--procs", "2"])
+
+
+@pytest.mark.parametrize("kind", ["lat_ctx", "compare", "distribution"])
+def test_plot(swept: Path, tmp_path: Path, kind: str) -> None:
+    fig = tmp_path / f"{kind}.png"
+    assert main(["plot", str(swept), "-o", str(fig), "--kind", kind]) == 0
+    assert fig.read_bytes().startswith(b"\x89PNG")
+
+
+def test_compare_with_itself(swept: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", str(swept), str(swept)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("no change") == 4 + 1  # four rows and the summary
+
+
+def test_compare_regression_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = tmp_path / "base.csv"
+    new = tmp_path / "new.csv"
+    frame = steady(ctxbench.lat_ctx([2], **{**FAST, "repetitions": 8}).to_frame())
+    files.save(frame, base)
+    files.save(frame.assign(value=frame["value"] * 1.5), new)
+    assert main(["compare", str(base), str(new), "--threshold", "0.05"]) == 1
+    assert "slower (regressed)" in capsys.readouterr().out
+    assert main(["compare", str(base), str(new), "--threshold", "0.6"]) == 0
+
+
+def test_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.xgraph"
+    bad.write_text('"size=0k ovr=1\n2 oops\n')
+    assert main(["plot", str(bad), "-o", str(tmp_path / "x.png")]) == 2
+    assert "line 2" in capsys.readouterr().err
+
+
+def test_missing_matplotlib_exit_2(
+    swept: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert main(["plot", str(swept), "-o", str(tmp_path / "x.png")]) == 2
+    assert "pip install 'ctxbench[analysis]'" in capsys.readouterr().err

@@ -63,7 +63,7 @@ def test_optional_point_arrays_become_columns(result: ctxbench.RingResult) -> No
     fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
     fields["switches_per_hop"] = np.array([1.0, 1.5])
     fields.pop("migrations", None)
-    df = to_frame(types.SimpleNamespace(**fields))
+    df = to_frame(types.SimpleNamespace(kind="ring", **fields))
     reps = result.repetitions
     assert df["switches_per_hop"].tolist() == [1.0] * reps + [1.5] * reps
     assert "migrations" not in df.columns

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxbench import PingpongResult, files
+from ctxbench import PingpongResult, files, result
 
 pytest_plugins = ["pytester"]
 
@@ -43,7 +43,7 @@ def test_records_and_saves(pytester: pytest.Pytester) -> None:
     run = pytester.runpytest("--ctxbench-save", str(path))
     run.assert_outcomes(passed=4)
     run.stdout.fnmatch_lines(["ctxbench: saved 4 results to *results.json"])
-    results = files.load_results(path)
+    results = result.load_results(path)
     assert [r.metadata["test"] for r in results] == [
         "test_inner.py::test_ring[2]",
         "test_inner.py::test_ring[3]",

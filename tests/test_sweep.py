@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ TINY = {"min_time": FAST["min_time"], "warmup": FAST["warmup"]}
 
 
 class CountingRing:
-    """Stands in for ctxbench.ring: a real tiny measurement, counted, optionally interrupted."""
+    """A ``measure`` for sweep: a real tiny ring measurement, counted, optionally interrupted."""
 
     def __init__(self, interrupt_on: int | None = None) -> None:
         self.calls: list[dict[str, Any]] = []
@@ -48,9 +49,7 @@ def test_real_sweep_frame(tmp_path: Path) -> None:
     assert len(files.load(out)) == len(df)
 
 
-def test_each_point_is_written_as_it_finishes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_each_point_is_written_as_it_finishes(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     seen: list[int] = []
     ring = CountingRing()
@@ -60,52 +59,50 @@ def test_each_point_is_written_as_it_finishes(
         seen.append(len(records(out)))
         return ring(procs, **kwargs)
 
-    monkeypatch.setattr(ctxbench, "ring", spy)
-    ctxbench.sweep(procs=[2, 3, 4], repetitions=3, out=out, progress=False, **TINY)
+    ctxbench.sweep(procs=[2, 3, 4], repetitions=3, out=out, progress=False, measure=spy, **TINY)
     assert seen == [0, 1, 2]
     assert [r["procs"] for r in records(out)] == [[2], [3], [4]]
 
 
-def test_resume_skips_finished_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resume_skips_finished_points(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     ring = CountingRing()
-    monkeypatch.setattr(ctxbench, "ring", ring)
-    first = ctxbench.sweep(procs=[2, 3], repetitions=3, out=out, progress=False, **TINY)
+    opts: dict[str, Any] = {"out": out, "progress": False, "measure": ring, **TINY}
+    first = ctxbench.sweep(procs=[2, 3], repetitions=3, **opts)
     assert len(ring.calls) == 2
-    again = ctxbench.sweep(procs=[2, 3], repetitions=3, out=out, progress=False, **TINY)
+    again = ctxbench.sweep(procs=[2, 3], repetitions=3, **opts)
     assert len(ring.calls) == 2
     assert again.equals(first)
     # A new procs value, size or repetition count is a new point.
-    ctxbench.sweep(procs=[2, 3, 4], repetitions=3, out=out, progress=False, **TINY)
+    ctxbench.sweep(procs=[2, 3, 4], repetitions=3, **opts)
     assert [c["procs"] for c in ring.calls[2:]] == [[4]]
-    ctxbench.sweep(procs=[2], repetitions=4, out=out, progress=False, **TINY)
+    ctxbench.sweep(procs=[2], repetitions=4, **opts)
     assert len(ring.calls) == 4
     assert len(records(out)) == 4
 
 
-def test_interrupt_keeps_finished_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_interrupt_keeps_finished_points(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
-    monkeypatch.setattr(ctxbench, "ring", CountingRing(interrupt_on=3))
+    opts: dict[str, Any] = {"repetitions": 3, "out": out, "progress": False, **TINY}
     with pytest.raises(KeyboardInterrupt):
-        ctxbench.sweep(procs=[2, 3, 4, 5], repetitions=3, out=out, progress=False, **TINY)
+        ctxbench.sweep(procs=[2, 3, 4, 5], measure=CountingRing(interrupt_on=3), **opts)
     assert [r["procs"] for r in records(out)] == [[2], [3]]
     assert not list(tmp_path.glob(".*.tmp")), "temporary file left behind"
     resumed = CountingRing()
-    monkeypatch.setattr(ctxbench, "ring", resumed)
-    df = ctxbench.sweep(procs=[2, 3, 4, 5], repetitions=3, out=out, progress=False, **TINY)
+    df = ctxbench.sweep(procs=[2, 3, 4, 5], measure=resumed, **opts)
     assert [c["procs"] for c in resumed.calls] == [[4], [5]]
     assert sorted(df["procs"].unique()) == [2, 3, 4, 5]
 
 
-def test_grid_arguments_reach_ring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_grid_arguments_reach_ring(tmp_path: Path) -> None:
     ring = CountingRing()
-    monkeypatch.setattr(ctxbench, "ring", ring)
     ctxbench.sweep(
         procs=[2],
         sizes_kb=[0, 4],
         placements=["default", "single"],
         repetitions=3,
         progress=False,
+        measure=ring,
         **TINY,
     )
     assert [(c["placement"], c["size_kb"]) for c in ring.calls] == [
@@ -118,13 +115,12 @@ def test_grid_arguments_reach_ring(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert all(c["min_time"] == TINY["min_time"] for c in ring.calls)
 
 
-def test_rejected_combination_propagates(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rejected_combination_propagates() -> None:
     def reject(procs: list[int], **kwargs: Any) -> ctxbench.RingResult:
         raise ValueError("engine 'fiber' cannot use transport 'pipe'")
 
-    monkeypatch.setattr(ctxbench, "ring", reject)
     with pytest.raises(ValueError, match="fiber"):
-        ctxbench.sweep(procs=[2], engines=["fiber"], progress=False)
+        ctxbench.sweep(procs=[2], engines=["fiber"], progress=False, measure=reject)
 
 
 def test_out_must_be_a_ctxbench_file(tmp_path: Path) -> None:
@@ -148,3 +144,14 @@ def test_default_transport_follows_each_engine(tmp_path: Path) -> None:
         placements=["single"], repetitions=2, min_time=0.002, warmup=0,
     )  # fmt: skip
     assert sorted(set(zip(df.engine, df.transport))) == [("fiber", "resume"), ("process", "pipe")]
+
+
+def test_a_cpu_list_resumes_under_the_name_the_core_records(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    cpu = min(os.sched_getaffinity(0))
+    ring = CountingRing()
+    opts: dict[str, Any] = {"out": out, "progress": False, "measure": ring, **TINY}
+    ctxbench.sweep(procs=[2], placements=[[cpu, cpu]], repetitions=2, **opts)
+    ctxbench.sweep(procs=[2], placements=[[cpu, cpu]], repetitions=2, **opts)
+    assert len(ring.calls) == 1
+    assert records(out)[0]["placement"] == f"[{cpu}, {cpu}]"

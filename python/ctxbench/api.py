@@ -21,7 +21,8 @@ def _procs(procs: int | Sequence[int]) -> list[int]:
     return list(procs)
 
 
-def _metadata() -> dict[str, object]:
+def result_metadata() -> dict[str, object]:
+    """The machine's metadata now, as every result records it (and ``ctxbench info`` prints)."""
     return metadata.collect(
         version=_core.__version__,
         extra={"compiler": _core.COMPILER or None},
@@ -40,24 +41,25 @@ def ring(
     placement: Placement = "default",
     cpu: int | None = None,
     min_time: float = _core.DEFAULT_MIN_TIME,
-    timeout: float = 10.0,
+    timeout: float = _core.DEFAULT_TIMEOUT,
     record_hops: bool = False,
 ) -> RingResult:
     """Pass a token round rings of ``procs`` participants and report µs per switch.
 
-    ``engine`` is who switches: ``"process"`` (forked, as lat_ctx), ``"thread"`` (OS threads
-    of this process) or ``"fiber"`` (user-space coroutines on one thread; one hop is a resume
-    and a suspend through participant 0, invisible to the kernel). ``transport`` is how the
-    token travels: ``"pipe"`` (default), ``"eventfd"``, ``"futex"``, ``"socket"``,
-    ``"signal"`` or ``"yield"`` (single-CPU placement only) for processes and threads;
-    ``"resume"`` (the default) for fibers.
+    ``engine`` is who switches, one of ``ctxbench._core.ENGINES``: ``"process"`` (forked, as
+    lat_ctx), ``"thread"`` (OS threads of this process) or ``"fiber"`` (user-space coroutines
+    on one thread; one hop is a resume and a suspend through participant 0, invisible to the
+    kernel). ``transport`` is how the token travels, one of ``_core.TRANSPORTS[engine]``; None
+    is the engine's first (pipe for processes and threads, resume for fibers). The core
+    rejects a combination it cannot run (``"yield"`` needs placement ``"single"``) with a
+    ``ValueError`` that lists the valid ones.
 
     Per switch = trip time / procs - overhead, where the overhead (the same hop and the same
     work, in one thread with hot caches) is measured in repetitions interleaved with the ring's.
     ``min_time`` is the length of one timed repetition in seconds; ``timeout`` the seconds
     without progress after which a ring counts as hung and is killed.
     """
-    meta = _metadata()
+    meta = result_metadata()
     raw = _core.ring(
         _procs(procs),
         engine=engine,
@@ -88,7 +90,7 @@ def lat_ctx(
     placement: Placement = "default",
     cpu: int | None = None,
     min_time: float = _core.DEFAULT_MIN_TIME,
-    timeout: float = 10.0,
+    timeout: float = _core.DEFAULT_TIMEOUT,
     record_hops: bool = False,
 ) -> RingResult:
     """lmbench's lat_ctx: forked processes in a ring of Unix pipes (``ring`` with defaults)."""
@@ -113,11 +115,11 @@ def pingpong(
     transport: str = "pipe",
     placement: Placement = "default",
     cpu: int | None = None,
-    timeout: float = 10.0,
+    timeout: float = _core.DEFAULT_TIMEOUT,
 ) -> PingpongResult:
     """``perf bench sched pipe``: two processes (threads with ``threads=True``, perf's ``-T``)
     bounce a token ``loops`` times. One op is one round trip, i.e. two switches."""
-    meta = _metadata()
+    meta = result_metadata()
     raw = _core.pingpong(
         loops,
         threads=threads,

@@ -1,4 +1,4 @@
-"""Tidy tables: one row per (engine, transport, placement, size_kb, procs, repetition).
+"""Tidy tables: one row per point (``POINT_KEY``) and repetition.
 
 pandas is optional (the ``analysis`` extra); it is imported only when a frame is built, so
 ``import ctxbench`` works without it.
@@ -45,15 +45,6 @@ def require(module: str, feature: str, install: str = "'ctxbench[analysis]'") ->
         return importlib.import_module(module)
     except ImportError:
         raise ImportError(f"{feature} needs {module}: pip install {install}") from None
-
-
-def kind(result: object) -> str:
-    """ "ring" or "pingpong", by the fields the result carries."""
-    if hasattr(result, "samples_us"):
-        return "ring"
-    if hasattr(result, "usecs_per_switch"):
-        return "pingpong"
-    raise TypeError(f"expected a ctxbench result, got {type(result).__name__}")
 
 
 def _metadata_columns(metadata: dict[str, Any]) -> dict[str, Any]:
@@ -120,6 +111,17 @@ def _pingpong_columns(r: Any) -> dict[str, Any]:
     }
 
 
+# How each kind of result becomes rows, by the ``kind`` every result (and record) names.
+_COLUMNS = {"ring": _ring_columns, "pingpong": _pingpong_columns}
+
+
+def _columns_of(result: Any) -> dict[str, Any]:
+    columns = _COLUMNS.get(getattr(result, "kind", None))
+    if columns is None:
+        raise TypeError(f"expected a ctxbench result, got {type(result).__name__}")
+    return columns(result)
+
+
 def to_frame(result: Any) -> pd.DataFrame:
     """The tidy frame of one ring or ping-pong result: one row per sample.
 
@@ -128,7 +130,7 @@ def to_frame(result: Any) -> pd.DataFrame:
     ``below_resolution``) and the key metadata are repeated on every row of the point.
     """
     pd = require("pandas", "ctxbench.frame")
-    columns = _ring_columns(result) if kind(result) == "ring" else _pingpong_columns(result)
+    columns = _columns_of(result)
     columns.update(_metadata_columns(getattr(result, "metadata", None) or {}))
     return pd.DataFrame(columns)
 

@@ -21,9 +21,6 @@ from pathlib import Path, PurePosixPath
 PROC_ROOT = Path("/proc")
 SYS_ROOT = Path("/sys")
 
-# A wedged rustup proxy must not stall `ctxbench run`; the version string is
-# provenance, not something worth waiting for.
-
 # Every key collect() guarantees, in display order. Exported so callers and
 # tests can check completeness without duplicating the list.
 KEYS: tuple[str, ...] = (

@@ -196,8 +196,9 @@ def compare(data: Any) -> Figure:
 
 
 def distribution(data: Any) -> Figure:
-    """ECDF on a log axis: per-hop latencies (``hop_us``) where recorded, otherwise the
-    per-repetition samples (``value``), one curve per engine/transport/procs (and placement
+    """ECDF on a log axis of the per-repetition samples (``value``), or of a ``hop_us``
+    column of per-hop latencies where the frame has one (the tidy frame does not: a result
+    keeps its hops as ``hop_histogram``), one curve per engine/transport/procs (and placement
     or size when they vary). Values <= 0 cannot go on a log axis; the title counts them."""
     df, Figure = _setup(data)
     column = "hop_us" if "hop_us" in df.columns else "value"

@@ -1,16 +1,28 @@
-"""The result of a ring measurement: numpy arrays from the core, plus the run's metadata."""
+"""The result classes (numpy arrays from the core, plus the run's metadata) and their JSON
+record: the versioned results file every other format and the sweep build on.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Union
 
 import numpy as np
 
 if TYPE_CHECKING:
-    import os
-
     import pandas as pd
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _arrays(value: list[Any]) -> list[np.ndarray]:
+    return [np.asarray(v) for v in value]
 
 
 @dataclass(frozen=True, eq=False)
@@ -21,6 +33,15 @@ class RingResult:
     time minus the hot-cache overhead of the same repetition), ``min_us`` the lowest;
     ``samples_us`` holds every net sample, shape (repetitions, len(procs)).
     """
+
+    kind: ClassVar[str] = "ring"
+    # Lists that JSON cannot tell from arrays, and how each is read back; other lists of
+    # numbers become arrays (see ``decode``).
+    _from_json: ClassVar[dict[str, Callable[[Any], Any]]] = {
+        "cpus": _arrays,  # one array per point, ragged when procs differ
+        "switch_source": list,
+        "warnings": list,
+    }
 
     engine: str
     transport: str
@@ -47,7 +68,7 @@ class RingResult:
     overhead_rounds: np.ndarray
     work_verified: np.ndarray
     phase_s: dict[str, np.ndarray]
-    # Evidence from the kernel (see the README, "Proof that the switches happened").
+    # Evidence from the kernel (see the README, "Proof, distributions, statistics, metadata").
     switches_per_hop: np.ndarray
     switch_source: list[str]
     # Raw µs per hop of the extra repetition that ran with the counters attached.
@@ -86,11 +107,9 @@ class RingResult:
 
         return to_frame(self)
 
-    def save(self, path: str | os.PathLike[str]) -> None:
+    def save(self, path: PathLike) -> None:
         """Write to .json, .csv, .parquet or .xgraph by suffix; see ``ctxbench.files``."""
-        from .files import save
-
-        save([self], path)
+        _save_by_suffix([self], path)
 
     def _repr_html_(self) -> str:
         from .frame import result_html
@@ -118,6 +137,9 @@ class PingpongResult:
     One op is one round trip (two switches): ``usecs_per_op`` and ``ops_per_sec`` are perf's
     figures; ``usecs_per_switch`` is half an op. Raw time: no overhead is subtracted.
     """
+
+    kind: ClassVar[str] = "pingpong"
+    _from_json: ClassVar[dict[str, Callable[[Any], Any]]] = {}
 
     loops: int
     threads: bool
@@ -160,3 +182,140 @@ class PingpongResult:
             f"loops={self.loops}, {self.usecs_per_op:.3f} µs/op, "
             f"{self.usecs_per_switch:.3f} µs/switch)"
         )
+
+
+Result = Union[RingResult, PingpongResult]
+# The one list of result kinds: the "kind" of a record names its class.
+KINDS: dict[str, type[Result]] = {cls.kind: cls for cls in (RingResult, PingpongResult)}
+
+
+# Picking a file format by suffix is ctxbench.files' business, and files imports this module
+# for the JSON record; it hands its writer over when it loads (``register_writer``), so
+# ``save`` can use it without an import running back up.
+_writer: Callable[[Sequence[Result], PathLike], None] | None = None
+
+
+def register_writer(writer: Callable[[Sequence[Result], PathLike], None]) -> None:
+    """Set the function ``save`` writes through (``ctxbench.files.save``)."""
+    global _writer
+    _writer = writer
+
+
+def _save_by_suffix(results: Sequence[Result], path: PathLike) -> None:
+    if _writer is None:  # ctxbench/__init__ imports files, so only a broken install sees this
+        raise RuntimeError("ctxbench.files is not loaded: import ctxbench")
+    _writer(results, path)
+
+
+# The JSON results file: {"format": "ctxbench", "format_version": 1, "results": [record, ...]},
+# one record per result: its kind, every field (arrays as lists) and its metadata.
+FORMAT = "ctxbench"
+FORMAT_VERSION = 1
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "tolist"):  # numpy arrays and numpy scalars
+        return value.tolist()
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def record(result: Result) -> dict[str, Any]:
+    """One result as a JSON-ready dict: ``kind``, every field (arrays as lists), ``metadata``."""
+    fields = dict(vars(result))
+    metadata = fields.pop("metadata", None) or {}
+    return {"kind": result.kind, **_jsonable(fields), "metadata": _jsonable(metadata)}
+
+
+def write_records(records: Sequence[dict[str, Any]], path: PathLike) -> None:
+    """Write a results file atomically: a reader (or a crash) never sees half of it."""
+    path = Path(path)
+    doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "results": list(records)}
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def read_records(path: PathLike) -> list[dict[str, Any]]:
+    """The raw result records of a ctxbench JSON file, after checking its format."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not JSON: {e}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ValueError(f'{path}: not a ctxbench results file (no "format": "{FORMAT}")')
+    if doc.get("format_version") != FORMAT_VERSION:
+        raise ValueError(
+            f"{path}: format_version {doc.get('format_version')!r} is not supported "
+            f"(this ctxbench reads version {FORMAT_VERSION})"
+        )
+    records = doc.get("results")
+    if not isinstance(records, list) or not all(
+        isinstance(r, dict) and r.get("kind") in KINDS for r in records
+    ):
+        kinds = " or ".join(KINDS)
+        raise ValueError(f'{path}: "results" must be a list of {kinds} records')
+    return records
+
+
+def _has_str(value: Any) -> bool:
+    if isinstance(value, list):
+        return any(_has_str(v) for v in value)
+    return isinstance(value, str)
+
+
+def _numeric(value: Any) -> Any:
+    # Lists of numbers were numpy arrays; lists of strings (the verdicts) stay lists.
+    if isinstance(value, dict):
+        return {k: _numeric(v) for k, v in value.items()}
+    if isinstance(value, list) and not _has_str(value):
+        try:
+            return np.asarray(value)
+        except ValueError:  # ragged: it was a list of arrays
+            return [_numeric(v) for v in value]
+    return value
+
+
+def decode(rec: dict[str, Any]) -> dict[str, Any]:
+    """Every entry of a record (``kind`` included) with its numpy arrays restored."""
+    from_json = KINDS[rec["kind"]]._from_json
+    fields = {}
+    for name, value in rec.items():
+        if name in ("kind", "metadata") or value is None:
+            fields[name] = value
+        elif name in from_json:
+            fields[name] = from_json[name](value)
+        else:
+            fields[name] = _numeric(value)
+    return fields
+
+
+def from_record(rec: dict[str, Any]) -> Result:
+    """The result object of one record; entries its class does not know are dropped."""
+    cls = KINDS[rec["kind"]]
+    fields = decode(rec)
+    known = [f.name for f in dataclasses.fields(cls)]
+    return cls(**{name: fields[name] for name in known if name in fields})
+
+
+def load_results(path: PathLike) -> list[Result]:
+    """The result objects of a ctxbench JSON file, with numpy arrays restored."""
+    out = []
+    for i, rec in enumerate(read_records(path)):
+        try:
+            out.append(from_record(rec))
+        except TypeError as e:
+            raise ValueError(f"{path}: result {i}: {e}") from None
+    return out

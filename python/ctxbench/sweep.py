@@ -5,24 +5,21 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Union
-
-import ctxbench
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 from . import _core
-from .files import PathLike, read_records, record, records_frame, write_records
+from .api import ring
+from .files import records_frame
 from .frame import concat, require, to_frame
+from .result import PathLike, RingResult, read_records, record, write_records
 
 if TYPE_CHECKING:
     import pandas as pd
 
 Placement = Union[str, Sequence[int]]
+# What makes two points the same measurement: engine, transport, placement name, size_kb,
+# procs, repetitions, parallel.
 Key = tuple[str, str, str, int, tuple[int, ...], int, int]
-
-
-def _placement_name(placement: Placement) -> str:
-    # The core records a CPU list as "[0, 1]", which is how Python prints a list of ints.
-    return placement if isinstance(placement, str) else str([int(c) for c in placement])
 
 
 def _key(rec: dict[str, Any]) -> Key:
@@ -37,6 +34,32 @@ def _key(rec: dict[str, Any]) -> Key:
     )
 
 
+def _point_key(procs: list[int], args: dict[str, Any]) -> Key:
+    """The key of the result ``measure(procs, **args)`` will give, without measuring."""
+    # The placement's name as the core records it, so a finished point is found again.
+    placement = _core.placement_name(args["placement"], args.get("cpu"))
+    return _key(
+        {**args, "placement": placement, "procs": procs, "parallel": args.get("parallel", 1)}
+    )
+
+
+def _grid(
+    engines: Sequence[str],
+    transports: Sequence[str | None],
+    placements: Sequence[Placement],
+    sizes_kb: Sequence[int],
+    procs: Sequence[int],
+) -> list[tuple[str, str | None, Placement, int, int]]:
+    return [
+        (engine, transport, placement, size_kb, p)
+        for engine in engines
+        for transport in transports
+        for placement in placements
+        for size_kb in sizes_kb
+        for p in procs
+    ]
+
+
 def _bar(progress: bool | str, total: int) -> Any:
     if progress not in (True, False, "force"):
         raise ValueError(f"progress: expected True, False or 'force', got {progress!r}")
@@ -44,6 +67,16 @@ def _bar(progress: bool | str, total: int) -> Any:
         tqdm = require("tqdm", "ctxbench.sweep's progress bar")
         return tqdm.tqdm(total=total, unit="point", desc="ctxbench sweep")
     return None
+
+
+def _open(out: PathLike | None) -> list[dict[str, Any]]:
+    """The records already in ``out``; a new ``out`` is created empty."""
+    if out is None:
+        return []
+    if os.path.exists(out):
+        return read_records(out)
+    write_records([], out)  # also proves the path is writable
+    return []
 
 
 def sweep(
@@ -55,63 +88,39 @@ def sweep(
     repetitions: int = 11,
     out: PathLike | None = None,
     progress: bool | str = True,
+    *,
+    measure: Callable[..., RingResult] = ring,
     **ring_kwargs: Any,
 ) -> pd.DataFrame:
-    """Run ``ctxbench.ring`` once per grid point and return the tidy frame of the grid.
+    """Run ``measure`` (``ctxbench.ring``) once per grid point and return the tidy frame of
+    the grid.
 
     The grid is engines × transports × placements × sizes_kb × procs; a transport of None
     is each engine's default (pipe, or resume for fibers). With ``out``, each
     finished point is appended to that JSON file (rewritten atomically) before the next
     starts, and points already in it (same engine, transport, placement, size_kb, procs,
     repetitions and parallel) are not measured again: rerun after a crash or Ctrl-C to resume.
-    Other keyword arguments (``warmup``, ``parallel``, ``min_time``, ...) go to ``ring``.
+    Other keyword arguments (``warmup``, ``parallel``, ``min_time``, ...) go to ``measure``.
     """
     # Fail before an hour of measuring, not after it.
     require("pandas", "ctxbench.sweep")
-    records: list[dict[str, Any]] = []
-    if out is not None:
-        if os.path.exists(out):
-            records = read_records(out)
-        else:
-            write_records(records, out)  # also proves the path is writable
-    done = {_key(rec): rec for rec in records if rec["kind"] == "ring"}
-    parallel = int(ring_kwargs.get("parallel", 1))
-    grid = [
-        (engine, transport, placement, size_kb, p)
-        for engine in engines
-        for transport in transports
-        for placement in placements
-        for size_kb in sizes_kb
-        for p in procs
-    ]
+    records = _open(out)
+    done = {_key(rec): rec for rec in records if rec["kind"] == RingResult.kind}
+    grid = _grid(engines, transports, placements, sizes_kb, procs)
     bar = _bar(progress, len(grid))
     frames = []
     try:
         for engine, transport, placement, size_kb, p in grid:
             transport = transport or _core.default_transport(engine)
-            key = (
-                engine,
-                transport,
-                _placement_name(placement),
-                size_kb,
-                (p,),
-                repetitions,
-                parallel,
-            )
+            args = {"engine": engine, "transport": transport, "size_kb": size_kb}
+            args.update(placement=placement, repetitions=repetitions, **ring_kwargs)
+            key = _point_key([p], args)
             if bar is not None:
                 bar.set_postfix_str(f"{engine}/{transport} {key[2]} {size_kb}k procs={p}")
             if key in done:
                 frames.append(records_frame([done[key]]))
             else:
-                result = ctxbench.ring(
-                    [p],
-                    engine=engine,
-                    transport=transport,
-                    size_kb=size_kb,
-                    placement=placement,
-                    repetitions=repetitions,
-                    **ring_kwargs,
-                )
+                result = measure([p], **args)
                 if out is not None:
                     done[key] = record(result)
                     records.append(done[key])

@@ -1,4 +1,8 @@
-"""The research-workflow subcommands: ``sweep``, ``plot`` and ``compare``."""
+"""The research-workflow subcommands: ``sweep``, ``plot`` and ``compare``.
+
+Each handler imports what it uses (pandas, matplotlib) when it runs, so ``--help`` and the
+measuring commands work without the ``analysis`` extra.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +10,18 @@ import argparse
 import sys
 from typing import Any
 
-from . import _core
+from . import _flags
 
-COMMANDS = ("sweep", "plot", "compare")
 PLOT_KINDS = ("lat_ctx", "compare", "distribution")
 
 
 def add_parsers(sub: Any) -> None:
     """Add the subcommands to ``ctxbench``'s subparsers."""
-    # Imported here: cli imports this module at load time.
-    from .cli import _placement
+    for add in (_add_sweep, _add_plot, _add_compare):
+        add(sub)
 
+
+def _add_sweep(sub: Any) -> None:
     sw = sub.add_parser(
         "sweep",
         help="run a grid of ring measurements, saving each point as it finishes",
@@ -24,6 +29,7 @@ def add_parsers(sub: Any) -> None:
         "and process counts. Each finished point is written to --out at once; rerun with the "
         "same --out to resume after a crash or Ctrl-C.",
     )
+    sw.set_defaults(func=_sweep)
     sw.add_argument("--procs", type=int, nargs="+", required=True, help="process counts")
     sw.add_argument(
         "--sizes",
@@ -42,50 +48,24 @@ def add_parsers(sub: Any) -> None:
     )
     sw.add_argument(
         "--placements",
-        type=_placement,
+        type=_flags.placement,
         nargs="+",
         default=["default"],
-        help="default|single|spread|balanced or CPU lists like 0,1 (default: default)",
+        help=f"{_flags.PLACEMENT_HELP}, one or more (default: default)",
     )
-    sw.add_argument(
-        "-N",
-        dest="repetitions",
-        type=int,
-        default=11,
-        metavar="N",
-        help="timed repetitions per point (default 11)",
-    )
-    sw.add_argument(
-        "-W",
-        dest="warmup",
-        type=int,
-        default=1,
-        metavar="N",
-        help="warm-up repetitions per point (default 1)",
-    )
-    sw.add_argument(
-        "-P",
-        dest="parallel",
-        type=int,
-        default=1,
-        metavar="N",
-        help="independent rings at once (default 1)",
-    )
-    sw.add_argument(
-        "--min-time",
-        type=float,
-        default=_core.DEFAULT_MIN_TIME,
-        help=f"seconds per timed repetition (default {_core.DEFAULT_MIN_TIME})",
-    )
+    _flags.repetition_flags(sw)
     sw.add_argument("--out", required=True, help="results JSON file, appended to and resumed")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
 
+
+def _add_plot(sub: Any) -> None:
     pl = sub.add_parser(
         "plot",
         help="draw results (JSON, CSV, Parquet or lat_ctx xgraph files) to an image",
         description="Load one or more result files and draw them; the format follows the "
         "output's suffix (.png, .svg, .pdf).",
     )
+    pl.set_defaults(func=_plot)
     pl.add_argument("results", nargs="+", help="result files")
     pl.add_argument("-o", dest="output", required=True, help="the figure file, e.g. fig.png")
     pl.add_argument(
@@ -95,12 +75,15 @@ def add_parsers(sub: Any) -> None:
         help="lat_ctx curve (default), compare bars or distribution ECDF",
     )
 
+
+def _add_compare(sub: Any) -> None:
     cp = sub.add_parser(
         "compare",
         help="compare two result files point by point; exit 1 when a point regressed",
         description="Ratio of medians and a Mann-Whitney U test per point. Exit status 0 "
         "when no point is slower by more than --threshold, 1 when one is.",
     )
+    cp.set_defaults(func=_compare)
     cp.add_argument("base", help="the reference results file")
     cp.add_argument("new", help="the results file to judge")
     cp.add_argument(
@@ -112,7 +95,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from .sweep import sweep
+    from ..sweep import sweep
 
     df = sweep(
         procs=args.procs,
@@ -137,8 +120,8 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _plot(args: argparse.Namespace) -> int:
-    from . import files, plot
-    from .frame import concat
+    from .. import files, plot
+    from ..frame import concat
 
     df = concat(files.load(path) for path in args.results)
     getattr(plot, args.kind)(df).savefig(args.output, dpi=120)
@@ -146,21 +129,9 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from . import files
-    from .compare import compare, format_comparison
+    from .. import files
+    from ..compare import compare, format_comparison
 
     table = compare(files.load(args.base), files.load(args.new), threshold=args.threshold)
     print(format_comparison(table))
     return 1 if table["regressed"].any() else 0
-
-
-def run(args: argparse.Namespace) -> int | None:
-    """Run the command if it is one of ours; None otherwise."""
-    if args.command not in COMMANDS:
-        return None
-    try:
-        return {"sweep": _sweep, "plot": _plot, "compare": _compare}[args.command](args)
-    except ImportError as e:
-        # The analysis extra is optional; say what to install instead of a traceback.
-        print(f"ctxbench: error: {e}", file=sys.stderr)
-        return 2

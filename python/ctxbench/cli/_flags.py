@@ -1,0 +1,87 @@
+"""The flags several subcommands share, each declared once, and lmbench's LMBENCH_SCHED."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from .. import _core
+
+# lmbench's LMBENCH_SCHED policies, for users who drive us from their lmbench scripts.
+LMBENCH_SCHED = {
+    "DEFAULT": "default",
+    "SINGLE": "single",
+    "BALANCED": "balanced",
+    "UNIQUE": "spread",
+}
+
+
+def lmbench_sched() -> str:
+    """The placement $LMBENCH_SCHED names ("default" when unset)."""
+    value = os.environ.get("LMBENCH_SCHED", "DEFAULT").strip().upper()
+    if value not in LMBENCH_SCHED:
+        raise ValueError(f"LMBENCH_SCHED={value!r} is not one of {', '.join(LMBENCH_SCHED)}")
+    return LMBENCH_SCHED[value]
+
+
+def transports(*engines: str) -> list[str]:
+    """Every transport of the given engines (all engines when none are named), once each."""
+    names = engines or _core.ENGINES
+    return list(dict.fromkeys(t for engine in names for t in _core.TRANSPORTS[engine]))
+
+
+def placement(text: str) -> str | list[int]:
+    """A placement policy by name, or a CPU list like ``0,1``."""
+    if text in _core.PLACEMENTS:
+        return text
+    try:
+        return [int(c) for c in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected {', '.join(_core.PLACEMENTS)} or a CPU list like 0,1; got {text!r}"
+        ) from None
+
+
+PLACEMENT_HELP = f"{'|'.join(_core.PLACEMENTS)} or CPU list 0,1"
+
+
+def placement_flags(p: argparse.ArgumentParser, default: str) -> None:
+    """``--placement`` and ``--cpu``; None when not given, so the handler picks the default."""
+    p.add_argument(
+        "--placement", type=placement, default=None, help=f"{PLACEMENT_HELP} (default: {default})"
+    )
+    p.add_argument("--cpu", type=int, default=None, help="the CPU for --placement single")
+
+
+def repetition_flags(p: argparse.ArgumentParser) -> None:
+    """lat_ctx's ``-P -W -N`` and the length of a repetition, ``--min-time``."""
+    p.add_argument(
+        "-P",
+        dest="parallel",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run N independent rings at once (default 1)",
+    )
+    p.add_argument(
+        "-W",
+        dest="warmup",
+        type=int,
+        default=1,
+        metavar="N",
+        help="warm-up repetitions before timing (default 1)",
+    )
+    p.add_argument(
+        "-N",
+        dest="repetitions",
+        type=int,
+        default=11,
+        metavar="N",
+        help="timed repetitions; the median is reported (default 11)",
+    )
+    p.add_argument(
+        "--min-time",
+        type=float,
+        default=_core.DEFAULT_MIN_TIME,
+        help=f"seconds per timed repetition (default {_core.DEFAULT_MIN_TIME})",
+    )

@@ -1,0 +1,151 @@
+"""The measuring subcommands: ``lat-ctx``, ``ring``, ``pipe``, and ``info``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .. import _core, metadata
+from ..api import pingpong, result_metadata, ring
+from ..result import record
+from . import _flags
+
+
+def add_parsers(sub: Any) -> None:
+    """Add the subcommands to ``ctxbench``'s subparsers."""
+    for add in (_add_lat_ctx, _add_ring, _add_pipe, _add_info):
+        add(sub)
+
+
+def _add_lat_ctx(sub: Any) -> None:
+    lc = sub.add_parser(
+        "lat-ctx",
+        help="lmbench's lat_ctx: processes in a ring of pipes",
+        description="Pass a token round rings of forked processes; print µs per switch "
+        "in lat_ctx's xgraph format.",
+    )
+    # lat_ctx is the ring with the process engine's default transport.
+    lc.set_defaults(func=_ring, engine="process", transport=None)
+    _ring_flags(lc)
+
+
+def _add_ring(sub: Any) -> None:
+    rg = sub.add_parser(
+        "ring",
+        help="the lat_ctx ring with any engine and transport",
+        description="lat-ctx with the engine (who switches) and transport (how the token "
+        "travels) named.",
+    )
+    rg.set_defaults(func=_ring)
+    rg.add_argument(
+        "--engine", choices=_core.ENGINES, default="process", help="who switches (default process)"
+    )
+    rg.add_argument(
+        "--transport",
+        choices=_flags.transports(),
+        default=None,
+        help="how the token travels (default: the engine's first; pipe, resume for fibers)",
+    )
+    _ring_flags(rg)
+
+
+def _add_pipe(sub: Any) -> None:
+    pp = sub.add_parser(
+        "pipe",
+        help="perf bench sched pipe: two processes (or -T threads) ping-pong",
+        description="Bounce a token between two processes; print perf bench sched pipe's "
+        "fields (one op = one round trip = two switches).",
+    )
+    pp.set_defaults(func=_pipe)
+    pp.add_argument(
+        "-l", "--loops", type=int, default=1_000_000, help="round trips (default 1000000)"
+    )
+    pp.add_argument(
+        "-T",
+        "--threaded",
+        action="store_true",
+        help="two threads of one process instead of two processes",
+    )
+    pp.add_argument(
+        "--transport",
+        choices=_flags.transports("process", "thread"),
+        default="pipe",
+        help="how the token travels (default pipe)",
+    )
+    _flags.placement_flags(pp, "default")
+    pp.add_argument("--json", action="store_true", help="print the full result as JSON")
+
+
+def _add_info(sub: Any) -> None:
+    info = sub.add_parser("info", help="print the metadata recorded with every result")
+    info.set_defaults(func=_info)
+
+
+def _ring_flags(p: argparse.ArgumentParser) -> None:
+    """lat_ctx's own flags, shared by `lat-ctx` and `ring`."""
+    _flags.repetition_flags(p)
+    p.add_argument(
+        "-s",
+        dest="size_kb",
+        type=int,
+        default=0,
+        metavar="KB",
+        help="KiB of private data each participant sums per hop (default 0)",
+    )
+    _flags.placement_flags(p, "$LMBENCH_SCHED, else default")
+    p.add_argument(
+        "--json", action="store_true", help="print the full result as JSON instead of xgraph text"
+    )
+    p.add_argument("procs", type=int, nargs="+", help="participant counts, e.g. 2 4 8 16 20")
+
+
+def _emit(output: str | dict[str, object]) -> None:
+    """The tool's own text format, or with --json the record result files hold."""
+    sys.stdout.write(output if isinstance(output, str) else json.dumps(output, indent=1) + "\n")
+
+
+def _ring(args: argparse.Namespace) -> int:
+    placement = args.placement if args.placement is not None else _flags.lmbench_sched()
+    r = ring(
+        args.procs,
+        engine=args.engine,
+        transport=args.transport,
+        size_kb=args.size_kb,
+        repetitions=args.repetitions,
+        warmup=args.warmup,
+        parallel=args.parallel,
+        placement=placement,
+        cpu=args.cpu,
+        min_time=args.min_time,
+    )
+    _emit(record(r) if args.json else r.to_xgraph())
+    for p, low in zip(r.procs.tolist(), r.below_resolution.tolist()):
+        if low:
+            print(
+                f"ctxbench: {p} procs: net time <= 0, below the resolution of the method "
+                "(lat_ctx would have omitted this line)",
+                file=sys.stderr,
+            )
+    if any(v != "stable" for v in r.stats["verdict"]):
+        for line in metadata.hints(r.metadata, placement=r.placement):
+            print(f"ctxbench: hint: {line}", file=sys.stderr)
+    return 0
+
+
+def _pipe(args: argparse.Namespace) -> int:
+    r = pingpong(
+        args.loops,
+        threads=args.threaded,
+        transport=args.transport,
+        placement=args.placement if args.placement is not None else "default",
+        cpu=args.cpu,
+    )
+    _emit(record(r) if args.json else r.to_perf())
+    return 0
+
+
+def _info(args: argparse.Namespace) -> int:
+    print(metadata.format_metadata(result_metadata()))
+    return 0

@@ -1,0 +1,467 @@
+"""The measuring functions (ring, lat_ctx, pingpong): what a result holds, every engine and
+transport, the evidence on every result, bad input, and teardown on every path."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+from conftest import FAST, children
+
+import ctxbench
+from ctxbench import _core
+
+# The lat_ctx ring
+
+
+def test_shapes_and_dtypes(no_leaks: None) -> None:
+    r = ctxbench.lat_ctx([2, 3, 8], size_kb=16, **FAST)
+    assert r.procs.dtype == np.int64 and r.procs.tolist() == [2, 3, 8]
+    for arr in (r.latency_us, r.min_us, r.raw_us, r.overhead_point_us):
+        assert arr.dtype == np.float64 and arr.shape == (3,)
+        assert np.isfinite(arr).all()
+    assert r.samples_us.shape == (3, 3) and r.samples_us.dtype == np.float64
+    assert isinstance(r.overhead_us, float) and r.overhead_us > 0
+    assert (r.raw_us > 0).all()
+    # The reported figures are the summaries of the samples that are kept.
+    np.testing.assert_allclose(r.latency_us, np.median(r.samples_us, axis=0))
+    np.testing.assert_allclose(r.min_us, r.samples_us.min(axis=0))
+    np.testing.assert_allclose(r.samples_us, r.raw_samples_us - r.overhead_samples_us)
+    assert (r.min_us <= r.latency_us).all()
+    assert r.engine == "process" and r.transport == "pipe"
+    assert r.work_verified.all()
+    assert (r.trips > 0).all() and (r.overhead_rounds > 0).all()
+    assert [c.shape for c in r.cpus] == [(1, 2), (1, 3), (1, 8)]
+    assert all((c >= 0).all() for c in r.cpus)
+
+
+def test_workload_checksum_matches_numpy() -> None:
+    for kb in (0, 1, 4, 16, 65):
+        words = np.arange(kb * 256, dtype=np.uint64)
+        chunks = [words[i : i + 1024] for i in range(0, len(words), 1024)]
+        expected = sum(int(c.sum()) % 2**32 for c in chunks)
+        assert _core.workload_checksum(kb) == expected
+
+
+def test_single_placement_pins_every_process() -> None:
+    first = min(os.sched_getaffinity(0))
+    before = os.sched_getaffinity(0)
+    r = ctxbench.lat_ctx([2, 5], placement="single", **FAST)
+    assert all((c == first).all() for c in r.cpus)
+    assert os.sched_getaffinity(0) == before, "the caller's affinity was not restored"
+
+
+def test_explicit_cpu_list_and_spread() -> None:
+    cpus = sorted(os.sched_getaffinity(0))
+    r = ctxbench.lat_ctx([4], placement=[cpus[-1]], **FAST)
+    assert (r.cpus[0] == cpus[-1]).all()
+    r = ctxbench.lat_ctx([4], placement="spread", **FAST)
+    assert r.cpus[0][0].tolist() == [cpus[i % len(cpus)] for i in range(4)]
+
+
+def test_parallel_rings_report_per_ring(no_leaks: None) -> None:
+    r = ctxbench.lat_ctx([2, 4], parallel=3, placement="balanced", **FAST)
+    assert r.ring_us.shape == (2, 3)
+    assert [c.shape for c in r.cpus] == [(3, 2), (3, 4)]
+    cpus = sorted(os.sched_getaffinity(0))
+    for ring, row in enumerate(r.cpus[1]):
+        assert (row == cpus[ring % len(cpus)]).all()
+
+
+def test_large_ring(no_leaks: None) -> None:
+    r = ctxbench.lat_ctx([256], min_time=0.01, repetitions=2, warmup=0)
+    assert r.cpus[0].shape == (1, 256) and r.work_verified.all()
+    assert np.isfinite(r.latency_us).all()
+
+
+def test_negative_points_are_kept_and_flagged() -> None:
+    r = ctxbench.lat_ctx([2, 2, 2, 2], **FAST)
+    assert len(r.latency_us) == 4
+    np.testing.assert_array_equal(r.below_resolution, r.latency_us <= 0)
+    assert len(r.to_xgraph().splitlines()) == 5
+
+
+def test_many_runs_leak_nothing(no_leaks: None) -> None:
+    for _ in range(5):
+        ctxbench.lat_ctx([2, 6], size_kb=4, **FAST)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "param"),
+    [
+        ({"procs": []}, ValueError, "procs"),
+        ({"procs": [1]}, ValueError, "procs"),
+        ({"procs": [2, -4]}, ValueError, "procs"),
+        ({"procs": [2.5]}, TypeError, "procs"),
+        ({"procs": "24"}, TypeError, "procs"),
+        ({"procs": [10**9]}, ValueError, "procs"),
+        ({"size_kb": -1}, ValueError, "size_kb"),
+        ({"size_kb": 10**9}, ValueError, "size_kb"),
+        ({"repetitions": 0}, ValueError, "repetitions"),
+        ({"warmup": -1}, ValueError, "warmup"),
+        ({"parallel": 0}, ValueError, "parallel"),
+        ({"min_time": 0.0}, ValueError, "min_time"),
+        ({"min_time": -1.0}, ValueError, "min_time"),
+        ({"timeout": 0.0}, ValueError, "timeout"),
+        ({"placement": "nowhere"}, ValueError, "placement"),
+        ({"placement": 3.5}, TypeError, "placement"),
+        ({"placement": [4096]}, ValueError, "placement"),
+        ({"placement": "single", "cpu": 4095}, ValueError, "cpu"),
+        ({"placement": "spread", "cpu": 0}, ValueError, "cpu"),
+    ],
+)
+def test_bad_input_names_the_parameter(
+    kwargs: dict[str, object], exc: type[Exception], param: str, no_leaks: None
+) -> None:
+    args = {"procs": [2], **FAST, **kwargs}
+    with pytest.raises(exc, match=param):
+        ctxbench.lat_ctx(**args)  # type: ignore[arg-type]
+
+
+def _ring_children(want: int, deadline: float = 5.0) -> list[int]:
+    """Waits until the running ring's children exist and have started."""
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        kids = sorted(children())
+        if len(kids) >= want:
+            return kids
+        time.sleep(0.01)
+    raise AssertionError("the ring's children never appeared")
+
+
+def _while_running(action, **kwargs: object) -> BaseException | None:
+    """Runs a long lat_ctx in this thread while `action` meddles from another thread."""
+    errors: list[BaseException] = []
+    t = threading.Thread(target=action)
+    t.start()
+    try:
+        ctxbench.lat_ctx(**kwargs)  # type: ignore[arg-type]
+    except BaseException as e:  # noqa: BLE001 - the test inspects it
+        errors.append(e)
+    t.join()
+    return errors[0] if errors else None
+
+
+def test_killed_child_raises_naming_the_participant(no_leaks: None) -> None:
+    def kill_one() -> None:
+        kids = _ring_children(3)
+        time.sleep(0.1)
+        os.kill(kids[1], signal.SIGKILL)
+
+    e = _while_running(kill_one, procs=[4], repetitions=200, min_time=0.05)
+    assert isinstance(e, RuntimeError), e
+    assert "participant" in str(e) and "signal 9" in str(e)
+
+
+def test_stopped_child_times_out_instead_of_hanging(no_leaks: None) -> None:
+    def stop_one() -> None:
+        kids = _ring_children(2)
+        time.sleep(0.1)
+        os.kill(kids[0], signal.SIGSTOP)
+
+    e = _while_running(stop_one, procs=[3], repetitions=200, min_time=0.05, timeout=0.5)
+    assert isinstance(e, RuntimeError), e
+    assert "timeout" in str(e) and "stopped" in str(e)
+
+
+def test_ctrl_c_stops_within_a_second_and_reaps(no_leaks: None) -> None:
+    import _thread
+
+    sent: list[float] = []
+
+    def interrupt() -> None:
+        _ring_children(7)
+        time.sleep(0.2)
+        sent.append(time.monotonic())
+        _thread.interrupt_main()
+
+    e = _while_running(interrupt, procs=[8] * 10, repetitions=100, min_time=0.05)
+    assert isinstance(e, KeyboardInterrupt), e
+    # A liveness bound, not a speed test: a repetition is 0.05 s, so "about a second" has
+    # a wide margin even on a loaded VM.
+    assert time.monotonic() - sent[0] < 3.0
+
+
+def _in_child(code: str) -> subprocess.CompletedProcess[str]:
+    """Runs `code` in a fresh interpreter, so lowered limits stay there."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+
+def test_descriptor_limit_gives_oserror_with_hint() -> None:
+    p = _in_child(
+        "import resource, ctxbench\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))\n"
+        "try:\n"
+        "    ctxbench.lat_ctx([100], min_time=0.002, repetitions=1)\n"
+        "except OSError as e:\n"
+        "    print('OSError', e)\n"
+    )
+    assert "OSError" in p.stdout and "RLIMIT_NOFILE" in p.stdout, p.stdout + p.stderr
+
+
+def test_memory_limit_gives_oserror_with_hint() -> None:
+    p = _in_child(
+        "import resource, ctxbench\n"
+        "status = open('/proc/self/status').read().splitlines()\n"
+        "vm = next(int(x.split()[1]) for x in status if x.startswith('VmSize'))\n"
+        "cap = (vm << 10) + (256 << 20)\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (cap, cap))\n"
+        "try:\n"
+        "    ctxbench.lat_ctx([2], size_kb=1 << 20, min_time=0.002, repetitions=1)\n"
+        "except OSError as e:\n"
+        "    print('OSError', e)\n"
+    )
+    assert "OSError" in p.stdout and "size_kb" in p.stdout, p.stdout + p.stderr
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root is exempt from RLIMIT_NPROC")
+def test_process_limit_gives_oserror_with_hint() -> None:
+    p = _in_child(
+        "import resource, ctxbench\n"
+        "resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))\n"
+        "try:\n"
+        "    ctxbench.lat_ctx([8], min_time=0.002, repetitions=1)\n"
+        "except OSError as e:\n"
+        "    print('OSError', e)\n"
+    )
+    assert "OSError" in p.stdout and "ulimit -u" in p.stdout, p.stdout + p.stderr
+
+
+# Every engine and transport
+
+# Every pair the core offers, so a new engine or transport is tested without a word here.
+COMBOS = [(engine, t) for engine, transports in _core.TRANSPORTS.items() for t in transports]
+
+RT_SIGNAL = signal.SIGRTMIN + 7
+
+
+def _tasks() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.parametrize(("engine", "transport"), COMBOS)
+def test_every_combination_measures_and_leaks_nothing(
+    engine: str, transport: str, no_leaks: None
+) -> None:
+    tasks = _tasks()
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    handler = signal.getsignal(RT_SIGNAL)
+    r = ctxbench.ring(
+        [2, 5], engine=engine, transport=transport, size_kb=8, placement="single", **FAST
+    )
+    assert (r.engine, r.transport) == (engine, transport)
+    assert r.samples_us.shape == (3, 2)
+    assert np.isfinite(r.samples_us).all() and (r.raw_us > 0).all()
+    assert r.work_verified.all(), "a participant skipped its work or lost the token"
+    first = min(os.sched_getaffinity(0))
+    assert all((c == first).all() for c in r.cpus)
+    assert _tasks() <= tasks, "a participant thread outlived the call"
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == mask
+    assert signal.getsignal(RT_SIGNAL) == handler
+
+
+def test_default_transport_follows_the_engine() -> None:
+    assert ctxbench.ring([2], **FAST).transport == "pipe"
+    assert ctxbench.ring([2], engine="thread", **FAST).transport == "pipe"
+    assert ctxbench.ring([2], engine="fiber", **FAST).transport == "resume"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"engine": "fiber", "transport": "pipe"}, "resume"),
+        ({"engine": "process", "transport": "resume"}, "futex"),
+        ({"engine": "thread", "transport": "carrier-pigeon"}, "eventfd"),
+        ({"engine": "greenlet"}, "fiber"),
+        ({"transport": "yield", "placement": "default"}, "placement='single'"),
+        ({"transport": "yield", "placement": "spread"}, "placement='single'"),
+    ],
+)
+def test_nonsense_combinations_list_the_valid_ones(kwargs: dict[str, str], needle: str) -> None:
+    with pytest.raises(ValueError, match=needle):
+        ctxbench.ring([2], **kwargs, **FAST)  # type: ignore[arg-type]
+
+
+def test_ten_thousand_fibers() -> None:
+    r = ctxbench.ring([10_000], engine="fiber", min_time=0.01, repetitions=2, warmup=0)
+    assert r.work_verified.all()
+    assert np.isfinite(r.latency_us).all()
+
+
+def test_large_thread_ring_is_joined(no_leaks: None) -> None:
+    tasks = _tasks()
+    r = ctxbench.ring([200], engine="thread", transport="futex", min_time=0.01, repetitions=2)
+    assert r.work_verified.all()
+    assert _tasks() <= tasks
+
+
+def test_parallel_thread_rings() -> None:
+    r = ctxbench.ring([3], engine="thread", parallel=2, placement="balanced", **FAST)
+    assert r.ring_us.shape == (1, 2)
+
+
+def _kill_one_during(kwargs: dict[str, object]) -> BaseException | None:
+    errors: list[BaseException] = []
+
+    def kill() -> None:
+        end = time.monotonic() + 5
+        while len(children()) < 3 and time.monotonic() < end:
+            time.sleep(0.01)
+        time.sleep(0.1)
+        os.kill(sorted(children())[1], signal.SIGKILL)
+
+    t = threading.Thread(target=kill)
+    t.start()
+    try:
+        ctxbench.ring([4], repetitions=200, min_time=0.05, **kwargs)  # type: ignore[arg-type]
+    except BaseException as e:  # noqa: BLE001 - inspected below
+        errors.append(e)
+    t.join()
+    return errors[0] if errors else None
+
+
+@pytest.mark.parametrize("transport", ["futex", "signal", "eventfd"])
+def test_dead_child_without_eof_is_named_not_hung(transport: str, no_leaks: None) -> None:
+    # These transports have no EOF: only the watchdog's check of the children notices.
+    e = _kill_one_during({"transport": transport, "timeout": 60})
+    assert isinstance(e, RuntimeError), e
+    assert "participant" in str(e) and "signal 9" in str(e)
+
+
+def test_pingpong_reports_perfs_fields(no_leaks: None) -> None:
+    r = ctxbench.pingpong(20_000, placement="single")
+    assert r.loops == 20_000 and r.engine == "process" and not r.threads
+    assert r.usecs_per_op == pytest.approx(2 * r.usecs_per_switch)
+    assert r.ops_per_sec * r.usecs_per_op == pytest.approx(1e6)
+    assert r.elapsed_s == pytest.approx(r.loops * r.usecs_per_op / 1e6)
+    assert r.cpus.tolist() == [min(os.sched_getaffinity(0))] * 2
+    t = ctxbench.pingpong(20_000, threads=True, transport="futex")
+    assert t.engine == "thread" and t.threads and t.transport == "futex"
+
+
+@pytest.mark.parametrize("bad", [{"loops": 0}, {"loops": -5}, {"transport": "resume"}])
+def test_pingpong_bad_input(bad: dict[str, object]) -> None:
+    with pytest.raises(ValueError, match="loops|transport"):
+        ctxbench.pingpong(**bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("engine", [e for e, ts in _core.TRANSPORTS.items() if "signal" in ts])
+def test_signal_queue_never_overflows(engine: str) -> None:
+    # A repetition long enough to send more signals than RLIMIT_SIGPENDING allows queued:
+    # every token must consume its signal.
+    r = ctxbench.ring(
+        [2], engine=engine, transport="signal", placement="single", repetitions=1,
+        warmup=0, min_time=0.5,
+    )  # fmt: skip
+    assert r.work_verified.all()
+
+
+# The evidence on every result: kernel counters, hops, statistics, cycles, metadata
+
+
+def test_counters_are_reported_per_point() -> None:
+    r = ctxbench.lat_ctx([2, 4], placement="single", **FAST)
+    assert r.switches_per_hop.dtype == np.float64 and r.switches_per_hop.shape == (2,)
+    assert r.involuntary_switches.dtype == np.int64 and (r.involuntary_switches >= 0).all()
+    assert r.migrations.dtype == np.int64 and (r.migrations >= -1).all()
+    assert set(r.switch_source) <= {"perf", "rusage"}
+    # On one CPU the token cannot move without a switch: at least one per hop.
+    assert (r.switches_per_hop >= 0.95).all(), r.switches_per_hop
+    if "perf" not in r.switch_source:
+        assert isinstance(r.counters_unavailable_reason, str)
+
+
+def test_fibers_are_invisible_to_the_kernel() -> None:
+    r = ctxbench.ring([4], engine="fiber", **FAST)
+    assert (r.switches_per_hop < 0.5).all(), r.switches_per_hop
+
+
+def test_hardware_fields_are_none_with_a_reason_never_zero() -> None:
+    hw = ctxbench.lat_ctx([2], **FAST).hardware
+    assert set(hw) == {"cycles_per_switch", "instructions_per_switch", "unavailable_reason"}
+    for key in ("cycles_per_switch", "instructions_per_switch"):
+        if hw[key] is None:
+            assert isinstance(hw["unavailable_reason"], str) and hw["unavailable_reason"]
+        else:
+            assert (hw[key] > 0).all()
+
+
+def test_statistics_per_point() -> None:
+    r = ctxbench.lat_ctx([2, 3], repetitions=7, min_time=0.002, warmup=0)
+    s = r.stats
+    for key in ("min", "median", "mean", "stdev", "cv", "ci_low", "ci_high"):
+        assert s[key].shape == (2,) and s[key].dtype == np.float64
+    assert s["outliers"].dtype == np.int64 and s["clusters"].dtype == np.int64
+    assert all(v in {"stable", "noisy", "unstable", "bimodal"} for v in s["verdict"])
+    assert (s["ci_low"] <= s["median"]).all() and (s["median"] <= s["ci_high"]).all()
+    np.testing.assert_allclose(s["median"], np.median(r.samples_us, axis=0))
+    np.testing.assert_allclose(s["stdev"], r.samples_us.std(axis=0, ddof=1))
+
+
+@pytest.mark.parametrize(("engine", "transport"), [("process", "pipe"), ("thread", "futex"),
+                                                   ("fiber", None)])  # fmt: skip
+def test_every_timed_hop_is_recorded(engine: str, transport: str | None, no_leaks: None) -> None:
+    r = ctxbench.ring(
+        [2, 6], engine=engine, transport=transport, record_hops=True, placement="single", **FAST
+    )
+    pct = r.hop_percentiles_us
+    assert pct is not None and list(pct) == ["p50", "p90", "p99", "p99.9", "max"]
+    for lo, hi in zip(list(pct.values()), list(pct.values())[1:]):
+        assert (lo <= hi * 1.04).all()  # bucket midpoints vs the exact maximum
+    hist = r.hop_histogram
+    assert hist is not None
+    assert hist["counts"].shape == (2, len(hist["edges_us"]) - 1)
+    assert (np.diff(hist["edges_us"]) > 0).all()
+    # Exactly the hops of the timed repetitions: repetitions x trips x procs.
+    expected = r.repetitions * r.trips * r.procs
+    np.testing.assert_array_equal(hist["counts"].sum(axis=1), expected)
+
+
+def test_without_recording_the_fields_are_none() -> None:
+    r = ctxbench.lat_ctx([2], **FAST)
+    assert r.hop_percentiles_us is None and r.hop_histogram is None
+
+
+def test_model_disagreement_becomes_a_user_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = _core.ring
+
+    def with_warning(*args: object, **kwargs: object) -> dict[str, object]:
+        d = real(*args, **kwargs)
+        d["warnings"] = ["2 participants: switches_per_hop=0.10: spinning?"]
+        return d
+
+    monkeypatch.setattr(_core, "ring", with_warning)
+    with pytest.warns(UserWarning, match="switches_per_hop=0.10"):
+        r = ctxbench.lat_ctx([2], **FAST)
+    assert r.warnings == ["2 participants: switches_per_hop=0.10: spinning?"]
+
+
+def test_metadata_travels_with_every_result() -> None:
+    m = ctxbench.lat_ctx([2], **FAST).metadata
+    for key in ("kernel", "cpu_model", "cpu_count", "affinity", "smt", "governor",
+                "clocksource", "hypervisor", "mitigations", "ctxbench_version"):  # fmt: skip
+        assert key in m
+    assert m["ctxbench_version"] == ctxbench.__version__
+    assert m["affinity"] == sorted(os.sched_getaffinity(0))
+    assert m["compiler"] and "rustc" in m["compiler"]
+    p = ctxbench.pingpong(1000).metadata
+    assert p["kernel"] == m["kernel"]
+
+
+def test_tsc_cycles_agree_with_nanoseconds_or_say_why_not() -> None:
+    r = ctxbench.lat_ctx([2, 4], placement="single", **FAST)
+    if r.tsc["unavailable_reason"] is not None:
+        assert r.tsc_cycles_per_switch is None and r.tsc["ghz"] is None
+        return
+    assert r.tsc["ghz"] > 0 and r.tsc["read_cost_cycles"] >= 0
+    # Both clocks timed the same intervals: cycles = ns x GHz, up to calibration error.
+    expected = r.latency_us * 1000 * r.tsc["ghz"]
+    np.testing.assert_allclose(r.tsc_cycles_per_switch, expected, rtol=0.02, atol=5)
+    p = ctxbench.pingpong(2000)
+    assert p.cycles_per_switch == pytest.approx(p.usecs_per_switch * 1000 * p.tsc["ghz"], rel=0.02)
