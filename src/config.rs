@@ -74,6 +74,12 @@ pub const LOOPS: Limit = Limit {
     lo: 1,
     hi: 10_000_000_000,
 };
+/// Resume+suspend pairs of the bare-coroutine baseline the fiber engine is compared with.
+pub const BASELINE_PAIRS: Limit = Limit {
+    param: "pairs",
+    lo: 1,
+    hi: 1 << 40,
+};
 pub const MAX_PROCS: usize = PROCS.hi as usize;
 
 /// Seconds per timed repetition: (lower bound exclusive, upper bound inclusive).

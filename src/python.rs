@@ -12,7 +12,7 @@ use crate::stats::Summary;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
 
 fn to_py(e: Error, pending: Option<PyErr>) -> PyErr {
     match e {
@@ -37,7 +37,10 @@ fn placement(obj: Option<&Bound<'_, PyAny>>, cpu: Option<i64>) -> PyResult<Place
         }
         Some(o) if o.is_instance_of::<PyBytes>() => return Err(placement_type(o)),
         Some(o) => {
-            cpus = o.extract().map_err(|_| placement_type(o))?;
+            let ids = o.try_iter().map_err(|_| placement_type(o))?;
+            cpus = ids
+                .map(|id| int_arg(&id?, "placement"))
+                .collect::<PyResult<_>>()?;
             Some(Named::Cpus(&cpus))
         }
     };
@@ -61,9 +64,70 @@ fn engine_transport(engine: &str, transport: Option<&str>) -> PyResult<(Engine, 
     Ok((engine, transport))
 }
 
-/// A Python int as a count within `limit`, or the ValueError naming the parameter.
-fn count(limit: config::Limit, value: i64) -> PyResult<usize> {
-    limit.count(value).map_err(|e| to_py(e, None))
+/// An integer argument as a count within `limit`: anything with `__index__` (numpy integers
+/// too) but `bool`, which Python counts as an int and no caller means as a count. Errors name
+/// the parameter: a `TypeError` for the type, a `ValueError` for the range.
+fn count_arg(obj: &Bound<'_, PyAny>, limit: config::Limit) -> PyResult<usize> {
+    limit
+        .count(int_arg(obj, limit.param)?)
+        .map_err(|e| to_py(e, None))
+}
+
+fn int_arg(obj: &Bound<'_, PyAny>, param: &str) -> PyResult<i64> {
+    let wrong = || {
+        let type_name = obj.get_type().name().map(|n| n.to_string());
+        PyTypeError::new_err(format!(
+            "{param}: expected an int, got {}",
+            type_name.unwrap_or_default()
+        ))
+    };
+    if obj.is_instance_of::<PyBool>() {
+        return Err(wrong());
+    }
+    obj.extract::<i64>().map_err(|_| wrong())
+}
+
+// pyo3's `from_py_with` takes a function's path, so each integer parameter gets one.
+macro_rules! count_args {
+    ($($name:ident => $limit:expr),* $(,)?) => {$(
+        fn $name(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
+            count_arg(obj, $limit)
+        }
+    )*};
+}
+
+count_args! {
+    size_kb_arg => config::SIZE_KB,
+    repetitions_arg => config::REPETITIONS,
+    warmup_arg => config::WARMUP,
+    parallel_arg => config::PARALLEL,
+    loops_arg => config::LOOPS,
+    pairs_arg => config::BASELINE_PAIRS,
+}
+
+/// `cpu=`: None, or an int (its range is `placement.rs`'s rule).
+fn cpu_arg(obj: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    int_arg(obj, "cpu").map(Some)
+}
+
+/// `procs`: one count or a sequence of counts (a str, bytes, bool or None is neither).
+fn procs_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+    let one = !obj.is_instance_of::<PyBool>() && obj.extract::<i64>().is_ok();
+    if one {
+        return Ok(vec![count_arg(obj, config::PROCS)?]);
+    }
+    let text = obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>();
+    let Some(items) = (!text).then(|| obj.try_iter()).and_then(Result::ok) else {
+        let type_name = obj.get_type().name().map(|n| n.to_string());
+        return Err(PyTypeError::new_err(format!(
+            "procs: expected an int or a sequence of ints, got {}",
+            type_name.unwrap_or_default()
+        )));
+    };
+    items.map(|item| count_arg(&item?, config::PROCS)).collect()
 }
 
 /// Runs `f` without the GIL; between repetitions it re-takes the GIL just long enough to see
@@ -94,17 +158,17 @@ fn measure<T: Send>(
     cpu=None, timeout=10.0))]
 fn pingpong<'py>(
     py: Python<'py>,
-    loops: i64,
+    #[pyo3(from_py_with = loops_arg)] loops: usize,
     threads: bool,
     transport: &str,
     placement: Option<&Bound<'py, PyAny>>,
-    cpu: Option<i64>,
+    #[pyo3(from_py_with = cpu_arg)] cpu: Option<i64>,
     timeout: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
     let engine = if threads { "thread" } else { "process" };
     let (engine, transport) = engine_transport(engine, Some(transport))?;
     let placement = self::placement(placement, cpu)?;
-    let loops = count(config::LOOPS, loops)? as u64;
+    let loops = loops as u64;
     let name = placement.name();
     let p = measure(py, |interrupt| {
         core::pingpong(engine, transport, placement, loops, timeout, interrupt)
@@ -153,15 +217,15 @@ fn tsc_dict<'py>(
 #[allow(clippy::too_many_arguments)]
 fn ring<'py>(
     py: Python<'py>,
-    procs: Vec<i64>,
+    #[pyo3(from_py_with = procs_arg)] procs: Vec<usize>,
     engine: &str,
     transport: Option<&str>,
-    size_kb: i64,
-    repetitions: i64,
-    warmup: i64,
-    parallel: i64,
+    #[pyo3(from_py_with = size_kb_arg)] size_kb: usize,
+    #[pyo3(from_py_with = repetitions_arg)] repetitions: usize,
+    #[pyo3(from_py_with = warmup_arg)] warmup: usize,
+    #[pyo3(from_py_with = parallel_arg)] parallel: usize,
     placement: Option<&Bound<'py, PyAny>>,
-    cpu: Option<i64>,
+    #[pyo3(from_py_with = cpu_arg)] cpu: Option<i64>,
     min_time: f64,
     timeout: f64,
     record_hops: bool,
@@ -170,14 +234,11 @@ fn ring<'py>(
     let cfg = Config {
         engine,
         transport,
-        procs: procs
-            .iter()
-            .map(|&p| count(config::PROCS, p))
-            .collect::<PyResult<_>>()?,
-        size_kb: count(config::SIZE_KB, size_kb)?,
-        repetitions: count(config::REPETITIONS, repetitions)?,
-        warmup: count(config::WARMUP, warmup)?,
-        parallel: count(config::PARALLEL, parallel)?,
+        procs,
+        size_kb,
+        repetitions,
+        warmup,
+        parallel,
         placement: self::placement(placement, cpu)?,
         min_time,
         timeout,
@@ -326,9 +387,8 @@ fn hops_dicts<'py>(
 
 /// The checksum one pass of the workload over `size_kb` KiB produces.
 #[pyfunction]
-fn workload_checksum(size_kb: i64) -> PyResult<u64> {
-    let kb = count(config::SIZE_KB, size_kb)?;
-    Ok(crate::workload::Workload::expected_sum(kb))
+fn workload_checksum(#[pyo3(from_py_with = size_kb_arg)] size_kb: usize) -> PyResult<u64> {
+    Ok(crate::workload::Workload::expected_sum(size_kb))
 }
 
 /// Mann-Whitney U test: (U of `a`, two-sided p-value); see `stats::mann_whitney`.
@@ -347,7 +407,10 @@ fn mann_whitney(a: Vec<f64>, b: Vec<f64>) -> PyResult<(f64, f64)> {
 /// The name a result records for this placement (as `ring` would): "single", "[0, 1]", ...
 #[pyfunction]
 #[pyo3(signature = (placement=None, cpu=None))]
-fn placement_name(placement: Option<&Bound<'_, PyAny>>, cpu: Option<i64>) -> PyResult<String> {
+fn placement_name(
+    placement: Option<&Bound<'_, PyAny>>,
+    #[pyo3(from_py_with = cpu_arg)] cpu: Option<i64>,
+) -> PyResult<String> {
     Ok(self::placement(placement, cpu)?.name())
 }
 
@@ -362,13 +425,11 @@ fn default_transport(engine: &str) -> PyResult<&'static str> {
 
 /// ns per resume+suspend pair of a bare corosensei coroutine: the peer for fiber hops.
 #[pyfunction]
-fn fiber_baseline_ns(py: Python<'_>, pairs: i64) -> PyResult<f64> {
-    let limit = config::Limit {
-        param: "pairs",
-        lo: 1,
-        hi: 1 << 40,
-    };
-    let pairs = count(limit, pairs)? as u64;
+fn fiber_baseline_ns(
+    py: Python<'_>,
+    #[pyo3(from_py_with = pairs_arg)] pairs: usize,
+) -> PyResult<f64> {
+    let pairs = pairs as u64;
     py.detach(|| crate::engine::fiber::baseline_switch_ns(pairs))
         .map_err(|e| to_py(e, None))
 }

@@ -87,6 +87,18 @@ def test_negative_points_are_kept_and_flagged() -> None:
     assert len(r.to_xgraph().splitlines()) == 5
 
 
+def test_numpy_integers_are_ints() -> None:
+    r = ctxbench.lat_ctx(
+        np.int64(2), size_kb=np.int32(4), repetitions=np.uint8(2), min_time=0.002, warmup=0
+    )
+    assert r.procs.tolist() == [2] and r.size_kb == 4 and r.repetitions == 2
+    r = ctxbench.lat_ctx(np.array([2, 3]), placement=[np.int64(0)], **FAST)
+    assert r.procs.tolist() == [2, 3] and r.placement == "[0]"
+    with pytest.raises(TypeError, match="loops"):
+        ctxbench.pingpong(True)  # type: ignore[arg-type]
+    assert ctxbench.pingpong(np.int64(10)).loops == 10
+
+
 def test_many_runs_leak_nothing(no_leaks: None) -> None:
     for _ in range(5):
         ctxbench.lat_ctx([2, 6], size_kb=4, **FAST)
@@ -114,6 +126,18 @@ def test_many_runs_leak_nothing(no_leaks: None) -> None:
         ({"placement": [4096]}, ValueError, "placement"),
         ({"placement": "single", "cpu": 4095}, ValueError, "cpu"),
         ({"placement": "spread", "cpu": 0}, ValueError, "cpu"),
+        # bool is an int to Python, never a count; bytes is no list of CPUs.
+        ({"procs": None}, TypeError, "procs"),
+        ({"procs": True}, TypeError, "procs"),
+        ({"procs": [2, True]}, TypeError, "procs"),
+        ({"size_kb": True}, TypeError, "size_kb"),
+        ({"repetitions": True}, TypeError, "repetitions"),
+        ({"warmup": False}, TypeError, "warmup"),
+        ({"parallel": True}, TypeError, "parallel"),
+        ({"size_kb": 1.0}, TypeError, "size_kb"),
+        ({"placement": "single", "cpu": True}, TypeError, "cpu"),
+        ({"placement": [0, True]}, TypeError, "placement"),
+        ({"placement": b"\x00\x01"}, TypeError, "placement"),
     ],
 )
 def test_bad_input_names_the_parameter(

@@ -12,15 +12,6 @@ from .result import PingpongResult, RingResult
 Placement = Union[str, Sequence[int]]
 
 
-def _procs(procs: int | Sequence[int]) -> list[int]:
-    # A single count is common at the prompt (`lat_ctx(2)`); the core wants a list.
-    if isinstance(procs, int) and not isinstance(procs, bool):
-        return [procs]
-    if isinstance(procs, (str, bytes)):
-        raise TypeError(f"procs: expected an int or a sequence of ints, got {type(procs).__name__}")
-    return list(procs)
-
-
 def result_metadata() -> dict[str, object]:
     """The machine's metadata now, as every result records it (and ``ctxbench info`` prints)."""
     return metadata.collect(
@@ -61,7 +52,7 @@ def ring(
     """
     meta = result_metadata()
     raw = _core.ring(
-        _procs(procs),
+        procs,
         engine=engine,
         transport=transport,
         size_kb=size_kb,
