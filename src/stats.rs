@@ -761,7 +761,10 @@ mod tests {
         // t(0.975, 4) * sd([9.6, 10.4, 9.8, 10.2, 10.0]) / sqrt(5)
         let half = 2.776 * 0.316_227_766 / 5f64.sqrt();
         assert!((d.ci_high - d.median - half).abs() < 1e-6, "{d:?}");
-        assert_eq!(summarize_blocks(&[flat.clone()]), summarize(&flat));
+        assert_eq!(
+            summarize_blocks(std::slice::from_ref(&flat)),
+            summarize(&flat)
+        );
     }
 
     #[test]
