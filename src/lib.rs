@@ -17,6 +17,7 @@ pub mod stats;
 mod sys;
 pub mod token;
 pub mod transport;
+pub mod wire;
 pub mod workload;
 
 #[cfg(feature = "python")]

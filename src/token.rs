@@ -5,31 +5,10 @@ use crate::error::{Error, Result};
 use crate::hops::HopLog;
 use crate::sys::{Guards, Slot};
 use crate::transport::{HopError, Scope, Transport};
+use crate::wire::{advance, check_count, STOP};
 use crate::workload::Workload;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-/// Tokens count hops modulo 2^31; the top bit is the stop signal.
-pub const STOP: u32 = 1 << 31;
-const MASK: u32 = STOP - 1;
-
-/// The token after one more hop.
-#[inline]
-pub fn advance(token: u32) -> u32 {
-    (token + 1) & MASK
-}
-
-/// Checks that `trips` trips of `n` hops moved the token from `start` to `token`: every
-/// participant got it and passed it on, every time.
-pub fn check_count(start: u32, trips: u64, n: usize, token: u32) -> Result<()> {
-    let expected = ((u64::from(start) + trips * n as u64) % u64::from(STOP)) as u32;
-    if token != expected {
-        return Err(Error::Peer(format!(
-            "token protocol broken: expected {expected} after {trips} trips of {n} hops, got {token}"
-        )));
-    }
-    Ok(())
-}
 
 /// Exit codes of a participant, so the caller can tell a cascade from its cause.
 pub const EXIT_STOPPED: i32 = 0;

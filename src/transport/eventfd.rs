@@ -2,7 +2,7 @@
 
 use super::fd::{FdRing, Kind};
 use crate::error::{Error, Result};
-use crate::token::STOP;
+use crate::wire::STOP;
 use std::os::fd::RawFd;
 
 pub struct EventfdKind;

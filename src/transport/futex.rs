@@ -2,8 +2,9 @@
 //! filling it. Process-shared futexes for forked rings, private ones for threads.
 
 use super::word::{Wake, WordRing};
-use super::{errno_hop, Hop, Scope, EMPTY};
+use super::{errno_hop, Hop, Scope};
 use crate::error::Result;
+use crate::wire::EMPTY;
 use std::ptr;
 use std::sync::atomic::AtomicU32;
 

@@ -14,7 +14,7 @@ pub mod yielding;
 
 use crate::error::Result;
 use crate::sys::Blocked;
-use crate::token::STOP;
+use crate::wire::STOP;
 use std::os::fd::RawFd;
 
 /// Why a hop failed: the peer is gone (EOF, EPIPE), or another errno.
@@ -75,5 +75,3 @@ pub trait Transport: Sized + Send + Sync + 'static {
 pub(crate) fn errno_hop<T>() -> Hop<T> {
     Err(HopError::Errno(crate::error::errno()))
 }
-
-pub(crate) const EMPTY: u32 = u32::MAX;
