@@ -1,8 +1,8 @@
 //! Where participants run: a policy, resolved against the caller's affinity mask into one
 //! optional CPU per participant of every ring.
 
-use crate::engine::TransportKind;
 use crate::error::{Error, Result};
+use crate::transport::TransportKind;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Placement {
