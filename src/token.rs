@@ -192,3 +192,59 @@ impl<T: Transport> Driver<T> {
         (self.passes, self.checksum)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::Shared;
+    use crate::transport::pipe::Pipe;
+
+    #[test]
+    fn driver_and_participant_pass_every_hop_then_stop() {
+        let ring = Arc::new(Pipe::ring(2, Scope::Threads).unwrap());
+        let slots = Shared::<Slot>::new(2).unwrap();
+        let mut driver =
+            Driver::new(Arc::clone(&ring), Workload::new(0).unwrap(), 2, None).unwrap();
+        let code = std::thread::scope(|s| {
+            let peer = s.spawn(|| {
+                let work = Workload::new(0).unwrap();
+                participant(&*ring, 1, 2, &work, &slots[1], None)
+            });
+            driver.trips(100).unwrap();
+            driver.overhead(10).unwrap();
+            driver.stop().unwrap();
+            peer.join().unwrap()
+        });
+        assert_eq!(code, EXIT_STOPPED);
+        assert_eq!(slots[1].exit.load(Ordering::Acquire), EXIT_STOPPED);
+        assert_eq!(slots[1].passes.load(Ordering::Acquire), 100);
+        assert_eq!(driver.work_done().0, 100 + 10 * 2);
+        assert_eq!(driver.progress.load(Ordering::Relaxed), 100 + 10);
+    }
+
+    #[test]
+    fn a_participant_that_skips_a_count_breaks_the_protocol() {
+        let ring = Arc::new(Pipe::ring(2, Scope::Threads).unwrap());
+        let mut driver =
+            Driver::new(Arc::clone(&ring), Workload::new(0).unwrap(), 2, None).unwrap();
+        std::thread::scope(|s| {
+            // Echoes the token without counting its hop.
+            s.spawn(|| {
+                let token = ring.recv(1).unwrap();
+                ring.send(0, token).unwrap();
+            });
+            let e = driver.trips(1).unwrap_err();
+            assert!(e.to_string().contains("token protocol broken"), "{e}");
+        });
+    }
+
+    #[test]
+    fn a_closed_ring_is_a_peer_error() {
+        let mut ring = Pipe::ring(2, Scope::Processes).unwrap();
+        ring.keep_only(0, 2);
+        let _sigpipe = crate::sys::Blocked::new(libc::SIGPIPE);
+        let mut driver = Driver::new(Arc::new(ring), Workload::new(0).unwrap(), 2, None).unwrap();
+        let e = driver.trips(1).unwrap_err();
+        assert!(e.to_string().contains("the peer is gone"), "{e}");
+    }
+}

@@ -41,3 +41,19 @@ impl Kind for EventfdKind {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::checks;
+    use super::Eventfd;
+
+    #[test]
+    fn round_trip() {
+        checks::round_trip::<Eventfd>();
+    }
+
+    #[test]
+    fn poison_wakes_a_waiter() {
+        checks::poison_wakes_a_waiter::<Eventfd>();
+    }
+}

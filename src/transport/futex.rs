@@ -58,3 +58,19 @@ impl Wake for FutexWake {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::checks;
+    use super::Futex;
+
+    #[test]
+    fn round_trip() {
+        checks::round_trip::<Futex>();
+    }
+
+    #[test]
+    fn poison_wakes_a_waiter() {
+        checks::poison_wakes_a_waiter::<Futex>();
+    }
+}

@@ -153,3 +153,58 @@ impl TransportKind {
             })
     }
 }
+
+/// Checks every transport runs: a token's round trip between two threads, a poisoned ring
+/// waking its waiter, and (for descriptor transports) a closed inbox seen as `Closed`.
+#[cfg(test)]
+pub(crate) mod checks {
+    use super::{HopError, Scope, Transport};
+    use crate::sys::Blocked;
+    use crate::wire::{advance, STOP};
+    use std::sync::Barrier;
+
+    pub fn round_trip<T: Transport>() {
+        for scope in [Scope::Threads, Scope::Processes] {
+            let t = T::ring(2, scope).unwrap();
+            let ready = Barrier::new(2);
+            std::thread::scope(|s| {
+                let peer = s.spawn(|| {
+                    let _registered = t.attach(1);
+                    ready.wait();
+                    let token = t.recv(1).unwrap();
+                    t.send(0, advance(token)).unwrap();
+                    token
+                });
+                let _registered = t.attach(0);
+                ready.wait();
+                t.send(1, 41).unwrap();
+                assert_eq!(t.recv(0), Ok(42), "{} {scope:?}", T::NAME);
+                assert_eq!(peer.join().unwrap(), 41);
+            });
+        }
+    }
+
+    pub fn poison_wakes_a_waiter<T: Transport>() {
+        let t = T::ring(2, Scope::Threads).unwrap();
+        let ready = Barrier::new(2);
+        std::thread::scope(|s| {
+            let peer = s.spawn(|| {
+                let _registered = t.attach(1);
+                ready.wait();
+                t.recv(1)
+            });
+            ready.wait();
+            t.poison(2);
+            assert_eq!(peer.join().unwrap(), Ok(STOP), "{}", T::NAME);
+        });
+    }
+
+    /// Participant 1 ran elsewhere and is gone: its ends are closed here.
+    pub fn closed_inbox_is_seen<T: Transport>() {
+        let _sigpipe = Blocked::new(libc::SIGPIPE);
+        let mut t = T::ring(2, Scope::Processes).unwrap();
+        t.keep_only(0, 2);
+        assert_eq!(t.recv(0), Err(HopError::Closed), "{}", T::NAME);
+        assert_eq!(t.send(1, 0), Err(HopError::Closed), "{}", T::NAME);
+    }
+}
