@@ -4,10 +4,12 @@
 
 use crate::barrier::Barrier;
 use crate::clock;
-use crate::config::{Config, Plan};
+use crate::config::{Config, Plan, Stop, BLOCK_REPETITIONS, MIN_BLOCKS};
 use crate::engine::Ring;
 use crate::error::{Error, Result};
+use crate::stats;
 use crate::sys;
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// Asked between repetitions; true means stop now (Ctrl-C).
@@ -28,12 +30,82 @@ pub struct Phases {
     pub setup_teardown: f64,
 }
 
-/// What every driver of one point shares: the configuration, the ring size, and the barrier
-/// that keeps them in step and, once broken, stops them all.
+/// What every driver of one point shares: the configuration, the ring size, the barrier
+/// that keeps them in step and, once broken, stops them all, and the stopping rule's state.
 pub struct PointRun<'a> {
     pub cfg: &'a Config,
     pub procs: usize,
     pub barrier: Barrier,
+    rings: usize,
+    /// Per repetition, the net per-hop ns summed over the rings (precision mode).
+    net_ns: Mutex<Vec<f64>>,
+    /// The stopping rule's verdict, set by ring 0's driver between two barriers.
+    verdict: Mutex<Option<Stopped>>,
+}
+
+impl<'a> PointRun<'a> {
+    pub fn new(cfg: &'a Config, procs: usize, rings: usize) -> Self {
+        PointRun {
+            cfg,
+            procs,
+            barrier: Barrier::new(rings),
+            rings,
+            net_ns: Mutex::new(Vec::new()),
+            verdict: Mutex::new(None),
+        }
+    }
+}
+
+/// How a point's measuring ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// The fixed number of repetitions was made.
+    Repetitions,
+    /// The interval of the median became as narrow as asked.
+    Precision,
+    /// The ceiling on repetitions came first.
+    MaxRepetitions,
+    /// The time cap came first.
+    TimeCap,
+}
+
+impl Stopped {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stopped::Repetitions => "repetitions",
+            Stopped::Precision => "precision",
+            Stopped::MaxRepetitions => "max_repetitions",
+            Stopped::TimeCap => "time_cap",
+        }
+    }
+}
+
+/// Whether a point in precision mode has measured enough, given each repetition's net value
+/// (any unit) and the seconds spent measuring so far. `None`: measure another block.
+pub fn verdict(stop: &Stop, net: &[f64], elapsed: f64) -> Option<Stopped> {
+    let Stop::Precision {
+        target,
+        max_repetitions,
+        max_time,
+    } = *stop
+    else {
+        return Some(Stopped::Repetitions);
+    };
+    let blocks: Vec<Vec<f64>> = net.chunks(BLOCK_REPETITIONS).map(<[f64]>::to_vec).collect();
+    let whole = net.len() % BLOCK_REPETITIONS == 0;
+    if whole && blocks.len() >= MIN_BLOCKS && net.iter().all(|x| x.is_finite()) {
+        let s = stats::summarize_blocks(&blocks);
+        if s.median > 0.0 && (s.ci_high - s.ci_low) / 2.0 <= target * s.median {
+            return Some(Stopped::Precision);
+        }
+    }
+    if net.len() >= max_repetitions {
+        Some(Stopped::MaxRepetitions)
+    } else if elapsed >= max_time {
+        Some(Stopped::TimeCap)
+    } else {
+        None
+    }
 }
 
 /// Each timed repetition's per-hop time, in ns and TSC cycles, of the ring and of its
@@ -49,6 +121,8 @@ pub struct Series {
 /// What one driver measured.
 pub struct DriverRun {
     pub series: Series,
+    /// Why the timed repetitions ended (the same for every ring of a point).
+    pub stopped: Stopped,
     /// Trips per ring repetition and overhead rounds per overhead repetition.
     pub trips: u64,
     pub rounds: u64,
@@ -67,11 +141,12 @@ pub struct DriverRun {
 pub fn run_driver(
     ring: &mut dyn Ring,
     run: &PointRun,
+    index: usize,
     cpu: Option<usize>,
     interrupt: Interrupt,
     counting: &mut dyn FnMut(bool),
 ) -> Result<DriverRun> {
-    let r = measure(ring, run, cpu, interrupt, counting);
+    let r = measure(ring, run, index, cpu, interrupt, counting);
     if r.is_err() {
         run.barrier.abort();
     }
@@ -81,6 +156,7 @@ pub fn run_driver(
 fn measure(
     ring: &mut dyn Ring,
     run: &PointRun,
+    index: usize,
     cpu: Option<usize>,
     interrupt: Interrupt,
     counting: &mut dyn FnMut(bool),
@@ -117,7 +193,14 @@ fn measure(
     }
     phases.warmup = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let series = repetitions(ring, run, trips, rounds, &mut check)?;
+    let timing = Timing { trips, rounds };
+    let (series, stopped) = match cfg.stop {
+        Stop::Repetitions(n) => (
+            repetitions(ring, run, n, timing, &mut check)?,
+            Stopped::Repetitions,
+        ),
+        Stop::Precision { .. } => blocks(ring, run, index, timing, &mut check)?,
+    };
     phases.measure = t.elapsed().as_secs_f64();
     let counted_trips = match cfg.plan {
         Plan::Calibrated => trips,
@@ -127,6 +210,7 @@ fn measure(
     ring.stop()?;
     Ok(DriverRun {
         series,
+        stopped,
         trips,
         rounds,
         cpu: sys::current_cpu(),
@@ -167,40 +251,133 @@ fn chunks(cfg: &Config) -> u64 {
     }
 }
 
-/// The timed repetitions, each a ring repetition of `trips` then an overhead repetition of
-/// `rounds`, every ring starting each together. Hops are recorded from the first on.
-fn repetitions(
+/// Trips per ring repetition and rounds per overhead repetition, as calibrated.
+#[derive(Debug, Clone, Copy)]
+struct Timing {
+    trips: u64,
+    rounds: u64,
+}
+
+impl Series {
+    /// Appends one ring repetition's span.
+    fn ring(&mut self, span: Span, trips: u64, hops: u64) {
+        let per = (trips * hops) as f64;
+        self.raw_ns.push(span.ns / per);
+        self.raw_cycles.push(span.ticks / per);
+    }
+
+    /// Appends one overhead repetition's span, `times` times: once per ring repetition it
+    /// stands for.
+    fn overhead(&mut self, span: Span, rounds: u64, hops: u64, times: usize) {
+        let per = (rounds * hops).max(1) as f64;
+        for _ in 0..times {
+            self.overhead_ns.push(span.ns / per);
+            self.overhead_cycles.push(span.ticks / per);
+        }
+    }
+}
+
+/// One ring repetition (every ring starting it together) and its span.
+fn ring_repetition(
     ring: &mut dyn Ring,
     run: &PointRun,
     trips: u64,
+    check: &mut dyn FnMut() -> Result<()>,
+) -> Result<Span> {
+    run.barrier.wait()?;
+    check()?;
+    timed(&mut |n| ring.trips(n), trips, chunks(run.cfg), check)
+}
+
+/// One overhead repetition's span (nothing when the plan has none).
+fn overhead_repetition(
+    ring: &mut dyn Ring,
+    run: &PointRun,
     rounds: u64,
     check: &mut dyn FnMut() -> Result<()>,
+) -> Result<Span> {
+    if rounds == 0 {
+        return Ok(Span {
+            ns: 0.0,
+            ticks: 0.0,
+        });
+    }
+    timed(&mut |n| ring.overhead(n), rounds, chunks(run.cfg), check)
+}
+
+/// lmbench's way: `reps` timed repetitions, each a ring repetition then an overhead
+/// repetition. Hops are recorded from the first on.
+fn repetitions(
+    ring: &mut dyn Ring,
+    run: &PointRun,
+    reps: usize,
+    timing: Timing,
+    check: &mut dyn FnMut() -> Result<()>,
 ) -> Result<Series> {
-    let (reps, chunks, hops) = (run.cfg.repetitions, chunks(run.cfg), run.procs as u64);
+    let hops = run.procs as u64;
     let mut s = Series::default();
-    for k in 0..reps {
-        run.barrier.wait()?;
-        check()?;
-        if k == 0 {
-            ring.record(true);
-        }
-        let span = timed(&mut |n| ring.trips(n), trips, chunks, check)?;
-        s.raw_ns.push(span.ns / (trips * hops) as f64);
-        s.raw_cycles.push(span.ticks / (trips * hops) as f64);
-        let span = if rounds == 0 {
-            Span {
-                ns: 0.0,
-                ticks: 0.0,
-            }
-        } else {
-            timed(&mut |n| ring.overhead(n), rounds, chunks, check)?
-        };
-        let per = (rounds * hops).max(1) as f64;
-        s.overhead_ns.push(span.ns / per);
-        s.overhead_cycles.push(span.ticks / per);
+    ring.record(true);
+    for _ in 0..reps {
+        let span = ring_repetition(ring, run, timing.trips, check)?;
+        s.ring(span, timing.trips, hops);
+        let span = overhead_repetition(ring, run, timing.rounds, check)?;
+        s.overhead(span, timing.rounds, hops, 1);
     }
     ring.record(false);
     Ok(s)
+}
+
+/// Precision mode: blocks of ring repetitions, each block followed by one overhead
+/// repetition that stands for all of them (the hot-cache loop is steady; the ring is what
+/// drifts), until ring 0's driver finds the interval narrow enough or a cap reached.
+fn blocks(
+    ring: &mut dyn Ring,
+    run: &PointRun,
+    index: usize,
+    timing: Timing,
+    check: &mut dyn FnMut() -> Result<()>,
+) -> Result<(Series, Stopped)> {
+    let (hops, start) = (run.procs as u64, Instant::now());
+    let mut s = Series::default();
+    ring.record(true);
+    loop {
+        let first = s.raw_ns.len();
+        for _ in 0..BLOCK_REPETITIONS {
+            let span = ring_repetition(ring, run, timing.trips, check)?;
+            s.ring(span, timing.trips, hops);
+        }
+        let span = overhead_repetition(ring, run, timing.rounds, check)?;
+        s.overhead(span, timing.rounds, hops, BLOCK_REPETITIONS);
+        add_net(run, &s, first);
+        // Everyone's block is in; ring 0 decides; everyone reads the same verdict.
+        run.barrier.wait()?;
+        if index == 0 {
+            let net = lock(&run.net_ns).clone();
+            let mean: Vec<f64> = net.iter().map(|x| x / run.rings as f64).collect();
+            *lock(&run.verdict) = verdict(&run.cfg.stop, &mean, start.elapsed().as_secs_f64());
+        }
+        run.barrier.wait()?;
+        if let Some(stopped) = *lock(&run.verdict) {
+            ring.record(false);
+            return Ok((s, stopped));
+        }
+    }
+}
+
+/// Adds this ring's net values from repetition `first` on to the point's shared sums.
+fn add_net(run: &PointRun, s: &Series, first: usize) {
+    let mut net = lock(&run.net_ns);
+    if net.len() < s.raw_ns.len() {
+        net.resize(s.raw_ns.len(), 0.0);
+    }
+    for k in first..s.raw_ns.len() {
+        net[k] += s.raw_ns[k] - s.overhead_ns[k];
+    }
+}
+
+/// A poisoned lock only means another driver panicked; its data is still a sum of numbers.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// One more repetition with the kernel counters attached, kept out of the samples: counting
@@ -353,5 +530,61 @@ mod tests {
         );
         assert!(r.is_err());
         assert_eq!(runs, 0);
+    }
+
+    fn precise(target: f64, max_repetitions: usize, max_time: f64) -> Stop {
+        Stop::Precision {
+            target,
+            max_repetitions,
+            max_time,
+        }
+    }
+
+    #[test]
+    fn verdict_waits_for_min_blocks_then_stops_on_the_interval() {
+        let stop = precise(0.02, 400, 10.0);
+        let steady = vec![100.0; BLOCK_REPETITIONS * MIN_BLOCKS];
+        assert_eq!(verdict(&stop, &steady[..BLOCK_REPETITIONS], 0.0), None);
+        assert_eq!(verdict(&stop, &steady, 0.0), Some(Stopped::Precision));
+        // Blocks at 90, 110, 100: a half-width of t(2) * 10 / sqrt(3), far beyond 2 %.
+        let drifting: Vec<f64> = [90.0, 110.0, 100.0]
+            .iter()
+            .flat_map(|&m| vec![m; BLOCK_REPETITIONS])
+            .collect();
+        assert_eq!(verdict(&stop, &drifting, 0.0), None);
+        assert_eq!(
+            verdict(&precise(0.5, 400, 10.0), &drifting, 0.0),
+            Some(Stopped::Precision)
+        );
+    }
+
+    #[test]
+    fn verdict_names_the_cap_that_came_first() {
+        let noisy: Vec<f64> = (0..BLOCK_REPETITIONS * 4)
+            .map(|k| {
+                if (k / BLOCK_REPETITIONS) % 2 == 0 {
+                    50.0
+                } else {
+                    150.0
+                }
+            })
+            .collect();
+        let n = noisy.len();
+        assert_eq!(
+            verdict(&precise(0.01, n, 10.0), &noisy, 0.0),
+            Some(Stopped::MaxRepetitions)
+        );
+        assert_eq!(
+            verdict(&precise(0.01, 400, 0.5), &noisy, 0.6),
+            Some(Stopped::TimeCap)
+        );
+        assert_eq!(verdict(&precise(0.01, 400, 0.5), &noisy, 0.1), None);
+        // A switch below the method's resolution never counts as precise.
+        let below = vec![-1.0; n];
+        assert_eq!(verdict(&precise(0.5, 400, 10.0), &below, 0.0), None);
+        assert_eq!(
+            verdict(&Stop::Repetitions(11), &noisy, 0.0),
+            Some(Stopped::Repetitions)
+        );
     }
 }

@@ -2,13 +2,12 @@
 //! ring under the watchdog, pick the first failure, assemble the `Point`; everything is torn
 //! down on every path. Plus `run` (every count) and `pingpong` (perf's loop).
 
-use crate::barrier::Barrier;
 use crate::clock;
-use crate::config::{self, Config, Plan};
+use crate::config::{self, Config, Plan, Stop};
 use crate::counters::{Counters, Totals};
 use crate::engine::{self, Engine, Group, Members, Report, Ring, TransportKind};
 use crate::error::{Error, Result};
-use crate::measure::{run_driver, DriverRun, PointRun, Series};
+use crate::measure::{run_driver, DriverRun, PointRun, Series, Stopped};
 use crate::memory;
 use crate::placement::{self, Placement};
 use crate::sys;
@@ -50,6 +49,9 @@ pub struct Point {
     pub rusage: Rusage,
     /// Seconds spent in calibration, warm-up, the timed repetitions, and start/teardown.
     pub phase_s: Phases,
+    /// Why the timed repetitions ended, and how many consecutive ones form a block.
+    pub stopped: Stopped,
+    pub block: usize,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -120,7 +122,7 @@ pub fn pingpong(
         engine,
         transport,
         placement,
-        repetitions: 1,
+        stop: Stop::Repetitions(1),
         warmup: 0,
         timeout,
         plan: Plan::Fixed(loops),
@@ -159,11 +161,7 @@ fn point(
     // thread; the drivers of other rings are not observed).
     let mut tasks = members.tids();
     tasks.push((0, sys::gettid()));
-    let run = PointRun {
-        cfg,
-        procs,
-        barrier: Barrier::new(rings.len()),
-    };
+    let run = PointRun::new(cfg, procs, rings.len());
     let (outcome, counters) = drive_all(&mut rings, &*members, &run, cpus, &tasks, interrupt);
     let stopped = outcome.iter().all(Result::is_ok);
     let totals = RingTotals::read(&rings);
@@ -212,7 +210,9 @@ fn drive_all(
             .enumerate()
             .map(|(k, ring)| {
                 let cpu = cpus[k + 1][0];
-                s.spawn(move || run_driver(ring.as_mut(), run, cpu, &mut || false, &mut |_| {}))
+                s.spawn(move || {
+                    run_driver(ring.as_mut(), run, k + 1, cpu, &mut || false, &mut |_| {})
+                })
             })
             .collect();
         let mut counting = |on: bool| {
@@ -225,6 +225,7 @@ fn drive_all(
         let mut all = vec![run_driver(
             first.as_mut(),
             run,
+            0,
             cpus[0][0],
             interrupt,
             &mut counting,
@@ -315,7 +316,7 @@ fn assemble(
             .sum::<u64>();
     // Each driver kept its own series; a point holds them as [repetition][ring].
     let by_rep = |series: fn(&Series) -> &Vec<f64>| -> Vec<Vec<f64>> {
-        (0..run.cfg.repetitions)
+        (0..drivers[0].series.raw_ns.len())
             .map(|k| drivers.iter().map(|d| series(&d.series)[k]).collect())
             .collect()
     };
@@ -343,6 +344,8 @@ fn assemble(
             passes: report.passes,
         },
         phase_s: phases(drivers, t0),
+        stopped: drivers[0].stopped,
+        block: run.cfg.stop.block(drivers[0].series.raw_ns.len()),
     }
 }
 
@@ -366,7 +369,7 @@ mod tests {
     fn quick(procs: Vec<usize>) -> Config {
         Config {
             min_time: 0.005,
-            repetitions: 3,
+            stop: Stop::Repetitions(3),
             ..Config::lat_ctx(procs)
         }
     }

@@ -116,3 +116,13 @@ def test_xgraph_format() -> None:
     assert [line.split()[0] for line in lines[1:]] == ["2", "4"]
     assert all(re.fullmatch(r"\d+ -?\d+\.\d\d", line) for line in lines[1:])
     assert "process/pipe" in repr(r)
+
+
+def test_precision_results_round_trip_with_their_missing_samples(tmp_path: Path) -> None:
+    r = ctxbench.lat_ctx([2, 3], precision=0.5, max_time=0.2, min_time=0.002)
+    r.save(tmp_path / "p.json")
+    (back,) = result.load_results(tmp_path / "p.json")
+    assert back.stopped == r.stopped and back.precision == r.precision
+    assert back.repetitions_made.tolist() == r.repetitions_made.tolist()
+    np.testing.assert_array_equal(back.samples_us, r.samples_us)  # NaN where none was made
+    assert "NaN" not in (tmp_path / "p.json").read_text()

@@ -36,7 +36,13 @@ METADATA_COLUMNS: tuple[str, ...] = (
 )
 # Per-point numeric arrays some results carry (shape (len(procs),)); listed here so a new one
 # becomes a column by adding its name.
-OPTIONAL_POINT_ARRAYS: tuple[str, ...] = ("switches_per_hop", "involuntary_switches", "migrations")
+OPTIONAL_POINT_ARRAYS: tuple[str, ...] = (
+    "switches_per_hop",
+    "involuntary_switches",
+    "migrations",
+    "stopped",
+    "repetitions_made",
+)
 
 
 def require(module: str, feature: str, install: str = "'ctxbench[analysis]'") -> Any:
@@ -85,8 +91,15 @@ def _ring_columns(r: Any) -> dict[str, Any]:
     }
     for name in OPTIONAL_POINT_ARRAYS:
         values = getattr(r, name, None)
-        if values is not None:
+        if values is not None and len(values) == npoints:
             columns[name] = np.asarray(values)[point]
+    # A point that stopped early has NaN where it made no repetition: no row, not a gap.
+    made = ~np.isnan(columns["value"])
+    if not made.all():
+        columns = {
+            k: v[made] if isinstance(v, np.ndarray) and v.shape[:1] == made.shape else v
+            for k, v in columns.items()
+        }
     return columns
 
 
@@ -160,7 +173,12 @@ def result_html(r: Any) -> str:
     caption = (
         f"{esc(r.engine)}/{esc(r.transport)}, size={r.size_kb}k, "
         f"placement={esc(str(r.placement))}, parallel={r.parallel}, "
-        f"ovr={r.overhead_us:.2f} µs, {r.repetitions} repetitions"
+        f"ovr={r.overhead_us:.2f} µs, "
+        + (
+            f"{r.repetitions} repetitions"
+            if r.repetitions is not None
+            else f"precision ±{r.precision:.0%}, up to {r.max_time} s a point"
+        )
     )
     head = "".join(
         f"<th>{h}</th>"

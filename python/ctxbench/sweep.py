@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 
 Placement = Union[str, Sequence[int]]
 # What makes two points the same measurement: engine, transport, placement name, size_kb,
-# procs, repetitions, parallel.
-Key = tuple[str, str, str, int, tuple[int, ...], int, int]
+# procs, the stopping rule (a fixed repetition count, or a precision), parallel.
+Key = tuple[str, str, str, int, tuple[int, ...], str, int]
 
 
 def _key(rec: dict[str, Any]) -> Key:
@@ -29,9 +29,15 @@ def _key(rec: dict[str, Any]) -> Key:
         rec["placement"],
         int(rec["size_kb"]),
         tuple(int(p) for p in rec["procs"]),
-        int(rec["repetitions"]),
+        _stopping_rule(rec.get("repetitions"), rec.get("precision")),
         int(rec["parallel"]),
     )
+
+
+def _stopping_rule(repetitions: Any, precision: Any) -> str:
+    if repetitions is not None:
+        return f"repetitions={int(repetitions)}"
+    return f"precision={float(precision if precision is not None else _core.DEFAULT_PRECISION)}"
 
 
 def _point_key(procs: list[int], args: dict[str, Any]) -> Key:
@@ -85,7 +91,7 @@ def sweep(
     engines: Sequence[str] = ("process",),
     transports: Sequence[str | None] = (None,),
     placements: Sequence[Placement] = ("default",),
-    repetitions: int = 11,
+    repetitions: int | None = None,
     out: PathLike | None = None,
     progress: bool | str = True,
     *,

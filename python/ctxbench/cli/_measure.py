@@ -113,14 +113,13 @@ def _ring(args: argparse.Namespace) -> int:
         engine=args.engine,
         transport=args.transport,
         size_kb=args.size_kb,
-        repetitions=args.repetitions,
-        warmup=args.warmup,
-        parallel=args.parallel,
         placement=placement,
         cpu=args.cpu,
-        min_time=args.min_time,
+        **_flags.stopping(args),
     )
     _emit(record(r) if args.json else r.to_xgraph())
+    if any(how not in ("precision", "repetitions") for how in r.stopped):
+        print(f"ctxbench: stopped: {r.stop_line()}", file=sys.stderr)
     for p, low in zip(r.procs.tolist(), r.below_resolution.tolist()):
         if low:
             print(

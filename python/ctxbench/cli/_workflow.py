@@ -103,12 +103,9 @@ def _sweep(args: argparse.Namespace) -> int:
         engines=args.engines,
         transports=args.transports,
         placements=args.placements,
-        repetitions=args.repetitions,
         out=args.out,
         progress=not args.no_progress,
-        warmup=args.warmup,
-        parallel=args.parallel,
-        min_time=args.min_time,
+        **_flags.stopping(args),
     )
     points = df.groupby(
         ["engine", "transport", "placement", "size_kb", "parallel", "procs"], sort=False
