@@ -420,4 +420,17 @@ mod tests {
         .unwrap_err();
         assert_eq!(e, Error::Interrupted);
     }
+
+    #[test]
+    fn condvar_runs_for_processes_and_threads() {
+        for engine in [Engine::Process, Engine::Thread] {
+            let cfg = Config {
+                engine,
+                transport: TransportKind::Condvar,
+                ..quick(vec![2, 4])
+            };
+            let points = run(&cfg, &mut || false).unwrap();
+            assert!(points.iter().all(|p| p.work_verified), "{engine:?}");
+        }
+    }
 }

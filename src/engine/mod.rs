@@ -188,7 +188,7 @@ pub trait Members: Send + Sync {
     /// (ring, thread id) of every participant the kernel schedules, other than the drivers.
     fn tids(&self) -> Vec<(usize, libc::pid_t)>;
     /// A participant that left on its own mid-run, described; checked by the watchdog, so
-    /// that transports without EOF (futex, signal, yield) also notice a death.
+    /// that transports without EOF (futex, signal, yield, condvar) also notice a death.
     fn casualty(&self) -> Option<String>;
     /// Unblocks everyone at once; the drivers then see their peers gone. `why` explains it.
     fn abort(&self, why: &str);

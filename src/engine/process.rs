@@ -357,7 +357,7 @@ mod tests {
     use crate::engine::{spawn, Engine, TransportKind};
     use std::time::Duration;
 
-    /// A transport without EOF (futex): a killed participant leaves the driver
+    /// A transport without EOF (condvar, futex): a killed participant leaves the driver
     /// waiting, and only the watchdog's path (`casualty`, then `abort`) ends the run.
     fn killed_participant_ends_the_run(transport: TransportKind) {
         let cpus = [vec![None; 3]];
@@ -383,6 +383,11 @@ mod tests {
         drop(rings);
         let report = members.finish(false);
         assert!(report.failure.unwrap().contains("killed by signal 9"));
+    }
+
+    #[test]
+    fn a_killed_participant_ends_a_condvar_ring() {
+        killed_participant_ends_the_run(TransportKind::Condvar);
     }
 
     #[test]

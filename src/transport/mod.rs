@@ -4,6 +4,7 @@
 //! Adding a transport means one file here, its `mod` line, and one line in the `transports!`
 //! table below.
 
+pub mod condvar;
 pub mod eventfd;
 pub mod fd;
 pub mod futex;
@@ -49,7 +50,8 @@ pub trait Transport: Sized + Send + Sync + 'static {
         None
     }
 
-    /// Participant `i` waits for the token. Raw syscalls only: it runs in forked children.
+    /// Participant `i` waits for the token. Raw syscalls only (or pthread calls that are
+    /// futex operations and never allocate): it runs in forked children.
     fn recv(&self, i: usize) -> Hop<u32>;
 
     /// Puts `token` into participant `i`'s inbox. Raw syscalls only.
@@ -65,7 +67,7 @@ pub trait Transport: Sized + Send + Sync + 'static {
     fn keep_only(&mut self, _i: usize, _n: usize) {}
 
     /// Puts STOP into every inbox, waking whoever waits: how a run is torn down when a
-    /// participant cannot be killed (a thread) or a transport has no EOF (futex, signal).
+    /// participant cannot be killed (a thread) or a transport has no EOF (futex, signal, condvar).
     fn poison(&self, n: usize) {
         for i in 0..n {
             let _ = self.send(i, STOP);
@@ -78,10 +80,10 @@ pub(crate) fn errno_hop<T>() -> Hop<T> {
 }
 
 /// Every transport, one line each: `module::Type`, where `module` is a file of this folder and
-/// `Type` implements `Transport`. (The modules are declared above, where rustfmt and clippy
-/// see them.) A line makes the variant `TransportKind::Type`, whose name is `Transport::NAME`, whose one-CPU rule is
-/// `Transport::SINGLE_CPU_ONLY`, and which `TransportKind::dispatch` runs generic code for.
-/// The first line is the process and thread engines' default.
+/// `Type` implements `Transport`. (The modules are declared above, where rustfmt sees them.)
+/// A line makes the variant `TransportKind::Type`, whose name is `Transport::NAME`, whose
+/// one-CPU rule is `Transport::SINGLE_CPU_ONLY`, and which `TransportKind::dispatch` runs
+/// generic code for. The first line is the process and thread engines' default.
 macro_rules! transports {
     ($($module:ident :: $kind:ident),+ $(,)?) => {
         /// How the token travels: one of the transports, or `Resume`, the fibers' own.
@@ -130,6 +132,7 @@ transports! {
     socket::Socket,
     signal::Signal,
     yielding::Yield,
+    condvar::Condvar,
 }
 
 /// Code generic over the transport, run by `TransportKind::dispatch` for the one named.
