@@ -157,7 +157,7 @@ def test_sweep_needs_out() -> None:
         main(["sweep", "--procs", "2"])
 
 
-@pytest.mark.parametrize("kind", ["lat_ctx", "compare", "distribution"])
+@pytest.mark.parametrize("kind", ["lat_ctx", "compare", "sizes", "distribution"])
 def test_plot(swept: Path, tmp_path: Path, kind: str) -> None:
     fig = tmp_path / f"{kind}.png"
     assert main(["plot", str(swept), "-o", str(fig), "--kind", kind]) == 0

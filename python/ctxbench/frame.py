@@ -52,6 +52,11 @@ def _metadata_columns(metadata: dict[str, Any]) -> dict[str, Any]:
     # Set by the pytest plugin, so results can be traced back to the test that made them.
     if "test" in metadata:
         columns["test"] = metadata["test"]
+    # The machine's cache sizes, so a plot of the frame can mark them (plot.sizes).
+    cache = metadata.get("cache_kb")
+    if isinstance(cache, dict):
+        for name, kb in cache.items():
+            columns[f"cache_{name}_kb"] = kb
     return columns
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from . import _flags
 
-PLOT_KINDS = ("lat_ctx", "compare", "distribution")
+PLOT_KINDS = ("lat_ctx", "compare", "sizes", "distribution")
 
 
 def add_parsers(sub: Any) -> None:
@@ -72,7 +72,8 @@ def _add_plot(sub: Any) -> None:
         "--kind",
         choices=PLOT_KINDS,
         default="lat_ctx",
-        help="lat_ctx curve (default), compare bars or distribution ECDF",
+        help="lat_ctx curve (default), compare bars, sizes (µs against procs × size, with "
+        "the CPU's caches marked) or distribution ECDF",
     )
 
 
