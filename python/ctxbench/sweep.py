@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable, Union
 
@@ -66,12 +67,33 @@ def _grid(
     ]
 
 
+def _watched() -> bool:
+    """Whether a person is likely watching: stderr is a terminal or this is a Jupyter
+    (IPython kernel) session, and the ``CI`` environment variable is not set."""
+    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
+        return False
+    if sys.stderr.isatty():
+        return True
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None  # type: ignore[attr-defined]
+    return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
+
+
 def _bar(progress: bool | str, total: int) -> Any:
+    """A tqdm bar (a widget in Jupyter with ipywidgets, text otherwise), or None.
+
+    ``progress=True`` shows it when someone is watching (see ``_watched``), ``"force"``
+    always, ``False`` never."""
     if progress not in (True, False, "force"):
         raise ValueError(f"progress: expected True, False or 'force', got {progress!r}")
-    if progress == "force" or (progress is True and sys.stderr.isatty()):
-        tqdm = require("tqdm", "ctxbench.sweep's progress bar")
-        return tqdm.tqdm(total=total, unit="point", desc="ctxbench sweep")
+    if progress == "force" or (progress is True and _watched()):
+        require("tqdm", "ctxbench.sweep's progress bar")
+        with warnings.catch_warnings():
+            # Without ipywidgets tqdm.auto falls back to the text bar, warning; the text bar
+            # is fine in a notebook too.
+            warnings.simplefilter("ignore")
+            from tqdm.auto import tqdm
+        return tqdm(total=total, unit="point", desc="ctxbench sweep")
     return None
 
 
@@ -107,6 +129,11 @@ def sweep(
     starts, and points already in it (same engine, transport, placement, size_kb, procs,
     repetitions and parallel) are not measured again: rerun after a crash or Ctrl-C to resume.
     Other keyword arguments (``warmup``, ``parallel``, ``min_time``, ...) go to ``measure``.
+
+    ``progress=True`` shows a tqdm bar when someone is watching: stderr is a terminal or
+    this runs in Jupyter/IPython, and ``CI`` is not set in the environment; ``"force"``
+    shows it always, ``False`` never. In Jupyter it is a widget when ipywidgets is
+    installed, else a line of text.
     """
     # Fail before an hour of measuring, not after it.
     require("pandas", "ctxbench.sweep")

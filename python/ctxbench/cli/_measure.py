@@ -79,7 +79,15 @@ def _add_pipe(sub: Any) -> None:
 
 
 def _add_info(sub: Any) -> None:
-    info = sub.add_parser("info", help="print the metadata recorded with every result")
+    info = sub.add_parser(
+        "info",
+        help="print the metadata recorded with every result",
+        description="Print this machine's metadata as every result records it: kernel, CPU "
+        "model and count, affinity, SMT, governor, clocksource, hypervisor, mitigations, "
+        "isolcpus/nohz_full, cgroup CPU quota, load, perf_event_paranoid, cache sizes, and "
+        "the ctxbench, Python and rustc versions. Differences here explain differences in "
+        "results.",
+    )
     info.set_defaults(func=_info)
 
 
