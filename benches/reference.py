@@ -69,9 +69,10 @@ def run_ref(exe: Path, size: int, procs: int, pinned: bool) -> tuple[float, floa
     return float(kv["per_switch_us"]), float(kv["ovr_us"]), wall
 
 
-def cv(xs: list[float]) -> float:
+def cv(xs: list[float]) -> str:
+    """Run-to-run CV in percent, or "n/a" with one run."""
     m = statistics.fmean(xs)
-    return statistics.stdev(xs) / abs(m) * 100 if len(xs) > 1 and m else float("nan")
+    return f"{statistics.stdev(xs) / abs(m) * 100:.1f} %" if len(xs) > 1 and m else "n/a"
 
 
 def main() -> None:
@@ -114,8 +115,8 @@ def main() -> None:
                 wa = statistics.fmean(r[2] for r in ours)
                 wb = statistics.fmean(r[2] for r in ref)
                 ratio = ma / mb if mb else float("nan")
-                print(f"| {size} | {n} | {ma:.2f} | {mb:.2f} | {ratio:.2f} | {cv(a):.1f} % "
-                      f"| {cv(b):.1f} % | {oa:.2f} | {ob:.2f} | {wa:.2f} s | {wb:.2f} s |",
+                print(f"| {size} | {n} | {ma:.2f} | {mb:.2f} | {ratio:.2f} | {cv(a)} "
+                      f"| {cv(b)} | {oa:.2f} | {ob:.2f} | {wa:.2f} s | {wb:.2f} s |",
                       flush=True)  # fmt: skip
 
 
