@@ -55,6 +55,8 @@ def sweep(
     repetitions: int = 11,
     out: PathLike | None = None,
     progress: bool | str = True,
+    scheduler: str | None = None,
+    client: Any = None,
     **ring_kwargs: Any,
 ) -> pd.DataFrame:
     """Run ``ctxbench.ring`` once per grid point and return the tidy frame of the grid.
@@ -65,7 +67,26 @@ def sweep(
     starts, and points already in it (same engine, transport, placement, size_kb, procs,
     repetitions and parallel) are not measured again: rerun after a crash or Ctrl-C to resume.
     Other keyword arguments (``warmup``, ``parallel``, ``min_time``, ...) go to ``ring``.
+
+    With ``scheduler`` (a Dask scheduler address) or ``client`` (a ``distributed.Client``)
+    the grid runs on every machine of that cluster instead: see ``ctxbench.fleet.sweep``.
     """
+    if scheduler is not None or client is not None:
+        from . import fleet
+
+        return fleet.sweep(
+            procs,
+            sizes_kb,
+            engines,
+            transports,
+            placements,
+            repetitions,
+            out,
+            progress,
+            scheduler=scheduler,
+            client=client,
+            **ring_kwargs,
+        )
     # Fail before an hour of measuring, not after it.
     require("pandas", "ctxbench.sweep")
     records: list[dict[str, Any]] = []
