@@ -22,6 +22,7 @@ from conftest import FAST
 
 import ctxbench
 from ctxbench import fleet, metadata
+from ctxbench.compare import compare
 
 distributed = pytest.importorskip(
     "distributed", reason="fleet runs need distributed: pip install 'ctxbench[fleet]'"
@@ -150,6 +151,15 @@ def test_one_kernel_measures_one_point_at_a_time(cluster: Cluster, tmp_path: Pat
     assert {"host", "worker", "machine", "started", "finished"} <= set(loaded.columns)
     assert len(loaded) == len(df)
 
+    # Machines side by side: a figure, and one host against another with compare.
+    fig = ctxbench.plot.machines(loaded, by="worker")
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert any("w1" in t for t in labels) and any("w2" in t for t in labels)
+    table = compare(fleet.select(out, "w1"), fleet.select(out, "w2"))
+    assert len(table) == 2
+    with pytest.raises(ValueError, match="2 machines"):
+        fleet.select(loaded, socket.gethostname())  # one hostname, two machines
+
     # The same command again measures nothing: every point is there for its machine.
     again = ctxbench.sweep(sizes_kb=[0, 4], out=out, scheduler=cluster.address, **GRID)
     assert results(out) == recs
@@ -238,6 +248,19 @@ def test_unreachable_scheduler_fails_fast(tmp_path: Path) -> None:
     with pytest.raises(fleet.FleetError, match=address):
         ctxbench.sweep(scheduler=address, connect_timeout=2, **GRID)
     assert time.monotonic() - start < 10
+
+
+def test_machine_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = fleet.machine_identity()
+    assert len(real["machine"]) == 17 and real["machine"].endswith(real["kernel"])
+    # The raw ids are not published.
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        assert f.read().strip()[:8] not in real["machine"]
+    monkeypatch.setenv(fleet.MACHINE_ID_ENV, "other-install")
+    other = fleet.machine_identity()
+    assert other["machine"] != real["machine"] and other["kernel"] == real["kernel"]
+    monkeypatch.setenv(fleet.BOOT_ID_ENV, "other-boot")
+    assert fleet.machine_identity()["kernel"] != real["kernel"]
 
 
 def test_scheduler_or_client_not_both() -> None:

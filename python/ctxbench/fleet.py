@@ -405,3 +405,28 @@ def _message(
         parts.append(f"{what} failed: {error}")
     where = f" are in {out}; rerun with the same out to measure only what is missing" if out else ""
     return f"fleet sweep incomplete: {' | '.join(parts)}. The {finished} finished points{where}."
+
+
+def select(data: Any, who: str) -> pd.DataFrame:
+    """The rows of a fleet frame (or file) measured on one machine, named by its ``machine``,
+    ``worker`` or ``host`` (tried in that order): e.g. two hosts of one fleet file compared with
+    ``ctxbench.compare.compare(select(df, "a"), select(df, "b"))``."""
+    from .files import load
+
+    df = load(data) if isinstance(data, (str, os.PathLike)) else data
+    columns = [c for c in ("machine", "worker", "host") if c in df.columns]
+    if not columns:
+        raise ValueError("not a fleet run: the rows name no machine, worker or host")
+    for col in columns:
+        rows = df[df[col].astype(str) == who]
+        if rows.empty:
+            continue
+        machines = sorted(rows["machine"].dropna().unique())
+        if len(machines) > 1:
+            raise ValueError(
+                f"{col} {who!r} ran on {len(machines)} machines ({', '.join(machines)}): "
+                "name one of them"
+            )
+        return rows.reset_index(drop=True)
+    known = sorted({str(v) for c in columns for v in df[c].dropna().unique()})
+    raise ValueError(f"no machine, worker or host is called {who!r}; known: {', '.join(known)}")

@@ -195,6 +195,18 @@ def compare(data: Any) -> Figure:
     return fig
 
 
+def machines(data: Any, by: str = "host") -> Figure:
+    """The machines of a fleet run side by side: ``compare``'s bars with one bar per value of
+    ``by`` ("host", or "machine" when two hosts share a name, or "worker") in each group."""
+    df = as_frame(data)
+    if by not in df.columns:
+        raise ValueError(f"the frame has no {by!r} column: machines() draws fleet runs")
+    # compare() tells series apart by "source" first; the machine takes that place.
+    fig = compare(df.assign(source=df[by].astype(str)))
+    fig.suptitle(f"Context-switch latency by {by}; error bars: CI of the median")
+    return fig
+
+
 def distribution(data: Any) -> Figure:
     """ECDF on a log axis: per-hop latencies (``hop_us``) where recorded, otherwise the
     per-repetition samples (``value``), one curve per engine/transport/procs (and placement
