@@ -30,6 +30,7 @@ def die_with_parent(parent: int) -> None:
     except (OSError, AttributeError):  # not Linux: the point just finishes as an orphan
         return
     if os.getppid() != parent:  # the parent died before prctl took effect
+        sys.stderr.write(f"ctxbench: parent {parent} is gone; not measuring\n")
         os._exit(1)
 
 
@@ -62,8 +63,12 @@ def measure(args: dict[str, Any]) -> dict[str, Any]:
 def main() -> int:
     args = json.load(sys.stdin)
     die_with_parent(int(args["parent"]))
+    # The record owns stdout: anything else written to fd 1 while measuring goes to stderr.
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
     rec = measure(args)
-    json.dump(rec, sys.stdout)
+    json.dump(rec, out)
+    out.close()
     return 0
 
 

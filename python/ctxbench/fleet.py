@@ -363,8 +363,11 @@ def sweep(
                         todo[machine] = []
                         unmeasured.setdefault(w["worker"], []).extend(map(_label, lost))
         finally:
-            for future in running:
-                future.cancel()
+            for future in running:  # interrupted: leave nothing queued on the cluster
+                try:
+                    future.cancel()
+                except Exception:  # noqa: BLE001 - the connection may be what failed
+                    pass
             if bar is not None:
                 bar.close()
     finally:
