@@ -116,7 +116,9 @@ def results(path: Path) -> list[dict[str, Any]]:
     return json.loads(path.read_text())["results"]
 
 
-def test_one_kernel_measures_one_point_at_a_time(cluster: Cluster, tmp_path: Path) -> None:
+def test_one_kernel_measures_one_point_at_a_time(
+    cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Three workers on this one kernel: w1 and w3 share an installation (one machine), w2 is
     # another machine on the same kernel (as two containers of one host are).
     cluster.start_workers(
@@ -126,6 +128,9 @@ def test_one_kernel_measures_one_point_at_a_time(cluster: Cluster, tmp_path: Pat
             "w3": {fleet.MACHINE_ID_ENV: "install-a"},
         }
     )
+    # The client's cached scheduler_info() can list no workers (distributed >= 2025 refreshes
+    # it without them): a worker missing there is not lost.
+    monkeypatch.setattr(distributed.Client, "scheduler_info", lambda self, **kw: {"workers": {}})
     out = tmp_path / "fleet.json"
     df = ctxbench.sweep(sizes_kb=[0, 4], out=out, scheduler=cluster.address, **GRID)
 

@@ -217,6 +217,13 @@ def _machines(client: Any, scheduler: str) -> tuple[dict[str, dict[str, Any]], l
     return designated, standby
 
 
+def _workers(client: Any) -> set[str]:
+    """The addresses of the workers the scheduler has now."""
+    # Not client.scheduler_info(): since distributed 2025 the client's periodic refresh can
+    # replace its cached copy with one listing no workers between the fetch and the return.
+    return set(client.sync(client.scheduler.identity)["workers"])
+
+
 def _bar(progress: bool | str, total: int) -> Any:
     if progress not in (True, False, "force"):
         raise ValueError(f"progress: expected True, False or 'force', got {progress!r}")
@@ -352,7 +359,7 @@ def sweep(
                     if bar is not None:
                         bar.update(1)
                     submit(machine)
-                alive = set(client.scheduler_info()["workers"])
+                alive = _workers(client)
                 for future, (machine, key) in list(running.items()):
                     w = designated[machine]
                     if w["worker_address"] not in alive:
