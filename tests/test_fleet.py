@@ -160,6 +160,9 @@ def test_one_kernel_measures_one_point_at_a_time(
     fig = ctxbench.plot.machines(loaded, by="worker")
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert any("w1" in t for t in labels) and any("w2" in t for t in labels)
+    # By host (the default), two machines under one hostname stay two bars.
+    fig = ctxbench.plot.machines(loaded)
+    assert len(fig.axes[0].get_legend().get_texts()) == 2
     table = compare(fleet.select(out, "w1"), fleet.select(out, "w2"))
     assert len(table) == 2
     with pytest.raises(ValueError, match="2 machines"):
