@@ -182,12 +182,14 @@ def test_lost_worker_then_resume(cluster: Cluster, tmp_path: Path) -> None:
     }
     cluster.start_workers(env)
     out = tmp_path / "fleet.json"
-    sizes = [0, 4, 8, 16, 32]
+    sizes = [0, 4, 8, 16, 32, 64]
+    # Points long enough that two machines measuring side by side overlap in time.
+    grid = {**GRID, "min_time": 0.03}
     raised: list[BaseException] = []
 
     def run(client: Any) -> None:
         try:
-            ctxbench.sweep(sizes_kb=sizes, out=out, client=client, **GRID)
+            ctxbench.sweep(sizes_kb=sizes, out=out, client=client, **grid)
         except BaseException as e:
             raised.append(e)
 
@@ -196,9 +198,10 @@ def test_lost_worker_then_resume(cluster: Cluster, tmp_path: Path) -> None:
         thread.start()
         try:
             deadline = time.monotonic() + 60
-            while not any(
-                r["metadata"]["worker"] == "w2" for r in (results(out) if out.exists() else [])
-            ):
+            # w2 dies after its second point.
+            while [r["metadata"]["worker"] for r in (results(out) if out.exists() else [])].count(
+                "w2"
+            ) < 2:
                 assert thread.is_alive() and time.monotonic() < deadline, raised
                 time.sleep(0.01)
             cluster.kill("w2")
@@ -208,28 +211,31 @@ def test_lost_worker_then_resume(cluster: Cluster, tmp_path: Path) -> None:
 
     assert len(raised) == 1 and isinstance(raised[0], fleet.FleetError), raised
     error = raised[0]
+    assert list(error.unmeasured) == ["w2"] and not error.failed, error
     missing = error.unmeasured["w2"]
-    assert list(error.unmeasured) == ["w2"] and missing
+    assert missing, error
     assert "'w2'" in str(error) and all(point in str(error) for point in missing)
     assert all("process/pipe single" in point for point in missing)
     # The other machine finished; every finished point is on disk.
     recs = results(out)
     by_worker = {w: [r for r in recs if r["metadata"]["worker"] == w] for w in ("w1", "w2")}
-    assert len(by_worker["w1"]) == len(sizes)
-    assert len(by_worker["w2"]) + len(missing) == len(sizes)
-    # The machines measured side by side: w2's first point lies within w1's run.
-    w1, w2 = by_worker["w1"], by_worker["w2"]
-    assert w2[0]["metadata"]["started"] < w1[-1]["metadata"]["finished"]
-    assert w1[0]["metadata"]["started"] < w2[0]["metadata"]["finished"]
+    assert len(by_worker["w1"]) == len(sizes), recs
+    assert len(by_worker["w2"]) + len(missing) == len(sizes), (recs, error)
+    # The machines measured side by side: a point of one overlaps a point of the other.
+    spans = {
+        w: [(r["metadata"]["started"], r["metadata"]["finished"]) for r in by_worker[w]]
+        for w in by_worker
+    }
+    assert any(s1 < f2 and s2 < f1 for s1, f1 in spans["w1"] for s2, f2 in spans["w2"]), spans
 
     # Back with the same name and machine: the same command measures only what is missing.
     cluster.start_workers({"w2": env["w2"]})
-    df = ctxbench.sweep(sizes_kb=sizes, out=out, scheduler=cluster.address, **GRID)
+    df = ctxbench.sweep(sizes_kb=sizes, out=out, scheduler=cluster.address, **grid)
     after = results(out)
     assert after[: len(recs)] == recs
     new = after[len(recs) :]
-    assert len(new) == len(missing)
-    assert {r["metadata"]["worker"] for r in new} == {"w2"}
+    assert len(new) == len(missing), (new, missing)
+    assert {r["metadata"]["worker"] for r in new} == {"w2"}, new
     assert sorted(f"size={r['size_kb']}k" for r in new) == sorted(p.split()[2] for p in missing)
     assert len(points(df)) == 2 * len(sizes)
 
