@@ -216,6 +216,7 @@ def test_lost_worker_then_resume(cluster: Cluster, tmp_path: Path) -> None:
     assert missing, error
     assert "'w2'" in str(error) and all(point in str(error) for point in missing)
     assert all("process/pipe single" in point for point in missing)
+    assert len(points(error.frame)) == 2 * len(sizes) - len(missing)
     # The other machine finished; every finished point is on disk.
     recs = results(out)
     by_worker = {w: [r for r in recs if r["metadata"]["worker"] == w] for w in ("w1", "w2")}

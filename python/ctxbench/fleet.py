@@ -61,7 +61,8 @@ class FleetError(RuntimeError):
     """A fleet sweep that could not run, or did not measure every point.
 
     ``unmeasured`` maps a lost worker's name to the points it did not measure; ``failed`` maps
-    "worker: point" to the error of a point that raised. Every finished point is in ``out``.
+    "worker: point" to the error of a point that raised; ``frame`` is the tidy frame of what
+    was measured (None when nothing ran). Every finished point is in ``out``.
     """
 
     def __init__(
@@ -73,6 +74,7 @@ class FleetError(RuntimeError):
         super().__init__(message)
         self.unmeasured = unmeasured or {}
         self.failed = failed or {}
+        self.frame: pd.DataFrame | None = None
 
 
 # --- on the workers ---------------------------------------------------------------------------
@@ -389,9 +391,11 @@ def sweep(
         "standby": {w["worker"]: w["machine"] for w in standby},
     }
     if unmeasured or failed:
-        raise FleetError(
+        error = FleetError(
             _message(unmeasured, failed, designated, len(frames), out), unmeasured, failed
         )
+        error.frame = df
+        raise error
     return df
 
 
