@@ -55,6 +55,8 @@ BOOT_ID_ENV = "CTXBENCH_BOOT_ID"
 INSTALL = "'ctxbench[fleet]'"
 # The fields a fleet run adds to each record's metadata (and so to each row of the frame).
 FIELDS = ("host", "worker", "worker_address", "machine", "started", "finished")
+# Unmeasured points named per lost worker in an error message; all are in FleetError.unmeasured.
+SHOWN = 20
 
 
 class FleetError(RuntimeError):
@@ -413,7 +415,8 @@ def _message(
         parts.append(
             f"worker {worker!r} ({w['worker_address']}, host {w['host']}, machine "
             f"{w['machine']}) was lost; {len(points)} points not measured there: "
-            + "; ".join(points)
+            + "; ".join(points[:SHOWN])
+            + (f"; and {len(points) - SHOWN} more" if len(points) > SHOWN else "")
         )
     for what, error in sorted(failed.items()):
         parts.append(f"{what} failed: {error}")
