@@ -34,6 +34,8 @@ METADATA_COLUMNS: tuple[str, ...] = (
     "ctxbench_version",
     "date",
 )
+# Set on fleet runs (ctxbench.fleet): who measured the point, on which machine, and when.
+FLEET_COLUMNS: tuple[str, ...] = ("host", "worker", "machine", "started", "finished")
 # Per-point numeric arrays some results carry (shape (len(procs),)); listed here so a new one
 # becomes a column by adding its name.
 OPTIONAL_POINT_ARRAYS: tuple[str, ...] = (
@@ -63,6 +65,7 @@ def _metadata_columns(metadata: dict[str, Any]) -> dict[str, Any]:
     if isinstance(cache, dict):
         for name, kb in cache.items():
             columns[f"cache_{name}_kb"] = kb
+    columns.update({k: metadata[k] for k in FLEET_COLUMNS if k in metadata})
     return columns
 
 

@@ -508,6 +508,24 @@ def sizes(data: Any, cache_kb: dict[str, float] | None = None, band: str | None 
     return fig
 
 
+def machines(data: Any, by: str = "host") -> Figure:
+    """The machines of a fleet run side by side: ``compare``'s bars with one bar per value of
+    ``by`` ("host", "machine" or "worker") in each group; machines that share a hostname are
+    labelled "host (machine)"."""
+    df = as_frame(data)
+    if by not in df.columns:
+        raise ValueError(f"the frame has no {by!r} column: machines() draws fleet runs")
+    name = df[by].astype(str)
+    if by == "host" and "machine" in df.columns:
+        # Two machines under one hostname stay two bars.
+        shared = df.groupby("host")["machine"].transform("nunique") > 1
+        name = name.where(~shared, name + " (" + df["machine"].astype(str) + ")")
+    # compare() tells series apart by "source" first; the machine takes that place.
+    fig = compare(df.assign(source=name))
+    fig.suptitle(f"Context-switch latency by {by}; error bars: CI of the median")
+    return fig
+
+
 def distribution(data: Any) -> Figure:
     """ECDF on a log axis of the per-repetition samples (``value``), or of a ``hop_us``
     column of per-hop latencies where the frame has one (the tidy frame does not: a result

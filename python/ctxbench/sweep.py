@@ -118,6 +118,8 @@ def sweep(
     progress: bool | str = True,
     *,
     measure: Callable[..., RingResult] = ring,
+    scheduler: str | None = None,
+    client: Any = None,
     **ring_kwargs: Any,
 ) -> pd.DataFrame:
     """Run ``measure`` (``ctxbench.ring``) once per grid point and return the tidy frame of
@@ -134,11 +136,38 @@ def sweep(
     this runs in Jupyter/IPython, and ``CI`` is not set in the environment; ``"force"``
     shows it always, ``False`` never. In Jupyter it is a widget when ipywidgets is
     installed, else a line of text.
+
+    With ``scheduler`` (a Dask scheduler address) or ``client`` (a ``distributed.Client``)
+    the grid runs on every machine of that cluster instead (``measure`` must be ``ring``):
+    see ``ctxbench.fleet.sweep``.
     """
+    if scheduler is not None or client is not None:
+        from . import fleet
+
+        if measure is not ring:
+            raise ValueError("measure: a fleet sweep runs ctxbench.ring on every machine")
+        return fleet.sweep(
+            procs,
+            sizes_kb,
+            engines,
+            transports,
+            placements,
+            repetitions,
+            out,
+            progress,
+            scheduler=scheduler,
+            client=client,
+            **ring_kwargs,
+        )
     # Fail before an hour of measuring, not after it.
     require("pandas", "ctxbench.sweep")
     records = _open(out)
-    done = {_key(rec): rec for rec in records if rec["kind"] == RingResult.kind}
+    # Points a fleet measured on some machine are not this machine's points.
+    done = {
+        _key(rec): rec
+        for rec in records
+        if rec["kind"] == RingResult.kind and "machine" not in rec.get("metadata", {})
+    }
     grid = _grid(engines, transports, placements, sizes_kb, procs)
     bar = _bar(progress, len(grid))
     frames = []

@@ -1,0 +1,76 @@
+"""One fleet point, measured in a fresh process: ``python -m ctxbench._fleet_task < point.json``.
+
+A Dask worker runs its event loop, heartbeats and task threads in one process; a ring measured
+there would share the interpreter (and its GIL, for the thread engine) with them. The worker
+starts this module instead, waits for it, and reads back the result record it prints as JSON.
+
+stdin: ``{"ring": {ring's arguments}, "parent": pid, "version": "x.y.z"}``.
+stdout: the record (``files.record``) with ``metadata["started"]``/``["finished"]`` added,
+UTC ISO timestamps taken right around the measurement.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import sys
+import warnings
+from datetime import datetime, timezone
+from typing import Any
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """Be killed when the worker that started us dies, instead of measuring for nobody."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux: the point just finishes as an orphan
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        sys.stderr.write(f"ctxbench: parent {parent} is gone; not measuring\n")
+        os._exit(1)
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def measure(args: dict[str, Any]) -> dict[str, Any]:
+    import ctxbench
+    from ctxbench.files import record
+
+    if args["version"] != ctxbench.__version__:
+        raise RuntimeError(
+            f"this machine runs ctxbench {ctxbench.__version__} ({sys.executable}), "
+            f"the client {args['version']}"
+        )
+    kwargs = dict(args["ring"])
+    procs = kwargs.pop("procs")
+    with warnings.catch_warnings():
+        # They are in the record's "warnings"; nobody reads this process's stderr for them.
+        warnings.simplefilter("ignore")
+        started = now()
+        result = ctxbench.ring(procs, **kwargs)
+        finished = now()
+    rec = record(result)
+    rec["metadata"].update(started=started, finished=finished)
+    return rec
+
+
+def main() -> int:
+    args = json.load(sys.stdin)
+    die_with_parent(int(args["parent"]))
+    # The record owns stdout: anything else written to fd 1 while measuring goes to stderr.
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    rec = measure(args)
+    json.dump(rec, out)
+    out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,449 @@
+"""Fleet runs: the same sweep on every machine of a Dask cluster, one table back.
+
+``ctxbench.sweep(..., scheduler="tcp://host:8786")`` (or ``client=`` a ``distributed.Client``)
+lands here. The cluster is Dask's own (``dask scheduler`` / ``dask worker``, ``dask ssh``,
+dask-jobqueue); ctxbench adds no scheduler, RPC or SSH of its own. The rules:
+
+* **A machine is a kernel instance plus its installation**: ``machine`` is a hash of
+  ``/etc/machine-id`` and the boot id (``/proc/sys/kernel/random/boot_id``), so two hosts with
+  the same hostname stay apart, and so do clones of one VM image (same machine-id, different
+  boot ids). The raw ids are not published: machine-id(5) asks for that.
+* **One worker measures per machine**: the lowest-named worker of each machine gets that
+  machine's whole grid, one point at a time (the next point is submitted when the last one is
+  back); the machine's other workers stand by. While measuring, the worker holds a
+  ``distributed.Lock`` named after the boot id, so nothing else of ours measures on that kernel
+  at the same moment (two containers of one host, two fleet sweeps sharing a cluster).
+  Different machines measure in parallel.
+* **Points never move**: tasks are bound to their worker (``allow_other_workers=False``). When
+  that worker leaves the cluster, the client, which watches the scheduler's worker list, gives
+  up on its remaining points; the others finish, then :class:`FleetError` names the lost worker
+  and what it did not measure.
+* **The worker does not measure in its own process**: each point runs in a fresh
+  ``python -m ctxbench._fleet_task``, away from the worker's event loop and heartbeats.
+* **Every record says where and when**: the worker machine's full metadata plus ``host``,
+  ``worker``, ``worker_address``, ``machine``, ``started`` and ``finished`` (UTC ISO).
+  ``out`` is resumed per machine: a point counts as done for the machine that measured it.
+
+``CTXBENCH_MACHINE_ID`` and ``CTXBENCH_BOOT_ID``, set in a worker's environment, replace the two
+ids: for containers without ``/etc/machine-id``, and for tests that fake several machines on one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Union
+
+from . import _core
+from .files import PathLike, read_records, records_frame, write_records
+from .frame import concat, require
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+Placement = Union[str, Sequence[int]]
+Key = tuple[str, str, str, int, tuple[int, ...], int, int]
+
+MACHINE_ID_ENV = "CTXBENCH_MACHINE_ID"
+BOOT_ID_ENV = "CTXBENCH_BOOT_ID"
+INSTALL = "'ctxbench[fleet]'"
+# The fields a fleet run adds to each record's metadata (and so to each row of the frame).
+FIELDS = ("host", "worker", "worker_address", "machine", "started", "finished")
+# Unmeasured points named per lost worker in an error message; all are in FleetError.unmeasured.
+SHOWN = 20
+
+
+class FleetError(RuntimeError):
+    """A fleet sweep that could not run, or did not measure every point.
+
+    ``unmeasured`` maps a lost worker's name to the points it did not measure; ``failed`` maps
+    "worker: point" to the error of a point that raised; ``frame`` is the tidy frame of what
+    was measured (None when nothing ran). Every finished point is in ``out``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        unmeasured: dict[str, list[str]] | None = None,
+        failed: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.unmeasured = unmeasured or {}
+        self.failed = failed or {}
+        self.frame: pd.DataFrame | None = None
+
+
+# --- on the workers ---------------------------------------------------------------------------
+
+
+def _first_line(*paths: str) -> str | None:
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        if text:
+            return text
+    return None
+
+
+def _digest(text: str) -> str:
+    # An application-specific id, as machine-id(5) recommends, instead of the raw one.
+    return hashlib.sha256(f"ctxbench:{text}".encode()).hexdigest()[:8]
+
+
+def machine_identity() -> dict[str, str]:
+    """``machine``: "<machine-id hash>-<boot-id hash>"; ``kernel``: the boot id's hash, which
+    names the lock of this kernel. Overridable with $CTXBENCH_MACHINE_ID / $CTXBENCH_BOOT_ID."""
+    machine_id = (
+        os.environ.get(MACHINE_ID_ENV)
+        or _first_line("/etc/machine-id", "/var/lib/dbus/machine-id")
+        or socket.gethostname()
+    )
+    boot_id = (
+        os.environ.get(BOOT_ID_ENV)
+        or _first_line("/proc/sys/kernel/random/boot_id")
+        or f"{socket.gethostname()}-unknown-boot"
+    )
+    kernel = _digest(boot_id)
+    return {"machine": f"{_digest(machine_id)}-{kernel}", "kernel": kernel}
+
+
+def _probe(dask_worker: Any) -> dict[str, Any]:
+    """Who and where a worker is (``Client.run`` passes the worker)."""
+    import ctxbench
+
+    return {
+        "worker": str(dask_worker.name),
+        "worker_address": dask_worker.address,
+        "host": socket.gethostname(),
+        "version": ctxbench.__version__,
+        **machine_identity(),
+    }
+
+
+def _measure(ring: dict[str, Any], lock: str, where: dict[str, str], version: str) -> dict:
+    """A task: measure one point in a child process while holding this kernel's lock."""
+    from distributed import Lock
+
+    payload = json.dumps({"ring": ring, "parent": os.getpid(), "version": version})
+    with Lock(lock):
+        proc = subprocess.run(
+            [sys.executable, "-m", "ctxbench._fleet_task"],
+            input=payload,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        raise RuntimeError(f"exit status {proc.returncode}: {lines[-1] if lines else ''}")
+    rec = json.loads(proc.stdout)
+    rec["metadata"].update(where)
+    return rec
+
+
+# --- on the client ----------------------------------------------------------------------------
+
+
+def _placement_name(placement: Placement) -> str:
+    # As sweep.py: the core records a CPU list as "[0, 1]".
+    return placement if isinstance(placement, str) else str([int(c) for c in placement])
+
+
+def _key(rec: dict[str, Any]) -> Key:
+    return (
+        rec["engine"],
+        rec["transport"],
+        rec["placement"],
+        int(rec["size_kb"]),
+        tuple(int(p) for p in rec["procs"]),
+        int(rec["repetitions"]),
+        int(rec["parallel"]),
+    )
+
+
+def _label(key: Key) -> str:
+    engine, transport, placement, size_kb, procs, _, parallel = key
+    return (
+        f"{engine}/{transport} {placement} size={size_kb}k P={parallel} "
+        f"procs={','.join(map(str, procs))}"
+    )
+
+
+def _connect(scheduler: str, timeout: float) -> Any:
+    distributed = require("distributed", "ctxbench fleet runs", install=INSTALL)
+    try:
+        return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError) as e:
+        raise FleetError(
+            f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s: {e}"
+        ) from None
+
+
+def _machines(client: Any, scheduler: str) -> tuple[dict[str, dict[str, Any]], list[dict]]:
+    """The designated worker of each machine, and the workers standing by."""
+    probes = client.run(_probe, on_error="return")
+    if not probes:
+        raise FleetError(f"no Dask workers are connected to the scheduler at {scheduler}")
+    broken = {a: r for a, r in probes.items() if isinstance(r, BaseException)}
+    if broken:
+        raise FleetError(
+            "workers could not run ctxbench (install it on every machine: pip install "
+            f"{INSTALL}): " + "; ".join(f"{a}: {e!r}" for a, e in sorted(broken.items()))
+        )
+    mine = _core.__version__
+    other = [p for p in probes.values() if p["version"] != mine]
+    if other:
+        raise FleetError(
+            "refusing workers whose ctxbench version differs from this client's "
+            f"({mine}): "
+            + "; ".join(
+                f"worker {p['worker']!r} ({p['worker_address']}, host {p['host']}) runs "
+                f"ctxbench {p['version']}"
+                for p in sorted(other, key=lambda p: p["worker"])
+            )
+        )
+    designated: dict[str, dict[str, Any]] = {}
+    standby = []
+    for p in sorted(probes.values(), key=lambda p: (p["worker"], p["worker_address"])):
+        if p["machine"] in designated:
+            standby.append(p)
+        else:
+            designated[p["machine"]] = p
+    return designated, standby
+
+
+def _workers(client: Any) -> set[str]:
+    """The addresses of the workers the scheduler has now."""
+    # Not client.scheduler_info(): since distributed 2025 the client's periodic refresh can
+    # replace its cached copy with one listing no workers between the fetch and the return.
+    return set(client.sync(client.scheduler.identity)["workers"])
+
+
+def _bar(progress: bool | str, total: int) -> Any:
+    if progress not in (True, False, "force"):
+        raise ValueError(f"progress: expected True, False or 'force', got {progress!r}")
+    if progress == "force" or (progress is True and sys.stderr.isatty()):
+        tqdm = require("tqdm", "ctxbench.sweep's progress bar")
+        return tqdm.tqdm(total=total, unit="point", desc="ctxbench fleet")
+    return None
+
+
+def sweep(
+    procs: Sequence[int],
+    sizes_kb: Sequence[int] = (0,),
+    engines: Sequence[str] = ("process",),
+    transports: Sequence[str | None] = (None,),
+    placements: Sequence[Placement] = ("default",),
+    repetitions: int = 11,
+    out: PathLike | None = None,
+    progress: bool | str = True,
+    *,
+    scheduler: str | None = None,
+    client: Any = None,
+    connect_timeout: float = 5.0,
+    poll: float = 0.2,
+    **ring_kwargs: Any,
+) -> pd.DataFrame:
+    """``ctxbench.sweep`` on every machine of a Dask cluster: the same grid, one tidy frame
+    with ``host``, ``worker``, ``machine``, ``started`` and ``finished`` on every row.
+
+    Give ``scheduler`` (an address; a client is opened and closed here) or ``client``. With
+    ``out``, each point is written as it arrives, and points a machine already measured there
+    are skipped. Raises :class:`FleetError` when the scheduler is unreachable within
+    ``connect_timeout`` seconds, when a worker runs another ctxbench version, or at the end
+    when a worker was lost or a point failed (the rest of the fleet finishes first).
+    """
+    if (scheduler is None) == (client is None):
+        raise ValueError("fleet sweep: give exactly one of scheduler= and client=")
+    require("pandas", "ctxbench.sweep")
+    require("distributed", "ctxbench fleet runs", install=INSTALL)
+    parallel = int(ring_kwargs.get("parallel", 1))
+    grid: list[tuple[Key, dict[str, Any]]] = []
+    for engine in engines:
+        for transport in transports:
+            transport = transport or _core.default_transport(engine)
+            for placement in placements:
+                for size_kb in sizes_kb:
+                    for p in procs:
+                        ring = {
+                            **ring_kwargs,
+                            "procs": [int(p)],
+                            "engine": engine,
+                            "transport": transport,
+                            "size_kb": int(size_kb),
+                            "placement": placement
+                            if isinstance(placement, str)
+                            else [int(c) for c in placement],
+                            "repetitions": int(repetitions),
+                        }
+                        name = _placement_name(placement)
+                        key = (engine, transport, name, int(size_kb), (int(p),), repetitions)
+                        grid.append(((*key, parallel), ring))
+    json.dumps([ring for _, ring in grid])  # the arguments must travel: fail here, not there
+
+    records: list[dict[str, Any]] = []
+    if out is not None:
+        if os.path.exists(out):
+            records = read_records(out)
+        else:
+            write_records(records, out)  # also proves the path is writable
+    done = {
+        (rec["metadata"]["machine"], _key(rec)): rec
+        for rec in records
+        if rec["kind"] == "ring" and (rec.get("metadata") or {}).get("machine")
+    }
+
+    own = client is None
+    if own:
+        client = _connect(str(scheduler), connect_timeout)
+    address = str(scheduler or client.scheduler.address)
+    try:
+        designated, standby = _machines(client, address)
+        todo = {m: [(k, r) for k, r in grid if (m, k) not in done] for m, w in designated.items()}
+        bar = _bar(progress, sum(map(len, todo.values())))
+        running: dict[Any, tuple[str, Key]] = {}
+        unmeasured: dict[str, list[str]] = {}
+        failed: dict[str, str] = {}
+        version = _core.__version__
+        arrived = threading.Event()
+
+        def submit(machine: str) -> None:
+            if not todo[machine]:
+                return
+            key, ring = todo[machine].pop(0)
+            w = designated[machine]
+            where = {
+                "host": w["host"],
+                "worker": w["worker"],
+                "worker_address": w["worker_address"],
+                "machine": machine,
+            }
+            future = client.submit(
+                _measure,
+                ring,
+                f"ctxbench-kernel-{w['kernel']}",
+                where,
+                version,
+                workers=[w["worker_address"]],
+                allow_other_workers=False,
+                pure=False,
+                retries=0,
+            )
+            running[future] = (machine, key)
+            future.add_done_callback(lambda _: arrived.set())
+
+        try:
+            for machine in designated:
+                submit(machine)
+            while running:
+                arrived.wait(poll)
+                arrived.clear()
+                for future in [f for f in running if f.done()]:
+                    machine, key = running.pop(future)
+                    worker = designated[machine]["worker"]
+                    if future.status == "finished":
+                        rec = future.result()
+                        done[(machine, key)] = rec
+                        if out is not None:
+                            records.append(rec)
+                            write_records(records, out)
+                    elif future.status == "error":
+                        failed[f"{worker}: {_label(key)}"] = str(future.exception())
+                    else:  # cancelled by the scheduler: its worker is going
+                        unmeasured.setdefault(worker, []).append(_label(key))
+                    if bar is not None:
+                        bar.update(1)
+                    submit(machine)
+                alive = _workers(client)
+                for future, (machine, key) in list(running.items()):
+                    w = designated[machine]
+                    if w["worker_address"] not in alive:
+                        # Lost: its points are not moved to another worker (another machine).
+                        running.pop(future)
+                        future.cancel()
+                        lost = [key] + [k for k, _ in todo[machine]]
+                        todo[machine] = []
+                        unmeasured.setdefault(w["worker"], []).extend(map(_label, lost))
+        finally:
+            for future in running:  # interrupted: leave nothing queued on the cluster
+                try:
+                    future.cancel()
+                except Exception:  # noqa: BLE001 - the connection may be what failed
+                    pass
+            if bar is not None:
+                bar.close()
+    finally:
+        if own:
+            client.close()
+
+    frames = [records_frame([done[(m, k)]]) for m in designated for k, _ in grid if (m, k) in done]
+    df = concat(frames)
+    df.attrs["fleet"] = {
+        "scheduler": address,
+        "machines": {m: w["worker"] for m, w in designated.items()},
+        "standby": {w["worker"]: w["machine"] for w in standby},
+    }
+    if unmeasured or failed:
+        error = FleetError(
+            _message(unmeasured, failed, designated, len(frames), out), unmeasured, failed
+        )
+        error.frame = df
+        raise error
+    return df
+
+
+def _message(
+    unmeasured: dict[str, list[str]],
+    failed: dict[str, str],
+    designated: dict[str, dict[str, Any]],
+    finished: int,
+    out: PathLike | None,
+) -> str:
+    by_name = {w["worker"]: w for w in designated.values()}
+    parts = []
+    for worker, points in sorted(unmeasured.items()):
+        w = by_name[worker]
+        parts.append(
+            f"worker {worker!r} ({w['worker_address']}, host {w['host']}, machine "
+            f"{w['machine']}) was lost; {len(points)} points not measured there: "
+            + "; ".join(points[:SHOWN])
+            + (f"; and {len(points) - SHOWN} more" if len(points) > SHOWN else "")
+        )
+    for what, error in sorted(failed.items()):
+        parts.append(f"{what} failed: {error}")
+    where = f" are in {out}; rerun with the same out to measure only what is missing" if out else ""
+    return f"fleet sweep incomplete: {' | '.join(parts)}. The {finished} finished points{where}."
+
+
+def select(data: Any, who: str) -> pd.DataFrame:
+    """The rows of a fleet frame (or file) measured on one machine, named by its ``machine``,
+    ``worker`` or ``host`` (tried in that order): e.g. two hosts of one fleet file compared with
+    ``ctxbench.compare.compare(select(df, "a"), select(df, "b"))``."""
+    from .files import load
+
+    df = load(data) if isinstance(data, (str, os.PathLike)) else data
+    columns = [c for c in ("machine", "worker", "host") if c in df.columns]
+    if not columns:
+        raise ValueError("not a fleet run: the rows name no machine, worker or host")
+    for col in columns:
+        rows = df[df[col].astype(str) == who]
+        if rows.empty:
+            continue
+        machines = sorted(rows["machine"].dropna().unique())
+        if len(machines) > 1:
+            raise ValueError(
+                f"{col} {who!r} ran on {len(machines)} machines ({', '.join(machines)}): "
+                "name one of them"
+            )
+        return rows.reset_index(drop=True)
+    known = sorted({str(v) for c in columns for v in df[c].dropna().unique()})
+    raise ValueError(f"no machine, worker or host is called {who!r}; known: {', '.join(known)}")

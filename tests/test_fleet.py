@@ -1,0 +1,289 @@
+"""Fleet runs against a real Dask cluster: a `dask scheduler` and named `dask worker`
+processes on 127.0.0.1, started and killed here. Machines are faked with $CTXBENCH_MACHINE_ID
+(another installation) and $CTXBENCH_BOOT_ID (another kernel) in a worker's environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FAST
+
+import ctxbench
+from ctxbench import fleet, metadata
+from ctxbench.compare import compare
+
+distributed = pytest.importorskip(
+    "distributed", reason="fleet runs need distributed: pip install 'ctxbench[fleet]'"
+)
+
+GRID = {"procs": [2], "placements": ["single"], "progress": False, **FAST}
+START_TIMEOUT = 60.0
+
+
+class Cluster:
+    """A scheduler and workers as separate processes, each in its own process group so that
+    killing one kills what it started too."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.file = tmp / "scheduler.json"
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.address = ""
+
+    def _spawn(self, name: str, args: list[str], env: dict[str, str] | None = None) -> None:
+        with open(self.tmp / f"{name}.log", "wb") as log:
+            self.procs[name] = subprocess.Popen(
+                [sys.executable, "-m", "dask", *args],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **(env or {})},
+                start_new_session=True,
+                cwd=self.tmp,
+            )
+
+    def _wait(self, ready: Any, what: str) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while not ready():
+            dead = {n: p.returncode for n, p in self.procs.items() if p.poll() is not None}
+            assert not dead, f"exited while waiting for {what}: {dead}"
+            assert time.monotonic() < deadline, f"{what} not up in {START_TIMEOUT} s"
+            time.sleep(0.05)
+
+    def start_scheduler(self) -> None:
+        args = ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"]
+        self._spawn("scheduler", [*args, "--scheduler-file", str(self.file)])
+        self._wait(self.file.exists, "the scheduler file")
+        time.sleep(0.05)  # written in one go, but let the writer finish
+        self.address = json.loads(self.file.read_text())["address"]
+
+    def start_workers(self, workers: dict[str, dict[str, str]], *extra: str) -> None:
+        """Start workers (name -> extra environment) and wait until all are registered."""
+        for name, env in workers.items():
+            args = ["worker", "--scheduler-file", str(self.file), "--nthreads", "1"]
+            args += ["--name", name, "--no-dashboard", "--no-nanny", *extra]
+            self._spawn(name, args, env)
+        with distributed.Client(self.address, set_as_default=False) as client:
+            self._wait(lambda: set(workers) <= self.names(client), f"workers {sorted(workers)}")
+
+    @staticmethod
+    def names(client: Any) -> set[str]:
+        return {str(w["name"]) for w in client.scheduler_info()["workers"].values()}
+
+    def kill(self, name: str) -> None:
+        proc = self.procs.pop(name)
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.wait()
+
+    def close(self) -> None:
+        for name in [n for n in self.procs if n != "scheduler"] + ["scheduler"]:
+            if name in self.procs:
+                self.kill(name)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    c = Cluster(tmp_path)
+    try:
+        c.start_scheduler()
+        yield c
+    finally:
+        c.close()
+
+
+def points(df: Any) -> Any:
+    """One row per measured point, in the order they were measured."""
+    cols = ["worker", "machine", "host", "size_kb", "procs", "started", "finished"]
+    return df.groupby(cols, sort=False)["latency_us"].first().reset_index().sort_values("started")
+
+
+def results(path: Path) -> list[dict[str, Any]]:
+    return json.loads(path.read_text())["results"]
+
+
+def test_one_kernel_measures_one_point_at_a_time(
+    cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Three workers on this one kernel: w1 and w3 share an installation (one machine), w2 is
+    # another machine on the same kernel (as two containers of one host are).
+    cluster.start_workers(
+        {
+            "w1": {fleet.MACHINE_ID_ENV: "install-a"},
+            "w2": {fleet.MACHINE_ID_ENV: "install-b"},
+            "w3": {fleet.MACHINE_ID_ENV: "install-a"},
+        }
+    )
+    # The client's cached scheduler_info() can list no workers (distributed >= 2025 refreshes
+    # it without them): a worker missing there is not lost.
+    monkeypatch.setattr(distributed.Client, "scheduler_info", lambda self, **kw: {"workers": {}})
+    out = tmp_path / "fleet.json"
+    df = ctxbench.sweep(sizes_kb=[0, 4], out=out, scheduler=cluster.address, **GRID)
+
+    table = points(df)
+    assert len(table) == 4
+    # One worker per machine measures; w3 stands by on w1's machine.
+    assert set(table["worker"]) == {"w1", "w2"}
+    assert table.groupby("worker")["machine"].nunique().tolist() == [1, 1]
+    assert table["machine"].nunique() == 2
+    assert df.attrs["fleet"]["standby"] == {
+        "w3": table.loc[table.worker == "w1", "machine"].iloc[0]
+    }
+    assert set(table["host"]) == {socket.gethostname()}
+    # One kernel: no two measurements overlap.
+    starts, ends = table["started"].tolist(), table["finished"].tolist()
+    assert all(end <= start for end, start in zip(ends, starts[1:])), table
+
+    recs = results(out)
+    assert len(recs) == 4
+    for rec in recs:
+        assert set(metadata.KEYS) | set(fleet.FIELDS) <= set(rec["metadata"])
+    loaded = ctxbench.load(out)
+    assert {"host", "worker", "machine", "started", "finished"} <= set(loaded.columns)
+    assert len(loaded) == len(df)
+
+    # Machines side by side: a figure, and one host against another with compare.
+    fig = ctxbench.plot.machines(loaded, by="worker")
+    labels = _legend_labels(fig)
+    assert any("w1" in t for t in labels) and any("w2" in t for t in labels)
+    # By host (the default), two machines under one hostname stay two bars.
+    fig = ctxbench.plot.machines(loaded)
+    assert len([t for t in _legend_labels(fig) if socket.gethostname() in t]) == 2
+    table = compare(fleet.select(out, "w1"), fleet.select(out, "w2"))
+    assert len(table) == 2
+    with pytest.raises(ValueError, match="2 machines"):
+        fleet.select(loaded, socket.gethostname())  # one hostname, two machines
+
+    # The same command again measures nothing: every point is there for its machine.
+    again = ctxbench.sweep(sizes_kb=[0, 4], out=out, scheduler=cluster.address, **GRID)
+    assert results(out) == recs
+    assert len(again) == len(df)
+
+
+def test_lost_worker_then_resume(cluster: Cluster, tmp_path: Path) -> None:
+    # Two machines (two kernels): they measure in parallel, and w2 dies mid-sweep.
+    env = {
+        "w1": {fleet.MACHINE_ID_ENV: "host-1", fleet.BOOT_ID_ENV: "boot-1"},
+        "w2": {fleet.MACHINE_ID_ENV: "host-2", fleet.BOOT_ID_ENV: "boot-2"},
+    }
+    cluster.start_workers(env)
+    out = tmp_path / "fleet.json"
+    sizes = [0, 4, 8, 16, 32, 64]
+    # Points long enough that two machines measuring side by side overlap in time.
+    grid = {**GRID, "min_time": 0.03}
+    raised: list[BaseException] = []
+
+    def run(client: Any) -> None:
+        try:
+            ctxbench.sweep(sizes_kb=sizes, out=out, client=client, **grid)
+        except BaseException as e:
+            raised.append(e)
+
+    with distributed.Client(cluster.address, set_as_default=False) as client:
+        thread = threading.Thread(target=run, args=(client,))
+        thread.start()
+        try:
+            deadline = time.monotonic() + 60
+            # w2 dies after its second point.
+            while [r["metadata"]["worker"] for r in (results(out) if out.exists() else [])].count(
+                "w2"
+            ) < 2:
+                assert thread.is_alive() and time.monotonic() < deadline, raised
+                time.sleep(0.01)
+            cluster.kill("w2")
+        finally:
+            thread.join(60)
+    assert not thread.is_alive()
+
+    assert len(raised) == 1 and isinstance(raised[0], fleet.FleetError), raised
+    error = raised[0]
+    assert list(error.unmeasured) == ["w2"] and not error.failed, error
+    missing = error.unmeasured["w2"]
+    assert missing, error
+    assert "'w2'" in str(error) and all(point in str(error) for point in missing)
+    assert all("process/pipe single" in point for point in missing)
+    assert len(points(error.frame)) == 2 * len(sizes) - len(missing)
+    # The other machine finished; every finished point is on disk.
+    recs = results(out)
+    by_worker = {w: [r for r in recs if r["metadata"]["worker"] == w] for w in ("w1", "w2")}
+    assert len(by_worker["w1"]) == len(sizes), recs
+    assert len(by_worker["w2"]) + len(missing) == len(sizes), (recs, error)
+    # The machines measured side by side: a point of one overlaps a point of the other.
+    spans = {
+        w: [(r["metadata"]["started"], r["metadata"]["finished"]) for r in by_worker[w]]
+        for w in by_worker
+    }
+    assert any(s1 < f2 and s2 < f1 for s1, f1 in spans["w1"] for s2, f2 in spans["w2"]), spans
+
+    # Back with the same name and machine: the same command measures only what is missing.
+    cluster.start_workers({"w2": env["w2"]})
+    df = ctxbench.sweep(sizes_kb=sizes, out=out, scheduler=cluster.address, **grid)
+    after = results(out)
+    assert after[: len(recs)] == recs
+    new = after[len(recs) :]
+    assert len(new) == len(missing), (new, missing)
+    assert {r["metadata"]["worker"] for r in new} == {"w2"}, new
+    assert sorted(f"size={r['size_kb']}k" for r in new) == sorted(p.split()[2] for p in missing)
+    assert len(points(df)) == 2 * len(sizes)
+
+
+def test_other_ctxbench_version_is_refused(cluster: Cluster, tmp_path: Path) -> None:
+    preload = tmp_path / "other_version.py"
+    preload.write_text("import ctxbench\nctxbench.__version__ = '0.0.0+other'\n")
+    cluster.start_workers({"old": {}}, "--preload", str(preload))
+    out = tmp_path / "fleet.json"
+    with pytest.raises(fleet.FleetError) as info:
+        ctxbench.sweep(sizes_kb=[0], out=out, scheduler=cluster.address, **GRID)
+    message = str(info.value)
+    assert "'old'" in message and "0.0.0+other" in message
+    assert ctxbench.__version__ in message
+    assert results(out) == []
+
+
+def test_unreachable_scheduler_fails_fast(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    start = time.monotonic()
+    with pytest.raises(fleet.FleetError, match=address):
+        ctxbench.sweep(scheduler=address, connect_timeout=2, **GRID)
+    assert time.monotonic() - start < 10
+
+
+def test_machine_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = fleet.machine_identity()
+    assert len(real["machine"]) == 17 and real["machine"].endswith(real["kernel"])
+    # The raw ids are not published.
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        assert f.read().strip()[:8] not in real["machine"]
+    monkeypatch.setenv(fleet.MACHINE_ID_ENV, "other-install")
+    other = fleet.machine_identity()
+    assert other["machine"] != real["machine"] and other["kernel"] == real["kernel"]
+    monkeypatch.setenv(fleet.BOOT_ID_ENV, "other-boot")
+    assert fleet.machine_identity()["kernel"] != real["kernel"]
+
+
+def test_scheduler_or_client_not_both() -> None:
+    with pytest.raises(ValueError, match="exactly one"):
+        fleet.sweep([2], scheduler="tcp://127.0.0.1:1", client=object())
+
+
+def _legend_labels(fig) -> list[str]:  # type: ignore[no-untyped-def]
+    """Every legend entry of a figure, wherever its legend sits."""
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes)]
+    return [t.get_text() for leg in legends if leg is not None for t in leg.get_texts()]
