@@ -248,12 +248,25 @@ def write_records(records: Sequence[dict[str, Any]], path: PathLike) -> None:
 
 
 def read_records(path: PathLike) -> list[dict[str, Any]]:
-    """The raw result records of a ctxbench JSON file, after checking its format."""
+    """The raw result records of a ctxbench JSON file, each checked against the declaration of
+    its kind (``ctxbench.schema.RECORDS``); a ``ValueError`` names the file, the record and the
+    field of anything wrong."""
+    from .schema import RECORDS, Bad, check_record
+
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not a ctxbench results file: not UTF-8 text ({e})") from None
     except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: not JSON: {e}") from None
+        raise ValueError(f"{path}: not a ctxbench results file: not JSON: {e}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a ctxbench results file: nested too deeply") from None
+    if isinstance(doc, list):
+        raise ValueError(
+            f"{path}: not a ctxbench results file: a JSON list, expected the object "
+            f'{{"format": "{FORMAT}", "format_version": {FORMAT_VERSION}, "results": [...]}}'
+        )
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f'{path}: not a ctxbench results file (no "format": "{FORMAT}")')
     if doc.get("format_version") != FORMAT_VERSION:
@@ -262,11 +275,20 @@ def read_records(path: PathLike) -> list[dict[str, Any]]:
             f"(this ctxbench reads version {FORMAT_VERSION})"
         )
     records = doc.get("results")
-    if not isinstance(records, list) or not all(
-        isinstance(r, dict) and r.get("kind") in KINDS for r in records
-    ):
-        kinds = " or ".join(KINDS)
+    kinds = " or ".join(KINDS)
+    if not isinstance(records, list):
         raise ValueError(f'{path}: "results" must be a list of {kinds} records')
+    for i, rec in enumerate(records):
+        kind = rec.get("kind") if isinstance(rec, dict) else None
+        if not isinstance(kind, str) or kind not in KINDS:
+            what = f"kind {kind!r}" if isinstance(rec, dict) else type(rec).__name__
+            raise ValueError(
+                f'{path}: result {i}: {what}: "results" must be a list of {kinds} records'
+            )
+        try:
+            check_record(rec, RECORDS[kind])
+        except Bad as e:
+            raise ValueError(f"{path}: result {i} ({kind}): {e}") from None
     return records
 
 
