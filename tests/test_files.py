@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import re
+import stat
 import sys
 from pathlib import Path
 
@@ -269,3 +273,66 @@ def test_xgraph_not_utf8(tmp_path: Path) -> None:
     path.write_bytes(b'"size=0k ovr=1.0\n2 \xff\n')
     with pytest.raises(ValueError, match=r"bad\.txt: not lat_ctx output: not UTF-8"):
         files.load(path)
+
+
+# Writing: the user's path in every error, the umask's mode in every format.
+
+SUFFIXES = (".json", ".csv", ".parquet", ".xgraph")
+
+
+@pytest.mark.parametrize("suffix", SUFFIXES)
+def test_save_into_a_missing_directory_names_the_path(
+    results: list[ctxbench.RingResult], suffix: str, tmp_path: Path
+) -> None:
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    path = tmp_path / "missing" / f"r{suffix}"
+    with pytest.raises(FileNotFoundError) as e:
+        results[0].save(path)
+    assert e.value.filename == str(path) and ".tmp" not in str(e.value)
+    assert str(path) in str(e.value)
+
+
+@pytest.mark.parametrize("suffix", SUFFIXES)
+def test_save_where_nobody_can_write_names_the_path(
+    results: list[ctxbench.RingResult], suffix: str, tmp_path: Path
+) -> None:
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    # Under a regular file: fails for root too.
+    (tmp_path / "file").write_text("")
+    path = tmp_path / "file" / f"r{suffix}"
+    with pytest.raises(NotADirectoryError, match=re.escape(str(path))):
+        files.save(results, path)
+    # Onto a directory: the rename fails, still about the user's path; nothing left behind.
+    (tmp_path / f"dir{suffix}").mkdir()
+    with pytest.raises(IsADirectoryError, match=re.escape(str(tmp_path / f"dir{suffix}"))):
+        files.save(results, tmp_path / f"dir{suffix}")
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")
+def test_save_into_a_read_only_directory_names_the_path(
+    results: list[ctxbench.RingResult], tmp_path: Path
+) -> None:
+    (tmp_path / "ro").mkdir(mode=0o500)
+    with pytest.raises(PermissionError, match=re.escape(str(tmp_path / "ro" / "r.csv"))):
+        files.save(results, tmp_path / "ro" / "r.csv")
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o002, 0o077])
+def test_every_format_gets_the_umask_mode(
+    results: list[ctxbench.RingResult], umask: int, tmp_path: Path
+) -> None:
+    if importlib.util.find_spec("pyarrow") is None:
+        pytest.skip("pyarrow is not installed")
+    old = os.umask(umask)
+    try:
+        for suffix in SUFFIXES:
+            path = tmp_path / f"r{suffix}"
+            path.touch(mode=0o600)
+            path.chmod(0o600)  # an existing file is replaced, not rewritten in place
+            files.save(results, path)
+            assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask, suffix
+    finally:
+        os.umask(old)

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +157,45 @@ def test_a_cpu_list_resumes_under_the_name_the_core_records(tmp_path: Path) -> N
     ctxbench.sweep(procs=[2], placements=[[cpu, cpu]], repetitions=2, **opts)
     assert len(ring.calls) == 1
     assert records(out)[0]["placement"] == f"[{cpu}, {cpu}]"
+
+
+def test_an_out_that_cannot_be_written_fails_before_the_first_point(tmp_path: Path) -> None:
+    ring = CountingRing()
+    opts: dict[str, Any] = {"progress": False, "measure": ring, **TINY}
+    missing = tmp_path / "missing" / "s.json"
+    with pytest.raises(FileNotFoundError) as e:
+        ctxbench.sweep(procs=[2], out=missing, **opts)
+    assert e.value.filename == str(missing) and ".tmp" not in str(e.value)
+    (tmp_path / "file").write_text("")
+    under_a_file = tmp_path / "file" / "s.json"
+    with pytest.raises(NotADirectoryError, match=re.escape(str(under_a_file))):
+        ctxbench.sweep(procs=[2], out=under_a_file, **opts)
+    assert ring.calls == []
+
+
+def test_an_existing_out_is_checked_for_writing_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "s.json"
+    files.save([], out)
+    real_open = os.open
+
+    def read_only_fs(path: Any, flags: int, *args: Any) -> int:
+        if flags & os.O_CREAT:
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", read_only_fs)
+    ring = CountingRing()
+    with pytest.raises(OSError, match=re.escape(f"Read-only file system: '{out}'")):
+        ctxbench.sweep(procs=[2], out=out, progress=False, measure=ring, **TINY)
+    assert ring.calls == []
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".xgraph", ".txt"])
+def test_out_is_json(suffix: str, tmp_path: Path) -> None:
+    ring = CountingRing()
+    out = tmp_path / f"s{suffix}"
+    with pytest.raises(ValueError, match="sweep writes a JSON results file; name it .json"):
+        ctxbench.sweep(procs=[2], out=out, progress=False, measure=ring, **TINY)
+    assert ring.calls == [] and not out.exists()

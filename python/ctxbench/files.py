@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import result
 from .frame import as_frame, concat, require, to_frame
-from .result import PathLike, decode, read_records, record, write_records
+from .result import PathLike, decode, read_records, record, write_atomically, write_records
 from .schema import TABLE_COLUMNS, XGRAPH, Bad, check_scalar, check_table
 
 if TYPE_CHECKING:
@@ -99,19 +99,25 @@ def _value(text: str, lineno: int, what: str) -> Any:
 
 def save(results: Any, path: PathLike) -> None:
     """Write results by the path's suffix: .json (everything), .csv/.parquet (the tidy
-    frame; also accept a DataFrame), .xgraph/.txt (lat_ctx's text, ring results only)."""
+    frame; also accept a DataFrame), .xgraph/.txt (lat_ctx's text, ring results only).
+
+    Every format is written the same way (``result.write_atomically``): whole or not at all,
+    with the mode of a new file (``0o666 & ~umask``); an ``OSError`` names ``path``."""
     path = Path(path)
     suffix = path.suffix.lower()
     items = results if isinstance(results, (list, tuple)) else [results]
     if suffix == ".json":
         write_records([record(r) for r in items], path)
     elif suffix == ".csv":
-        as_frame(results).to_csv(path, index=False)
+        text = as_frame(results).to_csv(index=False)
+        write_atomically(path, lambda f: f.write(text.encode("utf-8")))
     elif suffix == ".parquet":
         require("pyarrow", "writing .parquet", install="pyarrow")
-        as_frame(results).to_parquet(path, index=False)
+        frame = as_frame(results)
+        write_atomically(path, lambda f: frame.to_parquet(f, index=False))
     elif suffix in XGRAPH_SUFFIXES:
-        path.write_text("\n".join(write_xgraph(r) for r in items), encoding="utf-8")
+        text = "\n".join(write_xgraph(r) for r in items)
+        write_atomically(path, lambda f: f.write(text.encode("utf-8")))
     else:
         raise ValueError(f"{path}: unknown suffix; use .json, .csv, .parquet or .xgraph")
 

@@ -4,14 +4,15 @@ record: the versioned results file every other format and the sweep build on.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Union
+from typing import IO, TYPE_CHECKING, Any, Callable, ClassVar, Union
 
 import numpy as np
 
@@ -230,21 +231,58 @@ def record(result: Result) -> dict[str, Any]:
     return {"kind": result.kind, **_jsonable(fields), "metadata": _jsonable(metadata)}
 
 
-def write_records(records: Sequence[dict[str, Any]], path: PathLike) -> None:
-    """Write a results file atomically: a reader (or a crash) never sees half of it."""
+def _naming(error: OSError, path: Path) -> OSError:
+    """The same error about the user's path, not the temporary file beside it."""
+    if error.errno is None:
+        return error
+    return type(error)(error.errno, error.strerror, os.fspath(path))
+
+
+def _temp_beside(path: Path) -> tuple[int, Path]:
+    # Created 0o666 like any new file, so the umask decides its mode, whatever the format.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    while True:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise _naming(e, path) from None
+
+
+def check_writable(path: PathLike) -> None:
+    """Raise the ``OSError`` (naming ``path``) that writing ``path`` would meet, without
+    touching it: create and remove a file beside it, as ``write_atomically`` does."""
+    fd, tmp = _temp_beside(Path(path))
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def write_atomically(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
+    """Write a file through ``write(binary_file)`` into a temporary file beside it, then
+    rename: a reader (or a crash) never sees half of it, and every format gets the mode a new
+    file gets (``0o666 & ~umask``). An ``OSError`` names ``path``."""
     path = Path(path)
-    doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "results": list(records)}
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temp_beside(path)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
+        with os.fdopen(fd, "wb") as f:
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise _naming(e, path) from None
         raise
+
+
+def write_records(records: Sequence[dict[str, Any]], path: PathLike) -> None:
+    """Write a results file atomically (``write_atomically``)."""
+    doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "results": list(records)}
+    write_atomically(path, lambda f: f.write((json.dumps(doc, indent=1) + "\n").encode()))
 
 
 def read_records(path: PathLike) -> list[dict[str, Any]]:

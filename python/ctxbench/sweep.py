@@ -5,18 +5,21 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Union
 
 from . import _core
 from .api import ring
-from .files import records_frame
+from .files import XGRAPH_SUFFIXES, records_frame
 from .frame import concat, require, to_frame
-from .result import PathLike, RingResult, read_records, record, write_records
+from .result import PathLike, RingResult, check_writable, read_records, record, write_records
 
 if TYPE_CHECKING:
     import pandas as pd
 
 Placement = Union[str, Sequence[int]]
+# Suffixes ctxbench.load reads as another format than the JSON a sweep writes.
+OTHER_FORMATS = (".csv", ".parquet", *XGRAPH_SUFFIXES)
 # What makes two points the same measurement: engine, transport, placement name, size_kb,
 # procs, repetitions, parallel.
 Key = tuple[str, str, str, int, tuple[int, ...], int, int]
@@ -70,12 +73,20 @@ def _bar(progress: bool | str, total: int) -> Any:
 
 
 def _open(out: PathLike | None) -> list[dict[str, Any]]:
-    """The records already in ``out``; a new ``out`` is created empty."""
+    """The records already in ``out``; a new ``out`` is created empty. Either way, an ``out``
+    that cannot be written fails here, before the first point is measured."""
     if out is None:
         return []
+    if Path(out).suffix.lower() in OTHER_FORMATS:
+        raise ValueError(
+            f"{out}: sweep writes a JSON results file; name it .json (save the frame it "
+            "returns, or ctxbench.load(out), to CSV or Parquet)"
+        )
     if os.path.exists(out):
-        return read_records(out)
-    write_records([], out)  # also proves the path is writable
+        records = read_records(out)
+        check_writable(out)
+        return records
+    write_records([], out)
     return []
 
 
