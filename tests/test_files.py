@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import stat
@@ -336,3 +337,26 @@ def test_every_format_gets_the_umask_mode(
             assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask, suffix
     finally:
         os.umask(old)
+
+
+def test_save_can_withhold_the_hostname(results: list[ctxbench.RingResult], tmp_path: Path) -> None:
+    from ctxbench.metadata import HOSTNAME_WITHHELD
+
+    results[0].save(tmp_path / "mine.json")
+    results[0].save(tmp_path / "shared.json", hostname=False)
+    files.save(results, tmp_path / "all.json", hostname=False)
+    mine, shared, every = (
+        json.loads((tmp_path / f"{n}.json").read_text())["results"]
+        for n in ("mine", "shared", "all")
+    )
+    assert mine[0]["metadata"]["hostname"] == results[0].metadata["hostname"]
+    assert shared[0]["metadata"]["hostname"] == HOSTNAME_WITHHELD
+    assert {r["metadata"]["hostname"] for r in every} == {HOSTNAME_WITHHELD}
+    assert results[0].metadata["hostname"] != HOSTNAME_WITHHELD  # the result is untouched
+    # Apart from the hostname, the same file.
+    mine[0]["metadata"]["hostname"] = HOSTNAME_WITHHELD
+    assert mine == shared
+    # A table with a hostname column (the user's, or a later ctxbench's) withholds it too.
+    table = ctxbench.concat(results).assign(hostname="lab-3")
+    files.save(table, tmp_path / "t.csv", hostname=False)
+    assert set(files.load(tmp_path / "t.csv")["hostname"]) == {HOSTNAME_WITHHELD}

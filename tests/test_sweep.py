@@ -199,3 +199,31 @@ def test_out_is_json(suffix: str, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="sweep writes a JSON results file; name it .json"):
         ctxbench.sweep(procs=[2], out=out, progress=False, measure=ring, **TINY)
     assert ring.calls == [] and not out.exists()
+
+
+def test_sweep_can_withhold_the_hostname(tmp_path: Path) -> None:
+    from ctxbench.metadata import HOSTNAME_WITHHELD
+
+    out = tmp_path / "s.json"
+    opts: dict[str, Any] = {"out": out, "progress": False, "repetitions": 2, **TINY}
+    ctxbench.sweep(procs=[2], **opts)
+    assert records(out)[0]["metadata"]["hostname"] not in (None, HOSTNAME_WITHHELD)
+    # Resuming with hostname=False withholds it in the records already there as well.
+    ctxbench.sweep(procs=[2, 3], hostname=False, **opts)
+    assert [r["metadata"]["hostname"] for r in records(out)] == [HOSTNAME_WITHHELD] * 2
+
+
+def test_cli_no_hostname(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxbench.cli import main
+    from ctxbench.metadata import HOSTNAME_WITHHELD
+
+    out = tmp_path / "s.json"
+    args = ["--procs", "2", "-N", "2", "-W", "0", "--min-time", "0.002", "--no-progress"]
+    assert main(["sweep", *args, "--out", str(out), "--no-hostname"]) == 0
+    assert records(out)[0]["metadata"]["hostname"] == HOSTNAME_WITHHELD
+    flags = ["-N", "2", "-W", "0", "--min-time", "0.002", "--json", "--no-hostname"]
+    capsys.readouterr()
+    assert main(["ring", *flags, "2"]) == 0
+    assert json.loads(capsys.readouterr().out)["metadata"]["hostname"] == HOSTNAME_WITHHELD
+    assert main(["pipe", "-l", "1000", "--json", "--no-hostname"]) == 0
+    assert json.loads(capsys.readouterr().out)["metadata"]["hostname"] == HOSTNAME_WITHHELD

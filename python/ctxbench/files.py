@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import result
 from .frame import as_frame, concat, require, to_frame
+from .metadata import HOSTNAME_WITHHELD
 from .result import PathLike, decode, read_records, record, write_atomically, write_records
 from .schema import TABLE_COLUMNS, XGRAPH, Bad, check_scalar, check_table
 
@@ -97,29 +98,38 @@ def _value(text: str, lineno: int, what: str) -> Any:
     return value
 
 
-def save(results: Any, path: PathLike) -> None:
+def save(results: Any, path: PathLike, *, hostname: bool = True) -> None:
     """Write results by the path's suffix: .json (everything), .csv/.parquet (the tidy
     frame; also accept a DataFrame), .xgraph/.txt (lat_ctx's text, ring results only).
 
     Every format is written the same way (``result.write_atomically``): whole or not at all,
-    with the mode of a new file (``0o666 & ~umask``); an ``OSError`` names ``path``."""
+    with the mode of a new file (``0o666 & ~umask``); an ``OSError`` names ``path``.
+    ``hostname=False`` writes ``metadata.HOSTNAME_WITHHELD`` for the hostname (JSON records,
+    and a table's ``hostname`` column if it has one)."""
     path = Path(path)
     suffix = path.suffix.lower()
     items = results if isinstance(results, (list, tuple)) else [results]
     if suffix == ".json":
-        write_records([record(r) for r in items], path)
+        write_records([record(r, hostname=hostname) for r in items], path)
     elif suffix == ".csv":
-        text = as_frame(results).to_csv(index=False)
+        text = _table(results, hostname).to_csv(index=False)
         write_atomically(path, lambda f: f.write(text.encode("utf-8")))
     elif suffix == ".parquet":
         require("pyarrow", "writing .parquet", install="pyarrow")
-        frame = as_frame(results)
+        frame = _table(results, hostname)
         write_atomically(path, lambda f: frame.to_parquet(f, index=False))
     elif suffix in XGRAPH_SUFFIXES:
         text = "\n".join(write_xgraph(r) for r in items)
         write_atomically(path, lambda f: f.write(text.encode("utf-8")))
     else:
         raise ValueError(f"{path}: unknown suffix; use .json, .csv, .parquet or .xgraph")
+
+
+def _table(results: Any, hostname: bool) -> pd.DataFrame:
+    frame = as_frame(results)
+    if not hostname and "hostname" in frame.columns:
+        frame = frame.assign(hostname=HOSTNAME_WITHHELD)
+    return frame
 
 
 def _sniff(path: Path) -> str:

@@ -16,6 +16,8 @@ from typing import IO, TYPE_CHECKING, Any, Callable, ClassVar, Union
 
 import numpy as np
 
+from .metadata import without_hostname
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -108,9 +110,10 @@ class RingResult:
 
         return to_frame(self)
 
-    def save(self, path: PathLike) -> None:
-        """Write to .json, .csv, .parquet or .xgraph by suffix; see ``ctxbench.files``."""
-        _save_by_suffix([self], path)
+    def save(self, path: PathLike, *, hostname: bool = True) -> None:
+        """Write to .json, .csv, .parquet or .xgraph by suffix; see ``ctxbench.files``.
+        ``hostname=False`` writes ``metadata.HOSTNAME_WITHHELD`` instead of this machine's."""
+        _save_by_suffix([self], path, hostname=hostname)
 
     def _repr_html_(self) -> str:
         from .frame import result_html
@@ -193,19 +196,19 @@ KINDS: dict[str, type[Result]] = {cls.kind: cls for cls in (RingResult, Pingpong
 # Picking a file format by suffix is ctxbench.files' business, and files imports this module
 # for the JSON record; it hands its writer over when it loads (``register_writer``), so
 # ``save`` can use it without an import running back up.
-_writer: Callable[[Sequence[Result], PathLike], None] | None = None
+_writer: Callable[..., None] | None = None
 
 
-def register_writer(writer: Callable[[Sequence[Result], PathLike], None]) -> None:
+def register_writer(writer: Callable[..., None]) -> None:
     """Set the function ``save`` writes through (``ctxbench.files.save``)."""
     global _writer
     _writer = writer
 
 
-def _save_by_suffix(results: Sequence[Result], path: PathLike) -> None:
+def _save_by_suffix(results: Sequence[Result], path: PathLike, *, hostname: bool) -> None:
     if _writer is None:  # ctxbench/__init__ imports files, so only a broken install sees this
         raise RuntimeError("ctxbench.files is not loaded: import ctxbench")
-    _writer(results, path)
+    _writer(results, path, hostname=hostname)
 
 
 # The JSON results file: {"format": "ctxbench", "format_version": 1, "results": [record, ...]},
@@ -224,11 +227,20 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def record(result: Result) -> dict[str, Any]:
-    """One result as a JSON-ready dict: ``kind``, every field (arrays as lists), ``metadata``."""
+def record(result: Result, *, hostname: bool = True) -> dict[str, Any]:
+    """One result as a JSON-ready dict: ``kind``, every field (arrays as lists), ``metadata``
+    (its hostname withheld with ``hostname=False``: see ``withhold_hostname``)."""
     fields = dict(vars(result))
     metadata = fields.pop("metadata", None) or {}
-    return {"kind": result.kind, **_jsonable(fields), "metadata": _jsonable(metadata)}
+    rec = {"kind": result.kind, **_jsonable(fields), "metadata": _jsonable(metadata)}
+    return rec if hostname else withhold_hostname(rec)
+
+
+def withhold_hostname(rec: dict[str, Any]) -> dict[str, Any]:
+    """The record with ``metadata.HOSTNAME_WITHHELD`` for its hostname (where it has one)."""
+    if not isinstance(rec.get("metadata"), dict):
+        return rec
+    return {**rec, "metadata": without_hostname(rec["metadata"])}
 
 
 def _naming(error: OSError, path: Path) -> OSError:

@@ -12,7 +12,15 @@ from . import _core
 from .api import ring
 from .files import XGRAPH_SUFFIXES, records_frame
 from .frame import concat, require, to_frame
-from .result import PathLike, RingResult, check_writable, read_records, record, write_records
+from .result import (
+    PathLike,
+    RingResult,
+    check_writable,
+    read_records,
+    record,
+    withhold_hostname,
+    write_records,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,6 +109,7 @@ def sweep(
     progress: bool | str = True,
     *,
     measure: Callable[..., RingResult] = ring,
+    hostname: bool = True,
     **ring_kwargs: Any,
 ) -> pd.DataFrame:
     """Run ``measure`` (``ctxbench.ring``) once per grid point and return the tidy frame of
@@ -112,10 +121,14 @@ def sweep(
     starts, and points already in it (same engine, transport, placement, size_kb, procs,
     repetitions and parallel) are not measured again: rerun after a crash or Ctrl-C to resume.
     Other keyword arguments (``warmup``, ``parallel``, ``min_time``, ...) go to ``measure``.
+    ``hostname=False`` keeps this machine's name out of ``out``: every record in it (those
+    already there too) holds ``metadata.HOSTNAME_WITHHELD`` instead.
     """
     # Fail before an hour of measuring, not after it.
     require("pandas", "ctxbench.sweep")
     records = _open(out)
+    if not hostname:
+        records = [withhold_hostname(rec) for rec in records]
     done = {_key(rec): rec for rec in records if rec["kind"] == RingResult.kind}
     grid = _grid(engines, transports, placements, sizes_kb, procs)
     bar = _bar(progress, len(grid))
@@ -133,7 +146,7 @@ def sweep(
             else:
                 result = measure([p], **args)
                 if out is not None:
-                    done[key] = record(result)
+                    done[key] = record(result, hostname=hostname)
                     records.append(done[key])
                     write_records(records, out)
                 frames.append(to_frame(result))

@@ -76,6 +76,7 @@ def _add_pipe(sub: Any) -> None:
     )
     _flags.placement_flags(pp, "default")
     pp.add_argument("--json", action="store_true", help="print the full result as JSON")
+    _no_hostname_flag(pp)
 
 
 def _add_info(sub: Any) -> None:
@@ -98,7 +99,16 @@ def _ring_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--json", action="store_true", help="print the full result as JSON instead of xgraph text"
     )
+    _no_hostname_flag(p)
     p.add_argument("procs", type=int, nargs="+", help="participant counts, e.g. 2 4 8 16 20")
+
+
+def _no_hostname_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-hostname",
+        action="store_true",
+        help="with --json: this machine's name as '(withheld)'",
+    )
 
 
 def _emit(output: str | dict[str, object]) -> None:
@@ -120,7 +130,7 @@ def _ring(args: argparse.Namespace) -> int:
         cpu=args.cpu,
         min_time=args.min_time,
     )
-    _emit(record(r) if args.json else r.to_xgraph())
+    _emit(record(r, hostname=not args.no_hostname) if args.json else r.to_xgraph())
     for p, low in zip(r.procs.tolist(), r.below_resolution.tolist()):
         if low:
             print(
@@ -142,7 +152,7 @@ def _pipe(args: argparse.Namespace) -> int:
         placement=args.placement if args.placement is not None else "default",
         cpu=args.cpu,
     )
-    _emit(record(r) if args.json else r.to_perf())
+    _emit(record(r, hostname=not args.no_hostname) if args.json else r.to_perf())
     return 0
 
 

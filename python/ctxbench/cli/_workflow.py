@@ -56,6 +56,11 @@ def _add_sweep(sub: Any) -> None:
     _flags.repetition_flags(sw)
     sw.add_argument("--out", required=True, help="results JSON file, appended to and resumed")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sw.add_argument(
+        "--no-hostname",
+        action="store_true",
+        help="keep this machine's name out of --out (written as '(withheld)')",
+    )
 
 
 def _add_plot(sub: Any) -> None:
@@ -109,6 +114,7 @@ def _sweep(args: argparse.Namespace) -> int:
         warmup=args.warmup,
         parallel=args.parallel,
         min_time=args.min_time,
+        hostname=not args.no_hostname,
     )
     points = df.groupby(
         ["engine", "transport", "placement", "size_kb", "parallel", "procs"], sort=False
