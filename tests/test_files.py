@@ -360,3 +360,17 @@ def test_save_can_withhold_the_hostname(results: list[ctxbench.RingResult], tmp_
     table = ctxbench.concat(results).assign(hostname="lab-3")
     files.save(table, tmp_path / "t.csv", hostname=False)
     assert set(files.load(tmp_path / "t.csv")["hostname"]) == {HOSTNAME_WITHHELD}
+
+
+def test_save_through_a_symlink_writes_its_target(
+    results: list[ctxbench.RingResult], tmp_path: Path
+) -> None:
+    (tmp_path / "data").mkdir()
+    for suffix in (".json", ".csv"):
+        target = tmp_path / "data" / f"r{suffix}"
+        target.write_text("old")
+        link = tmp_path / f"link{suffix}"
+        link.symlink_to(target)
+        files.save(results, link)
+        assert link.is_symlink() and len(files.load(target)) == len(ctxbench.concat(results))
+    assert not list(tmp_path.rglob(".*.tmp"))

@@ -251,10 +251,12 @@ def _naming(error: OSError, path: Path) -> OSError:
 
 
 def _temp_beside(path: Path) -> tuple[int, Path]:
+    # Beside the file a symlink points to, so the rename replaces that file, not the link.
     # Created 0o666 like any new file, so the umask decides its mode, whatever the format.
+    target = Path(os.path.realpath(path))
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
     while True:
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
         try:
             return os.open(tmp, flags, 0o666), tmp
         except FileExistsError:
@@ -282,7 +284,7 @@ def write_atomically(path: PathLike, write: Callable[[IO[bytes]], None]) -> None
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, os.path.realpath(path))
     except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
