@@ -251,3 +251,12 @@ def test_every_field_of_every_kind_is_declared() -> None:
     assert schema.RECORDS.keys() == result.KINDS.keys()
     for kind, cls in result.KINDS.items():
         assert {f.name for f in dataclasses.fields(cls)} == set(schema.RECORDS[kind])
+
+
+def test_repeated_records_are_kept(tmp_path: Path) -> None:
+    doc = json.loads(V1.read_text())
+    doc["results"] *= 2
+    path = tmp_path / "twice.json"
+    path.write_text(json.dumps(doc))
+    assert len(result.load_results(path)) == 4
+    assert len(files.load(path)) == 2 * len(files.load(V1))
