@@ -30,7 +30,7 @@ _POINT = re.compile(r"^(\d+)\s+(\S+)$")
 def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     """The tidy frame of raw JSON records."""
     # Through plain namespaces rather than the classes, so a file written before a field was
-    # added still loads as a table.
+    # added (declared ``required=False`` in ``schema.RECORDS``) still loads as a table.
     return concat(to_frame(types.SimpleNamespace(**decode(rec))) for rec in records)
 
 
