@@ -140,7 +140,7 @@ def edited(df: pd.DataFrame, column: str, row: int, value: object) -> pd.DataFra
         (lambda df: df.drop(columns=["cv"]), r"no column cv \(ring rows need it\)"),
         (lambda df: edited(df, "value", 2, float("-inf")), r"line 4: value: -inf is not a fin"),
         (lambda df: edited(df, "value", 2, float("inf")), r"line 4: value: inf is not a finite"),
-        (lambda df: edited(df, "value", 3, float("nan")), r"line 5: value: empty \(a ring row"),
+        (lambda df: edited(df, "value", 3, float("nan")), r"line 5: value: empty or NaN \(a ring"),
         (lambda df: edited(df, "raw_us", 1, -1.0), r"line 3: raw_us: -1.0 is below the min"),
         (lambda df: edited(df, "overhead_us", 0, -0.5), r"line 2: overhead_us: -0.5 is below"),
         (lambda df: edited(df, "procs", 1, "abc"), r"line 3: procs: expected an integer, got 'a"),
@@ -148,7 +148,7 @@ def edited(df: pd.DataFrame, column: str, row: int, value: object) -> pd.DataFra
         (lambda df: edited(df, "procs", 1, 2.5), r"line 3: procs: expected an integer, got 2.5"),
         (lambda df: edited(df, "benchmark", 0, "fio"), r"line 2: benchmark: 'fio' is not one of"),
         (lambda df: edited(df, "involuntary_switches", 0, -3), r"line 2: involuntary_switches: "),
-        (lambda df: edited(df, "ops_per_sec", len(df) - 1, None), r"ops_per_sec: empty \(a ping"),
+        (lambda df: edited(df, "ops_per_sec", len(df) - 1, None), r"ops_per_sec: empty or NaN"),
         (lambda df: edited(df, "below_resolution", 0, True), r"line 2: below_resolution: is Tr"),
     ],
 )

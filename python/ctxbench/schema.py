@@ -377,7 +377,7 @@ def check_table(df: pd.DataFrame) -> None:
             if name not in empty:
                 raise Bad("", f"not a ctxbench table: no column {name} ({kind} rows need it)")
             if (bad := rows & empty[name]).any():
-                raise Bad(name, f"empty (a {kind} row needs it)", int(np.argmax(bad)))
+                raise Bad(name, f"empty or NaN (a {kind} row needs it)", int(np.argmax(bad)))
     flag, figure = FLAG
     if flag in df.columns and figure in df.columns:
         for row, (low, x) in enumerate(zip(df[flag], df[figure])):
