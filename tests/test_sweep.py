@@ -3,7 +3,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -133,32 +132,6 @@ def test_out_must_be_a_ctxbench_file(tmp_path: Path) -> None:
     assert out.read_text() == "{}"
 
 
-def test_forced_progress_bar(capsys: pytest.CaptureFixture[str]) -> None:
-    ctxbench.sweep(procs=[2], repetitions=3, progress="force", **TINY)
-    assert "1/1" in capsys.readouterr().err
-    with pytest.raises(ValueError, match="progress"):
-        ctxbench.sweep(procs=[2], progress="yes")
-
-
-def test_default_transport_follows_each_engine(tmp_path: Path) -> None:
-    df = ctxbench.sweep(
-        procs=[2], engines=["process", "fiber"], out=tmp_path / "s.json", progress=False,
-        placements=["single"], repetitions=2, min_time=0.002, warmup=0,
-    )  # fmt: skip
-    assert sorted(set(zip(df.engine, df.transport))) == [("fiber", "resume"), ("process", "pipe")]
-
-
-def test_a_cpu_list_resumes_under_the_name_the_core_records(tmp_path: Path) -> None:
-    out = tmp_path / "s.json"
-    cpu = min(os.sched_getaffinity(0))
-    ring = CountingRing()
-    opts: dict[str, Any] = {"out": out, "progress": False, "measure": ring, **TINY}
-    ctxbench.sweep(procs=[2], placements=[[cpu, cpu]], repetitions=2, **opts)
-    ctxbench.sweep(procs=[2], placements=[[cpu, cpu]], repetitions=2, **opts)
-    assert len(ring.calls) == 1
-    assert records(out)[0]["placement"] == f"[{cpu}, {cpu}]"
-
-
 def test_an_out_that_cannot_be_written_fails_before_the_first_point(tmp_path: Path) -> None:
     ring = CountingRing()
     opts: dict[str, Any] = {"progress": False, "measure": ring, **TINY}
@@ -168,8 +141,9 @@ def test_an_out_that_cannot_be_written_fails_before_the_first_point(tmp_path: Pa
     assert e.value.filename == str(missing) and ".tmp" not in str(e.value)
     (tmp_path / "file").write_text("")
     under_a_file = tmp_path / "file" / "s.json"
-    with pytest.raises(NotADirectoryError, match=re.escape(str(under_a_file))):
+    with pytest.raises(NotADirectoryError) as e:
         ctxbench.sweep(procs=[2], out=under_a_file, **opts)
+    assert e.value.filename == str(under_a_file)
     assert ring.calls == []
 
 
@@ -187,8 +161,9 @@ def test_an_existing_out_is_checked_for_writing_too(
 
     monkeypatch.setattr(os, "open", read_only_fs)
     ring = CountingRing()
-    with pytest.raises(OSError, match=re.escape(f"Read-only file system: '{out}'")):
+    with pytest.raises(OSError) as e:
         ctxbench.sweep(procs=[2], out=out, progress=False, measure=ring, **TINY)
+    assert e.value.errno == errno.EROFS and e.value.filename == str(out)
     assert ring.calls == []
 
 
@@ -227,3 +202,29 @@ def test_cli_no_hostname(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert json.loads(capsys.readouterr().out)["metadata"]["hostname"] == HOSTNAME_WITHHELD
     assert main(["pipe", "-l", "1000", "--json", "--no-hostname"]) == 0
     assert json.loads(capsys.readouterr().out)["metadata"]["hostname"] == HOSTNAME_WITHHELD
+
+
+def test_forced_progress_bar(capsys: pytest.CaptureFixture[str]) -> None:
+    ctxbench.sweep(procs=[2], repetitions=3, progress="force", **TINY)
+    assert "1/1" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="progress"):
+        ctxbench.sweep(procs=[2], progress="yes")
+
+
+def test_default_transport_follows_each_engine(tmp_path: Path) -> None:
+    df = ctxbench.sweep(
+        procs=[2], engines=["process", "fiber"], out=tmp_path / "s.json", progress=False,
+        placements=["single"], repetitions=2, min_time=0.002, warmup=0,
+    )  # fmt: skip
+    assert sorted(set(zip(df.engine, df.transport))) == [("fiber", "resume"), ("process", "pipe")]
+
+
+def test_a_cpu_list_resumes_under_the_name_the_core_records(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    cpu = min(os.sched_getaffinity(0))
+    ring = CountingRing()
+    opts: dict[str, Any] = {"out": out, "progress": False, "measure": ring, **TINY}
+    ctxbench.sweep(procs=[2], placements=[[cpu, cpu]], repetitions=2, **opts)
+    ctxbench.sweep(procs=[2], placements=[[cpu, cpu]], repetitions=2, **opts)
+    assert len(ring.calls) == 1
+    assert records(out)[0]["placement"] == f"[{cpu}, {cpu}]"

@@ -115,14 +115,15 @@ def sweep(
     """Run ``measure`` (``ctxbench.ring``) once per grid point and return the tidy frame of
     the grid.
 
+    ``hostname=False`` keeps this machine's name out of ``out``: every record in it (those
+    already there too) holds ``metadata.HOSTNAME_WITHHELD`` instead.
+
     The grid is engines × transports × placements × sizes_kb × procs; a transport of None
     is each engine's default (pipe, or resume for fibers). With ``out``, each
     finished point is appended to that JSON file (rewritten atomically) before the next
     starts, and points already in it (same engine, transport, placement, size_kb, procs,
     repetitions and parallel) are not measured again: rerun after a crash or Ctrl-C to resume.
     Other keyword arguments (``warmup``, ``parallel``, ``min_time``, ...) go to ``measure``.
-    ``hostname=False`` keeps this machine's name out of ``out``: every record in it (those
-    already there too) holds ``metadata.HOSTNAME_WITHHELD`` instead.
     """
     # Fail before an hour of measuring, not after it.
     require("pandas", "ctxbench.sweep")
