@@ -186,6 +186,11 @@ def test_sweep_can_withhold_the_hostname(tmp_path: Path) -> None:
     # Resuming with hostname=False withholds it in the records already there as well.
     ctxbench.sweep(procs=[2, 3], hostname=False, **opts)
     assert [r["metadata"]["hostname"] for r in records(out)] == [HOSTNAME_WITHHELD] * 2
+    # Even when there is nothing left to measure.
+    ctxbench.sweep(procs=[2], out=tmp_path / "t.json", progress=False, repetitions=2, **TINY)
+    ctxbench.sweep(procs=[2], out=tmp_path / "t.json", progress=False, repetitions=2,
+                   measure=CountingRing(interrupt_on=1), hostname=False, **TINY)  # fmt: skip
+    assert records(tmp_path / "t.json")[0]["metadata"]["hostname"] == HOSTNAME_WITHHELD
 
 
 def test_cli_no_hostname(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -128,8 +128,9 @@ def sweep(
     # Fail before an hour of measuring, not after it.
     require("pandas", "ctxbench.sweep")
     records = _open(out)
-    if not hostname:
+    if not hostname and records:
         records = [withhold_hostname(rec) for rec in records]
+        write_records(records, out)  # even when every point is done already
     done = {_key(rec): rec for rec in records if rec["kind"] == RingResult.kind}
     grid = _grid(engines, transports, placements, sizes_kb, procs)
     bar = _bar(progress, len(grid))
