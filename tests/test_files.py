@@ -389,3 +389,9 @@ def test_a_table_of_every_source_round_trips(
             back.astype(object).where(back.notna(), None),
             mixed.astype(object).where(mixed.notna(), None),
         )
+
+
+def test_xgraph_holds_rings_only(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="xgraph format holds ring results, not PingpongResult"):
+        files.save(ctxbench.pingpong(loops=1000), tmp_path / "p.xgraph")
+    assert not list(tmp_path.iterdir())

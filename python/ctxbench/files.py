@@ -36,6 +36,8 @@ def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
 
 def write_xgraph(ring: Any) -> str:
     """lat_ctx's xgraph text of a ring result."""
+    if getattr(ring, "kind", None) != "ring":
+        raise TypeError(f"lat_ctx's xgraph format holds ring results, not {type(ring).__name__}")
     return str(ring.to_xgraph())
 
 
