@@ -395,3 +395,9 @@ def test_xgraph_holds_rings_only(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="xgraph format holds ring results, not PingpongResult"):
         files.save(ctxbench.pingpong(loops=1000), tmp_path / "p.xgraph")
     assert not list(tmp_path.iterdir())
+
+
+def test_json_holds_results_only(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="expected a ctxbench result, got dict"):
+        files.save([{"kind": "ring"}], tmp_path / "r.json")
+    assert not list(tmp_path.iterdir())

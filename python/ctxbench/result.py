@@ -230,6 +230,8 @@ def _jsonable(value: Any) -> Any:
 def record(result: Result, *, hostname: bool = True) -> dict[str, Any]:
     """One result as a JSON-ready dict: ``kind``, every field (arrays as lists), ``metadata``
     (its hostname withheld with ``hostname=False``: see ``withhold_hostname``)."""
+    if not isinstance(result, tuple(KINDS.values())):
+        raise TypeError(f"expected a ctxbench result, got {type(result).__name__}")
     fields = dict(vars(result))
     metadata = fields.pop("metadata", None) or {}
     rec = {"kind": result.kind, **_jsonable(fields), "metadata": _jsonable(metadata)}
