@@ -99,7 +99,8 @@ pub struct Config {
     pub transport: TransportKind,
     pub procs: Vec<usize>,
     pub size_kb: usize,
-    pub repetitions: usize,
+    /// When a point has measured enough.
+    pub stop: Stop,
     pub warmup: usize,
     pub parallel: usize,
     pub placement: Placement,
@@ -111,6 +112,106 @@ pub struct Config {
     /// Record every hop's wake-to-run latency during the timed repetitions.
     pub record_hops: bool,
 }
+
+/// When a point has measured enough.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stop {
+    /// lmbench's way: exactly this many timed repetitions, each followed by an overhead
+    /// repetition of its own.
+    Repetitions(usize),
+    /// Blocks of `BLOCK_REPETITIONS` repetitions, each block followed by one overhead
+    /// repetition, until the 95 % interval of the median (built from the spread between block
+    /// medians, see `stats::summarize_blocks`) lies within ± `target` × median — after at
+    /// least `MIN_BLOCKS` blocks — or `max_repetitions` were made, or `max_time` seconds went
+    /// into measuring.
+    Precision {
+        target: f64,
+        max_repetitions: usize,
+        max_time: f64,
+    },
+}
+
+/// Repetitions per block in precision mode: enough for a block median, few enough that
+/// blocks are many.
+pub const BLOCK_REPETITIONS: usize = 4;
+/// Blocks before the interval is trusted: with fewer, Student's t is too wide to be useful.
+pub const MIN_BLOCKS: usize = 3;
+/// The relative half-width asked for by default: run-to-run spread of about 1 %.
+pub const DEFAULT_PRECISION: f64 = 0.02;
+/// Seconds of measuring after which a point stops whatever its interval.
+pub const DEFAULT_MAX_TIME: f64 = 1.0;
+pub const DEFAULT_MAX_REPETITIONS: usize = 400;
+/// Seconds per repetition in precision mode: short, because blocks, not long repetitions,
+/// average the host's drift out.
+pub const PRECISION_MIN_TIME: f64 = 0.005;
+/// Relative half-width: (lower bound exclusive, upper bound inclusive).
+pub const PRECISION_RANGE: (f64, f64) = (0.0, 0.5);
+
+impl Stop {
+    /// The default stopping rule: precision.
+    pub fn precision() -> Self {
+        Stop::Precision {
+            target: DEFAULT_PRECISION,
+            max_repetitions: DEFAULT_MAX_REPETITIONS,
+            max_time: DEFAULT_MAX_TIME,
+        }
+    }
+
+    /// Seconds per repetition when the caller names none.
+    pub fn default_min_time(&self) -> f64 {
+        match self {
+            Stop::Repetitions(_) => DEFAULT_MIN_TIME,
+            Stop::Precision { .. } => PRECISION_MIN_TIME,
+        }
+    }
+
+    /// Repetitions per block: the whole run for a fixed count.
+    pub fn block(&self, made: usize) -> usize {
+        match self {
+            Stop::Repetitions(_) => made.max(1),
+            Stop::Precision { .. } => BLOCK_REPETITIONS,
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        match *self {
+            Stop::Repetitions(n) => REPETITIONS.check(n as u64).map(drop),
+            Stop::Precision {
+                target,
+                max_repetitions,
+                max_time,
+            } => {
+                let (lo, hi) = PRECISION_RANGE;
+                if !(target > lo && target <= hi) {
+                    return Err(Error::invalid(
+                        "precision",
+                        format!(
+                            "must be > {lo} and <= {hi} (a fraction of the median), got {target}"
+                        ),
+                    ));
+                }
+                let floor = (BLOCK_REPETITIONS * MIN_BLOCKS) as u64;
+                Limit {
+                    param: "max_repetitions",
+                    lo: floor,
+                    ..REPETITIONS
+                }
+                .check(max_repetitions as u64)?;
+                let (lo, hi) = MAX_TIME_S;
+                if !(max_time > lo && max_time <= hi) {
+                    return Err(Error::invalid(
+                        "max_time",
+                        format!("must be > {lo} and <= {hi} seconds, got {max_time}"),
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Seconds of measuring per point in precision mode.
+pub const MAX_TIME_S: (f64, f64) = (0.0, 3600.0);
 
 /// How many trips a timed repetition makes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -129,7 +230,7 @@ impl Config {
             transport: TransportKind::Pipe,
             procs,
             size_kb: 0,
-            repetitions: 11,
+            stop: Stop::Repetitions(11),
             warmup: 1,
             parallel: 1,
             placement: Placement::Default,
@@ -152,7 +253,7 @@ impl Config {
             PROCS.check(p as u64)?;
         }
         SIZE_KB.check(self.size_kb as u64)?;
-        REPETITIONS.check(self.repetitions as u64)?;
+        self.stop.validate()?;
         WARMUP.check(self.warmup as u64)?;
         PARALLEL.check(self.parallel as u64)?;
         let max_procs = self.procs.iter().max().copied().unwrap_or(0);
@@ -190,7 +291,7 @@ mod tests {
     fn quick(procs: Vec<usize>) -> Config {
         Config {
             min_time: 0.005,
-            repetitions: 3,
+            stop: Stop::Repetitions(3),
             ..Config::lat_ctx(procs)
         }
     }
@@ -205,11 +306,24 @@ mod tests {
         bad(quick(vec![1]), "procs");
         bad(
             Config {
-                repetitions: 0,
+                stop: Stop::Repetitions(0),
                 ..quick(vec![2])
             },
             "repetitions",
         );
+        let precise = |target, max_repetitions, max_time| Config {
+            stop: Stop::Precision {
+                target,
+                max_repetitions,
+                max_time,
+            },
+            ..quick(vec![2])
+        };
+        bad(precise(0.0, 100, 1.0), "precision");
+        bad(precise(f64::NAN, 100, 1.0), "precision");
+        bad(precise(0.01, 11, 1.0), "max_repetitions");
+        bad(precise(0.01, 100, 0.0), "max_time");
+        assert!(precise(0.01, 100, 1.0).validate().is_ok());
         bad(
             Config {
                 parallel: 0,

@@ -4,12 +4,14 @@
 //! The measurement is engine (who switches) × transport (how the token travels) × placement
 //! (where participants run), around one workload and one measured loop.
 
+pub mod barrier;
 pub mod clock;
 pub mod config;
 pub mod counters;
 pub mod engine;
 pub mod error;
 pub mod hops;
+pub mod measure;
 pub mod memory;
 pub mod placement;
 pub mod result;
@@ -18,6 +20,8 @@ pub mod stats;
 mod sys;
 pub mod token;
 pub mod transport;
+pub mod watchdog;
+pub mod wire;
 pub mod workload;
 
 #[cfg(feature = "python")]

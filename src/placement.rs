@@ -2,6 +2,7 @@
 //! optional CPU per participant of every ring.
 
 use crate::error::{Error, Result};
+use crate::transport::TransportKind;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Placement {
@@ -132,6 +133,36 @@ impl Placement {
     }
 }
 
+/// Whether a resolved placement (`Placement::resolve`) puts every participant on one CPU, or
+/// the caller may only use one anyway.
+pub fn on_one_cpu(allowed: &[usize], cpus: &[Vec<Option<usize>>]) -> bool {
+    let first = cpus
+        .first()
+        .and_then(|ring| ring.first())
+        .copied()
+        .flatten();
+    allowed.len() == 1 || (first.is_some() && cpus.iter().flatten().all(|&c| c == first))
+}
+
+/// A transport without a wake-up path (`single_cpu_only`) works only with every participant
+/// on one CPU.
+pub fn check_one_cpu(
+    transport: TransportKind,
+    allowed: &[usize],
+    cpus: &[Vec<Option<usize>>],
+) -> Result<()> {
+    if !transport.single_cpu_only() || on_one_cpu(allowed, cpus) {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        "placement",
+        format!(
+            "transport {:?} needs every participant on one CPU: use placement='single'",
+            transport.name()
+        ),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,5 +229,27 @@ mod tests {
             Placement::Single(Some(1))
         );
         assert_eq!(named(Named::Cpus(&[1, 0]), None).unwrap().name(), "[1, 0]");
+    }
+
+    #[test]
+    fn single_cpu_transports_need_one_cpu() {
+        let allowed = [0, 1];
+        let grid = |p: Placement| p.resolve(&allowed, 3, 2).unwrap();
+        assert!(on_one_cpu(&allowed, &grid(Placement::Single(Some(1)))));
+        assert!(!on_one_cpu(&allowed, &grid(Placement::Default)));
+        assert!(!on_one_cpu(&allowed, &grid(Placement::Balanced)));
+        assert!(on_one_cpu(
+            &[1],
+            &Placement::Default.resolve(&[1], 2, 1).unwrap()
+        ));
+        let spread = grid(Placement::Spread);
+        assert!(check_one_cpu(TransportKind::Pipe, &allowed, &spread).is_ok());
+        assert!(matches!(
+            check_one_cpu(TransportKind::Yield, &allowed, &spread),
+            Err(Error::Invalid {
+                param: "placement",
+                ..
+            })
+        ));
     }
 }

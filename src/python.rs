@@ -1,7 +1,7 @@
 //! The pyo3 bindings: Python arguments in, numpy arrays out. Errors are mapped to Python
 //! exceptions here and nowhere else.
 
-use crate::config::{self, Config, Plan};
+use crate::config::{self, Config, Plan, Stop};
 use crate::engine::{Engine, TransportKind};
 use crate::error::Error;
 use crate::placement::{Named, Placement, NAMES, POLICIES};
@@ -99,10 +99,22 @@ macro_rules! count_args {
 count_args! {
     size_kb_arg => config::SIZE_KB,
     repetitions_arg => config::REPETITIONS,
+    max_repetitions_arg => config::Limit {
+        param: "max_repetitions",
+        ..config::REPETITIONS
+    },
     warmup_arg => config::WARMUP,
     parallel_arg => config::PARALLEL,
     loops_arg => config::LOOPS,
     pairs_arg => config::BASELINE_PAIRS,
+}
+
+/// `repetitions=`: None (measure until precise), or a fixed count.
+fn fixed_repetitions_arg(obj: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    repetitions_arg(obj).map(Some)
 }
 
 /// `cpu=`: None, or an int (its range is `placement.rs`'s rule).
@@ -210,10 +222,10 @@ fn tsc_dict<'py>(
 
 /// Runs the token ring for each process count; see `ctxbench.ring` for the arguments.
 #[pyfunction]
-#[pyo3(signature = (procs, *, engine="process", transport=None, size_kb=0, repetitions=11,
-    warmup=1, parallel=1, placement=None, cpu=None, min_time=config::DEFAULT_MIN_TIME,
-    timeout=config::DEFAULT_TIMEOUT,
-    record_hops=false))]
+#[pyo3(signature = (procs, *, engine="process", transport=None, size_kb=0, repetitions=None,
+    precision=config::DEFAULT_PRECISION, max_time=config::DEFAULT_MAX_TIME,
+    max_repetitions=config::DEFAULT_MAX_REPETITIONS, warmup=1, parallel=1, placement=None,
+    cpu=None, min_time=None, timeout=config::DEFAULT_TIMEOUT, record_hops=false))]
 #[allow(clippy::too_many_arguments)]
 fn ring<'py>(
     py: Python<'py>,
@@ -221,26 +233,38 @@ fn ring<'py>(
     engine: &str,
     transport: Option<&str>,
     #[pyo3(from_py_with = size_kb_arg)] size_kb: usize,
-    #[pyo3(from_py_with = repetitions_arg)] repetitions: usize,
+    #[pyo3(from_py_with = fixed_repetitions_arg)] repetitions: Option<usize>,
+    precision: f64,
+    max_time: f64,
+    #[pyo3(from_py_with = max_repetitions_arg)] max_repetitions: usize,
     #[pyo3(from_py_with = warmup_arg)] warmup: usize,
     #[pyo3(from_py_with = parallel_arg)] parallel: usize,
     placement: Option<&Bound<'py, PyAny>>,
     #[pyo3(from_py_with = cpu_arg)] cpu: Option<i64>,
-    min_time: f64,
+    min_time: Option<f64>,
     timeout: f64,
     record_hops: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (engine, transport) = engine_transport(engine, transport)?;
+    // A fixed count is lmbench's way; without one, measure until precise.
+    let stop = match repetitions {
+        Some(n) => Stop::Repetitions(n),
+        None => Stop::Precision {
+            target: precision,
+            max_repetitions,
+            max_time,
+        },
+    };
     let cfg = Config {
         engine,
         transport,
         procs,
         size_kb,
-        repetitions,
+        stop,
         warmup,
         parallel,
         placement: self::placement(placement, cpu)?,
-        min_time,
+        min_time: min_time.unwrap_or(stop.default_min_time()),
         timeout,
         plan: Plan::Calibrated,
         record_hops,
@@ -256,14 +280,29 @@ fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bou
     d.set_item("transport", cfg.transport.name())?;
     d.set_item("placement", cfg.placement.name())?;
     d.set_item("size_kb", cfg.size_kb)?;
-    d.set_item("repetitions", cfg.repetitions)?;
+    let (repetitions, precision, max_time) = match cfg.stop {
+        Stop::Repetitions(n) => (Some(n), None, None),
+        Stop::Precision {
+            target, max_time, ..
+        } => (None, Some(target), Some(max_time)),
+    };
+    d.set_item("repetitions", repetitions)?;
+    d.set_item("precision", precision)?;
+    d.set_item("max_time", max_time)?;
+    let stopped = s.stopped.iter().map(|x| x.as_str());
+    d.set_item("stopped", PyList::new(py, stopped)?)?;
+    let made: Vec<usize> = s.samples_us.iter().map(Vec::len).collect();
+    d.set_item("repetitions_made", ints(py, &made))?;
     d.set_item("warmup", cfg.warmup)?;
     d.set_item("parallel", cfg.parallel)?;
     d.set_item("min_time", cfg.min_time)?;
     d.set_item("procs", ints(py, &s.procs))?;
-    d.set_item("samples_us", matrix(py, &s.samples_us)?)?;
-    d.set_item("raw_samples_us", matrix(py, &s.raw_samples_us)?)?;
-    d.set_item("overhead_samples_us", matrix(py, &s.overhead_samples_us)?)?;
+    d.set_item("samples_us", by_repetition(py, &s.samples_us)?)?;
+    d.set_item("raw_samples_us", by_repetition(py, &s.raw_samples_us)?)?;
+    d.set_item(
+        "overhead_samples_us",
+        by_repetition(py, &s.overhead_samples_us)?,
+    )?;
     d.set_item("latency_us", column(py, &s.stats, |x| x.median))?;
     d.set_item("min_us", column(py, &s.stats, |x| x.min))?;
     d.set_item("raw_us", s.raw_us.into_pyarray(py))?;
@@ -333,6 +372,19 @@ fn ints<'py, T: Copy + TryInto<i64>>(py: Python<'py>, v: &[T]) -> Bound<'py, PyA
         .map(|&x| x.try_into().unwrap_or(i64::MAX))
         .collect::<Vec<i64>>()
         .into_pyarray(py)
+}
+
+/// Per-point series `[point][repetition]` as a (repetition, point) array; a point that
+/// stopped earlier than another has NaN where it made no repetition.
+fn by_repetition<'py>(py: Python<'py>, series: &[Vec<f64>]) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let rows = series.iter().map(Vec::len).max().unwrap_or(0);
+    let table: Vec<Vec<f64>> = (0..rows)
+        .map(|k| {
+            let at = |v: &Vec<f64>| v.get(k).copied().unwrap_or(f64::NAN);
+            series.iter().map(at).collect()
+        })
+        .collect();
+    matrix(py, &table)
 }
 
 /// A rectangular `[row][column]` table as a 2-D array.
@@ -445,6 +497,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(placement_name, m)?)?;
     m.add("DEFAULT_MIN_TIME", config::DEFAULT_MIN_TIME)?;
     m.add("DEFAULT_TIMEOUT", config::DEFAULT_TIMEOUT)?;
+    m.add("DEFAULT_PRECISION", config::DEFAULT_PRECISION)?;
+    m.add("DEFAULT_MAX_TIME", config::DEFAULT_MAX_TIME)?;
+    m.add("DEFAULT_MAX_REPETITIONS", config::DEFAULT_MAX_REPETITIONS)?;
     m.add("MAX_PROCS", config::MAX_PROCS)?;
     m.add(
         "ENGINES",

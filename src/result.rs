@@ -7,6 +7,7 @@ use crate::clock::{self, Tsc};
 use crate::config::Config;
 use crate::engine::{Engine, TransportKind};
 use crate::hops;
+use crate::measure::Stopped;
 use crate::placement::Placement;
 use crate::ring::{Phases, Point};
 use crate::stats::{self, Summary};
@@ -14,7 +15,8 @@ use crate::stats::{self, Summary};
 #[derive(Debug, Clone)]
 pub struct RingSummary {
     pub procs: Vec<usize>,
-    /// Net µs per switch of every repetition (mean over parallel rings), `[repetition][point]`.
+    /// Net µs per switch of every repetition (mean over parallel rings), `[point][repetition]`:
+    /// points stopped by precision made different numbers of repetitions.
     pub samples_us: Vec<Vec<f64>>,
     /// Raw µs per hop and overhead µs per hop, same layout.
     pub raw_samples_us: Vec<Vec<f64>>,
@@ -62,6 +64,8 @@ pub struct RingSummary {
     pub phase_s: Vec<Phases>,
     /// Wake-to-run latency of every hop, when recording.
     pub hops: Option<HopSummary>,
+    /// Why each point's timed repetitions ended.
+    pub stopped: Vec<Stopped>,
 }
 
 /// Percentiles of the hop latencies and the histogram they come from, trimmed after the last
@@ -170,11 +174,12 @@ pub fn summarize(cfg: &Config, points: &[Point]) -> RingSummary {
 }
 
 fn summarize_with(points: &[Point], model: Model) -> RingSummary {
-    let reps = points.first().map_or(0, |p| p.raw_ns.len());
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    // Each point's series, one value per repetition (averaged over the parallel rings).
     let per_rep = |f: &dyn Fn(&Point, usize) -> f64| -> Vec<Vec<f64>> {
-        (0..reps)
-            .map(|k| points.iter().map(|p| f(p, k)).collect())
+        points
+            .iter()
+            .map(|p| (0..p.raw_ns.len()).map(|k| f(p, k)).collect())
             .collect()
     };
     let net = |p: &Point, k: usize, r: usize| (p.raw_ns[k][r] - p.overhead_ns[k][r]) / NS_PER_US;
@@ -187,9 +192,14 @@ fn summarize_with(points: &[Point], model: Model) -> RingSummary {
     });
     let raw_samples_us = per_rep(&|p, k| mean(&p.raw_ns[k]) / NS_PER_US);
     let overhead_samples_us = per_rep(&|p, k| mean(&p.overhead_ns[k]) / NS_PER_US);
-    let column = |m: &[Vec<f64>], j: usize| m.iter().map(|row| row[j]).collect::<Vec<f64>>();
-    let stats: Vec<Summary> = (0..points.len())
-        .map(|j| stats::summarize(&column(&samples_us, j)))
+    // The interval of the median comes from blocks where the point was measured in blocks.
+    let stats: Vec<Summary> = points
+        .iter()
+        .zip(&samples_us)
+        .map(|(p, v)| {
+            let blocks: Vec<Vec<f64>> = v.chunks(p.block.max(1)).map(<[f64]>::to_vec).collect();
+            stats::summarize_blocks(&blocks)
+        })
         .collect();
     let all_overhead: Vec<f64> = points
         .iter()
@@ -222,7 +232,7 @@ fn summarize_with(points: &[Point], model: Model) -> RingSummary {
         points
             .iter()
             .map(|p| {
-                let net: Vec<f64> = (0..reps)
+                let net: Vec<f64> = (0..p.raw_cycles.len())
                     .map(|k| {
                         let rings = p.raw_cycles[k].len();
                         (0..rings)
@@ -251,16 +261,16 @@ fn summarize_with(points: &[Point], model: Model) -> RingSummary {
         software_unavailable: first.software_unavailable,
         warnings,
         procs: points.iter().map(|p| p.procs).collect(),
-        raw_us: (0..points.len())
-            .map(|j| stats::median(&column(&raw_samples_us, j)))
-            .collect(),
-        overhead_point_us: (0..points.len())
-            .map(|j| stats::median(&column(&overhead_samples_us, j)))
+        raw_us: raw_samples_us.iter().map(|v| stats::median(v)).collect(),
+        overhead_point_us: overhead_samples_us
+            .iter()
+            .map(|v| stats::median(v))
             .collect(),
         overhead_us: stats::median(&all_overhead),
         ring_us: points
             .iter()
             .map(|p| {
+                let reps = p.raw_ns.len();
                 (0..p.raw_ns[0].len())
                     .map(|r| stats::median(&(0..reps).map(|k| net(p, k, r)).collect::<Vec<_>>()))
                     .collect()
@@ -268,6 +278,7 @@ fn summarize_with(points: &[Point], model: Model) -> RingSummary {
             .collect(),
         below_resolution: stats.iter().map(|s| s.median <= 0.0).collect(),
         counted_us: points.iter().map(|p| p.counted_ns / NS_PER_US).collect(),
+        stopped: points.iter().map(|p| p.stopped).collect(),
         cpus: points.iter().map(|p| p.cpus.clone()).collect(),
         trips: points.iter().map(|p| p.trips[0]).collect(),
         overhead_rounds: points.iter().map(|p| p.overhead_rounds[0]).collect(),
@@ -310,6 +321,8 @@ mod tests {
             hops: None,
             rusage: Rusage::default(),
             phase_s: Phases::default(),
+            stopped: Stopped::Repetitions,
+            block: raw.len(),
         }
     }
 
@@ -319,7 +332,7 @@ mod tests {
     fn net_samples_are_raw_minus_overhead_per_repetition() {
         let p = point(2, &[3000.0, 4000.0, 5000.0], &[1000.0, 1000.0, 2000.0]);
         let s = summarize_with(&[p], BLOCKING_ONE_CPU);
-        assert_eq!(s.samples_us, vec![vec![2.0], vec![3.0], vec![3.0]]);
+        assert_eq!(s.samples_us, vec![vec![2.0, 3.0, 3.0]]);
         assert_eq!(s.stats[0].median, 3.0);
         assert_eq!(s.stats[0].min, 2.0);
         assert_eq!(s.raw_us, vec![4.0]);

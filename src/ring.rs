@@ -1,19 +1,22 @@
-//! The measurement: for each participant count, start the rings, calibrate, warm up, then
-//! alternate timed ring repetitions with overhead repetitions so that machine drift hits both
-//! alike, and tear everything down on every path.
+//! One point's lifecycle, for each participant count: start the participants, drive every
+//! ring under the watchdog, pick the first failure, assemble the `Point`; everything is torn
+//! down on every path. Plus `run` (every count) and `pingpong` (perf's loop).
 
 use crate::clock;
-use crate::config::{self, Config, Plan};
+use crate::config::{self, Config, Plan, Stop};
 use crate::counters::{Counters, Totals};
-use crate::engine::{self, Engine, Group, Ring, TransportKind};
+use crate::engine::{self, Engine, Group, Members, Report, Ring, TransportKind};
 use crate::error::{Error, Result};
+use crate::measure::{run_driver, DriverRun, PointRun, Series, Stopped};
 use crate::memory;
-use crate::placement::Placement;
+use crate::placement::{self, Placement};
 use crate::sys;
+use crate::watchdog;
 use crate::workload::Workload;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+pub use crate::measure::{Interrupt, Phases};
 
 /// Everything measured for one participant count.
 #[derive(Debug, Clone)]
@@ -46,6 +49,9 @@ pub struct Point {
     pub rusage: Rusage,
     /// Seconds spent in calibration, warm-up, the timed repetitions, and start/teardown.
     pub phase_s: Phases,
+    /// Why the timed repetitions ended, and how many consecutive ones form a block.
+    pub stopped: Stopped,
+    pub block: usize,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -56,17 +62,6 @@ pub struct Rusage {
     pub passes: u64,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Phases {
-    pub calibration: f64,
-    pub warmup: f64,
-    pub measure: f64,
-    pub setup_teardown: f64,
-}
-
-/// Asked between repetitions; true means stop now (Ctrl-C).
-pub type Interrupt<'a> = &'a mut (dyn FnMut() -> bool + 'a);
-
 /// Runs the whole configuration, one point per participant count.
 pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
     cfg.validate()?;
@@ -75,18 +70,7 @@ pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
     let mut placements = Vec::with_capacity(cfg.procs.len());
     for &procs in &cfg.procs {
         let cpus = cfg.placement.resolve(&allowed, procs, cfg.parallel)?;
-        let first = cpus[0][0];
-        let one_cpu =
-            allowed.len() == 1 || (first.is_some() && cpus.iter().flatten().all(|&c| c == first));
-        if cfg.transport.single_cpu_only() && !one_cpu {
-            return Err(Error::invalid(
-                "placement",
-                format!(
-                    "transport {:?} needs every participant on one CPU: use placement='single'",
-                    cfg.transport.name()
-                ),
-            ));
-        }
+        placement::check_one_cpu(cfg.transport, &allowed, &cpus)?;
         placements.push((procs, cpus));
     }
     // Refuse what cannot fit before forking anything, not halfway through the sweep.
@@ -138,7 +122,7 @@ pub fn pingpong(
         engine,
         transport,
         placement,
-        repetitions: 1,
+        stop: Stop::Repetitions(1),
         warmup: 0,
         timeout,
         plan: Plan::Fixed(loops),
@@ -157,6 +141,7 @@ pub fn pingpong(
     })
 }
 
+/// One participant count: start, drive, tear down, assemble.
 fn point(
     cfg: &Config,
     procs: usize,
@@ -176,6 +161,35 @@ fn point(
     // thread; the drivers of other rings are not observed).
     let mut tasks = members.tids();
     tasks.push((0, sys::gettid()));
+    let run = PointRun::new(cfg, procs, rings.len());
+    let (outcome, counters) = drive_all(&mut rings, &*members, &run, cpus, &tasks, interrupt);
+    let stopped = outcome.iter().all(Result::is_ok);
+    let totals = RingTotals::read(&rings);
+    drop(rings);
+    let report = members.finish(stopped);
+    if !stopped {
+        return Err(first_failure(outcome, report.failure));
+    }
+    let drivers = outcome.into_iter().collect::<Result<Vec<_>>>()?;
+    let evidence = Evidence {
+        report,
+        rings: totals,
+        counters,
+    };
+    Ok(assemble(&run, &drivers, evidence, &tasks, t0))
+}
+
+/// Drives every ring at once, ring 0 from this thread (the only one that opens the kernel
+/// counters, around its counted repetition) and each other ring from a thread of its own,
+/// under the watchdog. Returns each driver's outcome in ring order, and the counters' totals.
+fn drive_all(
+    rings: &mut [Box<dyn Ring>],
+    members: &dyn Members,
+    run: &PointRun,
+    cpus: &[Vec<Option<usize>>],
+    tasks: &[(usize, libc::pid_t)],
+    interrupt: Interrupt,
+) -> (Vec<Result<DriverRun>>, Totals) {
     // Counters are evidence, not the measurement: without the descriptors for them, they
     // report themselves unavailable (EMFILE) and the run goes on.
     let fd_limit = sys::ensure_fds(Counters::FDS_PER_TASK * tasks.len() as u64)
@@ -184,38 +198,37 @@ fn point(
     let tids: Vec<libc::pid_t> = tasks.iter().map(|t| t.1).collect();
     let mut counters = None;
     let mut totals = Totals::default();
-    let ctx = Ctx {
-        cfg,
-        procs,
-        abort: AtomicBool::new(false),
-        barrier: Barrier::new(rings.len()),
-    };
     let done = AtomicBool::new(false);
     let progress: Vec<_> = rings.iter().map(|r| r.progress()).collect();
-    let outcome: Vec<Result<Drive>> = std::thread::scope(|s| {
-        let watchdog = s.spawn(|| watch(&progress, &ctx, &done, &*members));
+    let timeout = run.cfg.timeout;
+    let outcome = std::thread::scope(|s| {
+        let watchdog =
+            s.spawn(|| watchdog::watch(&progress, timeout, &run.barrier, &done, members));
         let (first, rest) = rings.split_first_mut().expect("at least one ring");
         let others: Vec<_> = rest
             .iter_mut()
             .enumerate()
             .map(|(k, ring)| {
-                let (ctx, cpu) = (&ctx, cpus[k + 1][0]);
-                s.spawn(move || drive(ring.as_mut(), ctx, cpu, &mut || false, &mut |_| {}))
+                let cpu = cpus[k + 1][0];
+                s.spawn(move || {
+                    run_driver(ring.as_mut(), run, k + 1, cpu, &mut || false, &mut |_| {})
+                })
             })
             .collect();
-        let mut window = |open: bool| {
-            if open {
+        let mut counting = |on: bool| {
+            if on {
                 counters.insert(Counters::open(&tids)).start();
             } else if let Some(mut c) = counters.take() {
                 totals = c.stop();
             }
         };
-        let mut all = vec![drive(
+        let mut all = vec![run_driver(
             first.as_mut(),
-            &ctx,
+            run,
+            0,
             cpus[0][0],
             interrupt,
-            &mut window,
+            &mut counting,
         )];
         all.extend(
             others
@@ -230,389 +243,123 @@ fn point(
     if let Some(old) = fd_limit {
         sys::restore_fd_limit(old);
     }
+    (outcome, totals)
+}
 
-    let stopped = outcome.iter().all(Result::is_ok);
-    let work: Vec<(u64, u64)> = rings.iter().map(|r| r.work_done()).collect();
-    let driver_hops = rings[0].driver_hops_per_trip();
-    let hops = rings
-        .iter()
-        .filter_map(|r| r.hops())
-        .reduce(|(mut a, m), (b, n)| {
-            a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-            (a, m.max(n))
-        });
-    drop(rings);
-    let report = members.finish(stopped);
-    if !stopped {
-        let first = outcome
-            .into_iter()
-            .find_map(Result::err)
-            .unwrap_or_else(|| Error::Peer("the ring did not stop cleanly".into()));
-        return Err(match (first, report.failure) {
-            (Error::Interrupted, _) => Error::Interrupted,
-            (Error::Peer(msg), Some(cause)) => Error::Peer(format!("{cause} ({msg})")),
-            (e, _) => e,
-        });
+/// What the rings' drivers hold once they stopped, read before the rings are dropped.
+struct RingTotals {
+    /// Each driver's (workload passes, checksum).
+    work: Vec<(u64, u64)>,
+    driver_hops_per_trip: u64,
+    /// The rings' merged hop histogram and largest hop, when recording.
+    hops: Option<(Vec<u64>, u64)>,
+}
+
+impl RingTotals {
+    fn read(rings: &[Box<dyn Ring>]) -> Self {
+        RingTotals {
+            work: rings.iter().map(|r| r.work_done()).collect(),
+            driver_hops_per_trip: rings[0].driver_hops_per_trip(),
+            hops: rings
+                .iter()
+                .filter_map(|r| r.hops())
+                .reduce(|(mut a, m), (b, n)| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    (a, m.max(n))
+                }),
+        }
     }
-    let drives: Vec<Drive> = outcome.into_iter().map(|r| r.expect("checked")).collect();
+}
 
-    let expected = Workload::expected_sum(cfg.size_kb);
+/// The error a failed point reports: the first driver's, with the participants' account of
+/// the cause when they have one.
+fn first_failure(outcome: Vec<Result<DriverRun>>, cause: Option<String>) -> Error {
+    let first = outcome
+        .into_iter()
+        .find_map(Result::err)
+        .unwrap_or_else(|| Error::Peer("the ring did not stop cleanly".into()));
+    match (first, cause) {
+        (Error::Interrupted, _) => Error::Interrupted,
+        (Error::Peer(msg), Some(cause)) => Error::Peer(format!("{cause} ({msg})")),
+        (e, _) => e,
+    }
+}
+
+/// What a point gathered besides the drivers' timings.
+struct Evidence {
+    report: Report,
+    rings: RingTotals,
+    counters: Totals,
+}
+
+/// The `Point`: the drivers' series as `[repetition][ring]`, and the evidence beside them.
+fn assemble(
+    run: &PointRun,
+    drivers: &[DriverRun],
+    evidence: Evidence,
+    tasks: &[(usize, libc::pid_t)],
+    t0: Instant,
+) -> Point {
+    let Evidence {
+        report,
+        rings,
+        counters,
+    } = evidence;
+    let expected = Workload::expected_sum(run.cfg.size_kb);
     let check = |&(passes, sum): &(u64, u64)| sum == passes.wrapping_mul(expected) && passes > 0;
-    let work_verified = work.iter().all(check) && report.work.iter().flatten().all(check);
-    // Each observed task receives the token once per trip of its ring in every repetition.
+    let work_verified = rings.work.iter().all(check) && report.work.iter().flatten().all(check);
     // Each observed task receives the token once per trip of the counted repetition.
-    let observed_hops = drives[0].counted_trips * driver_hops
+    let observed_hops = drivers[0].counted_trips * rings.driver_hops_per_trip
         + tasks[..tasks.len() - 1]
             .iter()
-            .map(|&(r, _)| drives[r].counted_trips)
+            .map(|&(r, _)| drivers[r].counted_trips)
             .sum::<u64>();
-
-    let mut phase_s = Phases::default();
-    for d in &drives {
-        phase_s.calibration = phase_s.calibration.max(d.phases.calibration);
-        phase_s.warmup = phase_s.warmup.max(d.phases.warmup);
-        phase_s.measure = phase_s.measure.max(d.phases.measure);
-    }
-    phase_s.setup_teardown =
-        (t0.elapsed().as_secs_f64() - phase_s.calibration - phase_s.warmup - phase_s.measure)
-            .max(0.0);
     // Each driver kept its own series; a point holds them as [repetition][ring].
-    let by_rep = |series: fn(&Drive) -> &Vec<f64>| -> Vec<Vec<f64>> {
-        (0..cfg.repetitions)
-            .map(|k| drives.iter().map(|d| series(d)[k]).collect())
+    let by_rep = |series: fn(&Series) -> &Vec<f64>| -> Vec<Vec<f64>> {
+        (0..drivers[0].series.raw_ns.len())
+            .map(|k| drivers.iter().map(|d| series(&d.series)[k]).collect())
             .collect()
     };
-    Ok(Point {
-        procs,
-        raw_ns: by_rep(|d| &d.raw_ns),
-        overhead_ns: by_rep(|d| &d.overhead_ns),
-        raw_cycles: by_rep(|d| &d.raw_cycles),
-        overhead_cycles: by_rep(|d| &d.overhead_cycles),
-        trips: drives.iter().map(|d| d.trips).collect(),
-        overhead_rounds: drives.iter().map(|d| d.rounds).collect(),
-        cpus: drives
+    Point {
+        procs: run.procs,
+        raw_ns: by_rep(|s| &s.raw_ns),
+        overhead_ns: by_rep(|s| &s.overhead_ns),
+        raw_cycles: by_rep(|s| &s.raw_cycles),
+        overhead_cycles: by_rep(|s| &s.overhead_cycles),
+        trips: drivers.iter().map(|d| d.trips).collect(),
+        overhead_rounds: drivers.iter().map(|d| d.rounds).collect(),
+        cpus: drivers
             .iter()
             .zip(&report.cpus)
             .map(|(d, rest)| std::iter::once(d.cpu).chain(rest.iter().copied()).collect())
             .collect(),
         work_verified,
-        counters: totals,
+        counters,
         observed_hops,
-        counted_ns: drives[0].counted_ns,
-        hops,
+        counted_ns: drivers[0].counted_ns,
+        hops: rings.hops,
         rusage: Rusage {
             voluntary: report.voluntary,
             involuntary: report.involuntary,
             passes: report.passes,
         },
-        phase_s,
-    })
-}
-
-/// What every driver of one point shares.
-struct Ctx<'a> {
-    cfg: &'a Config,
-    procs: usize,
-    abort: AtomicBool,
-    barrier: Barrier,
-}
-
-/// One driver failed: the others stop at their next repetition boundary. Nobody is killed
-/// yet, so that `finish` can still tell which participant died first.
-fn fail(abort: &AtomicBool, barrier: &Barrier) {
-    abort.store(true, Ordering::Release);
-    barrier.abort();
-}
-
-/// Kills the ring when no driver has made progress for `timeout` seconds: a stopped or
-/// starved participant must end in an error, never a hang.
-fn watch(progress: &[Arc<AtomicU64>], ctx: &Ctx, done: &AtomicBool, members: &dyn engine::Members) {
-    let timeout = ctx.cfg.timeout;
-    let give_up = |why: &str| {
-        if !ctx.abort.swap(true, Ordering::AcqRel) {
-            ctx.barrier.abort();
-            members.abort(why);
-        }
-    };
-    let read = || {
-        progress
-            .iter()
-            .map(|p| p.load(Ordering::Relaxed))
-            .collect::<Vec<_>>()
-    };
-    let mut last = read();
-    let mut since = Instant::now();
-    while !done.load(Ordering::Acquire) {
-        std::thread::sleep(Duration::from_millis(20));
-        let now = read();
-        if let Some(why) = members.casualty() {
-            give_up(&why);
-        } else if now != last {
-            last = now;
-            since = Instant::now();
-        } else if since.elapsed().as_secs_f64() > timeout {
-            give_up(&format!(
-                "no token moved for {timeout} s (timeout): a participant hung or was stopped"
-            ));
-        }
+        phase_s: phases(drivers, t0),
+        stopped: drivers[0].stopped,
+        block: run.cfg.stop.block(drivers[0].series.raw_ns.len()),
     }
 }
 
-struct Drive {
-    raw_ns: Vec<f64>,
-    overhead_ns: Vec<f64>,
-    trips: u64,
-    rounds: u64,
-    cpu: i32,
-    phases: Phases,
-    counted_trips: u64,
-    counted_ns: f64,
-    raw_cycles: Vec<f64>,
-    overhead_cycles: Vec<f64>,
-}
-
-/// Restores the calling thread's affinity when the driver pinned it.
-struct AffinityGuard(Option<libc::cpu_set_t>);
-
-impl Drop for AffinityGuard {
-    fn drop(&mut self) {
-        if let Some(set) = &self.0 {
-            sys::set_affinity(set);
-        }
+/// The slowest driver's time in each phase; what else passed since `t0` was start and
+/// teardown.
+fn phases(drivers: &[DriverRun], t0: Instant) -> Phases {
+    let mut p = Phases::default();
+    for d in drivers {
+        p.calibration = p.calibration.max(d.phases.calibration);
+        p.warmup = p.warmup.max(d.phases.warmup);
+        p.measure = p.measure.max(d.phases.measure);
     }
-}
-
-/// Participant 0's side of one point: pin, calibrate, warm up, time the repetitions (with
-/// `window(true)`/`window(false)` around them), stop the ring. On error, the other drivers are
-/// told to stop at their next repetition boundary.
-fn drive(
-    ring: &mut dyn Ring,
-    ctx: &Ctx,
-    cpu: Option<usize>,
-    interrupt: Interrupt,
-    window: &mut dyn FnMut(bool),
-) -> Result<Drive> {
-    let r = measure(ring, ctx, cpu, interrupt, window);
-    if r.is_err() {
-        fail(&ctx.abort, &ctx.barrier);
-    }
-    r
-}
-
-fn measure(
-    ring: &mut dyn Ring,
-    ctx: &Ctx,
-    cpu: Option<usize>,
-    interrupt: Interrupt,
-    window: &mut dyn FnMut(bool),
-) -> Result<Drive> {
-    let (cfg, abort, barrier) = (ctx.cfg, &ctx.abort, &ctx.barrier);
-    let _restore = match cpu {
-        Some(c) => {
-            let old = sys::get_affinity()?;
-            if sys::set_affinity(&sys::cpu_set(c)) != 0 {
-                return Err(Error::last_os(format!("pinning participant 0 to CPU {c}")));
-            }
-            AffinityGuard(Some(old))
-        }
-        None => AffinityGuard(None),
-    };
-    let mut check = |abort: &AtomicBool| {
-        if interrupt() {
-            abort.store(true, Ordering::Release);
-            return Err(Error::Interrupted);
-        }
-        if abort.load(Ordering::Acquire) {
-            return Err(Error::Peer("the run was aborted".into()));
-        }
-        Ok(())
-    };
-    // Signal masks are per thread: register on the thread that drives, until it stops.
-    let _registered = ring.attach();
-    let mut phases = Phases::default();
-    let t = Instant::now();
-    let (trips, rounds) = match cfg.plan {
-        Plan::Calibrated => (
-            calibrate(cfg.min_time, &mut |n| ring.trips(n), &mut || check(abort))?,
-            calibrate(cfg.min_time, &mut |n| ring.overhead(n), &mut || {
-                check(abort)
-            })?,
-        ),
-        Plan::Fixed(trips) => (trips, 0),
-    };
-    phases.calibration = t.elapsed().as_secs_f64();
-    // Long repetitions are cut into chunks of about 0.1 s so that Ctrl-C is noticed.
-    let chunks = match cfg.plan {
-        Plan::Calibrated => (cfg.min_time / CHECK_EVERY_S).ceil().max(1.0) as u64,
-        Plan::Fixed(trips) => trips.div_ceil(FIXED_CHUNK_TRIPS),
-    };
-    let t = Instant::now();
-    for _ in 0..cfg.warmup {
-        check(abort)?;
-        ring.trips(trips)?;
-        ring.overhead(rounds)?;
-    }
-    phases.warmup = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let hops = ctx.procs as u64;
-    let mut raw_ns = Vec::with_capacity(cfg.repetitions);
-    let mut overhead_ns = Vec::with_capacity(cfg.repetitions);
-    let mut raw_cycles = Vec::with_capacity(cfg.repetitions);
-    let mut overhead_cycles = Vec::with_capacity(cfg.repetitions);
-    for k in 0..cfg.repetitions {
-        barrier.wait()?;
-        check(abort)?;
-        if k == 0 {
-            ring.record(true);
-        }
-        let span = timed(&mut |n| ring.trips(n), trips, chunks, &mut || check(abort))?;
-        raw_ns.push(span.ns / (trips * hops) as f64);
-        raw_cycles.push(span.ticks / (trips * hops) as f64);
-        let span = if rounds == 0 {
-            Span {
-                ns: 0.0,
-                ticks: 0.0,
-            }
-        } else {
-            timed(&mut |n| ring.overhead(n), rounds, chunks, &mut || {
-                check(abort)
-            })?
-        };
-        let per = (rounds * hops).max(1) as f64;
-        overhead_ns.push(span.ns / per);
-        overhead_cycles.push(span.ticks / per);
-    }
-    ring.record(false);
-    phases.measure = t.elapsed().as_secs_f64();
-    // One more repetition with the kernel counters attached, kept out of the samples:
-    // counting costs time on every switch, so the timed repetitions run without it.
-    let counted_trips = match cfg.plan {
-        Plan::Calibrated => trips,
-        Plan::Fixed(_) => trips.min(FIXED_CHUNK_TRIPS),
-    };
-    barrier.wait()?;
-    check(abort)?;
-    window(true);
-    let ns = timed(&mut |n| ring.trips(n), counted_trips, chunks, &mut || {
-        check(abort)
-    })?
-    .ns;
-    window(false);
-    ring.stop()?;
-    Ok(Drive {
-        raw_ns,
-        overhead_ns,
-        raw_cycles,
-        overhead_cycles,
-        trips,
-        rounds,
-        counted_trips,
-        counted_ns: ns / (counted_trips * hops) as f64,
-        cpu: sys::current_cpu(),
-        phases,
-    })
-}
-
-const CHECK_EVERY_S: f64 = 0.1;
-const FIXED_CHUNK_TRIPS: u64 = 10_000;
-
-/// Runs `total` iterations in `chunks` pieces, checking for Ctrl-C between them; returns ns.
-fn timed(
-    run: &mut dyn FnMut(u64) -> Result<()>,
-    total: u64,
-    chunks: u64,
-    check: &mut dyn FnMut() -> Result<()>,
-) -> Result<Span> {
-    let step = total.div_ceil(chunks.max(1)).max(1);
-    let (t, c) = (Instant::now(), clock::ticks());
-    let mut left = total;
-    while left > 0 {
-        let k = left.min(step);
-        run(k)?;
-        left -= k;
-        if left > 0 {
-            check()?;
-        }
-    }
-    let (ns, c1) = (t.elapsed().as_nanos() as f64, clock::ticks());
-    let ticks = clock::tsc().map_or(0.0, |tsc| (c1 - c) as f64 - tsc.read_cost);
-    Ok(Span { ns, ticks })
-}
-
-/// A timed interval: ns from CLOCK_MONOTONIC and, where the TSC is a clock, its ticks minus
-/// the cost of reading it (0 elsewhere).
-struct Span {
-    ns: f64,
-    ticks: f64,
-}
-
-/// Grows a trial run until it lasts a tenth of `min_time`, then scales to `min_time`.
-fn calibrate(
-    min_time: f64,
-    run: &mut dyn FnMut(u64) -> Result<()>,
-    check: &mut dyn FnMut() -> Result<()>,
-) -> Result<u64> {
-    let target = min_time / 10.0;
-    let mut n = 1u64;
-    loop {
-        check()?;
-        let t = Instant::now();
-        run(n)?;
-        let dt = t.elapsed().as_secs_f64();
-        if dt >= target || n >= 1 << 40 {
-            return Ok(((n as f64 * min_time / dt.max(1e-9)).ceil() as u64).max(1));
-        }
-        // Jump close to the target, but never by more than 100x on a tiny, noisy trial.
-        let factor = (target / dt.max(1e-9) * 1.2).clamp(2.0, 100.0);
-        n = (n as f64 * factor).ceil() as u64;
-    }
-}
-
-/// A barrier that keeps parallel rings in step between repetitions and can be broken, so that
-/// one failing ring does not leave the others waiting forever.
-struct Barrier {
-    state: Mutex<(usize, u64, bool)>,
-    cv: Condvar,
-    n: usize,
-}
-
-impl Barrier {
-    fn new(n: usize) -> Self {
-        Barrier {
-            state: Mutex::new((0, 0, false)),
-            cv: Condvar::new(),
-            n,
-        }
-    }
-
-    fn wait(&self) -> Result<()> {
-        let aborted = || Error::Peer("the run was aborted".into());
-        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if g.2 {
-            return Err(aborted());
-        }
-        g.0 += 1;
-        if g.0 == self.n {
-            g.0 = 0;
-            g.1 += 1;
-            self.cv.notify_all();
-            return Ok(());
-        }
-        let generation = g.1;
-        while g.1 == generation && !g.2 {
-            g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
-        }
-        if g.2 {
-            Err(aborted())
-        } else {
-            Ok(())
-        }
-    }
-
-    fn abort(&self) {
-        self.state.lock().unwrap_or_else(|p| p.into_inner()).2 = true;
-        self.cv.notify_all();
-    }
+    p.setup_teardown = (t0.elapsed().as_secs_f64() - p.calibration - p.warmup - p.measure).max(0.0);
+    p
 }
 
 #[cfg(test)]
@@ -622,7 +369,7 @@ mod tests {
     fn quick(procs: Vec<usize>) -> Config {
         Config {
             min_time: 0.005,
-            repetitions: 3,
+            stop: Stop::Repetitions(3),
             ..Config::lat_ctx(procs)
         }
     }
@@ -672,5 +419,18 @@ mod tests {
         })
         .unwrap_err();
         assert_eq!(e, Error::Interrupted);
+    }
+
+    #[test]
+    fn condvar_runs_for_processes_and_threads() {
+        for engine in [Engine::Process, Engine::Thread] {
+            let cfg = Config {
+                engine,
+                transport: TransportKind::Condvar,
+                ..quick(vec![2, 4])
+            };
+            let points = run(&cfg, &mut || false).unwrap();
+            assert!(points.iter().all(|p| p.work_verified), "{engine:?}");
+        }
     }
 }

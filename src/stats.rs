@@ -123,6 +123,57 @@ pub fn summarize(xs: &[f64]) -> Summary {
     }
 }
 
+/// Summarizes measurements taken in consecutive blocks (runs of repetitions separated in time,
+/// or on separate ring instances). The median and spread are those of all samples; the 95 %
+/// interval of the median comes from the spread *between* block medians (Student's t with
+/// blocks − 1 degrees of freedom), because on a drifting host repetitions within one block
+/// are correlated and an interval built from them is too narrow to hold the next run's
+/// median. With one block it is the bootstrap interval of `summarize`.
+///
+/// # Panics
+///
+/// As `summarize`, and on an empty block.
+pub fn summarize_blocks(blocks: &[Vec<f64>]) -> Summary {
+    let all: Vec<f64> = blocks.iter().flatten().copied().collect();
+    let mut summary = summarize(&all);
+    if blocks.len() >= 2 {
+        let (lo, hi) = block_interval(summary.median, blocks);
+        summary.ci_low = lo;
+        summary.ci_high = hi;
+    }
+    summary
+}
+
+/// `center` ± t(0.975, b − 1) · sd(block medians) / √b.
+fn block_interval(center: f64, blocks: &[Vec<f64>]) -> (f64, f64) {
+    let medians: Vec<f64> = blocks
+        .iter()
+        .map(|b| {
+            assert!(!b.is_empty(), "summarize_blocks: empty block");
+            median(b)
+        })
+        .collect();
+    let b = medians.len();
+    let sd = (sum_sq_dev(&medians) / (b - 1) as f64).sqrt();
+    let half = t_975(b - 1) * sd / (b as f64).sqrt();
+    (center - half, center + half)
+}
+
+/// Two-sided 95 % quantile of Student's t with `df` degrees of freedom.
+pub fn t_975(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => TABLE[df - 1],
+        // Within 0.001 of the exact quantile from 31 degrees of freedom on.
+        _ => 1.96 + 2.4 / df as f64,
+    }
+}
+
 fn classify(cv: f64, clusters: usize) -> Verdict {
     // Bimodality wins over CV: a two-mode result has a large CV, but calling it
     // merely "unstable" would hide that the typical value is meaningless.
@@ -691,5 +742,36 @@ mod tests {
         assert!(p > 0.05 && p < 1.0, "{p}");
         let shifted: Vec<f64> = a.iter().map(|x| x + 10.0).collect();
         assert!(mann_whitney(&a, &shifted).1 < 1e-6);
+    }
+
+    #[test]
+    fn block_intervals_widen_with_drift_between_blocks() {
+        let steady: Vec<Vec<f64>> = (0..5).map(|_| vec![10.0, 10.1, 9.9, 10.0]).collect();
+        let s = summarize_blocks(&steady);
+        assert_eq!((s.ci_low, s.ci_high), (s.median, s.median));
+        // The same samples, but each block sits at its own level: a drifting host.
+        let drifting: Vec<Vec<f64>> = [9.6, 10.4, 9.8, 10.2, 10.0]
+            .iter()
+            .map(|&m| vec![m - 0.01, m, m + 0.01])
+            .collect();
+        let d = summarize_blocks(&drifting);
+        let flat: Vec<f64> = drifting.iter().flatten().copied().collect();
+        let naive = summarize(&flat);
+        assert!(d.ci_high - d.ci_low > naive.ci_high - naive.ci_low);
+        // t(0.975, 4) * sd([9.6, 10.4, 9.8, 10.2, 10.0]) / sqrt(5)
+        let half = 2.776 * 0.316_227_766 / 5f64.sqrt();
+        assert!((d.ci_high - d.median - half).abs() < 1e-6, "{d:?}");
+        assert_eq!(
+            summarize_blocks(std::slice::from_ref(&flat)),
+            summarize(&flat)
+        );
+    }
+
+    #[test]
+    fn t_quantiles_shrink_to_the_normal() {
+        assert_eq!(t_975(0), f64::INFINITY);
+        assert_eq!(t_975(4), 2.776);
+        assert!((t_975(60) - 2.000).abs() < 1e-3 && (t_975(120) - 1.980).abs() < 1e-3);
+        assert!((1..200).all(|df| t_975(df) > t_975(df + 1) && t_975(df + 1) > 1.96));
     }
 }

@@ -5,31 +5,10 @@ use crate::error::{Error, Result};
 use crate::hops::HopLog;
 use crate::sys::{Guards, Slot};
 use crate::transport::{HopError, Scope, Transport};
+use crate::wire::{advance, check_count, STOP};
 use crate::workload::Workload;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-/// Tokens count hops modulo 2^31; the top bit is the stop signal.
-pub const STOP: u32 = 1 << 31;
-const MASK: u32 = STOP - 1;
-
-/// The token after one more hop.
-#[inline]
-pub fn advance(token: u32) -> u32 {
-    (token + 1) & MASK
-}
-
-/// Checks that `trips` trips of `n` hops moved the token from `start` to `token`: every
-/// participant got it and passed it on, every time.
-pub fn check_count(start: u32, trips: u64, n: usize, token: u32) -> Result<()> {
-    let expected = ((u64::from(start) + trips * n as u64) % u64::from(STOP)) as u32;
-    if token != expected {
-        return Err(Error::Peer(format!(
-            "token protocol broken: expected {expected} after {trips} trips of {n} hops, got {token}"
-        )));
-    }
-    Ok(())
-}
 
 /// Exit codes of a participant, so the caller can tell a cascade from its cause.
 pub const EXIT_STOPPED: i32 = 0;
@@ -211,5 +190,61 @@ impl<T: Transport> Driver<T> {
     /// The caller's own workload passes and checksum, to check against `Workload::expected_sum`.
     pub fn work_done(&self) -> (u64, u64) {
         (self.passes, self.checksum)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::Shared;
+    use crate::transport::pipe::Pipe;
+
+    #[test]
+    fn driver_and_participant_pass_every_hop_then_stop() {
+        let ring = Arc::new(Pipe::ring(2, Scope::Threads).unwrap());
+        let slots = Shared::<Slot>::new(2).unwrap();
+        let mut driver =
+            Driver::new(Arc::clone(&ring), Workload::new(0).unwrap(), 2, None).unwrap();
+        let code = std::thread::scope(|s| {
+            let peer = s.spawn(|| {
+                let work = Workload::new(0).unwrap();
+                participant(&*ring, 1, 2, &work, &slots[1], None)
+            });
+            driver.trips(100).unwrap();
+            driver.overhead(10).unwrap();
+            driver.stop().unwrap();
+            peer.join().unwrap()
+        });
+        assert_eq!(code, EXIT_STOPPED);
+        assert_eq!(slots[1].exit.load(Ordering::Acquire), EXIT_STOPPED);
+        assert_eq!(slots[1].passes.load(Ordering::Acquire), 100);
+        assert_eq!(driver.work_done().0, 100 + 10 * 2);
+        assert_eq!(driver.progress.load(Ordering::Relaxed), 100 + 10);
+    }
+
+    #[test]
+    fn a_participant_that_skips_a_count_breaks_the_protocol() {
+        let ring = Arc::new(Pipe::ring(2, Scope::Threads).unwrap());
+        let mut driver =
+            Driver::new(Arc::clone(&ring), Workload::new(0).unwrap(), 2, None).unwrap();
+        std::thread::scope(|s| {
+            // Echoes the token without counting its hop.
+            s.spawn(|| {
+                let token = ring.recv(1).unwrap();
+                ring.send(0, token).unwrap();
+            });
+            let e = driver.trips(1).unwrap_err();
+            assert!(e.to_string().contains("token protocol broken"), "{e}");
+        });
+    }
+
+    #[test]
+    fn a_closed_ring_is_a_peer_error() {
+        let mut ring = Pipe::ring(2, Scope::Processes).unwrap();
+        ring.keep_only(0, 2);
+        let _sigpipe = crate::sys::Blocked::new(libc::SIGPIPE);
+        let mut driver = Driver::new(Arc::new(ring), Workload::new(0).unwrap(), 2, None).unwrap();
+        let e = driver.trips(1).unwrap_err();
+        assert!(e.to_string().contains("the peer is gone"), "{e}");
     }
 }

@@ -489,3 +489,49 @@ def test_tsc_cycles_agree_with_nanoseconds_or_say_why_not() -> None:
     np.testing.assert_allclose(r.tsc_cycles_per_switch, expected, rtol=0.02, atol=5)
     p = ctxbench.pingpong(2000)
     assert p.cycles_per_switch == pytest.approx(p.usecs_per_switch * 1000 * p.tsc["ghz"], rel=0.02)
+
+
+def test_precision_mode_stops_on_its_interval_or_names_the_cap() -> None:
+    r = ctxbench.lat_ctx([2, 4], precision=0.05, max_time=0.3, min_time=0.002)
+    assert r.repetitions is None and r.precision == 0.05 and r.max_time == 0.3
+    assert len(r.stopped) == 2
+    for j, how in enumerate(r.stopped):
+        made = int(r.repetitions_made[j])
+        column = r.samples_us[:, j]
+        assert np.isfinite(column[:made]).all() and np.isnan(column[made:]).all()
+        half = (r.stats["ci_high"][j] - r.stats["ci_low"][j]) / 2
+        if how == "precision":
+            # At least three blocks of four, and an interval as narrow as asked.
+            assert made >= 12 and made % 4 == 0
+            assert half <= 0.05 * r.latency_us[j] + 1e-12
+        else:
+            assert how == "time_cap", r.stopped
+            assert r.phase_s["measure"][j] >= 0.3
+    assert "after" in r.stop_line()
+
+
+def test_a_repetition_ceiling_is_reported_as_such() -> None:
+    r = ctxbench.lat_ctx(2, precision=1e-9, max_repetitions=12, max_time=60, min_time=0.002)
+    assert r.stopped == ["max_repetitions"] and r.repetitions_made.tolist() == [12]
+    assert r.samples_us.shape == (12, 1)
+
+
+def test_a_fixed_count_is_lmbenchs_way() -> None:
+    r = ctxbench.lat_ctx([2, 3], repetitions=5, min_time=0.002, warmup=0)
+    assert r.stopped == ["repetitions"] * 2 and r.repetitions_made.tolist() == [5, 5]
+    assert r.precision is None and r.samples_us.shape == (5, 2)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "param"),
+    [
+        ({"precision": 0.0}, "precision"),
+        ({"precision": 0.9}, "precision"),
+        ({"max_time": 0.0}, "max_time"),
+        ({"max_repetitions": 4}, "max_repetitions"),
+        ({"repetitions": True}, "repetitions"),
+    ],
+)
+def test_bad_stopping_rules_name_the_parameter(kwargs: dict[str, object], param: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=param):
+        ctxbench.lat_ctx(2, **kwargs)  # type: ignore[arg-type]

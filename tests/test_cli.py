@@ -148,8 +148,40 @@ def test_sweep_writes_and_prints(swept: Path, capsys: pytest.CaptureFixture[str]
         == 0
     )
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 4 and out[0].startswith("process/pipe default size=0k P=1 2 ")
+    # A table: a header, then one row per point in the grid's order.
+    assert out[0].split() == [
+        "engine", "transport", "placement", "size", "P", "procs", "median", "µs", "CV", "%",
+        "verdict",
+    ]  # fmt: skip
+    assert len(out) == 1 + 4
+    assert [row.split()[:6] for row in out[1:]] == [
+        ["process", "pipe", "default", size, "1", procs]
+        for size in ("0k", "4k")
+        for procs in ("2", "3")
+    ]
+    for row in out[1:]:
+        float(row.split()[6])
+        float(row.split()[7])
     assert len(json.loads(swept.read_text())["results"]) == 4
+
+
+def test_sweep_xgraph_one_block_per_series(swept: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["sweep", "--procs", "2", "3", "--sizes", "0", "4", "--out", str(swept)]
+    assert main([*argv, "--no-progress", "--xgraph", *FAST_FLAGS]) == 0
+    out = capsys.readouterr().out
+    blocks = out.split("\n\n")
+    assert len(blocks) == 2
+    assert blocks[0].splitlines()[0].startswith('"size=0k ovr=')
+    assert blocks[1].splitlines()[0].startswith('"size=4k ovr=')
+    assert [line.split()[0] for line in blocks[0].splitlines()[1:]] == ["2", "3"]
+    # lat_ctx's own format: ctxbench (and lmbench's tools) read it back.
+    df = files.read_xgraph(out)
+    assert sorted(set(zip(df["size_kb"], df["procs"]))) == [(0, 2), (0, 3), (4, 2), (4, 3)]
+
+
+def test_info_help_describes_the_command() -> None:
+    text = run_cli("info", "--help").stdout
+    assert "Print this machine's metadata" in text and "cache sizes" in text
 
 
 def test_sweep_needs_out() -> None:
@@ -157,7 +189,7 @@ def test_sweep_needs_out() -> None:
         main(["sweep", "--procs", "2"])
 
 
-@pytest.mark.parametrize("kind", ["lat_ctx", "compare", "distribution"])
+@pytest.mark.parametrize("kind", ["lat_ctx", "compare", "sizes", "distribution"])
 def test_plot(swept: Path, tmp_path: Path, kind: str) -> None:
     fig = tmp_path / f"{kind}.png"
     assert main(["plot", str(swept), "-o", str(fig), "--kind", kind]) == 0

@@ -70,3 +70,17 @@ def test_format(base: pd.DataFrame) -> None:
 def test_threshold_must_be_non_negative(base: pd.DataFrame) -> None:
     with pytest.raises(ValueError, match="threshold"):
         compare(base, base, threshold=-1)
+
+
+def test_test_ids_are_part_of_the_point(base: pd.DataFrame) -> None:
+    # Files saved by the pytest plugin name the test of each point; two tests measuring the
+    # same point are compared each with its own baseline.
+    a = base.assign(test="test_x.py::test_a")
+    b = base.assign(test="test_x.py::test_b")
+    table = compare(pd.concat([a, b]), pd.concat([a, scaled(b, 1.5)]))
+    assert len(table) == 4
+    verdicts = table.groupby("test")["verdict"].agg(set).to_dict()
+    assert verdicts == {"test_x.py::test_a": {"no change"}, "test_x.py::test_b": {"slower"}}
+    text = format_comparison(table)
+    assert text.splitlines()[0].split()[:2] == ["test", "engine/transport"]
+    assert "test_x.py::test_b" in text.splitlines()[-2]

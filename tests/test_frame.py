@@ -102,9 +102,34 @@ def test_not_a_result() -> None:
 
 def test_html_table(result: ctxbench.RingResult) -> None:
     html = result._repr_html_()
-    assert html.startswith("<table>") and html.count("<tr>") == 1 + len(result.procs)
+    assert html.startswith("<div><table>") and html.count("<tr>") == 1 + len(result.procs)
     for head in ("procs", "latency µs", "min µs", "raw µs", "CV %", "verdict", "flagged"):
         assert f"<th>{head}</th>" in html
+
+
+def test_html_metadata_is_one_line_and_the_rest_folded(result: ctxbench.RingResult) -> None:
+    import html as html_module
+
+    text = result._repr_html_()
+    # The table, then one line naming the machine, then the metadata folded.
+    table_end, line, details = text.index("</table>"), text.index("<p>"), text.index("<details>")
+    assert table_end < line < details
+    summary = html_module.unescape(text[line + 3 : text.index("</p>")])
+    meta = result.metadata
+    assert summary.count(" · ") == 4 and "\n" not in summary
+    assert str(meta["cpu_model"]) in summary and f"Linux {meta['kernel']}" in summary
+    assert f"placement {result.placement}" in summary
+    assert summary.endswith("VM" if meta["hypervisor"] else "bare metal") or "VM (" in summary
+    folded = text[details:]
+    assert folded.count("\n") >= 20 and "mitigations" in folded
+    assert f"all metadata ({len(meta)} entries)" in folded
+
+
+def test_html_without_metadata(result: ctxbench.RingResult) -> None:
+    import dataclasses
+
+    text = dataclasses.replace(result, metadata={})._repr_html_()
+    assert "<details>" not in text and "CPU unknown" in text
 
 
 def test_missing_pandas_names_the_extra(

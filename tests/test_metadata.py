@@ -40,6 +40,7 @@ EXPECTED_TYPES: dict[str, tuple[type, ...]] = {
     "loadavg": (list,),
     "perf_event_paranoid": (int,),
     "mem_total_kb": (int,),
+    "cache_kb": (dict,),
     "python_version": (str,),
     "python_implementation": (str,),
     "compiler": (str,),
@@ -62,6 +63,7 @@ TREE_KEYS = (
     "cgroup_cpu_quota",
     "perf_event_paranoid",
     "mem_total_kb",
+    "cache_kb",
 )
 
 X86_VM_CPUINFO = """\
@@ -220,6 +222,27 @@ def test_bare_metal_x86(fake_roots: Collector) -> None:
     )
     assert meta["hypervisor"] is False
     assert meta["tsc"] == {"constant_tsc": True, "nonstop_tsc": True}
+
+
+def test_cache_sizes(fake_roots: Collector) -> None:
+    cache = "sys/devices/system/cpu/cpu0/cache"
+    files = {}
+    for i, (level, kind, size) in enumerate(
+        [
+            ("1", "Data", "48K"),
+            ("1", "Instruction", "32K"),
+            ("2", "Unified", "2048K"),
+            ("3", "Unified", "32M"),
+        ]
+    ):
+        files.update(
+            {
+                f"{cache}/index{i}/level": level,
+                f"{cache}/index{i}/type": kind,
+                f"{cache}/index{i}/size": size,
+            }
+        )
+    assert fake_roots(files)["cache_kb"] == {"L1d": 48, "L1i": 32, "L2": 2048, "L3": 32768}
 
 
 def test_missing_files_give_none(fake_roots: Collector) -> None:

@@ -25,6 +25,9 @@ def test_committed_without_outputs(path: Path) -> None:
 def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The kernel inherits the environment: small parameters, and a scratch working directory.
     monkeypatch.setenv("CTXBENCH_NOTEBOOK_QUICK", "1")
+    # Executed as a person would run it: CI (which turns the sweep's progress bar off) is
+    # not set in the kernel, so the check below sees what a reader sees.
+    monkeypatch.delenv("CI", raising=False)
     nb = nbformat.read(path, as_version=4)
     NotebookClient(
         nb, kernel_name="python3", timeout=600, resources={"metadata": {"path": str(tmp_path)}}
@@ -37,3 +40,22 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         if "image/png" in o.get("data", {})
     ]
     assert len(images) >= 3, "the plots did not display"
+    # The sweep's progress: a tqdm widget where ipywidgets is installed, else its text bar.
+    progress = [
+        o
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+        or (o.get("name") == "stderr" and "ctxbench sweep" in o.get("text", ""))
+    ]
+    assert progress, "the sweep showed no progress"
+    # A result's HTML view: one machine line, the metadata folded.
+    htmls = [
+        o["data"]["text/html"]
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if "text/html" in o.get("data", {}) and "<details>" in o["data"]["text/html"]
+    ]
+    assert htmls, "the result did not render as HTML"

@@ -100,3 +100,186 @@ def test_saved_json_is_a_ctxbench_file(pytester: pytest.Pytester) -> None:
     path = pytester.path / "empty.json"
     pytester.runpytest("--ctxbench-save", str(path)).assert_outcomes(passed=1)
     assert json.loads(Path(path).read_text())["results"] == []
+
+
+# --- comparing with a saved run ------------------------------------------------------------
+
+# Seven repetitions: against twelve baseline samples a regression stays significant even
+# when one repetition is disturbed.
+PINNED = """
+TINY = {"min_time": 0.002, "repetitions": 7, "warmup": 0, "placement": "single"}
+
+
+def test_pinned(ctxbench):
+    ctxbench.ring([2], size_kb=4, **TINY)
+"""
+
+# A test whose "measurement" is a result read from the file $CTXBENCH_FIXED: exact samples,
+# so the verdict of the comparison is known in advance.
+FIXED = """
+import os
+
+import ctxbench as module
+from ctxbench.result import load_results
+
+
+def test_fixed(ctxbench, monkeypatch):
+    fixed = load_results(os.environ["CTXBENCH_FIXED"])[0]
+    monkeypatch.setattr(module, "ring", lambda *args, **kwargs: fixed)
+    ctxbench.ring([2])
+"""
+
+
+def fabricate(src: Path, dst: Path, samples: list[float]) -> Path:
+    """``src`` (a file saved by the plugin) with every ring point's samples replaced."""
+    doc = json.loads(src.read_text())
+    for rec in doc["results"]:
+        n = len(rec["procs"])
+        rec["samples_us"] = rec["raw_samples_us"] = [[v] * n for v in samples]
+        rec["overhead_samples_us"] = [[0.0] * n for _ in samples]
+        rec["repetitions"] = len(samples)
+    dst.write_text(json.dumps(doc))
+    return dst
+
+
+@pytest.fixture
+def measured(pytester: pytest.Pytester) -> Path:
+    """A real run of the pinned test, saved."""
+    pytester.makepyfile(test_inner=PINNED)
+    path = pytester.path / "measured.json"
+    pytester.runpytest("--ctxbench-save", str(path)).assert_outcomes(passed=1)
+    return path
+
+
+def test_faster_baseline_fails_naming_test_point_and_figures(
+    pytester: pytest.Pytester, measured: Path
+) -> None:
+    # Samples of a few nanoseconds: any real switch is far slower.
+    base = fabricate(measured, pytester.path / "base.json", [0.001 * (1 + i) for i in range(12)])
+    run = pytester.runpytest("--ctxbench-compare", str(base), "--ctxbench-compare-fail", "10%")
+    run.assert_outcomes(failed=1)
+    run.stdout.fnmatch_lines(
+        [
+            "*ctxbench: test_inner.py::test_pinned is slower than the baseline by more than 10%:",
+            "*process/pipe placement=single size=4k P=1 procs=2: median * µs, baseline 0.007 µs*",
+            "*test_inner.py::test_pinned * slower REGRESSED",
+            "*compared with *base.json: 1 slower, 0 faster, 0 no change; 1 slower by more*",
+            "FAILED test_inner.py::test_pinned*",
+        ]
+    )
+
+
+def test_slower_baseline_passes(pytester: pytest.Pytester, measured: Path) -> None:
+    base = fabricate(measured, pytester.path / "base.json", [1e5 + i for i in range(10)])
+    run = pytester.runpytest("--ctxbench-compare", str(base), "--ctxbench-compare-fail", "10")
+    run.assert_outcomes(passed=1)
+    run.stdout.fnmatch_lines(["*test_inner.py::test_pinned*faster*"])
+
+
+def test_without_fail_a_regression_is_reported_not_failed(
+    pytester: pytest.Pytester, measured: Path
+) -> None:
+    base = fabricate(measured, pytester.path / "base.json", [0.001 * (1 + i) for i in range(12)])
+    run = pytester.runpytest("--ctxbench-compare", str(base))
+    run.assert_outcomes(passed=1)
+    run.stdout.fnmatch_lines(["*test_inner.py::test_pinned*slower*"])
+
+
+@pytest.mark.parametrize(
+    ("factor", "passes"),
+    [(1.0, True), (1.05, True), (1.5, False)],
+    ids=["equal", "slower-within-threshold", "slower-past-threshold"],
+)
+def test_threshold_on_exact_samples(
+    pytester: pytest.Pytester,
+    measured: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    factor: float,
+    passes: bool,
+) -> None:
+    samples = [5.0 + 0.01 * i for i in range(8)]
+    fabricate(measured, pytester.path / "a.json", samples)
+    # The baseline as the plugin would have saved it for test_fixed.
+    base = json.loads((pytester.path / "a.json").read_text())
+    for rec in base["results"]:
+        rec["metadata"]["test"] = "test_fixed.py::test_fixed"
+    (pytester.path / "base.json").write_text(json.dumps(base))
+    new = fabricate(measured, pytester.path / "new.json", [v * factor for v in samples])
+    monkeypatch.setenv("CTXBENCH_FIXED", str(new))
+    pytester.makepyfile(test_fixed=FIXED)
+    run = pytester.runpytest(
+        "test_fixed.py", "--ctxbench-compare", "base.json", "--ctxbench-compare-fail", "10%"
+    )
+    if passes:
+        run.assert_outcomes(passed=1)
+    else:
+        run.assert_outcomes(failed=1)
+        run.stdout.fnmatch_lines(
+            ["*procs=2: median 7.553 µs, baseline 5.035 µs (+50.0%, Mann-Whitney p=*"]
+        )
+
+
+def test_autosave_numbers_runs_and_compare_picks_them(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_inner=PINNED)
+    for _ in range(2):
+        pytester.runpytest("--ctxbench-autosave").assert_outcomes(passed=1)
+    runs = sorted(p.name for p in (pytester.path / ".ctxbench").iterdir())
+    assert [name[:5] for name in runs] == ["0001_", "0002_"]
+    assert all(name.endswith("Z.json") for name in runs)
+    assert len(result.load_results(pytester.path / ".ctxbench" / runs[1])) == 1
+    # No RUN: the latest; a number: that run. Autosaving the third run does not make the
+    # comparison pick it.
+    latest = pytester.runpytest("--ctxbench-compare", "--ctxbench-autosave")
+    latest.stdout.fnmatch_lines(["*saved 1 results to *0003_*", f"*compared with *{runs[1]}: *"])
+    first = pytester.runpytest("--ctxbench-compare", "1")
+    first.stdout.fnmatch_lines([f"*compared with *{runs[0]}: *"])
+
+
+def test_compare_usage_errors(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_inner=PINNED)
+    for args, message in [
+        (["--ctxbench-compare"], "*no saved run in *.ctxbench*--ctxbench-autosave*"),
+        (["--ctxbench-compare", "7"], "*--ctxbench-compare 7: no such run*"),
+        (["--ctxbench-compare", "nope.json"], "*--ctxbench-compare nope.json: no such file*"),
+        (["--ctxbench-compare-fail", "10%"], "*--ctxbench-compare-fail needs --ctxbench-compare*"),
+    ]:
+        run = pytester.runpytest(*args)
+        assert run.ret == pytest.ExitCode.USAGE_ERROR
+        run.stderr.fnmatch_lines([message])
+
+
+def test_summary_table_of_every_point(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_inner=INNER)
+    run = pytester.runpytest()
+    run.assert_outcomes(passed=4)
+    lines = run.stdout.lines
+    start = next(i for i, line in enumerate(lines) if "ctxbench" in line and "---" in line)
+    header = lines[start + 1].split()
+    assert header[:6] == ["test", "engine", "transport", "placement", "procs", "size"]
+    assert header[-4:] == ["median", "µs", "CV", "verdict"]
+    rows = lines[start + 2 : start + 6]
+    assert [row.split()[:6] for row in rows[:3]] == [
+        ["test_inner.py::test_ring[2]", "process", "pipe", "default", "2", "4k"],
+        ["test_inner.py::test_ring[3]", "process", "pipe", "default", "3", "4k"],
+        ["test_inner.py::test_lat_ctx_and_pingpong", "process", "pipe", "default", "2", "0k"],
+    ]
+    assert rows[3].split()[:5] == [
+        "test_inner.py::test_lat_ctx_and_pingpong",
+        "process",
+        "(pingpong)",
+        "pipe",
+        "default",
+    ]
+    assert all(row.split()[7].endswith("%") for row in rows[:3])  # CV
+
+
+def test_summary_says_new_for_points_without_baseline(
+    pytester: pytest.Pytester, measured: Path
+) -> None:
+    pytester.makepyfile(
+        test_other="def test_other(ctxbench):\n    ctxbench.lat_ctx(2, "
+        "min_time=0.002, repetitions=3, warmup=0)\n"
+    )
+    run = pytester.runpytest("--ctxbench-compare", str(measured))
+    run.assert_outcomes(passed=2)
+    run.stdout.fnmatch_lines(["*change", "*test_other.py::test_other*new"])

@@ -260,3 +260,13 @@ def test_repeated_records_are_kept(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     assert len(result.load_results(path)) == 4
     assert len(files.load(path)) == 2 * len(files.load(V1))
+
+
+def test_precision_results_round_trip_with_their_missing_samples(tmp_path: Path) -> None:
+    r = ctxbench.lat_ctx([2, 3], precision=0.5, max_time=0.2, min_time=0.002)
+    r.save(tmp_path / "p.json")
+    (back,) = result.load_results(tmp_path / "p.json")
+    assert back.stopped == r.stopped and back.precision == r.precision
+    assert back.repetitions_made.tolist() == r.repetitions_made.tolist()
+    np.testing.assert_array_equal(back.samples_us, r.samples_us)  # NaN where none was made
+    assert "NaN" not in (tmp_path / "p.json").read_text()

@@ -3,6 +3,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -233,3 +234,49 @@ def test_a_cpu_list_resumes_under_the_name_the_core_records(tmp_path: Path) -> N
     ctxbench.sweep(procs=[2], placements=[[cpu, cpu]], repetitions=2, **opts)
     assert len(ring.calls) == 1
     assert records(out)[0]["placement"] == f"[{cpu}, {cpu}]"
+
+
+class _Shell:
+    """Stands in for IPython's shell in a Jupyter kernel."""
+
+    config = {"IPKernelApp": {}}
+
+
+@pytest.mark.parametrize(
+    ("ci", "tty", "kernel", "shown"),
+    [
+        (None, True, False, True),  # a terminal
+        (None, False, True, True),  # a notebook
+        (None, False, False, False),  # piped to a file
+        ("true", True, False, False),  # CI, even on a terminal
+        ("true", False, True, False),  # CI executing a notebook
+        ("false", False, True, True),
+    ],
+)
+def test_progress_when_someone_is_watching(
+    monkeypatch: pytest.MonkeyPatch, ci: str | None, tty: bool, kernel: bool, shown: bool
+) -> None:
+    import importlib
+    import io
+    import types
+
+    # The module: ctxbench.sweep, the attribute, is the function.
+    sweep_module = importlib.import_module("ctxbench.sweep")
+
+    if ci is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", ci)
+    stderr = io.StringIO()
+    monkeypatch.setattr(stderr, "isatty", lambda: tty)
+    monkeypatch.setattr("sys.stderr", stderr)
+    fake = types.SimpleNamespace(get_ipython=lambda: _Shell() if kernel else None)
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    bar = sweep_module._bar(True, 3)
+    assert (bar is not None) == shown
+    if bar is not None:
+        bar.close()
+    assert sweep_module._bar(False, 3) is None
+    forced = sweep_module._bar("force", 3)
+    assert forced is not None
+    forced.close()

@@ -16,6 +16,9 @@ __all__ = [
     "placement_name",
     "DEFAULT_MIN_TIME",
     "DEFAULT_TIMEOUT",
+    "DEFAULT_PRECISION",
+    "DEFAULT_MAX_TIME",
+    "DEFAULT_MAX_REPETITIONS",
     "MAX_PROCS",
     "ENGINES",
     "TRANSPORTS",
@@ -26,6 +29,9 @@ __all__ = [
 
 DEFAULT_MIN_TIME: float
 DEFAULT_TIMEOUT: float
+DEFAULT_PRECISION: float
+DEFAULT_MAX_TIME: float
+DEFAULT_MAX_REPETITIONS: int
 MAX_PROCS: int
 ENGINES: tuple[str, ...]
 TRANSPORTS: dict[str, tuple[str, ...]]
@@ -89,7 +95,11 @@ class RingDict(TypedDict):
     transport: str
     placement: str
     size_kb: int
-    repetitions: int
+    repetitions: int | None
+    precision: float | None
+    max_time: float | None
+    stopped: list[Literal["repetitions", "precision", "max_repetitions", "time_cap"]]
+    repetitions_made: _Ints
     warmup: int
     parallel: int
     min_time: float
@@ -146,12 +156,15 @@ def ring(
     engine: str = "process",
     transport: str | None = None,
     size_kb: int = 0,
-    repetitions: int = 11,
+    repetitions: int | None = None,
+    precision: float = ...,
+    max_time: float = ...,
+    max_repetitions: int = ...,
     warmup: int = 1,
     parallel: int = 1,
     placement: str | Sequence[int] | None = None,
     cpu: int | None = None,
-    min_time: float = ...,
+    min_time: float | None = None,
     timeout: float = ...,
     record_hops: bool = False,
 ) -> RingDict: ...

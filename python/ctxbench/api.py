@@ -26,12 +26,15 @@ def ring(
     engine: str = "process",
     transport: str | None = None,
     size_kb: int = 0,
-    repetitions: int = 11,
+    repetitions: int | None = None,
+    precision: float = _core.DEFAULT_PRECISION,
+    max_time: float = _core.DEFAULT_MAX_TIME,
+    max_repetitions: int = _core.DEFAULT_MAX_REPETITIONS,
     warmup: int = 1,
     parallel: int = 1,
     placement: Placement = "default",
     cpu: int | None = None,
-    min_time: float = _core.DEFAULT_MIN_TIME,
+    min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
     record_hops: bool = False,
 ) -> RingResult:
@@ -47,8 +50,15 @@ def ring(
 
     Per switch = trip time / procs - overhead, where the overhead (the same hop and the same
     work, in one thread with hot caches) is measured in repetitions interleaved with the ring's.
-    ``min_time`` is the length of one timed repetition in seconds; ``timeout`` the seconds
-    without progress after which a ring counts as hung and is killed.
+
+    When to stop: by default each point measures blocks of short repetitions until the 95 %
+    interval of its median, built from the spread between blocks, lies within ± ``precision``
+    × median, or ``max_repetitions`` or ``max_time`` seconds of measuring are reached
+    (``result.stopped`` says which). ``repetitions=N`` makes exactly N instead, each followed
+    by its own overhead repetition: lmbench's way (lat_ctx makes 11). ``min_time`` is the
+    length of one timed repetition in seconds (None: 0.005 in precision mode, 0.05 with a
+    fixed count); ``timeout`` the seconds without progress after which a ring counts as hung
+    and is killed.
     """
     meta = result_metadata()
     raw = _core.ring(
@@ -57,6 +67,9 @@ def ring(
         transport=transport,
         size_kb=size_kb,
         repetitions=repetitions,
+        precision=precision,
+        max_time=max_time,
+        max_repetitions=max_repetitions,
         warmup=warmup,
         parallel=parallel,
         placement=placement,
@@ -75,12 +88,15 @@ def lat_ctx(
     procs: int | Sequence[int],
     *,
     size_kb: int = 0,
-    repetitions: int = 11,
+    repetitions: int | None = None,
+    precision: float = _core.DEFAULT_PRECISION,
+    max_time: float = _core.DEFAULT_MAX_TIME,
+    max_repetitions: int = _core.DEFAULT_MAX_REPETITIONS,
     warmup: int = 1,
     parallel: int = 1,
     placement: Placement = "default",
     cpu: int | None = None,
-    min_time: float = _core.DEFAULT_MIN_TIME,
+    min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
     record_hops: bool = False,
 ) -> RingResult:
@@ -89,6 +105,9 @@ def lat_ctx(
         procs,
         size_kb=size_kb,
         repetitions=repetitions,
+        precision=precision,
+        max_time=max_time,
+        max_repetitions=max_repetitions,
         warmup=warmup,
         parallel=parallel,
         placement=placement,

@@ -19,10 +19,10 @@ ALPHA = 0.05
 MIN_EFFECT = 0.01
 
 
-def _samples(df: pd.DataFrame) -> dict[tuple[Any, ...], list[float]]:
+def _samples(df: pd.DataFrame, key: tuple[str, ...]) -> dict[tuple[Any, ...], list[float]]:
     return {
-        key: g["value"].dropna().tolist()
-        for key, g in df.groupby(list(POINT_KEY), sort=True, dropna=False)
+        values: g["value"].dropna().tolist()
+        for values, g in df.groupby(list(key), sort=True, dropna=False)
     }
 
 
@@ -32,6 +32,9 @@ def compare(base: Any, new: Any, threshold: float = 0.05) -> pd.DataFrame:
     ("faster", "slower" or "no change": significant at p < 0.05 and more than 1% apart) and
     ``regressed`` (slower by more than ``threshold``, e.g. 0.05 = 5%).
 
+    When both runs name the test that measured each point (a ``test`` column, as files
+    saved by the pytest plugin have), the test id is part of the point and a column.
+
     ``ratio`` is NaN when the base median is <= 0 (below resolution); the verdict then rests
     on the test alone. Points in only one run are listed in ``attrs["only_base"]`` and
     ``attrs["only_new"]``.
@@ -39,10 +42,12 @@ def compare(base: Any, new: Any, threshold: float = 0.05) -> pd.DataFrame:
     pd = require("pandas", "ctxbench.compare")
     if not threshold >= 0:
         raise ValueError(f"threshold: must be >= 0, got {threshold}")
-    base_samples, new_samples = _samples(as_frame(base)), _samples(as_frame(new))
+    base, new = as_frame(base), as_frame(new)
+    key = POINT_KEY + (("test",) if "test" in base.columns and "test" in new.columns else ())
+    base_samples, new_samples = _samples(base, key), _samples(new, key)
     rows = []
-    for key, a in base_samples.items():
-        b = new_samples.get(key)
+    for point, a in base_samples.items():
+        b = new_samples.get(point)
         if b is None or not a or not b:
             continue
         base_median, new_median = float(pd.Series(a).median()), float(pd.Series(b).median())
@@ -54,7 +59,7 @@ def compare(base: Any, new: Any, threshold: float = 0.05) -> pd.DataFrame:
             verdict = "slower" if new_median > base_median else "faster"
         rows.append(
             {
-                **dict(zip(POINT_KEY, key)),
+                **dict(zip(key, point)),
                 "n_base": len(a),
                 "n_new": len(b),
                 "base_us": base_median,
@@ -66,7 +71,7 @@ def compare(base: Any, new: Any, threshold: float = 0.05) -> pd.DataFrame:
             }
         )
     if not rows:
-        raise ValueError(f"the two runs have no point in common ({', '.join(POINT_KEY)})")
+        raise ValueError(f"the two runs have no point in common ({', '.join(key)})")
     out = pd.DataFrame(rows)
     out.attrs["threshold"] = threshold
     out.attrs["only_base"] = sorted(set(base_samples) - set(new_samples), key=str)
@@ -77,7 +82,9 @@ def compare(base: Any, new: Any, threshold: float = 0.05) -> pd.DataFrame:
 def format_comparison(df: pd.DataFrame) -> str:
     """The comparison as an aligned text table with a one-line summary."""
     threshold = df.attrs.get("threshold")
+    tests = "test" in df.columns
     header = (
+        *(("test",) if tests else ()),
         "engine/transport",
         "placement",
         "size",
@@ -95,6 +102,7 @@ def format_comparison(df: pd.DataFrame) -> str:
         name = f"{r.engine}/{r.transport}"
         lines.append(
             (
+                *((str(r.test),) if tests else ()),
                 name if r.benchmark == "ring" else f"{name} ({r.benchmark})",
                 str(r.placement),
                 f"{r.size_kb}k",
@@ -109,7 +117,7 @@ def format_comparison(df: pd.DataFrame) -> str:
         )
     widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
     # Text columns left-aligned, numbers right-aligned, the verdict last and ragged.
-    left = {0, 1, len(header) - 1}
+    left = {0, 1, 2, len(header) - 1} if tests else {0, 1, len(header) - 1}
     text = [
         "  ".join(
             c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))

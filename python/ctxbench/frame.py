@@ -36,7 +36,13 @@ METADATA_COLUMNS: tuple[str, ...] = (
 )
 # Per-point numeric arrays some results carry (shape (len(procs),)); listed here so a new one
 # becomes a column by adding its name.
-OPTIONAL_POINT_ARRAYS: tuple[str, ...] = ("switches_per_hop", "involuntary_switches", "migrations")
+OPTIONAL_POINT_ARRAYS: tuple[str, ...] = (
+    "switches_per_hop",
+    "involuntary_switches",
+    "migrations",
+    "stopped",
+    "repetitions_made",
+)
 
 
 def require(module: str, feature: str, install: str = "'ctxbench[analysis]'") -> Any:
@@ -52,6 +58,11 @@ def _metadata_columns(metadata: dict[str, Any]) -> dict[str, Any]:
     # Set by the pytest plugin, so results can be traced back to the test that made them.
     if "test" in metadata:
         columns["test"] = metadata["test"]
+    # The machine's cache sizes, so a plot of the frame can mark them (plot.sizes).
+    cache = metadata.get("cache_kb")
+    if isinstance(cache, dict):
+        for name, kb in cache.items():
+            columns[f"cache_{name}_kb"] = kb
     return columns
 
 
@@ -85,8 +96,15 @@ def _ring_columns(r: Any) -> dict[str, Any]:
     }
     for name in OPTIONAL_POINT_ARRAYS:
         values = getattr(r, name, None)
-        if values is not None:
+        if values is not None and len(values) == npoints:
             columns[name] = np.asarray(values)[point]
+    # A point that stopped early has NaN where it made no repetition: no row, not a gap.
+    made = ~np.isnan(columns["value"])
+    if not made.all():
+        columns = {
+            k: v[made] if isinstance(v, np.ndarray) and v.shape[:1] == made.shape else v
+            for k, v in columns.items()
+        }
     return columns
 
 
@@ -154,13 +172,55 @@ def as_frame(data: Any) -> pd.DataFrame:
     return to_frame(data)
 
 
+def _machine_line(r: Any) -> str:
+    """CPU, kernel, placement and hypervisor in one line: what tells two results apart."""
+    meta = getattr(r, "metadata", None) or {}
+    hypervisor = meta.get("hypervisor")
+    if hypervisor is True:
+        vendor = meta.get("hypervisor_vendor")
+        where = f"VM ({vendor})" if vendor else "VM"
+    elif hypervisor is False:
+        where = "bare metal"
+    else:
+        where = "hypervisor unknown"
+    parts = [
+        str(meta.get("cpu_model") or "CPU unknown"),
+        f"{meta.get('cpu_count') or '?'} CPUs",
+        f"Linux {meta['kernel']}" if meta.get("kernel") else "kernel unknown",
+        f"placement {r.placement}",
+        where,
+    ]
+    return " · ".join(parts)
+
+
+def _metadata_html(r: Any) -> str:
+    """The compact machine line, and every metadata entry folded under it."""
+    from .metadata import format_metadata
+
+    meta = getattr(r, "metadata", None) or {}
+    esc = html.escape
+    folded = (
+        f"<details><summary>all metadata ({len(meta)} entries)</summary>"
+        f"<pre>{esc(format_metadata(meta))}</pre></details>"
+        if meta
+        else ""
+    )
+    return f"<p>{esc(_machine_line(r))}</p>{folded}"
+
+
 def result_html(r: Any) -> str:
-    """An HTML table of a ring result, for Jupyter."""
+    """A ring result for Jupyter: the table of points, one line naming the machine (CPU,
+    kernel, placement, hypervisor) and the full metadata folded (``<details>``)."""
     esc = html.escape
     caption = (
         f"{esc(r.engine)}/{esc(r.transport)}, size={r.size_kb}k, "
         f"placement={esc(str(r.placement))}, parallel={r.parallel}, "
-        f"ovr={r.overhead_us:.2f} µs, {r.repetitions} repetitions"
+        f"ovr={r.overhead_us:.2f} µs, "
+        + (
+            f"{r.repetitions} repetitions"
+            if r.repetitions is not None
+            else f"precision ±{r.precision:.0%}, up to {r.max_time} s a point"
+        )
     )
     head = "".join(
         f"<th>{h}</th>"
@@ -182,6 +242,6 @@ def result_html(r: Any) -> str:
             f"<td>{'below resolution' if flagged else ''}</td></tr>"
         )
     return (
-        f"<table><caption>{caption}</caption><thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        f"<div><table><caption>{caption}</caption><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>{_metadata_html(r)}</div>"
     )

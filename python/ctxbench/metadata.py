@@ -45,6 +45,7 @@ KEYS: tuple[str, ...] = (
     "loadavg",
     "perf_event_paranoid",
     "mem_total_kb",
+    "cache_kb",
     "python_version",
     "python_implementation",
     "compiler",
@@ -166,6 +167,35 @@ def _mem_total_kb(proc: Path) -> int | None:
             fields = line.split()
             return _parse_int(fields[1]) if len(fields) > 1 else None
     return None
+
+
+def _size_kb(text: str | None) -> int | None:
+    # sysfs prints cache sizes as "48K"; M and G are accepted in case an architecture uses them.
+    if not text:
+        return None
+    scale = {"K": 1, "M": 1024, "G": 1024 * 1024}.get(text[-1].upper())
+    number = _parse_int(text[:-1] if scale else text)
+    if number is None:
+        return None
+    return number * scale if scale else number // 1024
+
+
+def _cache_kb(cpu_dir: Path) -> dict[str, int] | None:
+    """CPU 0's caches in KiB by name (L1d, L1i, L2, L3), from sysfs cache/index*/."""
+    try:
+        indices = sorted((cpu_dir / "cpu0" / "cache").glob("index*"))
+    except OSError:
+        return None
+    caches: dict[str, int] = {}
+    for index in indices:
+        level = _read_value(index / "level")
+        kind = _read_value(index / "type")
+        size = _size_kb(_read_value(index / "size"))
+        if level is None or size is None:
+            continue
+        suffix = {"Data": "d", "Instruction": "i"}.get(kind or "", "")
+        caches.setdefault(f"L{level}{suffix}", size)
+    return caches or None
 
 
 def _ancestors(rel: str) -> list[PurePosixPath]:
@@ -316,6 +346,8 @@ def _collect(
             _read_value(proc / "sys" / "kernel" / "perf_event_paranoid")
         ),
         "mem_total_kb": _mem_total_kb(proc),
+        # The working-set sizes where the lat_ctx curve steps up (plot.sizes draws them).
+        "cache_kb": _cache_kb(cpu_dir),
         "python_version": platform.python_version(),
         "python_implementation": platform.python_implementation(),
         # Filled by the caller: the rustc that built the native module.

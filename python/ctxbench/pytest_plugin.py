@@ -4,21 +4,67 @@
         r = ctxbench.ring([2, 16], size_kb=64)
         assert r.work_verified.all()
 
-``pytest --ctxbench-save results.json`` writes every recorded result at the end of the
-session, each with the test's node id in ``metadata["test"]``.
+Options (``pytest --help``, group "ctxbench"):
+
+``--ctxbench-save PATH``
+    write every recorded result (.json, .csv, .parquet) at the end of the session, each with
+    the test's node id in ``metadata["test"]``.
+``--ctxbench-autosave``
+    also keep the run as ``.ctxbench/NNNN_<UTC date and time>.json`` under the rootdir,
+    numbered 0001, 0002, ... (pytest-benchmark's storage, without the machine folder).
+``--ctxbench-compare [RUN]``
+    compare each test's points with the same test's points in a saved run: RUN is a JSON
+    file written by ``--ctxbench-save``, a run number in ``.ctxbench/`` (``3`` or ``0003``),
+    or, when omitted, the latest run there. The verdict is ``ctxbench compare``'s
+    (``ctxbench.compare.compare``: ratio of medians and a Mann-Whitney U test).
+``--ctxbench-compare-fail PCT``
+    with ``--ctxbench-compare``: a test fails when one of its points is significantly slower
+    than the baseline and its median more than PCT higher (``10%``, or ``10``), naming the
+    test, the point and both medians.
+
+At the end of the session one table lists every recorded point: test id, engine, transport,
+placement, procs, size, median µs, CV, verdict, and the change against the baseline when
+comparing.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
+import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 import ctxbench
+from ctxbench.result import KINDS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SAVE_SUFFIXES = (".json", ".csv", ".parquet")
+STORAGE = ".ctxbench"
+_RUN = re.compile(r"^(\d{4,})_.*\.json$")
+
+
+@dataclasses.dataclass
+class _State:
+    """What the plugin keeps for the session."""
+
+    recorded: list[tuple[str, Any]] = dataclasses.field(default_factory=list)
+    baseline_path: Path | None = None
+    baseline: pd.DataFrame | None = None
+    fail: float | None = None
+    # nodeid -> the comparison table of that test's points (``ctxbench.compare.compare``).
+    comparisons: dict[str, pd.DataFrame] = dataclasses.field(default_factory=dict)
+    autosaved: Path | None = None
+
+
+STATE = pytest.StashKey[_State]()
+RECORDER = pytest.StashKey["Recorder"]()
+# Kept for code that read the recorded (nodeid, result) pairs from the stash.
 RESULTS = pytest.StashKey[list[tuple[str, Any]]]()
 
 
@@ -62,6 +108,84 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write the results recorded by the ctxbench fixture to PATH "
         "(.json, .csv, .parquet) at the end of the session",
     )
+    group.addoption(
+        "--ctxbench-autosave",
+        action="store_true",
+        help=f"also save the run as {STORAGE}/NNNN_<date>.json under the rootdir (numbered)",
+    )
+    group.addoption(
+        "--ctxbench-compare",
+        metavar="RUN",
+        nargs="?",
+        const="latest",
+        default=None,
+        help="compare with a saved run: a JSON file from --ctxbench-save, a run number in "
+        f"{STORAGE}/, or (no RUN) the latest run there",
+    )
+    group.addoption(
+        "--ctxbench-compare-fail",
+        metavar="PCT",
+        default=None,
+        help="with --ctxbench-compare: fail a test whose median is significantly slower "
+        "(Mann-Whitney, p < 0.05) by more than PCT, e.g. 10%%",
+    )
+
+
+def _percent(text: str) -> float:
+    try:
+        pct = float(text.strip().rstrip("%"))
+    except ValueError:
+        pct = math.nan
+    if not pct >= 0 or math.isinf(pct):
+        raise pytest.UsageError(f"--ctxbench-compare-fail {text}: expected a percentage like 10%")
+    return pct / 100
+
+
+def _runs(storage: Path) -> dict[int, Path]:
+    """The numbered runs in ``storage``, by number."""
+    if not storage.is_dir():
+        return {}
+    runs = {}
+    for path in storage.iterdir():
+        m = _RUN.match(path.name)
+        if m:
+            runs[int(m[1])] = path
+    return dict(sorted(runs.items()))
+
+
+def _baseline_path(run: str, storage: Path) -> Path:
+    runs = _runs(storage)
+    if run == "latest":
+        if not runs:
+            raise pytest.UsageError(
+                f"--ctxbench-compare: no saved run in {storage}; "
+                "save one first with --ctxbench-autosave"
+            )
+        return runs[max(runs)]
+    if run.isdigit():
+        if int(run) not in runs:
+            have = ", ".join(f"{n:04d}" for n in runs) or "none"
+            raise pytest.UsageError(f"--ctxbench-compare {run}: no such run in {storage} ({have})")
+        return runs[int(run)]
+    path = Path(run)
+    if not path.is_file():
+        raise pytest.UsageError(f"--ctxbench-compare {run}: no such file")
+    return path
+
+
+def _load_baseline(path: Path) -> pd.DataFrame:
+    from .files import load
+
+    try:
+        df = load(path)
+    except (ValueError, OSError, ImportError) as e:
+        raise pytest.UsageError(f"--ctxbench-compare: {e}") from None
+    if "test" not in df.columns:
+        raise pytest.UsageError(
+            f"--ctxbench-compare {path}: its results name no test; "
+            "use a file written by --ctxbench-save or --ctxbench-autosave"
+        )
+    return df
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -69,14 +193,32 @@ def pytest_configure(config: pytest.Config) -> None:
     # Checked now: a bad path found at the end of the session would lose every result.
     if path and Path(path).suffix.lower() not in SAVE_SUFFIXES:
         raise pytest.UsageError(f"--ctxbench-save {path}: use a .json, .csv or .parquet file name")
-    config.stash[RESULTS] = []
+    state = _State()
+    config.stash[STATE] = state
+    config.stash[RESULTS] = state.recorded
+    fail = config.getoption("--ctxbench-compare-fail")
+    run = config.getoption("--ctxbench-compare")
+    if fail is not None:
+        if run is None:
+            raise pytest.UsageError("--ctxbench-compare-fail needs --ctxbench-compare")
+        state.fail = _percent(fail)
+    if run is not None:
+        # Resolved before this session autosaves, so "latest" is the previous run.
+        state.baseline_path = _baseline_path(run, config.rootpath / STORAGE)
+        state.baseline = _load_baseline(state.baseline_path)
 
 
 # Named through the decorator so the function does not shadow the ctxbench module here.
 @pytest.fixture(name="ctxbench")
 def ctxbench_fixture(request: pytest.FixtureRequest) -> Recorder:
     """Measure with ``ctxbench.lat_ctx``/``ring``/``pingpong`` and record the results."""
-    return Recorder(request.node.nodeid, request.config.stash[RESULTS])
+    recorder = Recorder(request.node.nodeid, request.config.stash[STATE].recorded)
+    request.node.stash[RECORDER] = recorder
+    return recorder
+
+
+def _is_result(value: Any) -> bool:
+    return getattr(value, "kind", None) in KINDS
 
 
 def _tagged(nodeid: str, result: Any) -> Any:
@@ -84,17 +226,174 @@ def _tagged(nodeid: str, result: Any) -> Any:
     return dataclasses.replace(result, metadata={**result.metadata, "test": nodeid})
 
 
+def _compare_test(state: _State, nodeid: str, results: list[Any]) -> pd.DataFrame | None:
+    """The comparison table of one test's points with the baseline's, or None."""
+    from .compare import compare
+    from .frame import concat
+
+    assert state.baseline is not None
+    base = state.baseline[state.baseline["test"] == nodeid]
+    if base.empty or not results:
+        return None
+    try:
+        return compare(base, concat(_tagged(nodeid, r) for r in results), state.fail or 0.0)
+    except ValueError:  # no point in common: the test measures something else now
+        return None
+
+
+def _point(row: Any) -> str:
+    name = f"{row.engine}/{row.transport}"
+    if row.benchmark != "ring":
+        name += f" ({row.benchmark})"
+    return (
+        f"{name} placement={row.placement} size={row.size_kb}k P={row.parallel} procs={row.procs}"
+    )
+
+
+def _regressions(nodeid: str, table: pd.DataFrame, fail: float) -> str:
+    lines = [f"ctxbench: {nodeid} is slower than the baseline by more than {100 * fail:g}%:"]
+    for row in table[table["regressed"]].itertuples(index=False):
+        change = "n/a" if math.isnan(row.ratio) else f"{100 * (row.ratio - 1):+.1f}%"
+        lines.append(
+            f"  {_point(row)}: median {row.new_us:.3f} µs, baseline {row.base_us:.3f} µs "
+            f"({change}, Mann-Whitney p={row.p_value:.3g})"
+        )
+    return "\n".join(lines)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    outcome = yield
+    state = item.config.stash[STATE]
+    recorder = item.stash.get(RECORDER, None)
+    if state.baseline is None or recorder is None:
+        return outcome
+    table = _compare_test(state, item.nodeid, [r for r in recorder.results if _is_result(r)])
+    if table is not None:
+        state.comparisons[item.nodeid] = table
+        if state.fail is not None and table["regressed"].any():
+            pytest.fail(_regressions(item.nodeid, table, state.fail), pytrace=False)
+    return outcome
+
+
+def _autosave_path(storage: Path) -> Path:
+    runs = _runs(storage)
+    number = max(runs, default=0) + 1
+    return storage / f"{number:04d}_{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.json"
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    path = session.config.getoption("--ctxbench-save")
-    if path:
+    config = session.config
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return
+    tagged = [_tagged(nodeid, r) for nodeid, r in state.recorded if _is_result(r)]
+    path = config.getoption("--ctxbench-save")
+    if path or config.getoption("--ctxbench-autosave"):
         from .files import save
 
-        recorded = session.config.stash.get(RESULTS, [])
-        save([_tagged(nodeid, r) for nodeid, r in recorded], path)
+        if path:
+            save(tagged, path)
+        if config.getoption("--ctxbench-autosave"):
+            storage = config.rootpath / STORAGE
+            storage.mkdir(exist_ok=True)
+            state.autosaved = _autosave_path(storage)
+            save(tagged, state.autosaved)
+
+
+def _rows(state: _State) -> list[dict[str, Any]]:
+    """One row per recorded point, with the comparison's verdict where there is one."""
+    changes: dict[tuple[Any, ...], Any] = {}
+    for nodeid, table in state.comparisons.items():
+        for row in table.itertuples(index=False):
+            changes[
+                (nodeid, row.benchmark, row.engine, row.transport, row.placement)
+                + (int(row.size_kb), int(row.parallel), int(row.procs))
+            ] = row
+    rows = []
+    for nodeid, r in state.recorded:
+        if not _is_result(r):
+            continue
+        if r.kind == "ring":
+            points = zip(
+                r.procs.tolist(),
+                r.latency_us.tolist(),
+                list(r.stats["cv"]),
+                list(r.stats["verdict"]),
+                r.below_resolution.tolist(),
+            )
+            common = (nodeid, "ring", r.engine, r.transport, r.placement, r.size_kb, r.parallel)
+        else:
+            points = iter([(2, r.usecs_per_switch, math.nan, "", False)])
+            common = (nodeid, "pingpong", r.engine, r.transport, r.placement, 0, 1)
+        for procs, median, cv, verdict, low in points:
+            key = (*common[:5], int(common[5]), int(common[6]), int(procs))
+            rows.append(
+                {
+                    "test": nodeid,
+                    "engine": r.engine if r.kind == "ring" else f"{r.engine} (pingpong)",
+                    "transport": r.transport,
+                    "placement": str(r.placement),
+                    "procs": str(procs),
+                    "size": f"{common[5]}k",
+                    "P": str(common[6]),
+                    "median µs": f"{median:.3f}",
+                    "CV": "" if math.isnan(cv) else f"{100 * cv:.1f}%",
+                    "verdict": verdict + (" (below resolution)" if low else ""),
+                    "change": _change(changes.get(key), state),
+                }
+            )
+    return rows
+
+
+def _change(row: Any, state: _State) -> str:
+    if state.baseline is None:
+        return ""
+    if row is None:
+        return "new"
+    change = "n/a" if math.isnan(row.ratio) else f"{100 * (row.ratio - 1):+.1f}%"
+    return f"{change} {row.verdict}" + (" REGRESSED" if row.regressed else "")
+
+
+def _table(rows: list[dict[str, Any]], comparing: bool) -> list[str]:
+    header = ["test", "engine", "transport", "placement", "procs", "size"]
+    if any(row["P"] != "1" for row in rows):
+        header.append("P")
+    header += ["median µs", "CV", "verdict"] + (["change"] if comparing else [])
+    cells = [header] + [[row[h] for h in header] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
+    numeric = {"procs", "size", "P", "median µs", "CV"}
+    return [
+        "  ".join(
+            c.rjust(w) if h in numeric else c.ljust(w) for h, c, w in zip(header, line, widths)
+        ).rstrip()
+        for line in cells
+    ]
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return
+    rows = _rows(state)
+    if rows:
+        terminalreporter.write_sep("-", "ctxbench")
+        for line in _table(rows, state.baseline is not None):
+            terminalreporter.write_line(line)
+    count = sum(1 for _, r in state.recorded if _is_result(r))
     path = config.getoption("--ctxbench-save")
     if path:
-        recorded = config.stash.get(RESULTS, [])
-        terminalreporter.write_line(f"ctxbench: saved {len(recorded)} results to {path}")
+        terminalreporter.write_line(f"ctxbench: saved {count} results to {path}")
+    if state.autosaved is not None:
+        terminalreporter.write_line(f"ctxbench: saved {count} results to {state.autosaved}")
+    if state.baseline_path is not None:
+        tables = list(state.comparisons.values())
+        verdicts = [v for t in tables for v in t["verdict"]]
+        regressed = sum(int(t["regressed"].sum()) for t in tables) if state.fail is not None else 0
+        line = (
+            f"ctxbench: compared with {state.baseline_path}: {verdicts.count('slower')} slower, "
+            f"{verdicts.count('faster')} faster, {verdicts.count('no change')} no change"
+        )
+        if state.fail is not None:
+            line += f"; {regressed} slower by more than {100 * state.fail:g}%"
+        terminalreporter.write_line(line)

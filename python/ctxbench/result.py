@@ -21,6 +21,8 @@ from .metadata import without_hostname
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ._core import PingpongDict, RingDict
+
 PathLike = Union[str, "os.PathLike[str]"]
 
 
@@ -34,7 +36,12 @@ class RingResult:
 
     All times are microseconds. ``latency_us`` is the median net time per switch (raw per-hop
     time minus the hot-cache overhead of the same repetition), ``min_us`` the lowest;
-    ``samples_us`` holds every net sample, shape (repetitions, len(procs)).
+    ``samples_us`` holds every net sample, shape (repetitions, len(procs)); in precision mode
+    (``repetitions`` is None) points stop after different numbers of repetitions
+    (``repetitions_made``), and a point's column is NaN below its last repetition.
+    ``stopped`` says, per point, why measuring ended: "repetitions" (the fixed count),
+    "precision" (the 95 % interval of the median within ± ``precision`` × median),
+    "max_repetitions" or "time_cap" (``max_time`` seconds of measuring).
     """
 
     kind: ClassVar[str] = "ring"
@@ -44,13 +51,15 @@ class RingResult:
         "cpus": _arrays,  # one array per point, ragged when procs differ
         "switch_source": list,
         "warnings": list,
+        "stopped": list,
     }
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("precision", "max_time", "stopped", "repetitions_made")
 
     engine: str
     transport: str
     placement: str
     size_kb: int
-    repetitions: int
+    repetitions: int | None
     warmup: int
     parallel: int
     min_time: float
@@ -88,11 +97,32 @@ class RingResult:
     # `tsc` has "ghz", "read_cost_cycles" and "unavailable_reason".
     tsc_cycles_per_switch: np.ndarray | None
     tsc: dict[str, Any]
+    # How each point stopped. Results read from files written before precision mode have
+    # none of these, and a record leaves them out when they are unset (``OPTIONAL``), so
+    # such files save back byte for byte.
+    precision: float | None = None
+    max_time: float | None = None
+    stopped: list[str] = field(default_factory=list)
+    repetitions_made: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_core(cls, raw: dict[str, Any], metadata: dict[str, Any]) -> RingResult:
+    def from_core(cls, raw: RingDict, metadata: dict[str, Any]) -> RingResult:
         return cls(**raw, metadata=metadata)
+
+    def stop_line(self) -> str:
+        """How each point stopped and what its phases cost, in one line."""
+        if not self.stopped:
+            return "how the points stopped was not recorded"
+        parts = []
+        for j, p in enumerate(self.procs.tolist()):
+            half = (self.stats["ci_high"][j] - self.stats["ci_low"][j]) / 2
+            rel = half / abs(self.latency_us[j]) if self.latency_us[j] else float("inf")
+            parts.append(
+                f"{p}: {self.stopped[j]} after {int(self.repetitions_made[j])} reps, "
+                f"±{rel:.1%}, {sum(float(v[j]) for v in self.phase_s.values()):.2f} s"
+            )
+        return "; ".join(parts)
 
     def to_xgraph(self) -> str:
         """lat_ctx's output: a title line with size and overhead, then "procs µs" pairs.
@@ -160,7 +190,7 @@ class PingpongResult:
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_core(cls, raw: dict[str, Any], metadata: dict[str, Any]) -> PingpongResult:
+    def from_core(cls, raw: PingpongDict, metadata: dict[str, Any]) -> PingpongResult:
         return cls(**raw, metadata=metadata)
 
     def to_perf(self) -> str:
@@ -219,12 +249,27 @@ FORMAT_VERSION = 1
 
 def _jsonable(value: Any) -> Any:
     if hasattr(value, "tolist"):  # numpy arrays and numpy scalars
-        return value.tolist()
+        return _nan_to_none(value.tolist())
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     return value
+
+
+def _nan_to_none(value: Any) -> Any:
+    # NaN marks "no sample" (a point that stopped early); JSON has no NaN, it has null.
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, list):
+        return [_nan_to_none(v) for v in value]
+    return value
+
+
+def _has_none(value: Any) -> bool:
+    if isinstance(value, list):
+        return any(_has_none(v) for v in value)
+    return value is None
 
 
 def record(result: Result, *, hostname: bool = True) -> dict[str, Any]:
@@ -234,6 +279,10 @@ def record(result: Result, *, hostname: bool = True) -> dict[str, Any]:
         raise TypeError(f"expected a ctxbench result, got {type(result).__name__}")
     fields = dict(vars(result))
     metadata = fields.pop("metadata", None) or {}
+    for name in getattr(result, "OPTIONAL", ()):
+        value = fields[name]
+        if value is None or (hasattr(value, "__len__") and len(value) == 0):
+            del fields[name]
     rec = {"kind": result.kind, **_jsonable(fields), "metadata": _jsonable(metadata)}
     return rec if hostname else withhold_hostname(rec)
 
@@ -358,7 +407,8 @@ def _numeric(value: Any) -> Any:
         return {k: _numeric(v) for k, v in value.items()}
     if isinstance(value, list) and not _has_str(value):
         try:
-            return np.asarray(value)
+            # null in a list of numbers is a missing sample: NaN again.
+            return np.asarray(value, dtype=np.float64 if _has_none(value) else None)
         except ValueError:  # ragged: it was a list of arrays
             return [_numeric(v) for v in value]
     return value

@@ -42,6 +42,7 @@ class Field:
     nullable: bool = False  # JSON null is a value ("unavailable"), not a missing entry
     nan: bool = False
     inf: bool = False  # +inf only
+    holes: bool = False  # null entries in an array: "no sample" (NaN in memory)
     choices: tuple[str, ...] | None = None
     required: bool = True  # False: an older file may lack it
     fields: Mapping[str, Field] | None = None
@@ -97,19 +98,21 @@ RING: dict[str, Field] = {
     "transport": Field("str"),
     "placement": Field("str"),
     "size_kb": _int(min=0),
-    "repetitions": _int(min=1),
+    "repetitions": _int(min=1, nullable=True),  # null: precision mode
     "warmup": _int(min=0),
     "parallel": _int(min=1),
     "min_time": _float(min=0),
     "procs": _int(P, min=2),
     "latency_us": _float(P),
     "min_us": _float(P),
-    "samples_us": _float(R, P),
+    # (repetition, point); a point that stopped early (precision mode) has null below its
+    # last repetition.
+    "samples_us": _float(R, P, holes=True),
     "raw_us": _float(P, min=0),
-    "raw_samples_us": _float(R, P, min=0),
+    "raw_samples_us": _float(R, P, min=0, holes=True),
     "overhead_us": _float(min=0),
     "overhead_point_us": _float(P, min=0),
-    "overhead_samples_us": _float(R, P, min=0),
+    "overhead_samples_us": _float(R, P, min=0, holes=True),
     "ring_us": _float(P, "parallel"),
     "below_resolution": Field("bool", (P,)),
     "stats": Field(
@@ -146,7 +149,8 @@ RING: dict[str, Field] = {
     "hop_percentiles_us": Field(
         "dict",
         nullable=True,
-        fields={k: _float(P, min=0, nan=True) for k in HOP_PERCENTILES},
+        # A point without hops has none: NaN in files written before NaN became null.
+        fields={k: _float(P, min=0, nan=True, holes=True) for k in HOP_PERCENTILES},
     ),
     "hop_histogram": Field(
         "dict",
@@ -155,6 +159,11 @@ RING: dict[str, Field] = {
     ),
     "tsc_cycles_per_switch": _float(P, nullable=True),  # net: may be negative
     "tsc": TSC,
+    # Precision mode (files from before it lack these; a record leaves out the unset ones).
+    "precision": _float(min=0, nullable=True, required=False),
+    "max_time": _float(min=0, nullable=True, required=False),
+    "stopped": Field("str", (P,), required=False),
+    "repetitions_made": _int(P, min=0, required=False),
     "metadata": METADATA,
 }
 
@@ -226,6 +235,8 @@ def check_scalar(value: Any, spec: Field, where: str) -> None:
 
 def _check_array(value: Any, spec: Field, shape: tuple[Dim, ...], where: str, dims: dict) -> None:
     if not shape:
+        if value is None and spec.holes:
+            return
         if value is None:
             raise Bad(where, f"expected {_TYPE_NAMES[spec.type]}, got null")
         check_scalar(value, spec, where)
@@ -273,7 +284,11 @@ def check_record(rec: Mapping[str, Any], fields: Mapping[str, Field]) -> None:
     dims: dict[str, int] = {}
     scalars = {n: f for n, f in fields.items() if f.type != "dict" and not f.shape}
     check_fields(rec, scalars, dims)
-    dims.update({n: rec[n] for n, f in scalars.items() if f.type == "int" and n in rec})
+    # A scalar that is null (repetitions in precision mode) fixes nothing: the first array
+    # with that dimension does.
+    dims.update(
+        {n: rec[n] for n, f in scalars.items() if f.type == "int" and rec.get(n) is not None}
+    )
     check_fields(rec, fields, dims)
     flag, figure = FLAG
     if flag in fields and figure in fields:
@@ -309,6 +324,8 @@ TABLE_COLUMNS: dict[str, Field] = {
     "migrations": _int(min=-1),
     "usecs_per_op": _float(min=0),
     "ops_per_sec": _float(min=0),
+    "stopped": Field("str"),
+    "repetitions_made": _int(min=0),
     "source": Field("str"),
     **{k: Field("str") for k in ("kernel", "cpu_model", "ctxbench_version", "date", "test")},
 }

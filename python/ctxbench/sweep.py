@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Union
@@ -29,8 +30,8 @@ Placement = Union[str, Sequence[int]]
 # Suffixes ctxbench.load reads as another format than the JSON a sweep writes.
 OTHER_FORMATS = (".csv", ".parquet", *XGRAPH_SUFFIXES)
 # What makes two points the same measurement: engine, transport, placement name, size_kb,
-# procs, repetitions, parallel.
-Key = tuple[str, str, str, int, tuple[int, ...], int, int]
+# procs, the stopping rule (a fixed repetition count, or a precision), parallel.
+Key = tuple[str, str, str, int, tuple[int, ...], str, int]
 
 
 def _key(rec: dict[str, Any]) -> Key:
@@ -40,9 +41,15 @@ def _key(rec: dict[str, Any]) -> Key:
         rec["placement"],
         int(rec["size_kb"]),
         tuple(int(p) for p in rec["procs"]),
-        int(rec["repetitions"]),
+        _stopping_rule(rec.get("repetitions"), rec.get("precision")),
         int(rec["parallel"]),
     )
+
+
+def _stopping_rule(repetitions: Any, precision: Any) -> str:
+    if repetitions is not None:
+        return f"repetitions={int(repetitions)}"
+    return f"precision={float(precision if precision is not None else _core.DEFAULT_PRECISION)}"
 
 
 def _point_key(procs: list[int], args: dict[str, Any]) -> Key:
@@ -71,12 +78,33 @@ def _grid(
     ]
 
 
+def _watched() -> bool:
+    """Whether a person is likely watching: stderr is a terminal or this is a Jupyter
+    (IPython kernel) session, and the ``CI`` environment variable is not set."""
+    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
+        return False
+    if sys.stderr.isatty():
+        return True
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None  # type: ignore[attr-defined]
+    return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
+
+
 def _bar(progress: bool | str, total: int) -> Any:
+    """A tqdm bar (a widget in Jupyter with ipywidgets, text otherwise), or None.
+
+    ``progress=True`` shows it when someone is watching (see ``_watched``), ``"force"``
+    always, ``False`` never."""
     if progress not in (True, False, "force"):
         raise ValueError(f"progress: expected True, False or 'force', got {progress!r}")
-    if progress == "force" or (progress is True and sys.stderr.isatty()):
-        tqdm = require("tqdm", "ctxbench.sweep's progress bar")
-        return tqdm.tqdm(total=total, unit="point", desc="ctxbench sweep")
+    if progress == "force" or (progress is True and _watched()):
+        require("tqdm", "ctxbench.sweep's progress bar")
+        with warnings.catch_warnings():
+            # Without ipywidgets tqdm.auto falls back to the text bar, warning; the text bar
+            # is fine in a notebook too.
+            warnings.simplefilter("ignore")
+            from tqdm.auto import tqdm
+        return tqdm(total=total, unit="point", desc="ctxbench sweep")
     return None
 
 
@@ -104,7 +132,7 @@ def sweep(
     engines: Sequence[str] = ("process",),
     transports: Sequence[str | None] = (None,),
     placements: Sequence[Placement] = ("default",),
-    repetitions: int = 11,
+    repetitions: int | None = None,
     out: PathLike | None = None,
     progress: bool | str = True,
     *,
@@ -124,6 +152,11 @@ def sweep(
     starts, and points already in it (same engine, transport, placement, size_kb, procs,
     repetitions and parallel) are not measured again: rerun after a crash or Ctrl-C to resume.
     Other keyword arguments (``warmup``, ``parallel``, ``min_time``, ...) go to ``measure``.
+
+    ``progress=True`` shows a tqdm bar when someone is watching: stderr is a terminal or
+    this runs in Jupyter/IPython, and ``CI`` is not set in the environment; ``"force"``
+    shows it always, ``False`` never. In Jupyter it is a widget when ipywidgets is
+    installed, else a line of text.
     """
     # Fail before an hour of measuring, not after it.
     require("pandas", "ctxbench.sweep")

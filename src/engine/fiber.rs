@@ -10,7 +10,7 @@ use super::{Group, Members, Report, Ring};
 use crate::error::{Error, Result};
 use crate::hops::HopLog;
 use crate::sys::{self, Guards, Shared, Slot};
-use crate::token::{self, STOP};
+use crate::wire::{self, STOP};
 use crate::workload::Workload;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -60,7 +60,7 @@ pub fn spawn(
                         if let Some(log) = &log {
                             log.sending((i + 1) % procs);
                         }
-                        token = yielder.suspend(token::advance(token));
+                        token = yielder.suspend(wire::advance(token));
                     }
                     slot.cpu.store(
                         cpu.map_or(sys::current_cpu(), |c| c as i32),
@@ -133,10 +133,10 @@ impl Ring for FiberRing {
             }
             self.checksum = self.checksum.wrapping_add(self.work.sum());
             self.passes += 1;
-            token = token::advance(token);
+            token = wire::advance(token);
             self.progress.fetch_add(1, Ordering::Relaxed);
         }
-        token::check_count(start, trips, n, token)?;
+        wire::check_count(start, trips, n, token)?;
         self.token = token;
         Ok(())
     }
@@ -149,7 +149,7 @@ impl Ring for FiberRing {
             for _ in 0..n {
                 self.checksum = self.checksum.wrapping_add(self.work.sum());
                 self.passes += 1;
-                token = std::hint::black_box(token::advance(token));
+                token = std::hint::black_box(wire::advance(token));
             }
             self.progress.fetch_add(1, Ordering::Relaxed);
         }
@@ -230,7 +230,7 @@ pub fn baseline_switch_ns(pairs: u64) -> Result<f64> {
     let mut v = 0;
     for _ in 0..pairs {
         if let CoroutineResult::Yield(x) = co.resume(v) {
-            v = token::advance(x);
+            v = wire::advance(x);
         }
     }
     let ns = t.elapsed().as_nanos() as f64 / pairs as f64;

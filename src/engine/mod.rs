@@ -10,13 +10,13 @@ use crate::error::{Error, Result};
 use crate::hops::HopLog;
 use crate::sys::{Guards, Shared, Slot};
 use crate::token::Driver;
-use crate::transport::{
-    eventfd::Eventfd, futex::Futex, pipe::Pipe, signal::Signal, socket::Socket, yielding::Yield,
-    Transport,
-};
+use crate::transport::{Transport, WithTransport};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+// Its home is `transport`; named here too because engines and transports are chosen together.
+pub use crate::transport::TransportKind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
@@ -60,85 +60,32 @@ impl Engine {
 
     /// The transports this engine can use, its default first.
     pub fn transports(self) -> &'static [TransportKind] {
-        use TransportKind::*;
         match self {
-            Engine::Process | Engine::Thread => &[Pipe, Eventfd, Futex, Socket, Signal, Yield],
-            Engine::Fiber => &[Resume],
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TransportKind {
-    Pipe,
-    Eventfd,
-    Futex,
-    Socket,
-    Signal,
-    Yield,
-    /// Fibers hand the token over in the switch itself.
-    Resume,
-}
-
-impl TransportKind {
-    const ALL: [TransportKind; 7] = [
-        TransportKind::Pipe,
-        TransportKind::Eventfd,
-        TransportKind::Futex,
-        TransportKind::Socket,
-        TransportKind::Signal,
-        TransportKind::Yield,
-        TransportKind::Resume,
-    ];
-
-    pub fn parse(name: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|t| t.name() == name)
-            .ok_or_else(|| {
-                let names: Vec<_> = Self::ALL.iter().map(|t| t.name()).collect();
-                Error::invalid(
-                    "transport",
-                    format!("unknown transport {name:?}; expected one of {names:?}"),
-                )
-            })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            TransportKind::Pipe => Pipe::NAME,
-            TransportKind::Eventfd => Eventfd::NAME,
-            TransportKind::Futex => Futex::NAME,
-            TransportKind::Socket => Socket::NAME,
-            TransportKind::Signal => Signal::NAME,
-            TransportKind::Yield => Yield::NAME,
-            TransportKind::Resume => "resume",
-        }
-    }
-
-    pub fn single_cpu_only(self) -> bool {
-        match self {
-            TransportKind::Yield => Yield::SINGLE_CPU_ONLY,
-            _ => false,
+            Engine::Process | Engine::Thread => TransportKind::BETWEEN_TASKS,
+            Engine::Fiber => &[TransportKind::Resume],
         }
     }
 }
 
 /// Rejects combinations that make no sense, listing the valid ones.
 pub fn check_combination(engine: Engine, transport: TransportKind) -> Result<()> {
-    let valid = engine.transports();
-    if valid.contains(&transport) {
-        return Ok(());
+    if engine.transports().contains(&transport) {
+        Ok(())
+    } else {
+        Err(unsupported(engine, transport))
     }
-    let names: Vec<_> = valid.iter().map(|t| t.name()).collect();
-    Err(Error::invalid(
+}
+
+fn unsupported(engine: Engine, transport: TransportKind) -> Error {
+    let names: Vec<_> = engine.transports().iter().map(|t| t.name()).collect();
+    Error::invalid(
         "transport",
         format!(
             "{:?} does not work with engine {:?}; valid transports for it: {names:?}",
             transport.name(),
             engine.name()
         ),
-    ))
+    )
 }
 
 /// Participant 0 of one ring, as the measurement loop sees it.
@@ -241,7 +188,7 @@ pub trait Members: Send + Sync {
     /// (ring, thread id) of every participant the kernel schedules, other than the drivers.
     fn tids(&self) -> Vec<(usize, libc::pid_t)>;
     /// A participant that left on its own mid-run, described; checked by the watchdog, so
-    /// that transports without EOF (futex, signal, yield) also notice a death.
+    /// that transports without EOF (futex, signal, yield, condvar) also notice a death.
     fn casualty(&self) -> Option<String>;
     /// Unblocks everyone at once; the drivers then see their peers gone. `why` explains it.
     fn abort(&self, why: &str);
@@ -255,6 +202,8 @@ pub struct Group {
 }
 
 /// Starts `cpus.len()` rings of `procs` participants; `cpus[ring][participant]` pins them.
+/// `Config::validate` checks the combination first; here an unsupported one is the same
+/// error.
 pub fn spawn(
     engine: Engine,
     transport: TransportKind,
@@ -263,24 +212,42 @@ pub fn spawn(
     record: bool,
     cpus: &[Vec<Option<usize>>],
 ) -> Result<Group> {
-    check_combination(engine, transport)?;
-    macro_rules! with_transport {
-        ($engine:ident) => {
-            match transport {
-                TransportKind::Pipe => $engine::spawn::<Pipe>(procs, size_kb, record, cpus),
-                TransportKind::Eventfd => $engine::spawn::<Eventfd>(procs, size_kb, record, cpus),
-                TransportKind::Futex => $engine::spawn::<Futex>(procs, size_kb, record, cpus),
-                TransportKind::Socket => $engine::spawn::<Socket>(procs, size_kb, record, cpus),
-                TransportKind::Signal => $engine::spawn::<Signal>(procs, size_kb, record, cpus),
-                TransportKind::Yield => $engine::spawn::<Yield>(procs, size_kb, record, cpus),
-                TransportKind::Resume => unreachable!("checked above"),
-            }
-        };
-    }
-    match engine {
-        Engine::Process => with_transport!(process),
-        Engine::Thread => with_transport!(thread),
-        Engine::Fiber => fiber::spawn(procs, size_kb, record, cpus),
+    let start = |forked| OverTransport {
+        forked,
+        procs,
+        size_kb,
+        record,
+        cpus,
+    };
+    let started = match engine {
+        Engine::Process => transport.dispatch(start(true)),
+        Engine::Thread => transport.dispatch(start(false)),
+        Engine::Fiber => {
+            (transport == TransportKind::Resume).then(|| fiber::spawn(procs, size_kb, record, cpus))
+        }
+    };
+    started.unwrap_or_else(|| Err(unsupported(engine, transport)))
+}
+
+/// The process or thread engine's `spawn`, for whichever transport `dispatch` names.
+struct OverTransport<'a> {
+    forked: bool,
+    procs: usize,
+    size_kb: usize,
+    record: bool,
+    cpus: &'a [Vec<Option<usize>>],
+}
+
+impl WithTransport for OverTransport<'_> {
+    type Output = Result<Group>;
+
+    fn call<T: Transport>(self) -> Result<Group> {
+        let (procs, size_kb, record, cpus) = (self.procs, self.size_kb, self.record, self.cpus);
+        if self.forked {
+            process::spawn::<T>(procs, size_kb, record, cpus)
+        } else {
+            thread::spawn::<T>(procs, size_kb, record, cpus)
+        }
     }
 }
 
@@ -354,5 +321,35 @@ fn report(slots: &Shared<Slot>, procs: usize, failure: Option<String>) -> Report
             })
             .collect(),
         failure,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_transport_parses_by_its_name() {
+        for &engine in &Engine::ALL {
+            assert_eq!(engine.transports()[0], engine.default_transport());
+            for &t in engine.transports() {
+                assert_eq!(TransportKind::parse(t.name()).unwrap(), t);
+                assert!(check_combination(engine, t).is_ok());
+            }
+        }
+        assert!(TransportKind::parse("carrier-pigeon").is_err());
+    }
+
+    #[test]
+    fn an_unsupported_combination_is_an_error_not_a_panic() {
+        let cpus = [vec![None, None]];
+        for (engine, t) in [
+            (Engine::Fiber, TransportKind::Pipe),
+            (Engine::Process, TransportKind::Resume),
+            (Engine::Thread, TransportKind::Resume),
+        ] {
+            let e = spawn(engine, t, 2, 0, false, &cpus).err().unwrap();
+            assert_eq!(Err(e), check_combination(engine, t));
+        }
     }
 }

@@ -8,8 +8,9 @@ use super::{wait_ready, Group, Members, Report};
 use crate::error::{Error, Result};
 use crate::hops::HopLog;
 use crate::sys::{self, Shared, Slot};
-use crate::token::{self, STOP};
+use crate::token;
 use crate::transport::{Scope, Transport};
+use crate::wire::STOP;
 use crate::workload::Workload;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -347,5 +348,50 @@ impl<T: Transport> Drop for Children<T> {
         if let Some(old) = self.fd_limit.take() {
             sys::restore_fd_limit(old);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{spawn, Engine, TransportKind};
+    use std::time::Duration;
+
+    /// A transport without EOF (condvar, futex): a killed participant leaves the driver
+    /// waiting, and only the watchdog's path (`casualty`, then `abort`) ends the run.
+    fn killed_participant_ends_the_run(transport: TransportKind) {
+        let cpus = [vec![None; 3]];
+        let Group { mut rings, members } =
+            spawn(Engine::Process, transport, 3, 0, false, &cpus).unwrap();
+        let (_, pid) = members.tids()[0];
+        // SAFETY: our own child.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        let why = loop {
+            if let Some(why) = members.casualty() {
+                break why;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        assert!(why.contains("killed by signal 9"), "{why}");
+        std::thread::scope(|s| {
+            let driver = s.spawn(|| rings[0].trips(1000));
+            std::thread::sleep(Duration::from_millis(20));
+            members.abort(&why);
+            let e = driver.join().unwrap().unwrap_err();
+            assert!(matches!(e, Error::Peer(_)), "{e}");
+        });
+        drop(rings);
+        let report = members.finish(false);
+        assert!(report.failure.unwrap().contains("killed by signal 9"));
+    }
+
+    #[test]
+    fn a_killed_participant_ends_a_condvar_ring() {
+        killed_participant_ends_the_run(TransportKind::Condvar);
+    }
+
+    #[test]
+    fn a_killed_participant_ends_a_futex_ring() {
+        killed_participant_ends_the_run(TransportKind::Futex);
     }
 }

@@ -2,7 +2,7 @@
 
 use super::fd::{FdRing, Kind};
 use crate::error::{Error, Result};
-use crate::token::STOP;
+use crate::wire::STOP;
 use std::os::fd::RawFd;
 
 pub struct EventfdKind;
@@ -39,5 +39,21 @@ impl Kind for EventfdKind {
         } else {
             (raw - 1) as u32
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::checks;
+    use super::Eventfd;
+
+    #[test]
+    fn round_trip() {
+        checks::round_trip::<Eventfd>();
+    }
+
+    #[test]
+    fn poison_wakes_a_waiter() {
+        checks::poison_wakes_a_waiter::<Eventfd>();
     }
 }

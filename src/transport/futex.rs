@@ -2,8 +2,9 @@
 //! filling it. Process-shared futexes for forked rings, private ones for threads.
 
 use super::word::{Wake, WordRing};
-use super::{errno_hop, Hop, Scope, EMPTY};
+use super::{errno_hop, Hop, Scope};
 use crate::error::Result;
+use crate::wire::EMPTY;
 use std::ptr;
 use std::sync::atomic::AtomicU32;
 
@@ -55,5 +56,21 @@ impl Wake for FutexWake {
             return errno_hop();
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::checks;
+    use super::Futex;
+
+    #[test]
+    fn round_trip() {
+        checks::round_trip::<Futex>();
+    }
+
+    #[test]
+    fn poison_wakes_a_waiter() {
+        checks::poison_wakes_a_waiter::<Futex>();
     }
 }

@@ -20,3 +20,24 @@ impl Kind for PipeKind {
         Ok((fds[0], fds[1]))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::checks;
+    use super::Pipe;
+
+    #[test]
+    fn round_trip() {
+        checks::round_trip::<Pipe>();
+    }
+
+    #[test]
+    fn poison_wakes_a_waiter() {
+        checks::poison_wakes_a_waiter::<Pipe>();
+    }
+
+    #[test]
+    fn a_closed_inbox_is_seen() {
+        checks::closed_inbox_is_seen::<Pipe>();
+    }
+}

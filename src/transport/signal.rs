@@ -76,3 +76,19 @@ impl Wake for SignalWake {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::checks;
+    use super::Signal;
+
+    #[test]
+    fn round_trip() {
+        checks::round_trip::<Signal>();
+    }
+
+    #[test]
+    fn poison_wakes_a_waiter() {
+        checks::poison_wakes_a_waiter::<Signal>();
+    }
+}

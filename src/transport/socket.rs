@@ -29,3 +29,24 @@ impl Kind for SocketKind {
         Ok((sv[0], sv[1]))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::checks;
+    use super::Socket;
+
+    #[test]
+    fn round_trip() {
+        checks::round_trip::<Socket>();
+    }
+
+    #[test]
+    fn poison_wakes_a_waiter() {
+        checks::poison_wakes_a_waiter::<Socket>();
+    }
+
+    #[test]
+    fn a_closed_inbox_is_seen() {
+        checks::closed_inbox_is_seen::<Socket>();
+    }
+}

@@ -2,9 +2,10 @@
 //! stored into the word, and they differ only in how a waiting participant sleeps and is
 //! woken.
 
-use super::{Hop, Scope, Transport, EMPTY};
+use super::{Hop, Scope, Transport};
 use crate::error::Result;
 use crate::sys::{Blocked, Shared};
+use crate::wire::EMPTY;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// How a participant sleeps until its word is filled, and how the sender wakes it.

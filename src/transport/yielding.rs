@@ -27,3 +27,19 @@ impl Wake for YieldWake {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::checks;
+    use super::Yield;
+
+    #[test]
+    fn round_trip() {
+        checks::round_trip::<Yield>();
+    }
+
+    #[test]
+    fn poison_wakes_a_waiter() {
+        checks::poison_wakes_a_waiter::<Yield>();
+    }
+}

@@ -75,13 +75,38 @@ def repetition_flags(p: argparse.ArgumentParser) -> None:
         "-N",
         dest="repetitions",
         type=int,
-        default=11,
+        default=None,
         metavar="N",
-        help="timed repetitions; the median is reported (default 11)",
+        help="exactly N timed repetitions, as lmbench (lat_ctx: 11); default: until --precision",
+    )
+    p.add_argument(
+        "--precision",
+        type=float,
+        default=_core.DEFAULT_PRECISION,
+        help="stop a point when the 95%% interval of its median is within +-this fraction "
+        f"(default {_core.DEFAULT_PRECISION})",
+    )
+    p.add_argument(
+        "--max-time",
+        type=float,
+        default=_core.DEFAULT_MAX_TIME,
+        help=f"seconds of measuring per point at most (default {_core.DEFAULT_MAX_TIME})",
     )
     p.add_argument(
         "--min-time",
         type=float,
-        default=_core.DEFAULT_MIN_TIME,
-        help=f"seconds per timed repetition (default {_core.DEFAULT_MIN_TIME})",
+        default=None,
+        help="seconds per timed repetition (default 0.005; 0.05 with -N)",
     )
+
+
+def stopping(args: argparse.Namespace) -> dict[str, object]:
+    """The keyword arguments of ``ring`` that ``repetition_flags`` set."""
+    return {
+        "repetitions": args.repetitions,
+        "precision": args.precision,
+        "max_time": args.max_time,
+        "warmup": args.warmup,
+        "parallel": args.parallel,
+        "min_time": args.min_time,
+    }

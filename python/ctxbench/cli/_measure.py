@@ -80,7 +80,15 @@ def _add_pipe(sub: Any) -> None:
 
 
 def _add_info(sub: Any) -> None:
-    info = sub.add_parser("info", help="print the metadata recorded with every result")
+    info = sub.add_parser(
+        "info",
+        help="print the metadata recorded with every result",
+        description="Print this machine's metadata as every result records it: kernel, CPU "
+        "model and count, affinity, SMT, governor, clocksource, hypervisor, mitigations, "
+        "isolcpus/nohz_full, cgroup CPU quota, load, perf_event_paranoid, cache sizes, and "
+        "the ctxbench, Python and rustc versions. Differences here explain differences in "
+        "results.",
+    )
     info.set_defaults(func=_info)
 
 
@@ -123,14 +131,13 @@ def _ring(args: argparse.Namespace) -> int:
         engine=args.engine,
         transport=args.transport,
         size_kb=args.size_kb,
-        repetitions=args.repetitions,
-        warmup=args.warmup,
-        parallel=args.parallel,
         placement=placement,
         cpu=args.cpu,
-        min_time=args.min_time,
+        **_flags.stopping(args),
     )
     _emit(record(r, hostname=not args.no_hostname) if args.json else r.to_xgraph())
+    if any(how not in ("precision", "repetitions") for how in r.stopped):
+        print(f"ctxbench: stopped: {r.stop_line()}", file=sys.stderr)
     for p, low in zip(r.procs.tolist(), r.below_resolution.tolist()):
         if low:
             print(

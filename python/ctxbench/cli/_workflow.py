@@ -12,7 +12,7 @@ from typing import Any
 
 from . import _flags
 
-PLOT_KINDS = ("lat_ctx", "compare", "distribution")
+PLOT_KINDS = ("lat_ctx", "compare", "sizes", "distribution")
 
 
 def add_parsers(sub: Any) -> None:
@@ -61,6 +61,12 @@ def _add_sweep(sub: Any) -> None:
     )
     sw.add_argument("--out", required=True, help="results JSON file, appended to and resumed")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sw.add_argument(
+        "--xgraph",
+        action="store_true",
+        help="print lat_ctx's xgraph format, one block per series (engine, transport, "
+        "placement, -P, size, in that order), instead of the table",
+    )
 
 
 def _add_plot(sub: Any) -> None:
@@ -77,7 +83,8 @@ def _add_plot(sub: Any) -> None:
         "--kind",
         choices=PLOT_KINDS,
         default="lat_ctx",
-        help="lat_ctx curve (default), compare bars or distribution ECDF",
+        help="lat_ctx curve (default), compare bars, sizes (µs against procs × size, with "
+        "the CPU's caches marked) or distribution ECDF",
     )
 
 
@@ -108,21 +115,63 @@ def _sweep(args: argparse.Namespace) -> int:
         engines=args.engines,
         transports=args.transports,
         placements=args.placements,
-        repetitions=args.repetitions,
         out=args.out,
         progress=not args.no_progress,
-        warmup=args.warmup,
-        parallel=args.parallel,
-        min_time=args.min_time,
+        **_flags.stopping(args),
         hostname=not args.no_hostname,
     )
-    points = df.groupby(
-        ["engine", "transport", "placement", "size_kb", "parallel", "procs"], sort=False
-    )["latency_us"].first()
-    for (engine, transport, placement, size_kb, parallel, procs), us in points.items():
-        print(f"{engine}/{transport} {placement} size={size_kb}k P={parallel} {procs} {us:.2f}")
-    print(f"ctxbench: {len(points)} points in {args.out}", file=sys.stderr)
+    print(_xgraph(df) if args.xgraph else _table(df), end="")
+    print(
+        f"ctxbench: {df.groupby(list(_SERIES) + ['procs']).ngroups} points in {args.out}",
+        file=sys.stderr,
+    )
     return 0
+
+
+# A series is one line of lat_ctx's graph; the sweep's grid order is kept (sort=False).
+_SERIES = ["engine", "transport", "placement", "parallel", "size_kb"]
+
+
+def _table(df: Any) -> str:
+    """One aligned row per point: what was measured, median µs per switch, CV, verdict."""
+    points = df.groupby([*_SERIES, "procs"], sort=False).agg(
+        median_us=("latency_us", "first"), cv=("cv", "first"), verdict=("verdict", "first")
+    )
+    header = (
+        "engine",
+        "transport",
+        "placement",
+        "size",
+        "P",
+        "procs",
+        "median µs",
+        "CV %",
+        "verdict",
+    )
+    rows = [header] + [
+        (engine, transport, str(placement), f"{size}k", str(parallel), str(procs),
+         f"{r.median_us:.2f}", f"{100 * r.cv:.1f}", str(r.verdict))
+        for (engine, transport, placement, parallel, size, procs), r in points.iterrows()
+    ]  # fmt: skip
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    left = {0, 1, 2, len(header) - 1}
+    return "".join(
+        "  ".join(c.ljust(w) if i in left else c.rjust(w)
+                  for i, (c, w) in enumerate(zip(row, widths))).rstrip() + "\n"
+        for row in rows
+    )  # fmt: skip
+
+
+def _xgraph(df: Any) -> str:
+    """lat_ctx's text per series: a '"size=..k ovr=..' title (the median overhead of the
+    series' samples) and "procs µs" lines, blocks separated by a blank line."""
+    blocks = []
+    for (_, _, _, _, size), g in df.groupby(_SERIES, sort=False):
+        points = g.groupby("procs", sort=False)["latency_us"].first()
+        lines = [f'"size={size}k ovr={g["overhead_us"].median():.2f}']
+        lines += [f"{procs} {us:.2f}" for procs, us in points.items()]
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
 
 
 def _plot(args: argparse.Namespace) -> int:

@@ -1,0 +1,590 @@
+//! The measured loop of one ring, run by its participant 0: pin, calibrate, warm up, then
+//! alternate timed ring repetitions with overhead repetitions so that machine drift hits both
+//! alike, and count one more repetition with the kernel counters on.
+
+use crate::barrier::Barrier;
+use crate::clock;
+use crate::config::{Config, Plan, Stop, BLOCK_REPETITIONS, MIN_BLOCKS};
+use crate::engine::Ring;
+use crate::error::{Error, Result};
+use crate::stats;
+use crate::sys;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Asked between repetitions; true means stop now (Ctrl-C).
+pub type Interrupt<'a> = &'a mut (dyn FnMut() -> bool + 'a);
+
+/// Long repetitions are cut into chunks of about this many seconds so that Ctrl-C and an
+/// aborted run are noticed.
+const CHECK_EVERY_S: f64 = 0.1;
+/// The same for a fixed plan, in trips; also the most trips the counted repetition makes.
+const FIXED_CHUNK_TRIPS: u64 = 10_000;
+
+/// Seconds spent in calibration, warm-up, the timed repetitions, and start/teardown.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Phases {
+    pub calibration: f64,
+    pub warmup: f64,
+    pub measure: f64,
+    pub setup_teardown: f64,
+}
+
+/// What every driver of one point shares: the configuration, the ring size, the barrier
+/// that keeps them in step and, once broken, stops them all, and the stopping rule's state.
+pub struct PointRun<'a> {
+    pub cfg: &'a Config,
+    pub procs: usize,
+    pub barrier: Barrier,
+    rings: usize,
+    /// Per repetition, the net per-hop ns summed over the rings (precision mode).
+    net_ns: Mutex<Vec<f64>>,
+    /// The stopping rule's verdict, set by ring 0's driver between two barriers.
+    verdict: Mutex<Option<Stopped>>,
+}
+
+impl<'a> PointRun<'a> {
+    pub fn new(cfg: &'a Config, procs: usize, rings: usize) -> Self {
+        PointRun {
+            cfg,
+            procs,
+            barrier: Barrier::new(rings),
+            rings,
+            net_ns: Mutex::new(Vec::new()),
+            verdict: Mutex::new(None),
+        }
+    }
+}
+
+/// How a point's measuring ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// The fixed number of repetitions was made.
+    Repetitions,
+    /// The interval of the median became as narrow as asked.
+    Precision,
+    /// The ceiling on repetitions came first.
+    MaxRepetitions,
+    /// The time cap came first.
+    TimeCap,
+}
+
+impl Stopped {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stopped::Repetitions => "repetitions",
+            Stopped::Precision => "precision",
+            Stopped::MaxRepetitions => "max_repetitions",
+            Stopped::TimeCap => "time_cap",
+        }
+    }
+}
+
+/// Whether a point in precision mode has measured enough, given each repetition's net value
+/// (any unit) and the seconds spent measuring so far. `None`: measure another block.
+pub fn verdict(stop: &Stop, net: &[f64], elapsed: f64) -> Option<Stopped> {
+    let Stop::Precision {
+        target,
+        max_repetitions,
+        max_time,
+    } = *stop
+    else {
+        return Some(Stopped::Repetitions);
+    };
+    let blocks: Vec<Vec<f64>> = net.chunks(BLOCK_REPETITIONS).map(<[f64]>::to_vec).collect();
+    let whole = net.len() % BLOCK_REPETITIONS == 0;
+    if whole && blocks.len() >= MIN_BLOCKS && net.iter().all(|x| x.is_finite()) {
+        let s = stats::summarize_blocks(&blocks);
+        if s.median > 0.0 && (s.ci_high - s.ci_low) / 2.0 <= target * s.median {
+            return Some(Stopped::Precision);
+        }
+    }
+    if net.len() >= max_repetitions {
+        Some(Stopped::MaxRepetitions)
+    } else if elapsed >= max_time {
+        Some(Stopped::TimeCap)
+    } else {
+        None
+    }
+}
+
+/// Each timed repetition's per-hop time, in ns and TSC cycles, of the ring and of its
+/// overhead loop: one entry per repetition.
+#[derive(Debug, Default)]
+pub struct Series {
+    pub raw_ns: Vec<f64>,
+    pub overhead_ns: Vec<f64>,
+    pub raw_cycles: Vec<f64>,
+    pub overhead_cycles: Vec<f64>,
+}
+
+/// What one driver measured.
+pub struct DriverRun {
+    pub series: Series,
+    /// Why the timed repetitions ended (the same for every ring of a point).
+    pub stopped: Stopped,
+    /// Trips per ring repetition and overhead rounds per overhead repetition.
+    pub trips: u64,
+    pub rounds: u64,
+    /// The CPU participant 0 was on at the end.
+    pub cpu: i32,
+    pub phases: Phases,
+    /// Trips of the counted repetition, and its raw per-hop time in ns.
+    pub counted_trips: u64,
+    pub counted_ns: f64,
+}
+
+/// Participant 0's side of one point: pin, calibrate, warm up, time the repetitions, run the
+/// counted one between `counting(true)` and `counting(false)`, stop the ring. On error the
+/// barrier is broken, so the other drivers stop at their next check. Nobody is killed yet, so
+/// that `Members::finish` can still tell which participant died first.
+pub fn run_driver(
+    ring: &mut dyn Ring,
+    run: &PointRun,
+    index: usize,
+    cpu: Option<usize>,
+    interrupt: Interrupt,
+    counting: &mut dyn FnMut(bool),
+) -> Result<DriverRun> {
+    let r = measure(ring, run, index, cpu, interrupt, counting);
+    if r.is_err() {
+        run.barrier.abort();
+    }
+    r
+}
+
+fn measure(
+    ring: &mut dyn Ring,
+    run: &PointRun,
+    index: usize,
+    cpu: Option<usize>,
+    interrupt: Interrupt,
+    counting: &mut dyn FnMut(bool),
+) -> Result<DriverRun> {
+    let (cfg, barrier) = (run.cfg, &run.barrier);
+    let _restore = pin(cpu)?;
+    let mut check = || {
+        if interrupt() {
+            barrier.abort();
+            return Err(Error::Interrupted);
+        }
+        if barrier.aborted() {
+            return Err(Error::Peer("the run was aborted".into()));
+        }
+        Ok(())
+    };
+    // Signal masks are per thread: register on the thread that drives, until it stops.
+    let _registered = ring.attach();
+    let mut phases = Phases::default();
+    let t = Instant::now();
+    let (trips, rounds) = match cfg.plan {
+        Plan::Calibrated => (
+            calibrate(cfg.min_time, &mut |n| ring.trips(n), &mut check)?,
+            calibrate(cfg.min_time, &mut |n| ring.overhead(n), &mut check)?,
+        ),
+        Plan::Fixed(trips) => (trips, 0),
+    };
+    phases.calibration = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    for _ in 0..cfg.warmup {
+        check()?;
+        ring.trips(trips)?;
+        ring.overhead(rounds)?;
+    }
+    phases.warmup = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let timing = Timing { trips, rounds };
+    let (series, stopped) = match cfg.stop {
+        Stop::Repetitions(n) => (
+            repetitions(ring, run, n, timing, &mut check)?,
+            Stopped::Repetitions,
+        ),
+        Stop::Precision { .. } => blocks(ring, run, index, timing, &mut check)?,
+    };
+    phases.measure = t.elapsed().as_secs_f64();
+    let counted_trips = match cfg.plan {
+        Plan::Calibrated => trips,
+        Plan::Fixed(_) => trips.min(FIXED_CHUNK_TRIPS),
+    };
+    let counted_ns = counted(ring, run, counted_trips, counting, &mut check)?;
+    ring.stop()?;
+    Ok(DriverRun {
+        series,
+        stopped,
+        trips,
+        rounds,
+        cpu: sys::current_cpu(),
+        phases,
+        counted_trips,
+        counted_ns,
+    })
+}
+
+/// Restores the calling thread's affinity when the driver pinned it.
+struct AffinityGuard(Option<libc::cpu_set_t>);
+
+impl Drop for AffinityGuard {
+    fn drop(&mut self) {
+        if let Some(set) = &self.0 {
+            sys::set_affinity(set);
+        }
+    }
+}
+
+/// Pins the driving thread to `cpu` until the guard drops.
+fn pin(cpu: Option<usize>) -> Result<AffinityGuard> {
+    let Some(c) = cpu else {
+        return Ok(AffinityGuard(None));
+    };
+    let old = sys::get_affinity()?;
+    if sys::set_affinity(&sys::cpu_set(c)) != 0 {
+        return Err(Error::last_os(format!("pinning participant 0 to CPU {c}")));
+    }
+    Ok(AffinityGuard(Some(old)))
+}
+
+/// How many chunks a repetition is cut into (see `CHECK_EVERY_S`).
+fn chunks(cfg: &Config) -> u64 {
+    match cfg.plan {
+        Plan::Calibrated => (cfg.min_time / CHECK_EVERY_S).ceil().max(1.0) as u64,
+        Plan::Fixed(trips) => trips.div_ceil(FIXED_CHUNK_TRIPS),
+    }
+}
+
+/// Trips per ring repetition and rounds per overhead repetition, as calibrated.
+#[derive(Debug, Clone, Copy)]
+struct Timing {
+    trips: u64,
+    rounds: u64,
+}
+
+impl Series {
+    /// Appends one ring repetition's span.
+    fn ring(&mut self, span: Span, trips: u64, hops: u64) {
+        let per = (trips * hops) as f64;
+        self.raw_ns.push(span.ns / per);
+        self.raw_cycles.push(span.ticks / per);
+    }
+
+    /// Appends one overhead repetition's span, `times` times: once per ring repetition it
+    /// stands for.
+    fn overhead(&mut self, span: Span, rounds: u64, hops: u64, times: usize) {
+        let per = (rounds * hops).max(1) as f64;
+        for _ in 0..times {
+            self.overhead_ns.push(span.ns / per);
+            self.overhead_cycles.push(span.ticks / per);
+        }
+    }
+}
+
+/// One ring repetition (every ring starting it together) and its span.
+fn ring_repetition(
+    ring: &mut dyn Ring,
+    run: &PointRun,
+    trips: u64,
+    check: &mut dyn FnMut() -> Result<()>,
+) -> Result<Span> {
+    run.barrier.wait()?;
+    check()?;
+    timed(&mut |n| ring.trips(n), trips, chunks(run.cfg), check)
+}
+
+/// One overhead repetition's span (nothing when the plan has none).
+fn overhead_repetition(
+    ring: &mut dyn Ring,
+    run: &PointRun,
+    rounds: u64,
+    check: &mut dyn FnMut() -> Result<()>,
+) -> Result<Span> {
+    if rounds == 0 {
+        return Ok(Span {
+            ns: 0.0,
+            ticks: 0.0,
+        });
+    }
+    timed(&mut |n| ring.overhead(n), rounds, chunks(run.cfg), check)
+}
+
+/// lmbench's way: `reps` timed repetitions, each a ring repetition then an overhead
+/// repetition. Hops are recorded from the first on.
+fn repetitions(
+    ring: &mut dyn Ring,
+    run: &PointRun,
+    reps: usize,
+    timing: Timing,
+    check: &mut dyn FnMut() -> Result<()>,
+) -> Result<Series> {
+    let hops = run.procs as u64;
+    let mut s = Series::default();
+    ring.record(true);
+    for _ in 0..reps {
+        let span = ring_repetition(ring, run, timing.trips, check)?;
+        s.ring(span, timing.trips, hops);
+        let span = overhead_repetition(ring, run, timing.rounds, check)?;
+        s.overhead(span, timing.rounds, hops, 1);
+    }
+    ring.record(false);
+    Ok(s)
+}
+
+/// Precision mode: blocks of ring repetitions, each block followed by one overhead
+/// repetition that stands for all of them (the hot-cache loop is steady; the ring is what
+/// drifts), until ring 0's driver finds the interval narrow enough or a cap reached.
+fn blocks(
+    ring: &mut dyn Ring,
+    run: &PointRun,
+    index: usize,
+    timing: Timing,
+    check: &mut dyn FnMut() -> Result<()>,
+) -> Result<(Series, Stopped)> {
+    let (hops, start) = (run.procs as u64, Instant::now());
+    let mut s = Series::default();
+    ring.record(true);
+    loop {
+        let first = s.raw_ns.len();
+        for _ in 0..BLOCK_REPETITIONS {
+            let span = ring_repetition(ring, run, timing.trips, check)?;
+            s.ring(span, timing.trips, hops);
+        }
+        let span = overhead_repetition(ring, run, timing.rounds, check)?;
+        s.overhead(span, timing.rounds, hops, BLOCK_REPETITIONS);
+        add_net(run, &s, first);
+        // Everyone's block is in; ring 0 decides; everyone reads the same verdict.
+        run.barrier.wait()?;
+        if index == 0 {
+            let net = lock(&run.net_ns).clone();
+            let mean: Vec<f64> = net.iter().map(|x| x / run.rings as f64).collect();
+            *lock(&run.verdict) = verdict(&run.cfg.stop, &mean, start.elapsed().as_secs_f64());
+        }
+        run.barrier.wait()?;
+        if let Some(stopped) = *lock(&run.verdict) {
+            ring.record(false);
+            return Ok((s, stopped));
+        }
+    }
+}
+
+/// Adds this ring's net values from repetition `first` on to the point's shared sums.
+fn add_net(run: &PointRun, s: &Series, first: usize) {
+    let mut net = lock(&run.net_ns);
+    if net.len() < s.raw_ns.len() {
+        net.resize(s.raw_ns.len(), 0.0);
+    }
+    for k in first..s.raw_ns.len() {
+        net[k] += s.raw_ns[k] - s.overhead_ns[k];
+    }
+}
+
+/// A poisoned lock only means another driver panicked; its data is still a sum of numbers.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One more repetition with the kernel counters attached, kept out of the samples: counting
+/// costs time on every switch, so the timed repetitions run without it. Returns its raw
+/// per-hop ns.
+fn counted(
+    ring: &mut dyn Ring,
+    run: &PointRun,
+    trips: u64,
+    counting: &mut dyn FnMut(bool),
+    check: &mut dyn FnMut() -> Result<()>,
+) -> Result<f64> {
+    run.barrier.wait()?;
+    check()?;
+    counting(true);
+    let ns = timed(&mut |n| ring.trips(n), trips, chunks(run.cfg), check)?.ns;
+    counting(false);
+    Ok(ns / (trips * run.procs as u64) as f64)
+}
+
+/// A timed interval: ns from CLOCK_MONOTONIC and, where the TSC is a clock, its ticks minus
+/// the cost of reading it (0 elsewhere).
+#[derive(Debug)]
+struct Span {
+    ns: f64,
+    ticks: f64,
+}
+
+/// Runs `total` iterations in `chunks` pieces, checking for Ctrl-C and an abort between them.
+fn timed(
+    run: &mut dyn FnMut(u64) -> Result<()>,
+    total: u64,
+    chunks: u64,
+    check: &mut dyn FnMut() -> Result<()>,
+) -> Result<Span> {
+    let step = total.div_ceil(chunks.max(1)).max(1);
+    let (t, c) = (Instant::now(), clock::ticks());
+    let mut left = total;
+    while left > 0 {
+        let k = left.min(step);
+        run(k)?;
+        left -= k;
+        if left > 0 {
+            check()?;
+        }
+    }
+    let (ns, c1) = (t.elapsed().as_nanos() as f64, clock::ticks());
+    let ticks = clock::tsc().map_or(0.0, |tsc| (c1 - c) as f64 - tsc.read_cost);
+    Ok(Span { ns, ticks })
+}
+
+/// Grows a trial run until it lasts a tenth of `min_time`, then scales to `min_time`.
+fn calibrate(
+    min_time: f64,
+    run: &mut dyn FnMut(u64) -> Result<()>,
+    check: &mut dyn FnMut() -> Result<()>,
+) -> Result<u64> {
+    let target = min_time / 10.0;
+    let mut n = 1u64;
+    loop {
+        check()?;
+        let t = Instant::now();
+        run(n)?;
+        let dt = t.elapsed().as_secs_f64();
+        if dt >= target || n >= 1 << 40 {
+            return Ok(((n as f64 * min_time / dt.max(1e-9)).ceil() as u64).max(1));
+        }
+        // Jump close to the target, but never by more than 100x on a tiny, noisy trial.
+        let factor = (target / dt.max(1e-9) * 1.2).clamp(2.0, 100.0);
+        n = (n as f64 * factor).ceil() as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timed_splits_into_chunks_and_checks_between_them() {
+        let (mut runs, mut checks) = (Vec::new(), 0);
+        timed(
+            &mut |k| {
+                runs.push(k);
+                Ok(())
+            },
+            10,
+            3,
+            &mut || {
+                checks += 1;
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(runs, [4, 4, 2]);
+        assert_eq!(checks, 2, "no check after the last chunk");
+    }
+
+    #[test]
+    fn timed_stops_on_a_check_error() {
+        let mut runs = 0;
+        let r = timed(
+            &mut |_| {
+                runs += 1;
+                Ok(())
+            },
+            100,
+            10,
+            &mut || Err(Error::Interrupted),
+        );
+        assert_eq!(r.unwrap_err(), Error::Interrupted);
+        assert_eq!(runs, 1);
+    }
+
+    #[test]
+    fn calibrate_grows_the_trial_and_scales_to_min_time() {
+        // Each iteration sleeps at least UNIT, so `min_time / UNIT` iterations last at
+        // least `min_time`: calibration can never ask for more.
+        const UNIT: Duration = Duration::from_micros(50);
+        let min_time = 0.01;
+        let mut trials = Vec::new();
+        let n = calibrate(
+            min_time,
+            &mut |n| {
+                trials.push(n);
+                std::thread::sleep(UNIT * n as u32);
+                Ok(())
+            },
+            &mut || Ok(()),
+        )
+        .unwrap();
+        assert!(
+            n >= 1 && n <= (min_time / UNIT.as_secs_f64()).ceil() as u64,
+            "{n}"
+        );
+        assert_eq!(trials[0], 1);
+        assert!(trials.windows(2).all(|w| w[1] >= 2 * w[0]), "{trials:?}");
+    }
+
+    #[test]
+    fn calibrate_stops_on_a_check_error() {
+        let mut runs = 0;
+        let r = calibrate(
+            1.0,
+            &mut |_| {
+                runs += 1;
+                Ok(())
+            },
+            &mut || Err(Error::Peer("the run was aborted".into())),
+        );
+        assert!(r.is_err());
+        assert_eq!(runs, 0);
+    }
+
+    fn precise(target: f64, max_repetitions: usize, max_time: f64) -> Stop {
+        Stop::Precision {
+            target,
+            max_repetitions,
+            max_time,
+        }
+    }
+
+    #[test]
+    fn verdict_waits_for_min_blocks_then_stops_on_the_interval() {
+        let stop = precise(0.02, 400, 10.0);
+        let steady = vec![100.0; BLOCK_REPETITIONS * MIN_BLOCKS];
+        assert_eq!(verdict(&stop, &steady[..BLOCK_REPETITIONS], 0.0), None);
+        assert_eq!(verdict(&stop, &steady, 0.0), Some(Stopped::Precision));
+        // Blocks at 90, 110, 100: a half-width of t(2) * 10 / sqrt(3), far beyond 2 %.
+        let drifting: Vec<f64> = [90.0, 110.0, 100.0]
+            .iter()
+            .flat_map(|&m| vec![m; BLOCK_REPETITIONS])
+            .collect();
+        assert_eq!(verdict(&stop, &drifting, 0.0), None);
+        assert_eq!(
+            verdict(&precise(0.5, 400, 10.0), &drifting, 0.0),
+            Some(Stopped::Precision)
+        );
+    }
+
+    #[test]
+    fn verdict_names_the_cap_that_came_first() {
+        let noisy: Vec<f64> = (0..BLOCK_REPETITIONS * 4)
+            .map(|k| {
+                if (k / BLOCK_REPETITIONS) % 2 == 0 {
+                    50.0
+                } else {
+                    150.0
+                }
+            })
+            .collect();
+        let n = noisy.len();
+        assert_eq!(
+            verdict(&precise(0.01, n, 10.0), &noisy, 0.0),
+            Some(Stopped::MaxRepetitions)
+        );
+        assert_eq!(
+            verdict(&precise(0.01, 400, 0.5), &noisy, 0.6),
+            Some(Stopped::TimeCap)
+        );
+        assert_eq!(verdict(&precise(0.01, 400, 0.5), &noisy, 0.1), None);
+        // A switch below the method's resolution never counts as precise.
+        let below = vec![-1.0; n];
+        assert_eq!(verdict(&precise(0.5, 400, 10.0), &below, 0.0), None);
+        assert_eq!(
+            verdict(&Stop::Repetitions(11), &noisy, 0.0),
+            Some(Stopped::Repetitions)
+        );
+    }
+}

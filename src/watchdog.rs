@@ -1,0 +1,110 @@
+//! The watchdog of one point: a stopped or starved participant must end in an error, never a
+//! hang.
+
+use crate::barrier::Barrier;
+use crate::engine::Members;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often the watchdog looks at the rings' progress and the participants.
+const TICK: Duration = Duration::from_millis(20);
+
+/// Until `done`, aborts the run when a participant left mid-run (`casualty`) or when no ring
+/// made `progress` for `timeout` seconds: the barrier is broken so the drivers stop, and the
+/// members are unblocked with the reason. Nothing happens when a driver already aborted.
+pub fn watch(
+    progress: &[Arc<AtomicU64>],
+    timeout: f64,
+    barrier: &Barrier,
+    done: &AtomicBool,
+    members: &dyn Members,
+) {
+    let give_up = |why: &str| {
+        if barrier.abort() {
+            members.abort(why);
+        }
+    };
+    let read = || {
+        progress
+            .iter()
+            .map(|p| p.load(Ordering::Relaxed))
+            .collect::<Vec<_>>()
+    };
+    let mut last = read();
+    let mut since = Instant::now();
+    while !done.load(Ordering::Acquire) {
+        std::thread::sleep(TICK);
+        let now = read();
+        if let Some(why) = members.casualty() {
+            give_up(&why);
+        } else if now != last {
+            last = now;
+            since = Instant::now();
+        } else if since.elapsed().as_secs_f64() > timeout {
+            give_up(&format!(
+                "no token moved for {timeout} s (timeout): a participant hung or was stopped"
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Report;
+    use std::sync::Mutex;
+
+    /// Members that never die on their own (unless told to) and remember why they were
+    /// aborted.
+    #[derive(Default)]
+    struct Fake {
+        dead: Option<String>,
+        why: Mutex<Option<String>>,
+    }
+
+    impl Members for Fake {
+        fn tids(&self) -> Vec<(usize, libc::pid_t)> {
+            Vec::new()
+        }
+        fn casualty(&self) -> Option<String> {
+            self.dead.clone()
+        }
+        fn abort(&self, why: &str) {
+            self.why.lock().unwrap().get_or_insert(why.to_string());
+        }
+        fn finish(self: Box<Self>, _clean: bool) -> Report {
+            Report::default()
+        }
+    }
+
+    /// Runs the watchdog over a ring that never moves until it breaks the barrier (which a
+    /// waiting driver sees as an error), and returns why the members were aborted.
+    fn abort_reason(members: Fake, timeout: f64) -> Option<String> {
+        let progress = [Arc::new(AtomicU64::new(7))];
+        let (barrier, done) = (Barrier::new(2), AtomicBool::new(false));
+        std::thread::scope(|s| {
+            let dog = s.spawn(|| watch(&progress, timeout, &barrier, &done, &members));
+            assert!(barrier.wait().is_err(), "the watchdog breaks the barrier");
+            done.store(true, Ordering::Release);
+            dog.join().unwrap();
+        });
+        members.why.into_inner().unwrap()
+    }
+
+    #[test]
+    fn no_progress_aborts_with_the_timeout_message() {
+        let why = abort_reason(Fake::default(), 0.05).unwrap();
+        assert!(why.contains("no token moved for 0.05 s (timeout)"), "{why}");
+    }
+
+    #[test]
+    fn a_casualty_aborts_with_its_description() {
+        let members = Fake {
+            dead: Some("participant 1 of ring 0 was killed".into()),
+            ..Fake::default()
+        };
+        let why = abort_reason(members, 3600.0).unwrap();
+        assert_eq!(why, "participant 1 of ring 0 was killed");
+    }
+}
