@@ -401,3 +401,13 @@ def test_json_holds_results_only(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match="expected a ctxbench result, got dict"):
         files.save([{"kind": "ring"}], tmp_path / "r.json")
     assert not list(tmp_path.iterdir())
+
+
+def test_precision_results_in_every_format(tmp_path: Path) -> None:
+    r = ctxbench.lat_ctx([2, 3], precision=0.5, max_time=0.2, min_time=0.002)
+    rows = int(r.repetitions_made.sum())
+    suffixes = [".json", ".csv"] + ([".parquet"] if importlib.util.find_spec("pyarrow") else [])
+    for suffix in suffixes:
+        files.save(r, tmp_path / f"p{suffix}")
+        df = files.load(tmp_path / f"p{suffix}")
+        assert len(df) == rows and set(df["stopped"]) <= {"precision", "time_cap"}

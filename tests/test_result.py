@@ -270,3 +270,24 @@ def test_precision_results_round_trip_with_their_missing_samples(tmp_path: Path)
     assert back.repetitions_made.tolist() == r.repetitions_made.tolist()
     np.testing.assert_array_equal(back.samples_us, r.samples_us)  # NaN where none was made
     assert "NaN" not in (tmp_path / "p.json").read_text()
+
+
+def test_precision_records_are_checked_too(tmp_path: Path) -> None:
+    r = ctxbench.lat_ctx([2, 3], precision=0.5, max_time=0.2, min_time=0.002)
+    path = tmp_path / "p.json"
+    r.save(path)
+    doc = json.loads(path.read_text())
+    rec = doc["results"][0]
+    assert rec["repetitions"] is None and len(rec["samples_us"]) == max(rec["repetitions_made"])
+    assert len(files.load(path)) == sum(rec["repetitions_made"])  # holes are no rows
+    for name, value, message in [
+        ("repetitions_made", [-1, 2], r"repetitions_made\[0\]: -1 is below the minimum 0"),
+        ("stopped", ["precision"], r"stopped: 1 entries, expected 2"),
+        ("precision", "tight", r"precision: expected a number, got 'tight'"),
+        ("latency_us", [None, 1.0], r"latency_us\[0\]: expected a number, got null"),
+    ]:
+        bad = json.loads(json.dumps(doc))
+        bad["results"][0][name] = value
+        path.write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match=rf"p\.json: result 0 \(ring\): {message}"):
+            files.load(path)
