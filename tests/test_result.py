@@ -118,6 +118,150 @@ def test_xgraph_format() -> None:
     assert "process/pipe" in repr(r)
 
 
+# Damaged records: read_records checks each against schema.RECORDS[kind] and names the file,
+# the result's index and kind, and the field.
+
+
+def _set(path: str, value: object):  # type: ignore[no-untyped-def]
+    def edit(rec: dict) -> None:  # type: ignore[type-arg]
+        *parents, last = path.split(".")
+        for p in parents:
+            rec = rec[int(p)] if isinstance(rec, list) else rec[p]
+        if isinstance(rec, list):
+            rec[int(last)] = value
+        else:
+            rec[last] = value
+
+    return edit
+
+
+def _drop(name: str):  # type: ignore[no-untyped-def]
+    return lambda rec: rec.pop(name)
+
+
+NAN, INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize(
+    ("index", "edit", "message"),
+    [
+        (0, _set("latency_us", ["a", "b"]), r"latency_us\[0\]: expected a number, got 'a'"),
+        (0, _set("latency_us", None), r"latency_us: expected a list, got null"),
+        (0, _set("latency_us.1", None), r"latency_us\[1\]: expected a number, got null"),
+        (0, _set("latency_us.1", NAN), r"latency_us\[1\]: NaN is not a valid value"),
+        (0, _set("latency_us.0", -INF), r"latency_us\[0\]: -inf is not a finite number"),
+        # A negative net time is legitimate, but then below_resolution must say so.
+        (0, _set("latency_us.1", -0.5), r"below_resolution\[1\]: is False but latency_us\[1\]"),
+        (0, _set("raw_us.1", -1.0), r"raw_us\[1\]: -1.0 is below the minimum 0"),
+        (0, _set("overhead_us", -0.1), r"overhead_us: -0.1 is below the minimum 0"),
+        (0, _set("overhead_samples_us.0.0", NAN), r"overhead_samples_us\[0\]\[0\]: NaN"),
+        (0, _set("procs", [1, 3]), r"procs\[0\]: 1 is below the minimum 2"),
+        (0, _set("procs", [2.0, 3]), r"procs\[0\]: expected an integer, got 2.0"),
+        (0, _set("procs", [2**64, 3]), r"procs\[0\]: .* does not fit in 64 bits"),
+        (0, _set("repetitions", True), r"repetitions: expected an integer, got True"),
+        (0, _set("parallel", 0), r"parallel: 0 is below the minimum 1"),
+        (0, _set("involuntary_switches.0", -1), r"involuntary_switches\[0\]: -1 is below"),
+        (0, _drop("samples_us"), r"samples_us: missing"),
+        (0, _drop("stats"), r"stats: missing"),
+        (0, _set("stats.cv", [0.1]), r"stats\.cv: 1 entries, expected 2 \(one per point\)"),
+        (0, _set("stats", []), r"stats: expected an object, got \[\]"),
+        (0, _set("min_us", [1.0]), r"min_us: 1 entries, expected 2 \(one per point\)"),
+        (0, _set("samples_us", [[1.0, 2.0]]), r"samples_us: 1 entries, expected 2 \(one per rep"),
+        (0, _set("samples_us.1", [1.0]), r"samples_us\[1\]: 1 entries, expected 2"),
+        (0, _set("switch_source", "perf"), r"switch_source: expected a list, got 'perf'"),
+        (0, _set("hop_histogram.counts.0.3", -2), r"hop_histogram\.counts\[0\]\[3\]: -2 is"),
+        (0, _set("metadata", "laptop"), r"metadata: expected an object, got 'laptop'"),
+        (0, _set("metadata.kernel", 6), r"metadata\.kernel: expected a string, got 6"),
+        (1, _set("usecs_per_op", "2.3"), r"usecs_per_op: expected a number, got '2.3'"),
+        (1, _set("loops", 0), r"loops: 0 is below the minimum 1"),
+        (1, _set("cpus", [0]), r"cpus: 1 entries, expected 2"),
+        (1, _drop("elapsed_s"), r"elapsed_s: missing"),
+    ],
+)
+def test_damaged_record_names_file_result_and_field(
+    index: int, edit: object, message: str, tmp_path: Path
+) -> None:
+    doc = json.loads(V1.read_text())
+    edit(doc["results"][index])  # type: ignore[operator]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    kind = ("ring", "pingpong")[index]
+    with pytest.raises(ValueError, match=rf"bad\.json: result {index} \({kind}\): {message}"):
+        files.load(path)
+    with pytest.raises(ValueError, match=rf"bad\.json: result {index} \({kind}\): {message}"):
+        result.load_results(path)
+
+
+def test_legitimate_odd_values_load(tmp_path: Path) -> None:
+    doc = json.loads(V1.read_text())
+    ring = doc["results"][0]
+    # A net time below resolution (flagged), an infinite CV (mean 0 with spread), a hop
+    # percentile of a point without hops, entries a newer ctxbench may add.
+    ring["latency_us"][0], ring["below_resolution"][0] = -0.25, True
+    ring["stats"]["cv"][0] = INF
+    ring["hop_percentiles_us"]["p99.9"][1] = NAN
+    ring["future_field"] = {"anything": [1, "two"]}
+    ring["metadata"]["cache_kb"] = {"L1d": 48}
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(doc))
+    (back, _) = result.load_results(path)
+    assert back.latency_us[0] == -0.25 and back.stats["cv"][0] == INF
+    assert len(files.load(path)) == 5
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", r"not a ctxbench results file: not JSON"),
+        (bytes(range(256)), r"not a ctxbench results file: not UTF-8 text"),
+        (
+            '{"format": "ctxbench", "résumé": 1}'.encode("latin-1"),
+            r"not a ctxbench results file: not UTF-8 text",
+        ),
+        (b"{" * 100_000, r"not a ctxbench results file: (nested too deeply|not JSON)"),
+        (b'{"format": "ctxbench", "format_version": 1, "results": [', r".*: not JSON"),
+        (b"[]", r"not a ctxbench results file: a JSON list, expected the object"),
+        (b'"ctxbench"', r'not a ctxbench results file \(no "format": "ctxbench"\)'),
+        (b'{"format": "ctxbench", "format_version": 1}', r'"results" must be a list'),
+        (b'{"format": "ctxbench", "format_version": 1, "results": {}}', r'"results" must be'),
+        (b'{"format": "ctxbench", "format_version": 1, "results": [3]}', r"result 0: int: "),
+        (b'{"format": "ctxbench", "format_version": 1, "results": [{}]}', r"result 0: kind None"),
+        (
+            b'{"format": "ctxbench", "format_version": 1, "results": [{"kind": ["ring"]}]}',
+            r"result 0: kind \['ring'\]",
+        ),  # fmt: skip
+        (
+            b'{"format": "ctxbench", "format_version": 1, "results": [{"kind": "ring"}]}',
+            r"result 0 \(ring\): engine: missing",
+        ),  # fmt: skip
+    ],
+)
+def test_not_a_results_file(content: bytes, message: str, tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=rf"r\.json: {message}"):
+        result.load_results(path)
+    with pytest.raises(ValueError, match=rf"r\.json: {message}"):
+        files.load(path)
+
+
+def test_every_field_of_every_kind_is_declared() -> None:
+    from ctxbench import schema
+
+    assert schema.RECORDS.keys() == result.KINDS.keys()
+    for kind, cls in result.KINDS.items():
+        assert {f.name for f in dataclasses.fields(cls)} == set(schema.RECORDS[kind])
+
+
+def test_repeated_records_are_kept(tmp_path: Path) -> None:
+    doc = json.loads(V1.read_text())
+    doc["results"] *= 2
+    path = tmp_path / "twice.json"
+    path.write_text(json.dumps(doc))
+    assert len(result.load_results(path)) == 4
+    assert len(files.load(path)) == 2 * len(files.load(V1))
+
+
 def test_precision_results_round_trip_with_their_missing_samples(tmp_path: Path) -> None:
     r = ctxbench.lat_ctx([2, 3], precision=0.5, max_time=0.2, min_time=0.002)
     r.save(tmp_path / "p.json")
@@ -126,3 +270,24 @@ def test_precision_results_round_trip_with_their_missing_samples(tmp_path: Path)
     assert back.repetitions_made.tolist() == r.repetitions_made.tolist()
     np.testing.assert_array_equal(back.samples_us, r.samples_us)  # NaN where none was made
     assert "NaN" not in (tmp_path / "p.json").read_text()
+
+
+def test_precision_records_are_checked_too(tmp_path: Path) -> None:
+    r = ctxbench.lat_ctx([2, 3], precision=0.5, max_time=0.2, min_time=0.002)
+    path = tmp_path / "p.json"
+    r.save(path)
+    doc = json.loads(path.read_text())
+    rec = doc["results"][0]
+    assert rec["repetitions"] is None and len(rec["samples_us"]) == max(rec["repetitions_made"])
+    assert len(files.load(path)) == sum(rec["repetitions_made"])  # holes are no rows
+    for name, value, message in [
+        ("repetitions_made", [-1, 2], r"repetitions_made\[0\]: -1 is below the minimum 0"),
+        ("stopped", ["precision"], r"stopped: 1 entries, expected 2"),
+        ("precision", "tight", r"precision: expected a number, got 'tight'"),
+        ("latency_us", [None, 1.0], r"latency_us\[0\]: expected a number, got null"),
+    ]:
+        bad = json.loads(json.dumps(doc))
+        bad["results"][0][name] = value
+        path.write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match=rf"p\.json: result 0 \(ring\): {message}"):
+            files.load(path)

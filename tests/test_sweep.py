@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -130,6 +131,83 @@ def test_out_must_be_a_ctxbench_file(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not a ctxbench results file"):
         ctxbench.sweep(procs=[2], out=out, progress=False)
     assert out.read_text() == "{}"
+
+
+def test_an_out_that_cannot_be_written_fails_before_the_first_point(tmp_path: Path) -> None:
+    ring = CountingRing()
+    opts: dict[str, Any] = {"progress": False, "measure": ring, **TINY}
+    missing = tmp_path / "missing" / "s.json"
+    with pytest.raises(FileNotFoundError) as e:
+        ctxbench.sweep(procs=[2], out=missing, **opts)
+    assert e.value.filename == str(missing) and ".tmp" not in str(e.value)
+    (tmp_path / "file").write_text("")
+    under_a_file = tmp_path / "file" / "s.json"
+    with pytest.raises(NotADirectoryError) as e:
+        ctxbench.sweep(procs=[2], out=under_a_file, **opts)
+    assert e.value.filename == str(under_a_file)
+    assert ring.calls == []
+
+
+def test_an_existing_out_is_checked_for_writing_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "s.json"
+    files.save([], out)
+    real_open = os.open
+
+    def read_only_fs(path: Any, flags: int, *args: Any) -> int:
+        if flags & os.O_CREAT:
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", read_only_fs)
+    ring = CountingRing()
+    with pytest.raises(OSError) as e:
+        ctxbench.sweep(procs=[2], out=out, progress=False, measure=ring, **TINY)
+    assert e.value.errno == errno.EROFS and e.value.filename == str(out)
+    assert ring.calls == []
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".xgraph", ".txt"])
+def test_out_is_json(suffix: str, tmp_path: Path) -> None:
+    ring = CountingRing()
+    out = tmp_path / f"s{suffix}"
+    with pytest.raises(ValueError, match="sweep writes a JSON results file; name it .json"):
+        ctxbench.sweep(procs=[2], out=out, progress=False, measure=ring, **TINY)
+    assert ring.calls == [] and not out.exists()
+
+
+def test_sweep_can_withhold_the_hostname(tmp_path: Path) -> None:
+    from ctxbench.metadata import HOSTNAME_WITHHELD
+
+    out = tmp_path / "s.json"
+    opts: dict[str, Any] = {"out": out, "progress": False, "repetitions": 2, **TINY}
+    ctxbench.sweep(procs=[2], **opts)
+    assert records(out)[0]["metadata"]["hostname"] not in (None, HOSTNAME_WITHHELD)
+    # Resuming with hostname=False withholds it in the records already there as well.
+    ctxbench.sweep(procs=[2, 3], hostname=False, **opts)
+    assert [r["metadata"]["hostname"] for r in records(out)] == [HOSTNAME_WITHHELD] * 2
+    # Even when there is nothing left to measure.
+    ctxbench.sweep(procs=[2], out=tmp_path / "t.json", progress=False, repetitions=2, **TINY)
+    ctxbench.sweep(procs=[2], out=tmp_path / "t.json", progress=False, repetitions=2,
+                   measure=CountingRing(interrupt_on=1), hostname=False, **TINY)  # fmt: skip
+    assert records(tmp_path / "t.json")[0]["metadata"]["hostname"] == HOSTNAME_WITHHELD
+
+
+def test_cli_no_hostname(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxbench.cli import main
+    from ctxbench.metadata import HOSTNAME_WITHHELD
+
+    out = tmp_path / "s.json"
+    args = ["--procs", "2", "-N", "2", "-W", "0", "--min-time", "0.002", "--no-progress"]
+    assert main(["sweep", *args, "--out", str(out), "--no-hostname"]) == 0
+    assert records(out)[0]["metadata"]["hostname"] == HOSTNAME_WITHHELD
+    flags = ["-N", "2", "-W", "0", "--min-time", "0.002", "--json", "--no-hostname"]
+    capsys.readouterr()
+    assert main(["ring", *flags, "2"]) == 0
+    assert json.loads(capsys.readouterr().out)["metadata"]["hostname"] == HOSTNAME_WITHHELD
+    assert main(["pipe", "-l", "1000", "--json", "--no-hostname"]) == 0
+    assert json.loads(capsys.readouterr().out)["metadata"]["hostname"] == HOSTNAME_WITHHELD
 
 
 def test_forced_progress_bar(capsys: pytest.CaptureFixture[str]) -> None:

@@ -57,6 +57,11 @@ _SLOW_CLOCKSOURCES = frozenset({"hpet", "acpi_pm", "jiffies", "refined-jiffies",
 
 _MAX_HINT_LEN = 99
 
+# What results saved with ``hostname=False`` (``--no-hostname``) hold instead of the
+# hostname: the key stays, as every key does, and says the name was left out on purpose
+# (None would say it is unknown); the same text everywhere, so such files still compare.
+HOSTNAME_WITHHELD = "(withheld)"
+
 
 def _read(path: Path) -> str | None:
     # Single choke point so every probe shares the never-raise contract;
@@ -354,6 +359,13 @@ def _collect(
         # its values take precedence.
         metadata.update(extra)
     return metadata
+
+
+def without_hostname(metadata: dict[str, object]) -> dict[str, object]:
+    """A copy of ``metadata`` with its hostname (where it has the key) ``HOSTNAME_WITHHELD``."""
+    if "hostname" not in metadata:
+        return dict(metadata)
+    return {**metadata, "hostname": HOSTNAME_WITHHELD}
 
 
 def collect(

@@ -4,16 +4,19 @@ record: the versioned results file every other format and the sweep build on.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Union
+from typing import IO, TYPE_CHECKING, Any, Callable, ClassVar, Union
 
 import numpy as np
+
+from .metadata import without_hostname
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -137,9 +140,10 @@ class RingResult:
 
         return to_frame(self)
 
-    def save(self, path: PathLike) -> None:
-        """Write to .json, .csv, .parquet or .xgraph by suffix; see ``ctxbench.files``."""
-        _save_by_suffix([self], path)
+    def save(self, path: PathLike, *, hostname: bool = True) -> None:
+        """Write to .json, .csv, .parquet or .xgraph by suffix; see ``ctxbench.files``.
+        ``hostname=False`` writes ``metadata.HOSTNAME_WITHHELD`` instead of this machine's."""
+        _save_by_suffix([self], path, hostname=hostname)
 
     def _repr_html_(self) -> str:
         from .frame import result_html
@@ -222,19 +226,19 @@ KINDS: dict[str, type[Result]] = {cls.kind: cls for cls in (RingResult, Pingpong
 # Picking a file format by suffix is ctxbench.files' business, and files imports this module
 # for the JSON record; it hands its writer over when it loads (``register_writer``), so
 # ``save`` can use it without an import running back up.
-_writer: Callable[[Sequence[Result], PathLike], None] | None = None
+_writer: Callable[..., None] | None = None
 
 
-def register_writer(writer: Callable[[Sequence[Result], PathLike], None]) -> None:
+def register_writer(writer: Callable[..., None]) -> None:
     """Set the function ``save`` writes through (``ctxbench.files.save``)."""
     global _writer
     _writer = writer
 
 
-def _save_by_suffix(results: Sequence[Result], path: PathLike) -> None:
+def _save_by_suffix(results: Sequence[Result], path: PathLike, *, hostname: bool) -> None:
     if _writer is None:  # ctxbench/__init__ imports files, so only a broken install sees this
         raise RuntimeError("ctxbench.files is not loaded: import ctxbench")
-    _writer(results, path)
+    _writer(results, path, hostname=hostname)
 
 
 # The JSON results file: {"format": "ctxbench", "format_version": 1, "results": [record, ...]},
@@ -268,41 +272,104 @@ def _has_none(value: Any) -> bool:
     return value is None
 
 
-def record(result: Result) -> dict[str, Any]:
-    """One result as a JSON-ready dict: ``kind``, every field (arrays as lists), ``metadata``."""
+def record(result: Result, *, hostname: bool = True) -> dict[str, Any]:
+    """One result as a JSON-ready dict: ``kind``, every field (arrays as lists), ``metadata``
+    (its hostname withheld with ``hostname=False``: see ``withhold_hostname``)."""
+    if not isinstance(result, tuple(KINDS.values())):
+        raise TypeError(f"expected a ctxbench result, got {type(result).__name__}")
     fields = dict(vars(result))
     metadata = fields.pop("metadata", None) or {}
     for name in getattr(result, "OPTIONAL", ()):
         value = fields[name]
         if value is None or (hasattr(value, "__len__") and len(value) == 0):
             del fields[name]
-    return {"kind": result.kind, **_jsonable(fields), "metadata": _jsonable(metadata)}
+    rec = {"kind": result.kind, **_jsonable(fields), "metadata": _jsonable(metadata)}
+    return rec if hostname else withhold_hostname(rec)
 
 
-def write_records(records: Sequence[dict[str, Any]], path: PathLike) -> None:
-    """Write a results file atomically: a reader (or a crash) never sees half of it."""
+def withhold_hostname(rec: dict[str, Any]) -> dict[str, Any]:
+    """The record with ``metadata.HOSTNAME_WITHHELD`` for its hostname (where it has one)."""
+    if not isinstance(rec.get("metadata"), dict):
+        return rec
+    return {**rec, "metadata": without_hostname(rec["metadata"])}
+
+
+def _naming(error: OSError, path: Path) -> OSError:
+    """The same error about the user's path, not the temporary file beside it."""
+    if error.errno is None:
+        return error
+    return type(error)(error.errno, error.strerror, os.fspath(path))
+
+
+def _temp_beside(path: Path) -> tuple[int, Path]:
+    # Beside the file a symlink points to, so the rename replaces that file, not the link.
+    # Created 0o666 like any new file, so the umask decides its mode, whatever the format.
+    target = Path(os.path.realpath(path))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    while True:
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise _naming(e, path) from None
+
+
+def check_writable(path: PathLike) -> None:
+    """Raise the ``OSError`` (naming ``path``) that writing ``path`` would meet, without
+    touching it: create and remove a file beside it, as ``write_atomically`` does."""
+    fd, tmp = _temp_beside(Path(path))
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def write_atomically(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
+    """Write a file through ``write(binary_file)`` into a temporary file beside it, then
+    rename: a reader (or a crash) never sees half of it, and every format gets the mode a new
+    file gets (``0o666 & ~umask``). An ``OSError`` names ``path``."""
     path = Path(path)
-    doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "results": list(records)}
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temp_beside(path)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
+        with os.fdopen(fd, "wb") as f:
+            write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
+        os.replace(tmp, os.path.realpath(path))
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise _naming(e, path) from None
         raise
 
 
+def write_records(records: Sequence[dict[str, Any]], path: PathLike) -> None:
+    """Write a results file atomically (``write_atomically``)."""
+    doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "results": list(records)}
+    write_atomically(path, lambda f: f.write((json.dumps(doc, indent=1) + "\n").encode()))
+
+
 def read_records(path: PathLike) -> list[dict[str, Any]]:
-    """The raw result records of a ctxbench JSON file, after checking its format."""
+    """The raw result records of a ctxbench JSON file, each checked against the declaration of
+    its kind (``ctxbench.schema.RECORDS``); a ``ValueError`` names the file, the record and the
+    field of anything wrong."""
+    from .schema import RECORDS, Bad, check_record
+
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not a ctxbench results file: not UTF-8 text ({e})") from None
     except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: not JSON: {e}") from None
+        raise ValueError(f"{path}: not a ctxbench results file: not JSON: {e}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a ctxbench results file: nested too deeply") from None
+    if isinstance(doc, list):
+        raise ValueError(
+            f"{path}: not a ctxbench results file: a JSON list, expected the object "
+            f'{{"format": "{FORMAT}", "format_version": {FORMAT_VERSION}, "results": [...]}}'
+        )
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f'{path}: not a ctxbench results file (no "format": "{FORMAT}")')
     if doc.get("format_version") != FORMAT_VERSION:
@@ -311,11 +378,20 @@ def read_records(path: PathLike) -> list[dict[str, Any]]:
             f"(this ctxbench reads version {FORMAT_VERSION})"
         )
     records = doc.get("results")
-    if not isinstance(records, list) or not all(
-        isinstance(r, dict) and r.get("kind") in KINDS for r in records
-    ):
-        kinds = " or ".join(KINDS)
+    kinds = " or ".join(KINDS)
+    if not isinstance(records, list):
         raise ValueError(f'{path}: "results" must be a list of {kinds} records')
+    for i, rec in enumerate(records):
+        kind = rec.get("kind") if isinstance(rec, dict) else None
+        if not isinstance(kind, str) or kind not in KINDS:
+            what = f"kind {kind!r}" if isinstance(rec, dict) else type(rec).__name__
+            raise ValueError(
+                f'{path}: result {i}: {what}: "results" must be a list of {kinds} records'
+            )
+        try:
+            check_record(rec, RECORDS[kind])
+        except Bad as e:
+            raise ValueError(f"{path}: result {i} ({kind}): {e}") from None
     return records
 
 

@@ -6,18 +6,29 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Union
 
 from . import _core
 from .api import ring
-from .files import records_frame
+from .files import XGRAPH_SUFFIXES, records_frame
 from .frame import concat, require, to_frame
-from .result import PathLike, RingResult, read_records, record, write_records
+from .result import (
+    PathLike,
+    RingResult,
+    check_writable,
+    read_records,
+    record,
+    withhold_hostname,
+    write_records,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
 Placement = Union[str, Sequence[int]]
+# Suffixes ctxbench.load reads as another format than the JSON a sweep writes.
+OTHER_FORMATS = (".csv", ".parquet", *XGRAPH_SUFFIXES)
 # What makes two points the same measurement: engine, transport, placement name, size_kb,
 # procs, the stopping rule (a fixed repetition count, or a precision), parallel.
 Key = tuple[str, str, str, int, tuple[int, ...], str, int]
@@ -98,12 +109,20 @@ def _bar(progress: bool | str, total: int) -> Any:
 
 
 def _open(out: PathLike | None) -> list[dict[str, Any]]:
-    """The records already in ``out``; a new ``out`` is created empty."""
+    """The records already in ``out``; a new ``out`` is created empty. Either way, an ``out``
+    that cannot be written fails here, before the first point is measured."""
     if out is None:
         return []
+    if Path(out).suffix.lower() in OTHER_FORMATS:
+        raise ValueError(
+            f"{out}: sweep writes a JSON results file; name it .json (save the frame it "
+            "returns, or ctxbench.load(out), to CSV or Parquet)"
+        )
     if os.path.exists(out):
-        return read_records(out)
-    write_records([], out)  # also proves the path is writable
+        records = read_records(out)
+        check_writable(out)
+        return records
+    write_records([], out)
     return []
 
 
@@ -120,10 +139,14 @@ def sweep(
     measure: Callable[..., RingResult] = ring,
     scheduler: str | None = None,
     client: Any = None,
+    hostname: bool = True,
     **ring_kwargs: Any,
 ) -> pd.DataFrame:
     """Run ``measure`` (``ctxbench.ring``) once per grid point and return the tidy frame of
     the grid.
+
+    ``hostname=False`` keeps this machine's name out of ``out``: every record in it (those
+    already there too) holds ``metadata.HOSTNAME_WITHHELD`` instead.
 
     The grid is engines × transports × placements × sizes_kb × procs; a transport of None
     is each engine's default (pipe, or resume for fibers). With ``out``, each
@@ -146,6 +169,8 @@ def sweep(
 
         if measure is not ring:
             raise ValueError("measure: a fleet sweep runs ctxbench.ring on every machine")
+        if not hostname:
+            raise ValueError("hostname: a fleet sweep names each machine by its hostname")
         return fleet.sweep(
             procs,
             sizes_kb,
@@ -162,6 +187,9 @@ def sweep(
     # Fail before an hour of measuring, not after it.
     require("pandas", "ctxbench.sweep")
     records = _open(out)
+    if not hostname and records:
+        records = [withhold_hostname(rec) for rec in records]
+        write_records(records, out)  # even when every point is done already
     # Points a fleet measured on some machine are not this machine's points.
     done = {
         _key(rec): rec
@@ -184,7 +212,7 @@ def sweep(
             else:
                 result = measure([p], **args)
                 if out is not None:
-                    done[key] = record(result)
+                    done[key] = record(result, hostname=hostname)
                     records.append(done[key])
                     write_records(records, out)
                 frames.append(to_frame(result))

@@ -76,6 +76,7 @@ def _add_pipe(sub: Any) -> None:
     )
     _flags.placement_flags(pp, "default")
     pp.add_argument("--json", action="store_true", help="print the full result as JSON")
+    _no_hostname_flag(pp)
 
 
 def _add_info(sub: Any) -> None:
@@ -106,7 +107,16 @@ def _ring_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--json", action="store_true", help="print the full result as JSON instead of xgraph text"
     )
+    _no_hostname_flag(p)
     p.add_argument("procs", type=int, nargs="+", help="participant counts, e.g. 2 4 8 16 20")
+
+
+def _no_hostname_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-hostname",
+        action="store_true",
+        help="with --json: this machine's name as '(withheld)'",
+    )
 
 
 def _emit(output: str | dict[str, object]) -> None:
@@ -125,7 +135,7 @@ def _ring(args: argparse.Namespace) -> int:
         cpu=args.cpu,
         **_flags.stopping(args),
     )
-    _emit(record(r) if args.json else r.to_xgraph())
+    _emit(record(r, hostname=not args.no_hostname) if args.json else r.to_xgraph())
     if any(how not in ("precision", "repetitions") for how in r.stopped):
         print(f"ctxbench: stopped: {r.stop_line()}", file=sys.stderr)
     for p, low in zip(r.procs.tolist(), r.below_resolution.tolist()):
@@ -149,7 +159,7 @@ def _pipe(args: argparse.Namespace) -> int:
         placement=args.placement if args.placement is not None else "default",
         cpu=args.cpu,
     )
-    _emit(record(r) if args.json else r.to_perf())
+    _emit(record(r, hostname=not args.no_hostname) if args.json else r.to_perf())
     return 0
 
 

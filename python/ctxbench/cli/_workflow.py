@@ -54,6 +54,11 @@ def _add_sweep(sub: Any) -> None:
         help=f"{_flags.PLACEMENT_HELP}, one or more (default: default)",
     )
     _flags.repetition_flags(sw)
+    sw.add_argument(
+        "--no-hostname",
+        action="store_true",
+        help="keep this machine's name out of --out (written as '(withheld)')",
+    )
     sw.add_argument("--out", required=True, help="results JSON file, appended to and resumed")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.add_argument(
@@ -113,6 +118,7 @@ def _sweep(args: argparse.Namespace) -> int:
         out=args.out,
         progress=not args.no_progress,
         **_flags.stopping(args),
+        hostname=not args.no_hostname,
     )
     print(_xgraph(df) if args.xgraph else _table(df), end="")
     print(

@@ -1,0 +1,452 @@
+"""What a ctxbench file must hold, declared once per kind and format, and the one checker of
+each declaration: the JSON record of every result kind (``RECORDS``), the tidy table that CSV
+and Parquet files hold (``TABLE_COLUMNS``, ``TABLE_ROWS``) and lmbench's xgraph text
+(``XGRAPH``). The loaders in ``ctxbench.result`` and ``ctxbench.files`` turn a ``Bad`` into a
+``ValueError`` naming the file and where in it (record, line or row).
+
+Net figures (``latency_us``, ``samples_us``, ``value`` ...) may be negative: a switch below
+the method's resolution gives a net time <= 0, and ``below_resolution`` says so (``FLAG``).
+Raw times, overheads and counts cannot be negative. No number may be NaN or infinite unless its
+field says so: NaN is a hop percentile of a point without hops, +inf a CV whose mean is 0.
+
+What is not declared passes unchecked and is kept: entries a newer ctxbench adds to a record,
+columns a user adds to a table, the metadata beyond the columns the table repeats.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Union
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# A dimension of an array: a fixed length, a name bound by the record (a scalar field of that
+# name, else the first array that uses it: "points" is the length of "procs"), or None (any).
+Dim = Union[int, str, None]
+
+INT64 = (-(2**63), 2**63 - 1)
+
+
+@dataclass(frozen=True)
+class Field:
+    """One entry of a record (or one column of a table, where ``shape`` is ``()``)."""
+
+    type: str  # "int", "float", "bool", "str", or "dict" (with ``fields``, or any object)
+    shape: tuple[Dim, ...] = ()
+    min: float | None = None
+    nullable: bool = False  # JSON null is a value ("unavailable"), not a missing entry
+    nan: bool = False
+    inf: bool = False  # +inf only
+    holes: bool = False  # null entries in an array: "no sample" (NaN in memory)
+    choices: tuple[str, ...] | None = None
+    required: bool = True  # False: an older file may lack it
+    fields: Mapping[str, Field] | None = None
+
+
+class Bad(Exception):
+    """A value that does not fit its declaration: ``where`` (a field path, or a table row and
+    column) and what is wrong."""
+
+    def __init__(self, where: str, message: str, row: int | None = None) -> None:
+        super().__init__(f"{where}: {message}" if where else message)
+        self.where, self.message, self.row = where, message, row
+
+
+def _float(*shape: Dim, **kw: Any) -> Field:
+    return Field("float", shape, **kw)
+
+
+def _int(*shape: Dim, **kw: Any) -> Field:
+    return Field("int", shape, **kw)
+
+
+P = "points"  # len(procs)
+R = "repetitions"
+
+TSC = Field(
+    "dict",
+    fields={
+        "ghz": _float(min=0, nullable=True),
+        "read_cost_cycles": _float(min=0, nullable=True),
+        "unavailable_reason": Field("str", nullable=True),
+    },
+)
+# The metadata is free-form (collected, or added by the pytest plugin); only what the table
+# repeats (``frame.METADATA_COLUMNS``) has a type.
+METADATA = Field(
+    "dict",
+    nullable=True,
+    required=False,
+    fields={
+        **{
+            k: Field("str", nullable=True, required=False)
+            for k in ("kernel", "cpu_model", "ctxbench_version", "date", "hostname", "test")
+        },
+        "hypervisor": Field("bool", nullable=True, required=False),
+    },
+)
+HOP_PERCENTILES = ("p50", "p90", "p99", "p99.9", "max")
+PHASES = ("calibration", "warmup", "measure", "setup_teardown")
+
+RING: dict[str, Field] = {
+    "engine": Field("str"),
+    "transport": Field("str"),
+    "placement": Field("str"),
+    "size_kb": _int(min=0),
+    "repetitions": _int(min=1, nullable=True),  # null: precision mode
+    "warmup": _int(min=0),
+    "parallel": _int(min=1),
+    "min_time": _float(min=0),
+    "procs": _int(P, min=2),
+    "latency_us": _float(P),
+    "min_us": _float(P),
+    # (repetition, point); a point that stopped early (precision mode) has null below its
+    # last repetition.
+    "samples_us": _float(R, P, holes=True),
+    "raw_us": _float(P, min=0),
+    "raw_samples_us": _float(R, P, min=0, holes=True),
+    "overhead_us": _float(min=0),
+    "overhead_point_us": _float(P, min=0),
+    "overhead_samples_us": _float(R, P, min=0, holes=True),
+    "ring_us": _float(P, "parallel"),
+    "below_resolution": Field("bool", (P,)),
+    "stats": Field(
+        "dict",
+        fields={
+            **{k: _float(P) for k in ("min", "median", "mean", "max", "ci_low", "ci_high")},
+            "stdev": _float(P, min=0),
+            "cv": _float(P, min=0, inf=True),
+            "outliers": _int(P, min=0),
+            "clusters": _int(P, min=1),
+            "verdict": Field("str", (P,)),
+        },
+    ),
+    "cpus": _int(P, "parallel", None, min=-1),  # [point][ring][participant]
+    "trips": _int(P, min=0),
+    "overhead_rounds": _int(P, min=0),
+    "work_verified": Field("bool", (P,)),
+    "phase_s": Field("dict", fields={k: _float(P, min=0) for k in PHASES}),
+    "switches_per_hop": _float(P, min=0),
+    "switch_source": Field("str", (P,)),
+    "counted_us": _float(P, min=0),
+    "involuntary_switches": _int(P, min=0),
+    "migrations": _int(P, min=-1),  # -1: counters unavailable
+    "hardware": Field(
+        "dict",
+        fields={
+            "cycles_per_switch": _float(P, min=0, nullable=True),
+            "instructions_per_switch": _float(P, min=0, nullable=True),
+            "unavailable_reason": Field("str", nullable=True),
+        },
+    ),
+    "counters_unavailable_reason": Field("str", nullable=True),
+    "warnings": Field("str", (None,)),
+    "hop_percentiles_us": Field(
+        "dict",
+        nullable=True,
+        # A point without hops has none: NaN in files written before NaN became null.
+        fields={k: _float(P, min=0, nan=True, holes=True) for k in HOP_PERCENTILES},
+    ),
+    "hop_histogram": Field(
+        "dict",
+        nullable=True,
+        fields={"edges_us": _float(None, min=0), "counts": _int(P, None, min=0)},
+    ),
+    "tsc_cycles_per_switch": _float(P, nullable=True),  # net: may be negative
+    "tsc": TSC,
+    # Precision mode (files from before it lack these; a record leaves out the unset ones).
+    "precision": _float(min=0, nullable=True, required=False),
+    "max_time": _float(min=0, nullable=True, required=False),
+    "stopped": Field("str", (P,), required=False),
+    "repetitions_made": _int(P, min=0, required=False),
+    "metadata": METADATA,
+}
+
+PINGPONG: dict[str, Field] = {
+    "loops": _int(min=1),
+    "threads": Field("bool"),
+    "engine": Field("str"),
+    "transport": Field("str"),
+    "placement": Field("str"),
+    "elapsed_s": _float(min=0),
+    "usecs_per_op": _float(min=0),
+    "ops_per_sec": _float(min=0),
+    "usecs_per_switch": _float(min=0),
+    "cycles_per_switch": _float(min=0, nullable=True),
+    "tsc": TSC,
+    "cpus": _int(2, min=-1),
+    "metadata": METADATA,
+}
+
+# The record of each result kind (``result.KINDS``).
+RECORDS: dict[str, dict[str, Field]] = {"ring": RING, "pingpong": PINGPONG}
+
+# A flag and the figure it summarises: ``below_resolution`` is true exactly where the median
+# net time ``latency_us`` is <= 0.
+FLAG = ("below_resolution", "latency_us")
+
+_TYPE_NAMES = {
+    "int": "an integer",
+    "float": "a number",
+    "bool": "true or false",
+    "str": "a string",
+    "dict": "an object",
+}
+
+
+def _show(value: Any) -> str:
+    text = "null" if value is None else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def check_scalar(value: Any, spec: Field, where: str) -> None:
+    """One number, flag or string against its declaration."""
+    t = spec.type
+    if t == "str":
+        ok = isinstance(value, str)
+    elif t == "bool":
+        ok = isinstance(value, (bool, np.bool_))
+    else:
+        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+            value, (bool, np.bool_)
+        )
+        if t == "int" and ok and not isinstance(value, (int, np.integer)):
+            ok = False
+        if ok and isinstance(value, (int, np.integer)) and not INT64[0] <= value <= INT64[1]:
+            raise Bad(where, f"{value} does not fit in 64 bits")
+    if not ok:
+        raise Bad(where, f"expected {_TYPE_NAMES[t]}, got {_show(value)}")
+    if t in ("int", "float"):
+        x = float(value)
+        if math.isnan(x) and not spec.nan:
+            raise Bad(where, "NaN is not a valid value")
+        if math.isinf(x) and not (spec.inf and x > 0):
+            raise Bad(where, f"{x} is not a finite number")
+        if spec.min is not None and x < spec.min:
+            raise Bad(where, f"{value} is below the minimum {spec.min:g}")
+    if spec.choices is not None and value not in spec.choices:
+        raise Bad(where, f"{_show(value)} is not one of {', '.join(spec.choices)}")
+
+
+def _check_array(value: Any, spec: Field, shape: tuple[Dim, ...], where: str, dims: dict) -> None:
+    if not shape:
+        if value is None and spec.holes:
+            return
+        if value is None:
+            raise Bad(where, f"expected {_TYPE_NAMES[spec.type]}, got null")
+        check_scalar(value, spec, where)
+        return
+    if not isinstance(value, list):
+        raise Bad(where, f"expected a list, got {_show(value)}")
+    dim, rest = shape[0], shape[1:]
+    if isinstance(dim, str):
+        want = dims.setdefault(dim, len(value))
+        if len(value) != want:
+            raise Bad(where, f"{len(value)} entries, expected {want} (one per {dim[:-1]})")
+    elif dim is not None and len(value) != dim:
+        raise Bad(where, f"{len(value)} entries, expected {dim}")
+    for i, v in enumerate(value):
+        _check_array(v, spec, rest, f"{where}[{i}]", dims)
+
+
+def check_value(value: Any, spec: Field, where: str, dims: dict[str, int]) -> None:
+    """A record entry (scalar, nested list or object) against its declaration."""
+    if value is None and spec.nullable:
+        return
+    if spec.type == "dict":
+        if not isinstance(value, dict):
+            raise Bad(where, f"expected an object, got {_show(value)}")
+        if spec.fields is not None:
+            check_fields(value, spec.fields, dims, prefix=f"{where}.")
+        return
+    _check_array(value, spec, spec.shape, where, dims)
+
+
+def check_fields(
+    rec: Mapping[str, Any], fields: Mapping[str, Field], dims: dict[str, int], prefix: str = ""
+) -> None:
+    """Every declared entry of ``rec``; undeclared entries pass."""
+    for name, spec in fields.items():
+        if name not in rec:
+            if spec.required:
+                raise Bad(f"{prefix}{name}", "missing")
+            continue
+        check_value(rec[name], spec, f"{prefix}{name}", dims)
+
+
+def check_record(rec: Mapping[str, Any], fields: Mapping[str, Field]) -> None:
+    """A JSON record: its scalars first (they fix the dimensions), then everything else."""
+    dims: dict[str, int] = {}
+    scalars = {n: f for n, f in fields.items() if f.type != "dict" and not f.shape}
+    check_fields(rec, scalars, dims)
+    # A scalar that is null (repetitions in precision mode) fixes nothing: the first array
+    # with that dimension does.
+    dims.update(
+        {n: rec[n] for n, f in scalars.items() if f.type == "int" and rec.get(n) is not None}
+    )
+    check_fields(rec, fields, dims)
+    flag, figure = FLAG
+    if flag in fields and figure in fields:
+        for i, (low, x) in enumerate(zip(rec[flag], rec[figure])):
+            if bool(low) != (x <= 0):
+                raise Bad(f"{flag}[{i}]", f"is {low} but {figure}[{i}] is {x}")
+
+
+# The tidy table (``ctxbench.frame``) as CSV and Parquet files hold it. Each column's type and
+# range; empty cells (NaN) are allowed where a row's kind does not need the column.
+TABLE_COLUMNS: dict[str, Field] = {
+    "benchmark": Field("str", choices=("ring", "pingpong")),
+    "engine": Field("str"),
+    "transport": Field("str"),
+    "placement": Field("str"),
+    "size_kb": _int(min=0),
+    "parallel": _int(min=1),
+    "procs": _int(min=2),
+    "repetition": _int(min=0),
+    "value": _float(),
+    "unit": Field("str", choices=("us",)),
+    "raw_us": _float(min=0),
+    "overhead_us": _float(min=0),
+    "latency_us": _float(),
+    "min_us": _float(),
+    "cv": _float(min=0, inf=True),
+    "ci_low": _float(),
+    "ci_high": _float(),
+    "verdict": Field("str"),
+    "below_resolution": Field("bool"),
+    "switches_per_hop": _float(min=0),
+    "involuntary_switches": _int(min=0),
+    "migrations": _int(min=-1),
+    "usecs_per_op": _float(min=0),
+    "ops_per_sec": _float(min=0),
+    "stopped": Field("str"),
+    "repetitions_made": _int(min=0),
+    "source": Field("str"),
+    **{k: Field("str") for k in ("kernel", "cpu_model", "ctxbench_version", "date", "test")},
+}
+# Columns every table has, even one without rows (what ``concat([])`` gives).
+TABLE_REQUIRED = (
+    "benchmark",
+    "engine",
+    "transport",
+    "placement",
+    "size_kb",
+    "parallel",
+    "procs",
+    "repetition",
+    "value",
+    "unit",
+)
+# The cells each kind of row must fill: a ring result, a ping-pong, a point read from xgraph.
+TABLE_ROWS: dict[str, tuple[str, ...]] = {
+    "ring": (
+        *TABLE_REQUIRED,
+        "raw_us",
+        "overhead_us",
+        "latency_us",
+        "min_us",
+        "cv",
+        "ci_low",
+        "ci_high",
+        "verdict",
+        "below_resolution",
+    ),
+    "pingpong": (*TABLE_REQUIRED, "latency_us", "min_us", "usecs_per_op", "ops_per_sec"),
+    "xgraph": (*TABLE_REQUIRED, "overhead_us", "latency_us", "below_resolution"),
+}
+
+# lmbench's lat_ctx text: a title '"size=<KiB>k ovr=<µs>' and lines '<procs> <µs per switch>'.
+XGRAPH: dict[str, Field] = {
+    "size": _int(min=0),
+    "ovr": _float(min=0),
+    "procs": _int(min=2),
+    "µs": _float(),
+}
+
+
+def _row_kinds(df: pd.DataFrame) -> np.ndarray:
+    kinds = np.array(
+        ["" if _empty(b) else str(b) for b in df["benchmark"].to_numpy(dtype=object)], dtype=object
+    )
+    if "source" in df.columns:
+        kinds = np.where(df["source"].astype(object).to_numpy() == "xgraph", "xgraph", kinds)
+    return kinds
+
+
+def check_table(df: pd.DataFrame) -> None:
+    """A tidy table read from CSV or Parquet. ``Bad.row`` is the 0-based row."""
+    missing = [c for c in TABLE_REQUIRED if c not in df.columns]
+    if missing:
+        raise Bad("", f"not a ctxbench table: no column {', '.join(missing)}")
+    for name, spec in TABLE_COLUMNS.items():
+        if name in df.columns:
+            _check_column(df[name], spec, name)
+    kinds = _row_kinds(df)
+    empty = {name: df[name].isna().to_numpy() for name in df.columns if isinstance(name, str)}
+    for kind in dict.fromkeys(kinds.tolist()):
+        rows = kinds == kind
+        for name in TABLE_ROWS.get(kind, TABLE_REQUIRED):
+            if name not in empty:
+                raise Bad("", f"not a ctxbench table: no column {name} ({kind} rows need it)")
+            if (bad := rows & empty[name]).any():
+                raise Bad(name, f"empty or NaN (a {kind} row needs it)", int(np.argmax(bad)))
+    flag, figure = FLAG
+    if flag in df.columns and figure in df.columns:
+        for row, (low, x) in enumerate(zip(df[flag], df[figure])):
+            if not (_empty(low) or _empty(x)) and bool(low) != (x <= 0):
+                raise Bad(flag, f"is {low} but {figure} is {x}", row)
+
+
+def _check_column(column: pd.Series, spec: Field, name: str) -> None:
+    if spec.type in ("int", "float") and column.dtype.kind in "iuf":
+        # Numbers already: check them all at once, and the first bad one (if any) in detail.
+        x = column.to_numpy(dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            ok = np.isnan(x) | np.isfinite(x)
+            if spec.inf:
+                ok |= x == np.inf
+            if spec.min is not None:
+                ok &= ~(x < spec.min)
+            if spec.type == "int":
+                ok &= ~(np.isfinite(x) & (x % 1 != 0))
+        if ok.all():
+            return
+        rows = [int(np.argmin(ok))]
+    else:
+        rows = range(len(column))
+    values = column.to_numpy(dtype=object)
+    for row in rows:
+        value = values[row]
+        if not _empty(value):
+            try:
+                check_scalar(_number(value, spec.type), spec, name)
+            except Bad as e:
+                raise Bad(name, e.message, row) from None
+
+
+def _number(value: Any, kind: str) -> Any:
+    # A CSV column with one word in it is read as text: its numbers are still numbers. And a
+    # column of ints with an empty cell is read as floats: its whole numbers are still ints.
+    if kind not in ("int", "float"):
+        return value
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return value
+    whole = isinstance(value, (float, np.floating)) and math.isfinite(value) and value % 1 == 0
+    if kind == "int" and whole:
+        return int(value)
+    return value
+
+
+def _empty(value: Any) -> bool:
+    """A missing cell: None, NaN, pandas' NA."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    return isinstance(value, (float, np.floating)) and math.isnan(value)
