@@ -161,6 +161,10 @@ fn point(
     // thread; the drivers of other rings are not observed).
     let mut tasks = members.tids();
     tasks.push((0, sys::gettid()));
+    // This thread is ring 0's participant 0 until every participant is gone: a token signal
+    // sent late (a participant upstream, or the watchdog's STOP after the driver returned)
+    // stays blocked here and is discarded when the guard drops, after `finish`.
+    let _late_tokens = rings[0].attach();
     let run = PointRun::new(cfg, procs, rings.len());
     let (outcome, counters) = drive_all(&mut rings, &*members, &run, cpus, &tasks, interrupt);
     let stopped = outcome.iter().all(Result::is_ok);
@@ -202,19 +206,41 @@ fn drive_all(
     let progress: Vec<_> = rings.iter().map(|r| r.progress()).collect();
     let timeout = run.cfg.timeout;
     let outcome = std::thread::scope(|s| {
-        let watchdog =
-            s.spawn(|| watchdog::watch(&progress, timeout, &run.barrier, &done, members));
+        let spawn_failed = |what: &str, e: std::io::Error| {
+            // Whoever started already stops at its next check; the caller tears down.
+            run.barrier.abort();
+            Err(Error::os(
+                e.raw_os_error().unwrap_or(libc::EAGAIN),
+                format!("starting a thread for {what}"),
+            ))
+        };
+        let watchdog = std::thread::Builder::new()
+            .name("ctxbench-watchdog".into())
+            .spawn_scoped(s, || {
+                watchdog::watch(&progress, timeout, &run.barrier, &done, members)
+            });
+        let watchdog = match watchdog {
+            Ok(handle) => handle,
+            Err(e) => return vec![spawn_failed("the watchdog", e)],
+        };
         let (first, rest) = rings.split_first_mut().expect("at least one ring");
-        let others: Vec<_> = rest
-            .iter_mut()
-            .enumerate()
-            .map(|(k, ring)| {
-                let cpu = cpus[k + 1][0];
-                s.spawn(move || {
+        let mut others = Vec::with_capacity(rest.len());
+        let mut failed = None;
+        for (k, ring) in rest.iter_mut().enumerate() {
+            let cpu = cpus[k + 1][0];
+            let driver = std::thread::Builder::new()
+                .name(format!("ctxbench-ring-{}", k + 1))
+                .spawn_scoped(s, move || {
                     run_driver(ring.as_mut(), run, k + 1, cpu, &mut || false, &mut |_| {})
-                })
-            })
-            .collect();
+                });
+            match driver {
+                Ok(handle) => others.push(handle),
+                Err(e) => {
+                    failed = Some(spawn_failed(&format!("the driver of ring {}", k + 1), e));
+                    break;
+                }
+            }
+        }
         let mut counting = |on: bool| {
             if on {
                 counters.insert(Counters::open(&tids)).start();
@@ -222,21 +248,17 @@ fn drive_all(
                 totals = c.stop();
             }
         };
-        let mut all = vec![run_driver(
-            first.as_mut(),
-            run,
-            0,
-            cpus[0][0],
-            interrupt,
-            &mut counting,
-        )];
-        all.extend(
-            others
-                .into_iter()
-                .map(|h| h.join().expect("driver thread panicked")),
-        );
+        let mut all = vec![match failed {
+            Some(e) => e,
+            None => run_driver(first.as_mut(), run, 0, cpus[0][0], interrupt, &mut counting),
+        }];
+        all.extend(others.into_iter().map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(Error::Peer("a driver thread panicked".into())))
+        }));
         done.store(true, Ordering::Release);
-        watchdog.join().expect("watchdog panicked");
+        // The watchdog only reads atomics and sleeps; a panic there is a bug, not a result.
+        let _ = watchdog.join();
         all
     });
     drop(counters);
@@ -280,7 +302,9 @@ fn first_failure(outcome: Vec<Result<DriverRun>>, cause: Option<String>) -> Erro
         .unwrap_or_else(|| Error::Peer("the ring did not stop cleanly".into()));
     match (first, cause) {
         (Error::Interrupted, _) => Error::Interrupted,
-        (Error::Peer(msg), Some(cause)) => Error::Peer(format!("{cause} ({msg})")),
+        // The participants' account is the cause; what the driver saw (EOF, a broken
+        // protocol) is its consequence, and its guess at a cause may contradict it.
+        (Error::Peer(_), Some(cause)) => Error::Peer(cause),
         (e, _) => e,
     }
 }

@@ -7,6 +7,7 @@
 use super::{wait_ready, Group, Members, Report};
 use crate::error::{Error, Result};
 use crate::hops::HopLog;
+use crate::memory;
 use crate::sys::{self, Shared, Slot};
 use crate::token;
 use crate::transport::{Scope, Transport};
@@ -31,6 +32,7 @@ pub fn spawn<T: Transport>(
         s.exit.store(-1, Ordering::Relaxed);
     }
     let template = Workload::new(size_kb)?;
+    let oom_kills = memory::oom_kills();
     let logs = super::hop_logs(parallel, procs, record)?;
     let mut rings = (0..parallel)
         .map(|_| T::ring(procs, Scope::Processes))
@@ -84,6 +86,7 @@ pub fn spawn<T: Transport>(
         rings: rings.clone(),
         fd_limit,
         why: Mutex::new(None),
+        oom_kills,
     };
     forked?;
     wait_ready(&children.slots, &children, procs)?;
@@ -163,6 +166,9 @@ struct Children<T: Transport> {
     rings: Vec<Arc<T>>,
     fd_limit: Option<libc::rlim_t>,
     why: Mutex<Option<String>>,
+    /// The machine's OOM kills before the first fork: a SIGKILL while this count rose was
+    /// most likely the OOM killer's.
+    oom_kills: Option<u64>,
 }
 
 impl<T: Transport> Children<T> {
@@ -208,7 +214,17 @@ impl<T: Transport> Children<T> {
             let sig = libc::WTERMSIG(status);
             // SAFETY: strsignal returns a static string for any signal number.
             let name = unsafe { std::ffi::CStr::from_ptr(libc::strsignal(sig)) };
-            format!("was killed by signal {sig} ({})", name.to_string_lossy())
+            let oom = match (self.oom_kills, memory::oom_kills()) {
+                (Some(before), Some(now)) if sig == libc::SIGKILL && now > before => format!(
+                    ": memory was short, the kernel's OOM killer ended it (oom_kill in \
+                     /proc/vmstat rose from {before} to {now}; lower size_kb, procs or parallel)"
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "was killed by signal {sig} ({}){oom}",
+                name.to_string_lossy()
+            )
         } else {
             match libc::WEXITSTATUS(status) {
                 token::EXIT_STOPPED | token::EXIT_UPSTREAM_GONE | token::EXIT_DOWNSTREAM_GONE => {
