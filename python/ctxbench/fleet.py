@@ -10,9 +10,10 @@ dask-jobqueue); ctxbench adds no scheduler, RPC or SSH of its own. The rules:
   boot ids). The raw ids are not published: machine-id(5) asks for that.
 * **One worker measures per machine**: the lowest-named worker of each machine gets that
   machine's whole grid, one point at a time (the next point is submitted when the last one is
-  back); the machine's other workers stand by. While measuring, the worker holds a
-  ``distributed.Lock`` named after the boot id, so nothing else of ours measures on that kernel
-  at the same moment (two containers of one host, two fleet sweeps sharing a cluster).
+  back); the machine's other workers stand by. While measuring, the worker holds an exclusive
+  ``flock`` on a file in the temporary directory named after the boot id, so nothing else of
+  ours measures on that kernel at the same moment (two fleet sweeps sharing a cluster). The
+  kernel drops the lock of a process that dies; a Dask lock would outlive a killed worker.
   Different machines measure in parallel.
 * **Points never move**: tasks are bound to their worker (``allow_other_workers=False``). When
   that worker leaves the cluster, the client, which watches the scheduler's worker list, gives
@@ -36,6 +37,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Union
@@ -131,10 +133,12 @@ def _probe(dask_worker: Any) -> dict[str, Any]:
 
 def _measure(ring: dict[str, Any], lock: str, where: dict[str, str], version: str) -> dict:
     """A task: measure one point in a child process while holding this kernel's lock."""
-    from distributed import Lock
+    import fcntl
 
     payload = json.dumps({"ring": ring, "parent": os.getpid(), "version": version})
-    with Lock(lock):
+    path = os.path.join(tempfile.gettempdir(), f"{lock}.lock")
+    with open(path, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # released by close, or by the kernel if we die
         proc = subprocess.run(
             [sys.executable, "-m", "ctxbench._fleet_task"],
             input=payload,
