@@ -4,12 +4,13 @@
 
 use crate::barrier::Barrier;
 use crate::clock;
-use crate::config::{Config, Plan, Stop, BLOCK_REPETITIONS, MIN_BLOCKS};
+use crate::config::{
+    Config, Plan, Stop, BLOCK_REPETITIONS, INSTANCE_BLOCKS, INSTANCE_REPETITIONS, MIN_INSTANCES,
+};
 use crate::engine::Ring;
 use crate::error::{Error, Result};
 use crate::stats;
 use crate::sys;
-use std::sync::Mutex;
 use std::time::Instant;
 
 /// Asked between repetitions; true means stop now (Ctrl-C).
@@ -30,17 +31,12 @@ pub struct Phases {
     pub setup_teardown: f64,
 }
 
-/// What every driver of one point shares: the configuration, the ring size, the barrier
-/// that keeps them in step and, once broken, stops them all, and the stopping rule's state.
+/// What every driver of one point shares: the configuration, the ring size, and the barrier
+/// that keeps them in step and, once broken, stops them all.
 pub struct PointRun<'a> {
     pub cfg: &'a Config,
     pub procs: usize,
     pub barrier: Barrier,
-    rings: usize,
-    /// Per repetition, the net per-hop ns summed over the rings (precision mode).
-    net_ns: Mutex<Vec<f64>>,
-    /// The stopping rule's verdict, set by ring 0's driver between two barriers.
-    verdict: Mutex<Option<Stopped>>,
 }
 
 impl<'a> PointRun<'a> {
@@ -49,9 +45,6 @@ impl<'a> PointRun<'a> {
             cfg,
             procs,
             barrier: Barrier::new(rings),
-            rings,
-            net_ns: Mutex::new(Vec::new()),
-            verdict: Mutex::new(None),
         }
     }
 }
@@ -80,9 +73,10 @@ impl Stopped {
     }
 }
 
-/// Whether a point in precision mode has measured enough, given each repetition's net value
-/// (any unit) and the seconds spent measuring so far. `None`: measure another block.
-pub fn verdict(stop: &Stop, net: &[f64], elapsed: f64) -> Option<Stopped> {
+/// Whether a point in precision mode has measured enough, given the net values (any unit)
+/// of each ring instance measured so far, one series per instance, and the seconds the
+/// point has taken. `None`: measure another instance.
+pub fn verdict(stop: &Stop, instances: &[Vec<f64>], elapsed: f64) -> Option<Stopped> {
     let Stop::Precision {
         target,
         max_repetitions,
@@ -91,15 +85,15 @@ pub fn verdict(stop: &Stop, net: &[f64], elapsed: f64) -> Option<Stopped> {
     else {
         return Some(Stopped::Repetitions);
     };
-    let blocks: Vec<Vec<f64>> = net.chunks(BLOCK_REPETITIONS).map(<[f64]>::to_vec).collect();
-    let whole = net.len() % BLOCK_REPETITIONS == 0;
-    if whole && blocks.len() >= MIN_BLOCKS && net.iter().all(|x| x.is_finite()) {
-        let s = stats::summarize_blocks(&blocks);
+    let finite = instances.iter().flatten().all(|x| x.is_finite());
+    if instances.len() >= MIN_INSTANCES && finite {
+        let s = stats::summarize_blocks(instances);
         if s.median > 0.0 && (s.ci_high - s.ci_low) / 2.0 <= target * s.median {
             return Some(Stopped::Precision);
         }
     }
-    if net.len() >= max_repetitions {
+    let made: usize = instances.iter().map(Vec::len).sum();
+    if made + INSTANCE_REPETITIONS > max_repetitions {
         Some(Stopped::MaxRepetitions)
     } else if elapsed >= max_time {
         Some(Stopped::TimeCap)
@@ -141,12 +135,11 @@ pub struct DriverRun {
 pub fn run_driver(
     ring: &mut dyn Ring,
     run: &PointRun,
-    index: usize,
     cpu: Option<usize>,
     interrupt: Interrupt,
     counting: &mut dyn FnMut(bool),
 ) -> Result<DriverRun> {
-    let r = measure(ring, run, index, cpu, interrupt, counting);
+    let r = measure(ring, run, cpu, interrupt, counting);
     if r.is_err() {
         run.barrier.abort();
     }
@@ -156,7 +149,6 @@ pub fn run_driver(
 fn measure(
     ring: &mut dyn Ring,
     run: &PointRun,
-    index: usize,
     cpu: Option<usize>,
     interrupt: Interrupt,
     counting: &mut dyn FnMut(bool),
@@ -199,7 +191,8 @@ fn measure(
             repetitions(ring, run, n, timing, &mut check)?,
             Stopped::Repetitions,
         ),
-        Stop::Precision { .. } => blocks(ring, run, index, timing, &mut check)?,
+        // The instance's series; how the point stopped is decided over instances.
+        Stop::Precision { .. } => (blocks(ring, run, timing, &mut check)?, Stopped::Precision),
     };
     phases.measure = t.elapsed().as_secs_f64();
     let counted_trips = match cfg.plan {
@@ -327,57 +320,29 @@ fn repetitions(
     Ok(s)
 }
 
-/// Precision mode: blocks of ring repetitions, each block followed by one overhead
-/// repetition that stands for all of them (the hot-cache loop is steady; the ring is what
-/// drifts), until ring 0's driver finds the interval narrow enough or a cap reached.
+/// Precision mode, one ring instance: `INSTANCE_BLOCKS` blocks of ring repetitions, each
+/// block followed by one overhead repetition that stands for all of them (the hot-cache loop
+/// is steady; the ring is what drifts). Whether the point needs another instance is
+/// `verdict`'s call, between instances.
 fn blocks(
     ring: &mut dyn Ring,
     run: &PointRun,
-    index: usize,
     timing: Timing,
     check: &mut dyn FnMut() -> Result<()>,
-) -> Result<(Series, Stopped)> {
-    let (hops, start) = (run.procs as u64, Instant::now());
+) -> Result<Series> {
+    let hops = run.procs as u64;
     let mut s = Series::default();
     ring.record(true);
-    loop {
-        let first = s.raw_ns.len();
+    for _ in 0..INSTANCE_BLOCKS {
         for _ in 0..BLOCK_REPETITIONS {
             let span = ring_repetition(ring, run, timing.trips, check)?;
             s.ring(span, timing.trips, hops);
         }
         let span = overhead_repetition(ring, run, timing.rounds, check)?;
         s.overhead(span, timing.rounds, hops, BLOCK_REPETITIONS);
-        add_net(run, &s, first);
-        // Everyone's block is in; ring 0 decides; everyone reads the same verdict.
-        run.barrier.wait()?;
-        if index == 0 {
-            let net = lock(&run.net_ns).clone();
-            let mean: Vec<f64> = net.iter().map(|x| x / run.rings as f64).collect();
-            *lock(&run.verdict) = verdict(&run.cfg.stop, &mean, start.elapsed().as_secs_f64());
-        }
-        run.barrier.wait()?;
-        if let Some(stopped) = *lock(&run.verdict) {
-            ring.record(false);
-            return Ok((s, stopped));
-        }
     }
-}
-
-/// Adds this ring's net values from repetition `first` on to the point's shared sums.
-fn add_net(run: &PointRun, s: &Series, first: usize) {
-    let mut net = lock(&run.net_ns);
-    if net.len() < s.raw_ns.len() {
-        net.resize(s.raw_ns.len(), 0.0);
-    }
-    for k in first..s.raw_ns.len() {
-        net[k] += s.raw_ns[k] - s.overhead_ns[k];
-    }
-}
-
-/// A poisoned lock only means another driver panicked; its data is still a sum of numbers.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    ring.record(false);
+    Ok(s)
 }
 
 /// One more repetition with the kernel counters attached, kept out of the samples: counting
@@ -540,17 +505,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn verdict_waits_for_min_blocks_then_stops_on_the_interval() {
-        let stop = precise(0.02, 400, 10.0);
-        let steady = vec![100.0; BLOCK_REPETITIONS * MIN_BLOCKS];
-        assert_eq!(verdict(&stop, &steady[..BLOCK_REPETITIONS], 0.0), None);
-        assert_eq!(verdict(&stop, &steady, 0.0), Some(Stopped::Precision));
-        // Blocks at 90, 110, 100: a half-width of t(2) * 10 / sqrt(3), far beyond 2 %.
-        let drifting: Vec<f64> = [90.0, 110.0, 100.0]
+    fn instances(levels: &[f64]) -> Vec<Vec<f64>> {
+        levels
             .iter()
-            .flat_map(|&m| vec![m; BLOCK_REPETITIONS])
-            .collect();
+            .map(|&m| vec![m; INSTANCE_REPETITIONS])
+            .collect()
+    }
+
+    #[test]
+    fn verdict_waits_for_min_instances_then_stops_on_the_interval() {
+        let stop = precise(0.02, 400, 10.0);
+        let steady = instances(&[100.0; MIN_INSTANCES]);
+        assert_eq!(verdict(&stop, &steady[..MIN_INSTANCES - 1], 0.0), None);
+        assert_eq!(verdict(&stop, &steady, 0.0), Some(Stopped::Precision));
+        // Instances at 90, 110, 100: a half-width of t(2) * 10 / sqrt(3), far beyond 2 %.
+        let drifting = instances(&[90.0, 110.0, 100.0]);
         assert_eq!(verdict(&stop, &drifting, 0.0), None);
         assert_eq!(
             verdict(&precise(0.5, 400, 10.0), &drifting, 0.0),
@@ -560,16 +529,8 @@ mod tests {
 
     #[test]
     fn verdict_names_the_cap_that_came_first() {
-        let noisy: Vec<f64> = (0..BLOCK_REPETITIONS * 4)
-            .map(|k| {
-                if (k / BLOCK_REPETITIONS) % 2 == 0 {
-                    50.0
-                } else {
-                    150.0
-                }
-            })
-            .collect();
-        let n = noisy.len();
+        let noisy = instances(&[50.0, 150.0, 50.0, 150.0]);
+        let n = noisy.len() * INSTANCE_REPETITIONS;
         assert_eq!(
             verdict(&precise(0.01, n, 10.0), &noisy, 0.0),
             Some(Stopped::MaxRepetitions)
@@ -580,7 +541,7 @@ mod tests {
         );
         assert_eq!(verdict(&precise(0.01, 400, 0.5), &noisy, 0.1), None);
         // A switch below the method's resolution never counts as precise.
-        let below = vec![-1.0; n];
+        let below = instances(&[-1.0; 4]);
         assert_eq!(verdict(&precise(0.5, 400, 10.0), &below, 0.0), None);
         assert_eq!(
             verdict(&Stop::Repetitions(11), &noisy, 0.0),

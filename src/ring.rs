@@ -7,7 +7,7 @@ use crate::config::{self, Config, Plan, Stop};
 use crate::counters::{Counters, Totals};
 use crate::engine::{self, Engine, Group, Members, Report, Ring, TransportKind};
 use crate::error::{Error, Result};
-use crate::measure::{run_driver, DriverRun, PointRun, Series, Stopped};
+use crate::measure::{self, run_driver, DriverRun, PointRun, Series, Stopped};
 use crate::memory;
 use crate::placement::{self, Placement};
 use crate::sys;
@@ -84,14 +84,99 @@ pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
         ),
     )?;
     let _sigpipe = sys::Blocked::new(libc::SIGPIPE);
+    if let Stop::Precision { .. } = cfg.stop {
+        return precise_points(cfg, &placements, interrupt);
+    }
     let mut points = Vec::with_capacity(cfg.procs.len());
-    for (procs, cpus) in placements {
+    for (procs, cpus) in &placements {
         if interrupt() {
             return Err(Error::Interrupted);
         }
-        points.push(point(cfg, procs, &cpus, interrupt)?);
+        points.push(point(cfg, *procs, cpus, interrupt)?);
     }
     Ok(points)
+}
+
+/// Precision mode: fresh ring instances of every point, round after round (one instance of
+/// each point still measuring per round), until each point's interval of the median, built
+/// from the spread between its instances, is narrow enough or it reaches a cap. Round-robin
+/// spreads every point's instances over the whole run, so drift of the host over seconds
+/// shows in the spread between instances instead of between runs, and hits every point of a
+/// curve alike. Each point comes back as one `Point` holding its instances in order.
+fn precise_points(
+    cfg: &Config,
+    placements: &[(usize, Vec<Vec<Option<usize>>>)],
+    interrupt: Interrupt,
+) -> Result<Vec<Point>> {
+    let n = placements.len();
+    let mut instances: Vec<Vec<Point>> = (0..n).map(|_| Vec::new()).collect();
+    let mut spent = vec![0.0; n];
+    let mut stopped: Vec<Option<Stopped>> = vec![None; n];
+    while stopped.iter().any(Option::is_none) {
+        for (j, (procs, cpus)) in placements.iter().enumerate() {
+            if stopped[j].is_some() {
+                continue;
+            }
+            if interrupt() {
+                return Err(Error::Interrupted);
+            }
+            let t = Instant::now();
+            instances[j].push(point(cfg, *procs, cpus, interrupt)?);
+            spent[j] += t.elapsed().as_secs_f64();
+            let nets: Vec<Vec<f64>> = instances[j].iter().map(Point::net_ns).collect();
+            stopped[j] = measure::verdict(&cfg.stop, &nets, spent[j]);
+        }
+    }
+    Ok(instances
+        .into_iter()
+        .zip(stopped)
+        .map(|(points, how)| Point::merge(points, how.unwrap_or(Stopped::Precision)))
+        .collect())
+}
+
+impl Point {
+    /// Net per-hop ns of each repetition, averaged over the parallel rings.
+    fn net_ns(&self) -> Vec<f64> {
+        self.raw_ns
+            .iter()
+            .zip(&self.overhead_ns)
+            .map(|(raw, ovr)| {
+                raw.iter().zip(ovr).map(|(r, o)| r - o).sum::<f64>() / raw.len() as f64
+            })
+            .collect()
+    }
+
+    /// Instances of one point as one: their repetitions in order, each instance one block.
+    /// The evidence of one extra counted repetition, the trip counts and the CPUs are the
+    /// first instance's; histograms, rusage and phase times add up.
+    fn merge(instances: Vec<Point>, stopped: Stopped) -> Point {
+        let mut rest = instances.into_iter();
+        let mut p = rest.next().expect("at least one instance");
+        p.block = p.raw_ns.len();
+        for q in rest {
+            p.raw_ns.extend(q.raw_ns);
+            p.overhead_ns.extend(q.overhead_ns);
+            p.raw_cycles.extend(q.raw_cycles);
+            p.overhead_cycles.extend(q.overhead_cycles);
+            p.work_verified &= q.work_verified;
+            p.hops = match (p.hops.take(), q.hops) {
+                (Some((mut a, m)), Some((b, n))) => {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    Some((a, m.max(n)))
+                }
+                (a, b) => a.or(b),
+            };
+            p.rusage.voluntary += q.rusage.voluntary;
+            p.rusage.involuntary += q.rusage.involuntary;
+            p.rusage.passes += q.rusage.passes;
+            p.phase_s.calibration += q.phase_s.calibration;
+            p.phase_s.warmup += q.phase_s.warmup;
+            p.phase_s.measure += q.phase_s.measure;
+            p.phase_s.setup_teardown += q.phase_s.setup_teardown;
+        }
+        p.stopped = stopped;
+        p
+    }
 }
 
 /// `perf bench sched pipe`: two participants bounce the token `loops` times; one op is one
@@ -231,7 +316,7 @@ fn drive_all(
             let driver = std::thread::Builder::new()
                 .name(format!("ctxbench-ring-{}", k + 1))
                 .spawn_scoped(s, move || {
-                    run_driver(ring.as_mut(), run, k + 1, cpu, &mut || false, &mut |_| {})
+                    run_driver(ring.as_mut(), run, cpu, &mut || false, &mut |_| {})
                 });
             match driver {
                 Ok(handle) => others.push(handle),
@@ -250,7 +335,7 @@ fn drive_all(
         };
         let mut all = vec![match failed {
             Some(e) => e,
-            None => run_driver(first.as_mut(), run, 0, cpus[0][0], interrupt, &mut counting),
+            None => run_driver(first.as_mut(), run, cpus[0][0], interrupt, &mut counting),
         }];
         all.extend(others.into_iter().map(|h| {
             h.join()
