@@ -6,27 +6,16 @@
 //! `memory.max - memory.current`; v1: `memory.limit_in_bytes - memory.usage_in_bytes`),
 //! found through `/proc/self/cgroup` and `/proc/self/mountinfo`.
 
-use crate::engine::Engine;
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
-/// Per participant besides its work array, from measurements of this project: a forked
-/// Python process costs page tables and copied pages (1,000 forks: ~550 MiB); a thread the
-/// touched part of its stack and its kernel stack; a fiber its touched stack.
-const PROCESS_BYTES: u64 = 512 * 1024;
-const THREAD_BYTES: u64 = 64 * 1024;
-const FIBER_BYTES: u64 = 8 * 1024;
 /// Left for the caller itself (its interpreter, the results) when judging what fits.
 const RESERVE_BYTES: u64 = 64 << 20;
 
 /// Bytes a point of `parallel` rings of `procs` participants needs: every participant's
-/// private array (participant 0's included) plus what each costs besides.
-pub fn ring_bytes(engine: Engine, procs: usize, parallel: usize, size_kb: usize) -> u64 {
-    let each = match engine {
-        Engine::Process => PROCESS_BYTES,
-        Engine::Thread => THREAD_BYTES,
-        Engine::Fiber => FIBER_BYTES,
-    };
+/// private array (participant 0's included) plus what each costs besides (`each`, the
+/// engine's figure: `Engine::participant_bytes`).
+pub fn ring_bytes(each: u64, procs: usize, parallel: usize, size_kb: usize) -> u64 {
     let participants = (procs as u64).saturating_mul(parallel as u64);
     participants.saturating_mul((size_kb as u64 * 1024).saturating_add(each))
 }
@@ -179,14 +168,11 @@ mod tests {
     fn a_point_needs_every_array_and_every_participant() {
         let kib = |k: u64| k * 1024;
         assert_eq!(
-            ring_bytes(Engine::Process, 8, 2, 1024),
-            16 * (kib(1024) + PROCESS_BYTES)
+            ring_bytes(kib(512), 8, 2, 1024),
+            16 * (kib(1024) + kib(512))
         );
-        assert_eq!(
-            ring_bytes(Engine::Fiber, 10_000, 1, 0),
-            10_000 * FIBER_BYTES
-        );
-        assert!(ring_bytes(Engine::Process, 64, 1, 1 << 20) > 64 << 30);
+        assert_eq!(ring_bytes(kib(8), 10_000, 1, 0), 10_000 * kib(8));
+        assert!(ring_bytes(kib(512), 64, 1, 1 << 20) > 64 << 30);
     }
 
     #[test]

@@ -75,7 +75,12 @@ pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
     }
     // Refuse what cannot fit before forking anything, not halfway through the sweep.
     let largest = cfg.procs.iter().max().copied().unwrap_or(0);
-    let need = memory::ring_bytes(cfg.engine, largest, cfg.parallel, cfg.size_kb);
+    let need = memory::ring_bytes(
+        cfg.engine.participant_bytes(),
+        largest,
+        cfg.parallel,
+        cfg.size_kb,
+    );
     memory::check(
         need,
         &format!(

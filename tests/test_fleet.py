@@ -287,3 +287,13 @@ def _legend_labels(fig) -> list[str]:  # type: ignore[no-untyped-def]
     """Every legend entry of a figure, wherever its legend sits."""
     legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes)]
     return [t.get_text() for leg in legends if leg is not None for t in leg.get_texts()]
+
+
+def test_the_cli_exits_1_naming_an_unreachable_scheduler(tmp_path: Path) -> None:
+    # Port 9 (discard) on loopback: nothing listens there in the test environment.
+    address = "tcp://127.0.0.1:9"
+    cmd = [sys.executable, "-m", "ctxbench", "sweep", "--procs", "2", "--out",
+           str(tmp_path / "f.json"), "--no-progress", "--scheduler", address]  # fmt: skip
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1, p.stderr
+    assert "127.0.0.1:9" in p.stderr and "ctxbench: error:" in p.stderr, p.stderr

@@ -45,12 +45,12 @@ from typing import TYPE_CHECKING, Any, Union
 from . import _core
 from .files import PathLike, read_records, records_frame, write_records
 from .frame import concat, require
+from .result import Key, planned_key, point_key
 
 if TYPE_CHECKING:
     import pandas as pd
 
 Placement = Union[str, Sequence[int]]
-Key = tuple[str, str, str, int, tuple[int, ...], int, int]
 
 MACHINE_ID_ENV = "CTXBENCH_MACHINE_ID"
 BOOT_ID_ENV = "CTXBENCH_BOOT_ID"
@@ -157,23 +157,6 @@ def _measure(ring: dict[str, Any], lock: str, where: dict[str, str], version: st
 # --- on the client ----------------------------------------------------------------------------
 
 
-def _placement_name(placement: Placement) -> str:
-    # As sweep.py: the core records a CPU list as "[0, 1]".
-    return placement if isinstance(placement, str) else str([int(c) for c in placement])
-
-
-def _key(rec: dict[str, Any]) -> Key:
-    return (
-        rec["engine"],
-        rec["transport"],
-        rec["placement"],
-        int(rec["size_kb"]),
-        tuple(int(p) for p in rec["procs"]),
-        int(rec["repetitions"]),
-        int(rec["parallel"]),
-    )
-
-
 def _label(key: Key) -> str:
     engine, transport, placement, size_kb, procs, _, parallel = key
     return (
@@ -247,7 +230,7 @@ def sweep(
     engines: Sequence[str] = ("process",),
     transports: Sequence[str | None] = (None,),
     placements: Sequence[Placement] = ("default",),
-    repetitions: int = 11,
+    repetitions: int | None = None,
     out: PathLike | None = None,
     progress: bool | str = True,
     *,
@@ -270,7 +253,6 @@ def sweep(
         raise ValueError("fleet sweep: give exactly one of scheduler= and client=")
     require("pandas", "ctxbench.sweep")
     require("distributed", "ctxbench fleet runs", install=INSTALL)
-    parallel = int(ring_kwargs.get("parallel", 1))
     grid: list[tuple[Key, dict[str, Any]]] = []
     for engine in engines:
         for transport in transports:
@@ -287,11 +269,9 @@ def sweep(
                             "placement": placement
                             if isinstance(placement, str)
                             else [int(c) for c in placement],
-                            "repetitions": int(repetitions),
+                            "repetitions": None if repetitions is None else int(repetitions),
                         }
-                        name = _placement_name(placement)
-                        key = (engine, transport, name, int(size_kb), (int(p),), repetitions)
-                        grid.append(((*key, parallel), ring))
+                        grid.append((planned_key([int(p)], ring), ring))
     json.dumps([ring for _, ring in grid])  # the arguments must travel: fail here, not there
 
     records: list[dict[str, Any]] = []
@@ -301,7 +281,7 @@ def sweep(
         else:
             write_records(records, out)  # also proves the path is writable
     done = {
-        (rec["metadata"]["machine"], _key(rec)): rec
+        (rec["metadata"]["machine"], point_key(rec)): rec
         for rec in records
         if rec["kind"] == "ring" and (rec.get("metadata") or {}).get("machine")
     }

@@ -16,6 +16,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, ClassVar, Union
 
 import numpy as np
 
+from . import _core
 from .metadata import without_hostname
 
 if TYPE_CHECKING:
@@ -445,3 +446,36 @@ def load_results(path: PathLike) -> list[Result]:
         except TypeError as e:
             raise ValueError(f"{path}: result {i}: {e}") from None
     return out
+
+
+# What makes two points the same measurement: engine, transport, placement name, size_kb,
+# procs, the stopping rule (a fixed repetition count, or a precision), parallel.
+Key = tuple[str, str, str, int, tuple[int, ...], str, int]
+
+
+def point_key(rec: dict[str, Any]) -> Key:
+    """The identity of the point a ring record measured (one procs per record in a sweep)."""
+    return (
+        rec["engine"],
+        rec["transport"],
+        rec["placement"],
+        int(rec["size_kb"]),
+        tuple(int(p) for p in rec["procs"]),
+        _stopping_rule(rec.get("repetitions"), rec.get("precision")),
+        int(rec["parallel"]),
+    )
+
+
+def _stopping_rule(repetitions: Any, precision: Any) -> str:
+    if repetitions is not None:
+        return f"repetitions={int(repetitions)}"
+    return f"precision={float(precision if precision is not None else _core.DEFAULT_PRECISION)}"
+
+
+def planned_key(procs: list[int], args: dict[str, Any]) -> Key:
+    """The key of the result ``measure(procs, **args)`` will give, without measuring."""
+    # The placement's name as the core records it, so a finished point is found again.
+    placement = _core.placement_name(args["placement"], args.get("cpu"))
+    return point_key(
+        {**args, "placement": placement, "procs": procs, "parallel": args.get("parallel", 1)}
+    )

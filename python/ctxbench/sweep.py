@@ -17,6 +17,8 @@ from .result import (
     PathLike,
     RingResult,
     check_writable,
+    planned_key,
+    point_key,
     read_records,
     record,
     withhold_hostname,
@@ -29,36 +31,6 @@ if TYPE_CHECKING:
 Placement = Union[str, Sequence[int]]
 # Suffixes ctxbench.load reads as another format than the JSON a sweep writes.
 OTHER_FORMATS = (".csv", ".parquet", *XGRAPH_SUFFIXES)
-# What makes two points the same measurement: engine, transport, placement name, size_kb,
-# procs, the stopping rule (a fixed repetition count, or a precision), parallel.
-Key = tuple[str, str, str, int, tuple[int, ...], str, int]
-
-
-def _key(rec: dict[str, Any]) -> Key:
-    return (
-        rec["engine"],
-        rec["transport"],
-        rec["placement"],
-        int(rec["size_kb"]),
-        tuple(int(p) for p in rec["procs"]),
-        _stopping_rule(rec.get("repetitions"), rec.get("precision")),
-        int(rec["parallel"]),
-    )
-
-
-def _stopping_rule(repetitions: Any, precision: Any) -> str:
-    if repetitions is not None:
-        return f"repetitions={int(repetitions)}"
-    return f"precision={float(precision if precision is not None else _core.DEFAULT_PRECISION)}"
-
-
-def _point_key(procs: list[int], args: dict[str, Any]) -> Key:
-    """The key of the result ``measure(procs, **args)`` will give, without measuring."""
-    # The placement's name as the core records it, so a finished point is found again.
-    placement = _core.placement_name(args["placement"], args.get("cpu"))
-    return _key(
-        {**args, "placement": placement, "procs": procs, "parallel": args.get("parallel", 1)}
-    )
 
 
 def _grid(
@@ -192,7 +164,7 @@ def sweep(
         write_records(records, out)  # even when every point is done already
     # Points a fleet measured on some machine are not this machine's points.
     done = {
-        _key(rec): rec
+        point_key(rec): rec
         for rec in records
         if rec["kind"] == RingResult.kind and "machine" not in rec.get("metadata", {})
     }
@@ -204,7 +176,7 @@ def sweep(
             transport = transport or _core.default_transport(engine)
             args = {"engine": engine, "transport": transport, "size_kb": size_kb}
             args.update(placement=placement, repetitions=repetitions, **ring_kwargs)
-            key = _point_key([p], args)
+            key = planned_key([p], args)
             if bar is not None:
                 bar.set_postfix_str(f"{engine}/{transport} {key[2]} {size_kb}k procs={p}")
             if key in done:

@@ -12,7 +12,7 @@ from typing import Any
 
 from . import _flags
 
-PLOT_KINDS = ("lat_ctx", "compare", "sizes", "distribution")
+PLOT_KINDS = ("lat_ctx", "compare", "sizes", "distribution", "machines")
 
 
 def add_parsers(sub: Any) -> None:
@@ -62,6 +62,13 @@ def _add_sweep(sub: Any) -> None:
     sw.add_argument("--out", required=True, help="results JSON file, appended to and resumed")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="run the grid on every machine of this Dask cluster, e.g. tcp://host:8786 "
+        "(pip install 'ctxbench[fleet]'); exit 1 when a machine dropped out",
+    )
+    sw.add_argument(
         "--xgraph",
         action="store_true",
         help="print lat_ctx's xgraph format, one block per series (engine, transport, "
@@ -84,7 +91,8 @@ def _add_plot(sub: Any) -> None:
         choices=PLOT_KINDS,
         default="lat_ctx",
         help="lat_ctx curve (default), compare bars, sizes (µs against procs × size, with "
-        "the CPU's caches marked) or distribution ECDF",
+        "the CPU's caches marked), distribution ECDF or machines (a fleet run's machines "
+        "side by side)",
     )
 
 
@@ -104,23 +112,41 @@ def _add_compare(sub: Any) -> None:
         default=0.05,
         help="relative slowdown that counts as a regression (default 0.05 = 5%%)",
     )
+    for side in ("base", "new"):
+        cp.add_argument(
+            f"--{side}-host",
+            metavar="NAME",
+            default=None,
+            help=f"only the {side} file's rows of this host, worker or machine (fleet runs)",
+        )
 
 
 def _sweep(args: argparse.Namespace) -> int:
+    from ..fleet import FleetError
     from ..sweep import sweep
 
-    df = sweep(
-        procs=args.procs,
-        sizes_kb=args.sizes,
-        engines=args.engines,
-        transports=args.transports,
-        placements=args.placements,
-        out=args.out,
-        progress=not args.no_progress,
-        **_flags.stopping(args),
-        hostname=not args.no_hostname,
-    )
-    print(_xgraph(df) if args.xgraph else _table(df), end="")
+    try:
+        df = sweep(
+            procs=args.procs,
+            sizes_kb=args.sizes,
+            engines=args.engines,
+            transports=args.transports,
+            placements=args.placements,
+            out=args.out,
+            progress=not args.no_progress,
+            **_flags.stopping(args),
+            scheduler=args.scheduler,
+            hostname=not args.no_hostname,
+        )
+    except FleetError as e:
+        print(f"ctxbench: error: {e}", file=sys.stderr)
+        return 1
+    show = _xgraph if args.xgraph else _table
+    if "worker" in df.columns:  # a fleet run: one block per machine's worker
+        for (host, worker), g in df.groupby(["host", "worker"], sort=False):
+            print(f"# {host} {worker}\n{show(g)}")
+    else:
+        print(show(df), end="")
     print(
         f"ctxbench: {df.groupby(list(_SERIES) + ['procs']).ngroups} points in {args.out}",
         file=sys.stderr,
@@ -186,7 +212,13 @@ def _plot(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from .. import files
     from ..compare import compare, format_comparison
+    from ..fleet import select
 
-    table = compare(files.load(args.base), files.load(args.new), threshold=args.threshold)
+    base, new = files.load(args.base), files.load(args.new)
+    if args.base_host is not None:
+        base = select(base, args.base_host)
+    if args.new_host is not None:
+        new = select(new, args.new_host)
+    table = compare(base, new, threshold=args.threshold)
     print(format_comparison(table))
     return 1 if table["regressed"].any() else 0
