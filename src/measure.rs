@@ -186,14 +186,12 @@ fn measure(
     phases.warmup = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let timing = Timing { trips, rounds };
-    let (series, stopped) = match cfg.stop {
-        Stop::Repetitions(n) => (
-            repetitions(ring, run, n, timing, &mut check)?,
-            Stopped::Repetitions,
-        ),
-        // The instance's series; how the point stopped is decided over instances.
-        Stop::Precision { .. } => (blocks(ring, run, timing, &mut check)?, Stopped::Precision),
+    // In precision mode how the point stopped is decided over instances, not here.
+    let (shape, stopped) = match cfg.stop {
+        Stop::Repetitions(n) => ((n, 1), Stopped::Repetitions),
+        Stop::Precision { .. } => ((INSTANCE_BLOCKS, BLOCK_REPETITIONS), Stopped::Precision),
     };
+    let series = timed_blocks(ring, run, shape, timing, &mut check)?;
     phases.measure = t.elapsed().as_secs_f64();
     let counted_trips = match cfg.plan {
         Plan::Calibrated => trips,
@@ -298,48 +296,29 @@ fn overhead_repetition(
     timed(&mut |n| ring.overhead(n), rounds, chunks(run.cfg), check)
 }
 
-/// lmbench's way: `reps` timed repetitions, each a ring repetition then an overhead
-/// repetition. Hops are recorded from the first on.
-fn repetitions(
+/// The timed repetitions of one ring instance: `blocks` blocks of `per_block` ring
+/// repetitions, each block followed by one overhead repetition that stands for the ring
+/// repetitions before it. lmbench's way (`Stop::Repetitions`) is blocks of one; precision
+/// mode's instance is `INSTANCE_BLOCKS` blocks of `BLOCK_REPETITIONS`, the hot-cache loop being
+/// steady where the ring drifts (whether the point needs another instance is `verdict`'s
+/// call). Hops are recorded from the first repetition on.
+fn timed_blocks(
     ring: &mut dyn Ring,
     run: &PointRun,
-    reps: usize,
+    (blocks, per_block): (usize, usize),
     timing: Timing,
     check: &mut dyn FnMut() -> Result<()>,
 ) -> Result<Series> {
     let hops = run.procs as u64;
     let mut s = Series::default();
     ring.record(true);
-    for _ in 0..reps {
-        let span = ring_repetition(ring, run, timing.trips, check)?;
-        s.ring(span, timing.trips, hops);
-        let span = overhead_repetition(ring, run, timing.rounds, check)?;
-        s.overhead(span, timing.rounds, hops, 1);
-    }
-    ring.record(false);
-    Ok(s)
-}
-
-/// Precision mode, one ring instance: `INSTANCE_BLOCKS` blocks of ring repetitions, each
-/// block followed by one overhead repetition that stands for all of them (the hot-cache loop
-/// is steady; the ring is what drifts). Whether the point needs another instance is
-/// `verdict`'s call, between instances.
-fn blocks(
-    ring: &mut dyn Ring,
-    run: &PointRun,
-    timing: Timing,
-    check: &mut dyn FnMut() -> Result<()>,
-) -> Result<Series> {
-    let hops = run.procs as u64;
-    let mut s = Series::default();
-    ring.record(true);
-    for _ in 0..INSTANCE_BLOCKS {
-        for _ in 0..BLOCK_REPETITIONS {
+    for _ in 0..blocks {
+        for _ in 0..per_block {
             let span = ring_repetition(ring, run, timing.trips, check)?;
             s.ring(span, timing.trips, hops);
         }
         let span = overhead_repetition(ring, run, timing.rounds, check)?;
-        s.overhead(span, timing.rounds, hops, BLOCK_REPETITIONS);
+        s.overhead(span, timing.rounds, hops, per_block);
     }
     ring.record(false);
     Ok(s)
