@@ -155,8 +155,9 @@ def test_iqr_band_and_bad_band(frame: pd.DataFrame) -> None:
 def test_far_outliers_do_not_move_the_axes(frame: pd.DataFrame, kind: str) -> None:
     before = [ax.get_ylim() for ax in getattr(plot, kind)(frame).axes]
     after = [ax.get_ylim() for ax in getattr(plot, kind)(with_outliers(frame)).axes]
+    # The limits come from the medians (and their intervals, within bounds), so samples at
+    # -33 and +1000 µs change nothing; how wide the limits are depends on the measured frame.
     assert after == before
-    assert all(low > -33 and high < 1000 for low, high in after)
 
 
 def test_flagged_points_are_marked(frame: pd.DataFrame, tmp_path: Path) -> None:
