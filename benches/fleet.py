@@ -1,7 +1,9 @@
 """Does measuring through a Dask fleet change the number? One pinned point, three ways,
 interleaved A B C A B C ...:
 
-  local      ctxbench.ring in this process, no Dask client open
+  local      `ctxbench ring` in a fresh process: the plain local run a user makes
+  in-bench   ctxbench.ring in this process, which has imported distributed and holds a client
+             (a bigger forking parent: its rings read a few percent higher here)
   fleet      ctxbench.sweep(..., scheduler=...) on a local one-worker fleet: the worker runs
              the point in a fresh child process (what fleet runs do)
   in-worker  the same ring called directly in the worker's task thread, next to its event
@@ -77,6 +79,15 @@ def in_worker(point: dict[str, Any]) -> float:
     return float(ctxbench.ring(kwargs.pop("procs"), **kwargs).latency_us[0])
 
 
+def plain_local(point: dict[str, Any]) -> float:
+    """µs per switch of `ctxbench ring --json` run as its own process."""
+    cmd = [sys.executable, "-m", "ctxbench", "ring", "--json", "--placement", "single",
+           "-s", str(point["size_kb"]), "-N", str(point["repetitions"]),
+           "--min-time", str(point["min_time"]), *map(str, point["procs"])]  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return float(json.loads(out)["latency_us"][0])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=15)
@@ -100,9 +111,15 @@ def main() -> None:
             address = json.loads((Path(tmp) / "scheduler.json").read_text())["address"]
             with distributed.Client(address, set_as_default=False) as client:
                 client.wait_for_workers(1, timeout=60)
-            arms: dict[str, list[float]] = {"local": [], "fleet": [], "in-worker": []}
+            arms: dict[str, list[float]] = {
+                "local": [],
+                "fleet": [],
+                "in-worker": [],
+                "in-bench": [],
+            }
             for i in range(args.rounds):
-                arms["local"].append(float(ctxbench.ring(**point).latency_us[0]))
+                arms["local"].append(plain_local(point))
+                arms["in-bench"].append(float(ctxbench.ring(**point).latency_us[0]))
                 df = ctxbench.sweep(
                     procs=point["procs"],
                     sizes_kb=[args.size_kb],
