@@ -347,6 +347,7 @@ fn drive_all(
                 .unwrap_or_else(|_| Err(Error::Peer("a driver thread panicked".into())))
         }));
         done.store(true, Ordering::Release);
+        watchdog.thread().unpark();
         // The watchdog only reads atomics and sleeps; a panic there is a bug, not a result.
         let _ = watchdog.join();
         all

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 /// How often the watchdog looks at the rings' progress and the participants.
 const TICK: Duration = Duration::from_millis(20);
 
-/// Until `done`, aborts the run when a participant left mid-run (`casualty`) or when no ring
+/// Until `done` (set by the caller, who then unparks this thread), aborts the run when a participant left mid-run (`casualty`) or when no ring
 /// made `progress` for `timeout` seconds: the barrier is broken so the drivers stop, and the
 /// members are unblocked with the reason. Nothing happens when a driver already aborted.
 pub fn watch(
@@ -33,8 +33,13 @@ pub fn watch(
     };
     let mut last = read();
     let mut since = Instant::now();
-    while !done.load(Ordering::Acquire) {
-        std::thread::sleep(TICK);
+    loop {
+        // Parked, not asleep: whoever sets `done` unparks this thread, so a point does not
+        // wait out the rest of a tick at its end (precision mode runs many short instances).
+        std::thread::park_timeout(TICK);
+        if done.load(Ordering::Acquire) {
+            break;
+        }
         let now = read();
         if let Some(why) = members.casualty() {
             give_up(&why);
