@@ -260,8 +260,7 @@ def test_progress_when_someone_is_watching(
     import io
     import types
 
-    # The module: ctxbench.sweep, the attribute, is the function.
-    sweep_module = importlib.import_module("ctxbench.sweep")
+    progress = importlib.import_module("ctxbench._progress")
 
     if ci is None:
         monkeypatch.delenv("CI", raising=False)
@@ -272,11 +271,11 @@ def test_progress_when_someone_is_watching(
     monkeypatch.setattr("sys.stderr", stderr)
     fake = types.SimpleNamespace(get_ipython=lambda: _Shell() if kernel else None)
     monkeypatch.setitem(sys.modules, "IPython", fake)
-    bar = sweep_module._bar(True, 3)
+    bar = progress.progress_bar(True, 3, "test")
     assert (bar is not None) == shown
     if bar is not None:
         bar.close()
-    assert sweep_module._bar(False, 3) is None
-    forced = sweep_module._bar("force", 3)
+    assert progress.progress_bar(False, 3, "test") is None
+    forced = progress.progress_bar("force", 3, "test")
     assert forced is not None
     forced.close()

@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Union
 
 from . import _core
+from ._progress import progress_bar
 from .files import PathLike, read_records, records_frame, write_records
 from .frame import concat, require
 from .result import Key, planned_key, point_key
@@ -215,15 +216,6 @@ def _workers(client: Any) -> set[str]:
     return set(client.sync(client.scheduler.identity)["workers"])
 
 
-def _bar(progress: bool | str, total: int) -> Any:
-    if progress not in (True, False, "force"):
-        raise ValueError(f"progress: expected True, False or 'force', got {progress!r}")
-    if progress == "force" or (progress is True and sys.stderr.isatty()):
-        tqdm = require("tqdm", "ctxbench.sweep's progress bar")
-        return tqdm.tqdm(total=total, unit="point", desc="ctxbench fleet")
-    return None
-
-
 def sweep(
     procs: Sequence[int],
     sizes_kb: Sequence[int] = (0,),
@@ -293,7 +285,7 @@ def sweep(
     try:
         designated, standby = _machines(client, address)
         todo = {m: [(k, r) for k, r in grid if (m, k) not in done] for m, w in designated.items()}
-        bar = _bar(progress, sum(map(len, todo.values())))
+        bar = progress_bar(progress, sum(map(len, todo.values())), "ctxbench fleet")
         running: dict[Any, tuple[str, Key]] = {}
         unmeasured: dict[str, list[str]] = {}
         failed: dict[str, str] = {}

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import sys
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Union
 
 from . import _core
+from ._progress import progress_bar
 from .api import ring
 from .files import XGRAPH_SUFFIXES, records_frame
 from .frame import concat, require, to_frame
@@ -48,36 +47,6 @@ def _grid(
         for size_kb in sizes_kb
         for p in procs
     ]
-
-
-def _watched() -> bool:
-    """Whether a person is likely watching: stderr is a terminal or this is a Jupyter
-    (IPython kernel) session, and the ``CI`` environment variable is not set."""
-    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
-        return False
-    if sys.stderr.isatty():
-        return True
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None  # type: ignore[attr-defined]
-    return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
-
-
-def _bar(progress: bool | str, total: int) -> Any:
-    """A tqdm bar (a widget in Jupyter with ipywidgets, text otherwise), or None.
-
-    ``progress=True`` shows it when someone is watching (see ``_watched``), ``"force"``
-    always, ``False`` never."""
-    if progress not in (True, False, "force"):
-        raise ValueError(f"progress: expected True, False or 'force', got {progress!r}")
-    if progress == "force" or (progress is True and _watched()):
-        require("tqdm", "ctxbench.sweep's progress bar")
-        with warnings.catch_warnings():
-            # Without ipywidgets tqdm.auto falls back to the text bar, warning; the text bar
-            # is fine in a notebook too.
-            warnings.simplefilter("ignore")
-            from tqdm.auto import tqdm
-        return tqdm(total=total, unit="point", desc="ctxbench sweep")
-    return None
 
 
 def _open(out: PathLike | None) -> list[dict[str, Any]]:
@@ -169,7 +138,7 @@ def sweep(
         if rec["kind"] == RingResult.kind and "machine" not in rec.get("metadata", {})
     }
     grid = _grid(engines, transports, placements, sizes_kb, procs)
-    bar = _bar(progress, len(grid))
+    bar = progress_bar(progress, len(grid), "ctxbench sweep")
     frames = []
     try:
         for engine, transport, placement, size_kb, p in grid:

@@ -1,0 +1,40 @@
+"""The progress bar of sweeps, local and fleet: shown when a person is watching."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from typing import Any
+
+from .frame import require
+
+
+def watched() -> bool:
+    """Whether a person is likely watching: stderr is a terminal or this is a Jupyter
+    (IPython kernel) session, and the ``CI`` environment variable is not set."""
+    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
+        return False
+    if sys.stderr.isatty():
+        return True
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None  # type: ignore[attr-defined]
+    return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
+
+
+def progress_bar(progress: bool | str, total: int, desc: str) -> Any:
+    """A tqdm bar (a widget in Jupyter with ipywidgets, text otherwise), or None.
+
+    ``progress=True`` shows it when someone is watching (see ``watched``), ``"force"``
+    always, ``False`` never."""
+    if progress not in (True, False, "force"):
+        raise ValueError(f"progress: expected True, False or 'force', got {progress!r}")
+    if progress == "force" or (progress is True and watched()):
+        require("tqdm", "ctxbench.sweep's progress bar")
+        with warnings.catch_warnings():
+            # Without ipywidgets tqdm.auto falls back to the text bar, warning; the text bar
+            # is fine in a notebook too.
+            warnings.simplefilter("ignore")
+            from tqdm.auto import tqdm
+        return tqdm(total=total, unit="point", desc=desc)
+    return None
