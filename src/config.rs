@@ -119,14 +119,14 @@ pub enum Stop {
     /// lmbench's way: exactly this many timed repetitions, each followed by an overhead
     /// repetition of its own.
     Repetitions(usize),
-    /// Fresh ring instances (new participants, new pages), each `INSTANCE_BLOCKS` blocks of
-    /// `BLOCK_REPETITIONS` repetitions with one overhead repetition per block, until the 95 %
-    /// interval of the median (built from the spread between instance medians, see
-    /// `stats::summarize_blocks`) lies within ± `target` × median — after at least
-    /// `MIN_INSTANCES` instances — or `max_repetitions` were made, or the point took
-    /// `max_time` seconds. On these VMs a ring's level depends on the instance (its pages,
-    /// its tasks' placement in the scheduler) by a few percent: repetitions of one instance
-    /// cannot see that, instances can.
+    /// Blocks of `BLOCK_REPETITIONS` repetitions with one overhead repetition per block,
+    /// measured on fresh ring instances (new participants, new pages) of at least
+    /// `INSTANCE_BLOCKS` blocks each, until the 95 % interval of the median (built from the
+    /// spread between block medians, see `stats::summarize_blocks`) lies within ± `target` ×
+    /// median — after at least `MIN_BLOCKS` blocks — or `max_repetitions` were made, or the
+    /// point took `max_time` seconds. Fresh instances because a ring's level can depend on
+    /// its pages and its tasks' places in the scheduler; blocks because on a busy host the
+    /// level drifts within one instance as much as between instances.
     Precision {
         target: f64,
         max_repetitions: usize,
@@ -136,15 +136,16 @@ pub enum Stop {
 
 /// Repetitions per block in precision mode (one overhead repetition per block).
 pub const BLOCK_REPETITIONS: usize = 4;
-/// Blocks per ring instance in precision mode.
-pub const INSTANCE_BLOCKS: usize = 2;
-pub const INSTANCE_REPETITIONS: usize = BLOCK_REPETITIONS * INSTANCE_BLOCKS;
-/// Ring instances before the interval is trusted: with fewer, Student's t is too wide.
-pub const MIN_INSTANCES: usize = 3;
+/// Fewest and most blocks per ring instance in precision mode: more where starting and
+/// stopping an instance costs more (many participants, a large forking parent), so that
+/// measuring stays most of the time spent.
+pub const INSTANCE_BLOCKS: (usize, usize) = (2, 8);
+/// Blocks before the interval is trusted: with fewer, Student's t is too wide.
+pub const MIN_BLOCKS: usize = 4;
 /// The relative half-width asked for by default: run-to-run spread of about 1 %.
 pub const DEFAULT_PRECISION: f64 = 0.02;
 /// Seconds of measuring after which a point stops whatever its interval.
-pub const DEFAULT_MAX_TIME: f64 = 0.5;
+pub const DEFAULT_MAX_TIME: f64 = 0.2;
 pub const DEFAULT_MAX_REPETITIONS: usize = 400;
 /// Seconds per repetition in precision mode: short, because blocks, not long repetitions,
 /// average the host's drift out.
@@ -170,11 +171,11 @@ impl Stop {
         }
     }
 
-    /// Consecutive repetitions that form one block of the interval: one ring instance.
+    /// Consecutive repetitions that form one block of the interval.
     pub fn block(&self, made: usize) -> usize {
         match self {
             Stop::Repetitions(_) => made.max(1),
-            Stop::Precision { .. } => INSTANCE_REPETITIONS,
+            Stop::Precision { .. } => BLOCK_REPETITIONS,
         }
     }
 
@@ -195,7 +196,7 @@ impl Stop {
                         ),
                     ));
                 }
-                let floor = (INSTANCE_REPETITIONS * MIN_INSTANCES) as u64;
+                let floor = (BLOCK_REPETITIONS * MIN_BLOCKS) as u64;
                 Limit {
                     param: "max_repetitions",
                     lo: floor,
@@ -326,7 +327,7 @@ mod tests {
         };
         bad(precise(0.0, 100, 1.0), "precision");
         bad(precise(f64::NAN, 100, 1.0), "precision");
-        bad(precise(0.01, 23, 1.0), "max_repetitions");
+        bad(precise(0.01, 15, 1.0), "max_repetitions");
         bad(precise(0.01, 100, 0.0), "max_time");
         assert!(precise(0.01, 100, 1.0).validate().is_ok());
         bad(

@@ -4,9 +4,7 @@
 
 use crate::barrier::Barrier;
 use crate::clock;
-use crate::config::{
-    Config, Plan, Stop, BLOCK_REPETITIONS, INSTANCE_BLOCKS, INSTANCE_REPETITIONS, MIN_INSTANCES,
-};
+use crate::config::{Config, Plan, Stop, BLOCK_REPETITIONS, INSTANCE_BLOCKS, MIN_BLOCKS};
 use crate::engine::Ring;
 use crate::error::{Error, Result};
 use crate::stats;
@@ -31,19 +29,22 @@ pub struct Phases {
     pub setup_teardown: f64,
 }
 
-/// What every driver of one point shares: the configuration, the ring size, and the barrier
-/// that keeps them in step and, once broken, stops them all.
+/// What every driver of one point shares: the configuration, the ring size, the blocks this
+/// ring instance measures in precision mode, and the barrier that keeps them in step and,
+/// once broken, stops them all.
 pub struct PointRun<'a> {
     pub cfg: &'a Config,
     pub procs: usize,
+    pub blocks: usize,
     pub barrier: Barrier,
 }
 
 impl<'a> PointRun<'a> {
-    pub fn new(cfg: &'a Config, procs: usize, rings: usize) -> Self {
+    pub fn new(cfg: &'a Config, procs: usize, blocks: usize, rings: usize) -> Self {
         PointRun {
             cfg,
             procs,
+            blocks,
             barrier: Barrier::new(rings),
         }
     }
@@ -74,9 +75,9 @@ impl Stopped {
 }
 
 /// Whether a point in precision mode has measured enough, given the net values (any unit)
-/// of each ring instance measured so far, one series per instance, and the seconds the
-/// point has taken. `None`: measure another instance.
-pub fn verdict(stop: &Stop, instances: &[Vec<f64>], elapsed: f64) -> Option<Stopped> {
+/// of each block measured so far and the seconds the point has taken. `None`: measure
+/// another instance.
+pub fn verdict(stop: &Stop, blocks: &[Vec<f64>], elapsed: f64) -> Option<Stopped> {
     let Stop::Precision {
         target,
         max_repetitions,
@@ -85,21 +86,37 @@ pub fn verdict(stop: &Stop, instances: &[Vec<f64>], elapsed: f64) -> Option<Stop
     else {
         return Some(Stopped::Repetitions);
     };
-    let finite = instances.iter().flatten().all(|x| x.is_finite());
-    if instances.len() >= MIN_INSTANCES && finite {
-        let s = stats::summarize_blocks(instances);
+    let finite = blocks.iter().flatten().all(|x| x.is_finite());
+    if blocks.len() >= MIN_BLOCKS && finite {
+        let s = stats::summarize_blocks(blocks);
         if s.median > 0.0 && (s.ci_high - s.ci_low) / 2.0 <= target * s.median {
             return Some(Stopped::Precision);
         }
     }
-    let made: usize = instances.iter().map(Vec::len).sum();
-    if made + INSTANCE_REPETITIONS > max_repetitions {
+    let made: usize = blocks.iter().map(Vec::len).sum();
+    if made + BLOCK_REPETITIONS > max_repetitions {
         Some(Stopped::MaxRepetitions)
     } else if elapsed >= max_time {
         Some(Stopped::TimeCap)
     } else {
         None
     }
+}
+
+/// Blocks for a point's next ring instance: enough that measuring takes at least twice what
+/// starting, warming and stopping an instance took (`setup_s`, beside `block_s` per block),
+/// within `INSTANCE_BLOCKS`; no more than the `left_s` seconds before the time cap allow,
+/// nor than `left_blocks` before the ceiling on repetitions.
+pub fn instance_blocks(setup_s: f64, block_s: f64, left_s: f64, left_blocks: usize) -> usize {
+    let (lo, hi) = INSTANCE_BLOCKS;
+    let blocks = if block_s > 0.0 {
+        let wanted = (2.0 * setup_s / block_s).ceil();
+        let affordable = (left_s / block_s).ceil().max(1.0);
+        (wanted.min(affordable) as usize).clamp(lo, hi)
+    } else {
+        lo
+    };
+    blocks.min(left_blocks).max(1)
 }
 
 /// Each timed repetition's per-hop time, in ns and TSC cycles, of the ring and of its
@@ -128,6 +145,18 @@ pub struct DriverRun {
     pub counted_ns: f64,
 }
 
+/// Where a driver runs, and what it takes over from the point's first ring instance.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Seat {
+    /// The CPU to pin participant 0 to, if any.
+    pub cpu: Option<usize>,
+    /// A later instance of a point in precision mode: the first instance's trips and rounds.
+    /// It then skips calibration, the overhead warm-up and the counted repetition (the
+    /// point's evidence is the first instance's), which makes an instance cheap enough to
+    /// measure many.
+    pub known: Option<Timing>,
+}
+
 /// Participant 0's side of one point: pin, calibrate, warm up, time the repetitions, run the
 /// counted one between `counting(true)` and `counting(false)`, stop the ring. On error the
 /// barrier is broken, so the other drivers stop at their next check. Nobody is killed yet, so
@@ -135,11 +164,11 @@ pub struct DriverRun {
 pub fn run_driver(
     ring: &mut dyn Ring,
     run: &PointRun,
-    cpu: Option<usize>,
+    seat: Seat,
     interrupt: Interrupt,
     counting: &mut dyn FnMut(bool),
 ) -> Result<DriverRun> {
-    let r = measure(ring, run, cpu, interrupt, counting);
+    let r = measure(ring, run, seat, interrupt, counting);
     if r.is_err() {
         run.barrier.abort();
     }
@@ -149,12 +178,12 @@ pub fn run_driver(
 fn measure(
     ring: &mut dyn Ring,
     run: &PointRun,
-    cpu: Option<usize>,
+    seat: Seat,
     interrupt: Interrupt,
     counting: &mut dyn FnMut(bool),
 ) -> Result<DriverRun> {
     let (cfg, barrier) = (run.cfg, &run.barrier);
-    let _restore = pin(cpu)?;
+    let _restore = pin(seat.cpu)?;
     let mut check = || {
         if interrupt() {
             barrier.abort();
@@ -169,19 +198,23 @@ fn measure(
     let _registered = ring.attach();
     let mut phases = Phases::default();
     let t = Instant::now();
-    let (trips, rounds) = match cfg.plan {
-        Plan::Calibrated => (
-            calibrate(cfg.min_time, &mut |n| ring.trips(n), &mut check)?,
-            calibrate(cfg.min_time, &mut |n| ring.overhead(n), &mut check)?,
-        ),
-        Plan::Fixed(trips) => (trips, 0),
+    let Timing { trips, rounds } = match (seat.known, cfg.plan) {
+        (Some(known), _) => known,
+        (None, Plan::Calibrated) => Timing {
+            trips: calibrate(cfg.min_time, &mut |n| ring.trips(n), &mut check)?,
+            rounds: calibrate(cfg.min_time, &mut |n| ring.overhead(n), &mut check)?,
+        },
+        (None, Plan::Fixed(trips)) => Timing { trips, rounds: 0 },
     };
     phases.calibration = t.elapsed().as_secs_f64();
     let t = Instant::now();
+    // A fresh instance's first trips fault in stacks and pipe buffers: the ring is warmed
+    // every time; the overhead loop only runs in this (long-lived) thread.
+    let warm_rounds = if seat.known.is_some() { 0 } else { rounds };
     for _ in 0..cfg.warmup {
         check()?;
         ring.trips(trips)?;
-        ring.overhead(rounds)?;
+        ring.overhead(warm_rounds)?;
     }
     phases.warmup = t.elapsed().as_secs_f64();
     let t = Instant::now();
@@ -189,15 +222,18 @@ fn measure(
     // In precision mode how the point stopped is decided over instances, not here.
     let (shape, stopped) = match cfg.stop {
         Stop::Repetitions(n) => ((n, 1), Stopped::Repetitions),
-        Stop::Precision { .. } => ((INSTANCE_BLOCKS, BLOCK_REPETITIONS), Stopped::Precision),
+        Stop::Precision { .. } => ((run.blocks, BLOCK_REPETITIONS), Stopped::Precision),
     };
     let series = timed_blocks(ring, run, shape, timing, &mut check)?;
     phases.measure = t.elapsed().as_secs_f64();
-    let counted_trips = match cfg.plan {
-        Plan::Calibrated => trips,
-        Plan::Fixed(_) => trips.min(FIXED_CHUNK_TRIPS),
+    let (counted_trips, counted_ns) = match (seat.known, cfg.plan) {
+        (Some(_), _) => (0, f64::NAN),
+        (None, Plan::Calibrated) => (trips, counted(ring, run, trips, counting, &mut check)?),
+        (None, Plan::Fixed(_)) => {
+            let n = trips.min(FIXED_CHUNK_TRIPS);
+            (n, counted(ring, run, n, counting, &mut check)?)
+        }
     };
-    let counted_ns = counted(ring, run, counted_trips, counting, &mut check)?;
     ring.stop()?;
     Ok(DriverRun {
         series,
@@ -243,10 +279,10 @@ fn chunks(cfg: &Config) -> u64 {
 }
 
 /// Trips per ring repetition and rounds per overhead repetition, as calibrated.
-#[derive(Debug, Clone, Copy)]
-struct Timing {
-    trips: u64,
-    rounds: u64,
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timing {
+    pub trips: u64,
+    pub rounds: u64,
 }
 
 impl Series {
@@ -299,7 +335,7 @@ fn overhead_repetition(
 /// The timed repetitions of one ring instance: `blocks` blocks of `per_block` ring
 /// repetitions, each block followed by one overhead repetition that stands for the ring
 /// repetitions before it. lmbench's way (`Stop::Repetitions`) is blocks of one; precision
-/// mode's instance is `INSTANCE_BLOCKS` blocks of `BLOCK_REPETITIONS`, the hot-cache loop being
+/// mode's instance is `run.blocks` blocks of `BLOCK_REPETITIONS`, the hot-cache loop being
 /// steady where the ring drifts (whether the point needs another instance is `verdict`'s
 /// call). Hops are recorded from the first repetition on.
 fn timed_blocks(
@@ -484,21 +520,18 @@ mod tests {
         }
     }
 
-    fn instances(levels: &[f64]) -> Vec<Vec<f64>> {
-        levels
-            .iter()
-            .map(|&m| vec![m; INSTANCE_REPETITIONS])
-            .collect()
+    fn blocks(levels: &[f64]) -> Vec<Vec<f64>> {
+        levels.iter().map(|&m| vec![m; BLOCK_REPETITIONS]).collect()
     }
 
     #[test]
-    fn verdict_waits_for_min_instances_then_stops_on_the_interval() {
+    fn verdict_waits_for_min_blocks_then_stops_on_the_interval() {
         let stop = precise(0.02, 400, 10.0);
-        let steady = instances(&[100.0; MIN_INSTANCES]);
-        assert_eq!(verdict(&stop, &steady[..MIN_INSTANCES - 1], 0.0), None);
+        let steady = blocks(&[100.0; MIN_BLOCKS]);
+        assert_eq!(verdict(&stop, &steady[..MIN_BLOCKS - 1], 0.0), None);
         assert_eq!(verdict(&stop, &steady, 0.0), Some(Stopped::Precision));
-        // Instances at 90, 110, 100: a half-width of t(2) * 10 / sqrt(3), far beyond 2 %.
-        let drifting = instances(&[90.0, 110.0, 100.0]);
+        // Blocks at 90, 110, 100, 100: a half-width of t(3) * 8.2 / 2, far beyond 2 %.
+        let drifting = blocks(&[90.0, 110.0, 100.0, 100.0]);
         assert_eq!(verdict(&stop, &drifting, 0.0), None);
         assert_eq!(
             verdict(&precise(0.5, 400, 10.0), &drifting, 0.0),
@@ -508,11 +541,20 @@ mod tests {
 
     #[test]
     fn verdict_names_the_cap_that_came_first() {
-        let noisy = instances(&[50.0, 150.0, 50.0, 150.0]);
-        let n = noisy.len() * INSTANCE_REPETITIONS;
+        let noisy = blocks(&[50.0, 150.0, 50.0, 150.0]);
+        let made = noisy.len() * BLOCK_REPETITIONS;
+        // Stopped when not even one more block fits under the ceiling.
         assert_eq!(
-            verdict(&precise(0.01, n, 10.0), &noisy, 0.0),
+            verdict(
+                &precise(0.01, made + BLOCK_REPETITIONS - 1, 10.0),
+                &noisy,
+                0.0
+            ),
             Some(Stopped::MaxRepetitions)
+        );
+        assert_eq!(
+            verdict(&precise(0.01, made + BLOCK_REPETITIONS, 10.0), &noisy, 0.0),
+            None
         );
         assert_eq!(
             verdict(&precise(0.01, 400, 0.5), &noisy, 0.6),
@@ -520,11 +562,28 @@ mod tests {
         );
         assert_eq!(verdict(&precise(0.01, 400, 0.5), &noisy, 0.1), None);
         // A switch below the method's resolution never counts as precise.
-        let below = instances(&[-1.0; 4]);
+        let below = blocks(&[-1.0; 4]);
         assert_eq!(verdict(&precise(0.5, 400, 10.0), &below, 0.0), None);
         assert_eq!(
             verdict(&Stop::Repetitions(11), &noisy, 0.0),
             Some(Stopped::Repetitions)
         );
+    }
+
+    #[test]
+    fn instance_blocks_grow_with_the_cost_of_an_instance() {
+        let (lo, hi) = INSTANCE_BLOCKS;
+        // Cheap to start (2 participants): the fewest.
+        assert_eq!(instance_blocks(0.004, 0.025, 1.0, 100), lo);
+        // Starting costs 3 blocks' time: 6 blocks keep measuring at two thirds.
+        assert_eq!(instance_blocks(0.075, 0.025, 1.0, 100), 6);
+        assert_eq!(instance_blocks(10.0, 0.025, 100.0, 100), hi);
+        // Near the time cap, no more than fits (but never fewer than the floor).
+        assert_eq!(instance_blocks(0.075, 0.025, 0.08, 100), 4);
+        assert_eq!(instance_blocks(0.075, 0.025, 0.0, 100), lo);
+        assert_eq!(instance_blocks(0.01, 0.0, 1.0, 100), lo);
+        // Near the ceiling on repetitions, what is left of it.
+        assert_eq!(instance_blocks(0.075, 0.025, 1.0, 3), 3);
+        assert_eq!(instance_blocks(0.075, 0.025, 1.0, 1), 1);
     }
 }

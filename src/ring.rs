@@ -7,7 +7,7 @@ use crate::config::{self, Config, Plan, Stop};
 use crate::counters::{Counters, Totals};
 use crate::engine::{self, Engine, Group, Members, Report, Ring, TransportKind};
 use crate::error::{Error, Result};
-use crate::measure::{self, run_driver, DriverRun, PointRun, Series, Stopped};
+use crate::measure::{self, run_driver, DriverRun, PointRun, Seat, Series, Stopped, Timing};
 use crate::memory;
 use crate::placement::{self, Placement};
 use crate::sys;
@@ -97,49 +97,116 @@ pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
         if interrupt() {
             return Err(Error::Interrupted);
         }
-        points.push(point(cfg, *procs, cpus, interrupt)?);
+        points.push(point(cfg, *procs, cpus, None, 1, interrupt)?);
     }
     Ok(points)
 }
 
 /// Precision mode: fresh ring instances of every point, round after round (one instance of
 /// each point still measuring per round), until each point's interval of the median, built
-/// from the spread between its instances, is narrow enough or it reaches a cap. Round-robin
-/// spreads every point's instances over the whole run, so drift of the host over seconds
-/// shows in the spread between instances instead of between runs, and hits every point of a
-/// curve alike. Each point comes back as one `Point` holding its instances in order.
+/// from the spread between its blocks, is narrow enough or it reaches a cap. Round-robin
+/// spreads every point's blocks over the whole run, so drift of the host over seconds shows
+/// in the spread between blocks instead of between runs, and hits every point of a curve
+/// alike. The first instance calibrates and carries the evidence; later ones reuse its
+/// timing and measure as many blocks as their start-up cost warrants (`instance_blocks`).
+/// Each point comes back as one `Point` holding its blocks in order.
 fn precise_points(
     cfg: &Config,
     placements: &[(usize, Vec<Vec<Option<usize>>>)],
     interrupt: Interrupt,
 ) -> Result<Vec<Point>> {
-    let n = placements.len();
-    let mut instances: Vec<Vec<Point>> = (0..n).map(|_| Vec::new()).collect();
-    let mut spent = vec![0.0; n];
-    let mut stopped: Vec<Option<Stopped>> = vec![None; n];
-    while stopped.iter().any(Option::is_none) {
-        for (j, (procs, cpus)) in placements.iter().enumerate() {
-            if stopped[j].is_some() {
+    let Stop::Precision {
+        max_time,
+        max_repetitions,
+        ..
+    } = cfg.stop
+    else {
+        unreachable!("precise_points runs Stop::Precision only")
+    };
+    let first_blocks = config::INSTANCE_BLOCKS.0;
+    let mut state: Vec<Precise> = placements
+        .iter()
+        .map(|_| Precise::new(first_blocks))
+        .collect();
+    while state.iter().any(|p| p.stopped.is_none()) {
+        for ((procs, cpus), p) in placements.iter().zip(&mut state) {
+            if p.stopped.is_some() {
                 continue;
             }
             if interrupt() {
                 return Err(Error::Interrupted);
             }
             let t = Instant::now();
-            instances[j].push(point(cfg, *procs, cpus, interrupt)?);
-            spent[j] += t.elapsed().as_secs_f64();
-            let nets: Vec<Vec<f64>> = instances[j].iter().map(Point::net_ns).collect();
-            stopped[j] = measure::verdict(&cfg.stop, &nets, spent[j]);
+            let known = p.instances.first().map(Point::timing);
+            let instance = point(
+                cfg,
+                *procs,
+                cpus,
+                known.as_deref(),
+                p.next_blocks,
+                interrupt,
+            )?;
+            let wall = t.elapsed().as_secs_f64();
+            p.spent += wall;
+            let measuring = instance.phase_s.measure;
+            p.blocks.extend(
+                instance
+                    .net_ns()
+                    .chunks(config::BLOCK_REPETITIONS)
+                    .map(<[f64]>::to_vec),
+            );
+            let block_s = measuring / p.next_blocks as f64;
+            let left_blocks = max_repetitions
+                .saturating_sub(p.blocks.len() * config::BLOCK_REPETITIONS)
+                / config::BLOCK_REPETITIONS;
+            p.next_blocks = measure::instance_blocks(
+                wall - measuring,
+                block_s,
+                max_time - p.spent,
+                left_blocks,
+            );
+            p.instances.push(instance);
+            p.stopped = measure::verdict(&cfg.stop, &p.blocks, p.spent);
         }
     }
-    Ok(instances
+    Ok(state
         .into_iter()
-        .zip(stopped)
-        .map(|(points, how)| Point::merge(points, how.unwrap_or(Stopped::Precision)))
+        .map(|p| Point::merge(p.instances, p.stopped.unwrap_or(Stopped::Precision)))
         .collect())
 }
 
+/// One point's progress in precision mode.
+struct Precise {
+    instances: Vec<Point>,
+    /// Net per-hop ns of every block so far.
+    blocks: Vec<Vec<f64>>,
+    next_blocks: usize,
+    spent: f64,
+    stopped: Option<Stopped>,
+}
+
+impl Precise {
+    fn new(first_blocks: usize) -> Self {
+        Precise {
+            instances: Vec::new(),
+            blocks: Vec::new(),
+            next_blocks: first_blocks,
+            spent: 0.0,
+            stopped: None,
+        }
+    }
+}
+
 impl Point {
+    /// Each ring's trips and overhead rounds, for a later instance of the same point.
+    fn timing(&self) -> Vec<Timing> {
+        self.trips
+            .iter()
+            .zip(&self.overhead_rounds)
+            .map(|(&trips, &rounds)| Timing { trips, rounds })
+            .collect()
+    }
+
     /// Net per-hop ns of each repetition, averaged over the parallel rings.
     fn net_ns(&self) -> Vec<f64> {
         self.raw_ns
@@ -151,13 +218,14 @@ impl Point {
             .collect()
     }
 
-    /// Instances of one point as one: their repetitions in order, each instance one block.
+    /// Instances of one point as one: their repetitions in order, in blocks of
+    /// `BLOCK_REPETITIONS`.
     /// The evidence of one extra counted repetition, the trip counts and the CPUs are the
     /// first instance's; histograms, rusage and phase times add up.
     fn merge(instances: Vec<Point>, stopped: Stopped) -> Point {
         let mut rest = instances.into_iter();
         let mut p = rest.next().expect("at least one instance");
-        p.block = p.raw_ns.len();
+        p.block = config::BLOCK_REPETITIONS;
         for q in rest {
             p.raw_ns.extend(q.raw_ns);
             p.overhead_ns.extend(q.overhead_ns);
@@ -231,11 +299,15 @@ pub fn pingpong(
     })
 }
 
-/// One participant count: start, drive, tear down, assemble.
+/// One participant count: start, drive, tear down, assemble. `known`: each ring's timing
+/// from the point's first instance (see `Seat::known`); `blocks`: how many this instance
+/// measures in precision mode.
 fn point(
     cfg: &Config,
     procs: usize,
     cpus: &[Vec<Option<usize>>],
+    known: Option<&[Timing]>,
+    blocks: usize,
     interrupt: Interrupt,
 ) -> Result<Point> {
     let t0 = Instant::now();
@@ -255,8 +327,16 @@ fn point(
     // sent late (a participant upstream, or the watchdog's STOP after the driver returned)
     // stays blocked here and is discarded when the guard drops, after `finish`.
     let _late_tokens = rings[0].attach();
-    let run = PointRun::new(cfg, procs, rings.len());
-    let (outcome, counters) = drive_all(&mut rings, &*members, &run, cpus, &tasks, interrupt);
+    let run = PointRun::new(cfg, procs, blocks, rings.len());
+    let seats: Vec<Seat> = cpus
+        .iter()
+        .enumerate()
+        .map(|(k, ring)| Seat {
+            cpu: ring[0],
+            known: known.map(|t| t[k]),
+        })
+        .collect();
+    let (outcome, counters) = drive_all(&mut rings, &*members, &run, &seats, &tasks, interrupt);
     let stopped = outcome.iter().all(Result::is_ok);
     let totals = RingTotals::read(&rings);
     drop(rings);
@@ -280,7 +360,7 @@ fn drive_all(
     rings: &mut [Box<dyn Ring>],
     members: &dyn Members,
     run: &PointRun,
-    cpus: &[Vec<Option<usize>>],
+    seats: &[Seat],
     tasks: &[(usize, libc::pid_t)],
     interrupt: Interrupt,
 ) -> (Vec<Result<DriverRun>>, Totals) {
@@ -317,11 +397,11 @@ fn drive_all(
         let mut others = Vec::with_capacity(rest.len());
         let mut failed = None;
         for (k, ring) in rest.iter_mut().enumerate() {
-            let cpu = cpus[k + 1][0];
+            let seat = seats[k + 1];
             let driver = std::thread::Builder::new()
                 .name(format!("ctxbench-ring-{}", k + 1))
                 .spawn_scoped(s, move || {
-                    run_driver(ring.as_mut(), run, cpu, &mut || false, &mut |_| {})
+                    run_driver(ring.as_mut(), run, seat, &mut || false, &mut |_| {})
                 });
             match driver {
                 Ok(handle) => others.push(handle),
@@ -340,7 +420,7 @@ fn drive_all(
         };
         let mut all = vec![match failed {
             Some(e) => e,
-            None => run_driver(first.as_mut(), run, cpus[0][0], interrupt, &mut counting),
+            None => run_driver(first.as_mut(), run, seats[0], interrupt, &mut counting),
         }];
         all.extend(others.into_iter().map(|h| {
             h.join()
