@@ -19,6 +19,14 @@ pub type Interrupt<'a> = &'a mut (dyn FnMut() -> bool + 'a);
 const CHECK_EVERY_S: f64 = 0.1;
 /// The same for a fixed plan, in trips; also the most trips the counted repetition makes.
 const FIXED_CHUNK_TRIPS: u64 = 10_000;
+/// Untimed trips before every block of timed repetitions (each follows an overhead
+/// repetition, in which the ring idles): an eighth of a repetition, at least two trips.
+/// Measured pinned on the 2-CPU VM, 5 ms repetitions, the first one of a block over the
+/// median of the other three: 1.19 at 128 participants and 1.42 at 256 without; 1.06 and
+/// 1.36 after one trip; 1.03 and 1.08 after two; 1.00 at 8 and 64 either way. lmbench and
+/// the C ring run their repetitions back to back and measure the overhead apart.
+const REWARM_DIVISOR: u64 = 8;
+const REWARM_MIN_TRIPS: u64 = 2;
 
 /// Seconds spent in calibration, warm-up, the timed repetitions, and start/teardown.
 #[derive(Debug, Clone, Copy, Default)]
@@ -337,7 +345,8 @@ fn overhead_repetition(
 /// repetitions before it. lmbench's way (`Stop::Repetitions`) is blocks of one; precision
 /// mode's instance is `run.blocks` blocks of `BLOCK_REPETITIONS`, the hot-cache loop being
 /// steady where the ring drifts (whether the point needs another instance is `verdict`'s
-/// call). Hops are recorded from the first repetition on.
+/// call). Every block starts with untimed trips (`rewarm`); hops are recorded during the
+/// timed repetitions only.
 fn timed_blocks(
     ring: &mut dyn Ring,
     run: &PointRun,
@@ -347,17 +356,27 @@ fn timed_blocks(
 ) -> Result<Series> {
     let hops = run.procs as u64;
     let mut s = Series::default();
-    ring.record(true);
     for _ in 0..blocks {
+        rewarm(ring, run, timing.trips)?;
+        ring.record(true);
         for _ in 0..per_block {
             let span = ring_repetition(ring, run, timing.trips, check)?;
             s.ring(span, timing.trips, hops);
         }
+        ring.record(false);
         let span = overhead_repetition(ring, run, timing.rounds, check)?;
         s.overhead(span, timing.rounds, hops, per_block);
     }
-    ring.record(false);
     Ok(s)
+}
+
+/// Untimed trips that bring an idle ring back to speed (see `REWARM_DIVISOR`). Not for a
+/// fixed plan: `perf bench sched pipe` times its loop from the first trip.
+fn rewarm(ring: &mut dyn Ring, run: &PointRun, trips: u64) -> Result<()> {
+    match run.cfg.plan {
+        Plan::Calibrated => ring.trips((trips / REWARM_DIVISOR).max(REWARM_MIN_TRIPS)),
+        Plan::Fixed(_) => Ok(()),
+    }
 }
 
 /// One more repetition with the kernel counters attached, kept out of the samples: counting
@@ -370,6 +389,7 @@ fn counted(
     counting: &mut dyn FnMut(bool),
     check: &mut dyn FnMut() -> Result<()>,
 ) -> Result<f64> {
+    rewarm(ring, run, trips)?;
     run.barrier.wait()?;
     check()?;
     counting(true);
