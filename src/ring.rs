@@ -97,7 +97,7 @@ pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
         if interrupt() {
             return Err(Error::Interrupted);
         }
-        points.push(point(cfg, *procs, cpus, None, 1, interrupt)?);
+        points.push(point(cfg, *procs, cpus, None, &|_| 1, interrupt)?);
     }
     Ok(points)
 }
@@ -123,11 +123,16 @@ fn precise_points(
     else {
         unreachable!("precise_points runs Stop::Precision only")
     };
-    let first_blocks = config::INSTANCE_BLOCKS.0;
-    let mut state: Vec<Precise> = placements
-        .iter()
-        .map(|_| Precise::new(first_blocks))
-        .collect();
+    let left_blocks = |made: usize| {
+        max_repetitions.saturating_sub(made * config::BLOCK_REPETITIONS) / config::BLOCK_REPETITIONS
+    };
+    // Before the first instance has measured, a block's time is estimated from `min_time`,
+    // and stopping the instance from starting it (exiting costs about what forking did).
+    let first_blocks = |spawn_s: f64| {
+        let block_s = (config::BLOCK_REPETITIONS + 1) as f64 * cfg.min_time;
+        measure::instance_blocks(2.0 * spawn_s, block_s, max_time, left_blocks(0))
+    };
+    let mut state: Vec<Precise> = placements.iter().map(|_| Precise::new()).collect();
     while state.iter().any(|p| p.stopped.is_none()) {
         for ((procs, cpus), p) in placements.iter().zip(&mut state) {
             if p.stopped.is_some() {
@@ -138,33 +143,26 @@ fn precise_points(
             }
             let t = Instant::now();
             let known = p.instances.first().map(Point::timing);
-            let instance = point(
-                cfg,
-                *procs,
-                cpus,
-                known.as_deref(),
-                p.next_blocks,
-                interrupt,
-            )?;
+            let instance = match p.next_blocks {
+                None => point(cfg, *procs, cpus, None, &first_blocks, interrupt)?,
+                Some(n) => point(cfg, *procs, cpus, known.as_deref(), &|_| n, interrupt)?,
+            };
             let wall = t.elapsed().as_secs_f64();
             p.spent += wall;
             let measuring = instance.phase_s.measure;
+            let made = instance.raw_ns.len() / config::BLOCK_REPETITIONS;
             p.blocks.extend(
                 instance
                     .net_ns()
                     .chunks(config::BLOCK_REPETITIONS)
                     .map(<[f64]>::to_vec),
             );
-            let block_s = measuring / p.next_blocks as f64;
-            let left_blocks = max_repetitions
-                .saturating_sub(p.blocks.len() * config::BLOCK_REPETITIONS)
-                / config::BLOCK_REPETITIONS;
-            p.next_blocks = measure::instance_blocks(
+            p.next_blocks = Some(measure::instance_blocks(
                 wall - measuring,
-                block_s,
+                measuring / made.max(1) as f64,
                 max_time - p.spent,
-                left_blocks,
-            );
+                left_blocks(p.blocks.len()),
+            ));
             p.instances.push(instance);
             p.stopped = measure::verdict(&cfg.stop, &p.blocks, p.spent);
         }
@@ -180,17 +178,19 @@ struct Precise {
     instances: Vec<Point>,
     /// Net per-hop ns of every block so far.
     blocks: Vec<Vec<f64>>,
-    next_blocks: usize,
+    /// Blocks of the next instance: `None` before the first, which decides once its
+    /// participants run.
+    next_blocks: Option<usize>,
     spent: f64,
     stopped: Option<Stopped>,
 }
 
 impl Precise {
-    fn new(first_blocks: usize) -> Self {
+    fn new() -> Self {
         Precise {
             instances: Vec::new(),
             blocks: Vec::new(),
-            next_blocks: first_blocks,
+            next_blocks: None,
             spent: 0.0,
             stopped: None,
         }
@@ -301,13 +301,13 @@ pub fn pingpong(
 
 /// One participant count: start, drive, tear down, assemble. `known`: each ring's timing
 /// from the point's first instance (see `Seat::known`); `blocks`: how many this instance
-/// measures in precision mode.
+/// measures in precision mode, given the seconds starting its participants took.
 fn point(
     cfg: &Config,
     procs: usize,
     cpus: &[Vec<Option<usize>>],
     known: Option<&[Timing]>,
-    blocks: usize,
+    blocks: &dyn Fn(f64) -> usize,
     interrupt: Interrupt,
 ) -> Result<Point> {
     let t0 = Instant::now();
@@ -327,7 +327,7 @@ fn point(
     // sent late (a participant upstream, or the watchdog's STOP after the driver returned)
     // stays blocked here and is discarded when the guard drops, after `finish`.
     let _late_tokens = rings[0].attach();
-    let run = PointRun::new(cfg, procs, blocks, rings.len());
+    let run = PointRun::new(cfg, procs, blocks(t0.elapsed().as_secs_f64()), rings.len());
     let seats: Vec<Seat> = cpus
         .iter()
         .enumerate()
