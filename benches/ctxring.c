@@ -3,7 +3,7 @@
  * reference (benches/reference.py compiles it with `cc -O2` and alternates it with
  * `ctxbench lat-ctx`).
  *
- *   ctxring [-s KB] [-N reps] [-T seconds] [-1] procs
+ *   ctxring [-s KB] [-N reps] [-T seconds] [-1] [-I] procs
  *
  * The classic algorithm: `procs` pipes; participants 1..procs-1 are forked, participant i
  * reads a 4-byte token from pipe i-1, sums its private array, adds one to the token and
@@ -13,6 +13,9 @@
  * cycling over the `procs` pipes. Per switch = trip / procs - overhead per hop.
  * -1 pins everything to one CPU (the lowest this process may use) with sched_setaffinity
  * before forking, like LMBENCH_SCHED=SINGLE.
+ * -I is for experiments: after every timed repetition this process runs the overhead loop
+ * again, untimed, for as many hops, on pipes of its own, while the ring idles, as
+ * ctxbench does when it interleaves its overhead measurement.
  *
  * The workload is the definition ctxbench's src/workload.rs uses, that of lmbench3's bread:
  * 8-byte words; blocks of 128 words, each summed as one expression of 128 terms and then
@@ -129,14 +132,15 @@ static double median(double *xs, int n)
 int main(int argc, char **argv)
 {
 	long kb = 0;
-	int reps = 11, pin = 0, c;
+	int reps = 11, pin = 0, interleave = 0, c;
 	double min_time = 0.01;
-	while ((c = getopt(argc, argv, "s:N:T:1")) != -1) {
+	while ((c = getopt(argc, argv, "s:N:T:1I")) != -1) {
 		switch (c) {
 		case 's': kb = atol(optarg); break;
 		case 'N': reps = atoi(optarg); break;
 		case 'T': min_time = atof(optarg); break;
 		case '1': pin = 1; break;
+		case 'I': interleave = 1; break;
 		default: goto usage;
 		}
 	}
@@ -174,9 +178,9 @@ int main(int argc, char **argv)
 		lim.rlim_cur = lim.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &lim);
 	}
-	static int fds[MAXPROCS][2];
+	static int fds[MAXPROCS][2], ofds[MAXPROCS][2];
 	for (int i = 0; i < procs; i++)
-		if (pipe(fds[i]))
+		if (pipe(fds[i]) || (interleave && pipe(ofds[i])))
 			die("pipe");
 	int32_t tok = 0;
 	/* A participant that dies is reported by SIGCHLD; a hung ring ends here. */
@@ -255,6 +259,11 @@ int main(int argc, char **argv)
 		}
 		trip_us[r] = (now() - t) / trips * 1e6;
 		per_switch[r] = trip_us[r] / procs - ovr;
+		for (long h = 0, i = 0; interleave && h < hops; h++, i = i + 1 == procs ? 0 : i + 1) {
+			put(ofds[i][1], &tok);
+			get(ofds[i][0], &tok);
+			work();
+		}
 	}
 	signal(SIGCHLD, SIG_DFL);
 	for (int i = 1; i < procs; i++) {
@@ -266,6 +275,6 @@ int main(int argc, char **argv)
 	       procs, kb, median(per_switch, reps), ovr, median(trip_us, reps), reps, trips, hops);
 	return 0;
 usage:
-	fprintf(stderr, "usage: ctxring [-s KB] [-N reps] [-T seconds] [-1] procs\n");
+	fprintf(stderr, "usage: ctxring [-s KB] [-N reps] [-T seconds] [-1] [-I] procs\n");
 	return 2;
 }
