@@ -145,7 +145,7 @@ pub const MIN_BLOCKS: usize = 4;
 /// The relative half-width asked for by default: run-to-run spread of about 1 %.
 pub const DEFAULT_PRECISION: f64 = 0.02;
 /// Seconds of measuring after which a point stops whatever its interval.
-pub const DEFAULT_MAX_TIME: f64 = 0.15;
+pub const DEFAULT_MAX_TIME: f64 = 0.2;
 pub const DEFAULT_MAX_REPETITIONS: usize = 400;
 /// Seconds per repetition in precision mode: short, because blocks, not long repetitions,
 /// average the host's drift out.

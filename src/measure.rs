@@ -84,8 +84,8 @@ impl Stopped {
 }
 
 /// Whether a point in precision mode has measured enough, given the net values (any unit)
-/// of each block measured so far and the seconds the point has taken. `None`: measure
-/// another instance.
+/// of each block measured so far and the seconds the point will have taken halfway through
+/// its next instance. `None`: measure another instance.
 pub fn verdict(stop: &Stop, blocks: &[Vec<f64>], elapsed: f64) -> Option<Stopped> {
     let Stop::Precision {
         target,

@@ -127,10 +127,13 @@ fn precise_points(
         max_repetitions.saturating_sub(made * config::BLOCK_REPETITIONS) / config::BLOCK_REPETITIONS
     };
     // Before the first instance has measured, a block's time is estimated from `min_time`,
-    // and stopping the instance from starting it (exiting costs about what forking did).
+    // and stopping the instance from starting it (exiting costs about what forking did). It
+    // measures at least the blocks an interval needs, so that a point the time cap ends
+    // after one instance still has one.
     let first_blocks = |spawn_s: f64| {
         let block_s = (config::BLOCK_REPETITIONS + 1) as f64 * cfg.min_time;
-        measure::instance_blocks(2.0 * spawn_s, block_s, max_time, left_blocks(0))
+        let blocks = measure::instance_blocks(2.0 * spawn_s, block_s, max_time, left_blocks(0));
+        blocks.max(config::MIN_BLOCKS.min(left_blocks(0)))
     };
     let mut state: Vec<Precise> = placements.iter().map(|_| Precise::new()).collect();
     while state.iter().any(|p| p.stopped.is_none()) {
@@ -157,14 +160,20 @@ fn precise_points(
                     .chunks(config::BLOCK_REPETITIONS)
                     .map(<[f64]>::to_vec),
             );
-            p.next_blocks = Some(measure::instance_blocks(
-                wall - measuring,
-                measuring / made.max(1) as f64,
+            let setup_s = wall - measuring;
+            let block_s = measuring / made.max(1) as f64;
+            let next = measure::instance_blocks(
+                setup_s,
+                block_s,
                 max_time - p.spent,
                 left_blocks(p.blocks.len()),
-            ));
+            );
+            p.next_blocks = Some(next);
             p.instances.push(instance);
-            p.stopped = measure::verdict(&cfg.stop, &p.blocks, p.spent);
+            // No instance that would end more than halfway past the cap: a point then takes
+            // about `max_time`, not up to a whole instance more.
+            let halfway = p.spent + (setup_s + next as f64 * block_s) / 2.0;
+            p.stopped = measure::verdict(&cfg.stop, &p.blocks, halfway);
         }
     }
     Ok(state
