@@ -505,8 +505,11 @@ def test_precision_mode_stops_on_its_interval_or_names_the_cap() -> None:
             assert made >= 16 and made % 4 == 0
             assert half <= 0.05 * r.latency_us[j] + 1e-12
         else:
+            # The first instance measures the four blocks an interval needs; no instance
+            # starts that would end more than halfway past the cap.
             assert how == "time_cap", r.stopped
-            assert sum(float(v[j]) for v in r.phase_s.values()) >= 0.3 * 0.95
+            assert made >= 16 and made % 4 == 0
+            assert sum(float(v[j]) for v in r.phase_s.values()) >= 0.3 / 2
     assert "after" in r.stop_line()
 
 
