@@ -123,8 +123,9 @@ pub enum Stop {
     /// measured on fresh ring instances (new participants, new pages) of at least
     /// `INSTANCE_BLOCKS` blocks each, until the 95 % interval of the median (built from the
     /// spread between block medians, see `stats::summarize_blocks`) lies within ± `target` ×
-    /// median — after at least `MIN_BLOCKS` blocks — or `max_repetitions` were made, or the
-    /// point took `max_time` seconds. Fresh instances because a ring's level can depend on
+    /// median — after at least `MIN_BLOCKS` blocks — or one more block would pass
+    /// `max_repetitions`, or the next instance would end more than halfway past `max_time`
+    /// seconds. Fresh instances because a ring's level can depend on
     /// its pages and its tasks' places in the scheduler; blocks because on a busy host the
     /// level drifts within one instance as much as between instances.
     Precision {

@@ -288,7 +288,7 @@ fn chunks(cfg: &Config) -> u64 {
 }
 
 /// Trips per ring repetition and rounds per overhead repetition, as calibrated.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy)]
 pub struct Timing {
     pub trips: u64,
     pub rounds: u64,
