@@ -123,19 +123,17 @@ fn precise_points(
     else {
         unreachable!("precise_points runs Stop::Precision only")
     };
-    let left_blocks = |made: usize| {
-        max_repetitions.saturating_sub(made * config::BLOCK_REPETITIONS) / config::BLOCK_REPETITIONS
-    };
     // Before the first instance has measured, a block's time is estimated from `min_time`,
     // and stopping the instance from starting it (exiting costs about what forking did). It
     // measures at least the blocks an interval needs, so that a point the time cap ends
     // after one instance still has one.
     let first_blocks = |spawn_s: f64| {
         let block_s = (config::BLOCK_REPETITIONS + 1) as f64 * cfg.min_time;
-        let blocks = measure::instance_blocks(2.0 * spawn_s, block_s, max_time, left_blocks(0));
-        blocks.max(config::MIN_BLOCKS.min(left_blocks(0)))
+        let left = blocks_left(max_repetitions, 0);
+        let blocks = measure::instance_blocks(2.0 * spawn_s, block_s, max_time, left);
+        blocks.max(config::MIN_BLOCKS.min(left))
     };
-    let mut state: Vec<Precise> = placements.iter().map(|_| Precise::new()).collect();
+    let mut state: Vec<Precise> = placements.iter().map(|_| Precise::default()).collect();
     while state.iter().any(|p| p.stopped.is_none()) {
         for ((procs, cpus), p) in placements.iter().zip(&mut state) {
             if p.stopped.is_some() {
@@ -150,30 +148,7 @@ fn precise_points(
                 None => point(cfg, *procs, cpus, None, &first_blocks, interrupt)?,
                 Some(n) => point(cfg, *procs, cpus, known.as_deref(), &|_| n, interrupt)?,
             };
-            let wall = t.elapsed().as_secs_f64();
-            p.spent += wall;
-            let measuring = instance.phase_s.measure;
-            let made = instance.raw_ns.len() / config::BLOCK_REPETITIONS;
-            p.blocks.extend(
-                instance
-                    .net_ns()
-                    .chunks(config::BLOCK_REPETITIONS)
-                    .map(<[f64]>::to_vec),
-            );
-            let setup_s = wall - measuring;
-            let block_s = measuring / made.max(1) as f64;
-            let next = measure::instance_blocks(
-                setup_s,
-                block_s,
-                max_time - p.spent,
-                left_blocks(p.blocks.len()),
-            );
-            p.next_blocks = Some(next);
-            p.instances.push(instance);
-            // No instance that would end more than halfway past the cap: a point then takes
-            // about `max_time`, not up to a whole instance more.
-            let halfway = p.spent + (setup_s + next as f64 * block_s) / 2.0;
-            p.stopped = measure::verdict(&cfg.stop, &p.blocks, halfway);
+            p.add(instance, t.elapsed().as_secs_f64(), &cfg.stop);
         }
     }
     Ok(state
@@ -182,7 +157,13 @@ fn precise_points(
         .collect())
 }
 
+/// Blocks that still fit under `max_repetitions` after `made` blocks.
+fn blocks_left(max_repetitions: usize, made: usize) -> usize {
+    max_repetitions.saturating_sub(made * config::BLOCK_REPETITIONS) / config::BLOCK_REPETITIONS
+}
+
 /// One point's progress in precision mode.
+#[derive(Default)]
 struct Precise {
     instances: Vec<Point>,
     /// Net per-hop ns of every block so far.
@@ -195,14 +176,36 @@ struct Precise {
 }
 
 impl Precise {
-    fn new() -> Self {
-        Precise {
-            instances: Vec::new(),
-            blocks: Vec::new(),
-            next_blocks: None,
-            spent: 0.0,
-            stopped: None,
-        }
+    /// Takes in an instance that took `wall` seconds: its blocks, the size of the next
+    /// instance, and whether the point has measured enough.
+    fn add(&mut self, instance: Point, wall: f64, stop: &Stop) {
+        let Stop::Precision {
+            max_time,
+            max_repetitions,
+            ..
+        } = *stop
+        else {
+            unreachable!("precision mode only")
+        };
+        self.spent += wall;
+        let measuring = instance.phase_s.measure;
+        let made = instance.raw_ns.len() / config::BLOCK_REPETITIONS;
+        self.blocks.extend(
+            instance
+                .net_ns()
+                .chunks(config::BLOCK_REPETITIONS)
+                .map(<[f64]>::to_vec),
+        );
+        self.instances.push(instance);
+        let setup_s = wall - measuring;
+        let block_s = measuring / made.max(1) as f64;
+        let left = blocks_left(max_repetitions, self.blocks.len());
+        let next = measure::instance_blocks(setup_s, block_s, max_time - self.spent, left);
+        self.next_blocks = Some(next);
+        // No instance that would end more than halfway past the cap: a point then takes
+        // about `max_time`, not up to a whole instance more.
+        let halfway = self.spent + (setup_s + next as f64 * block_s) / 2.0;
+        self.stopped = measure::verdict(stop, &self.blocks, halfway);
     }
 }
 
