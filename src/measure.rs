@@ -5,14 +5,11 @@
 use crate::barrier::Barrier;
 use crate::clock;
 use crate::config::{Config, Plan, Stop, BLOCK_REPETITIONS, INSTANCE_BLOCKS, MIN_BLOCKS};
-use crate::engine::Ring;
+use crate::engine::{Interrupt, Ring};
 use crate::error::{Error, Result};
 use crate::stats;
 use crate::sys;
 use std::time::Instant;
-
-/// Asked between repetitions; true means stop now (Ctrl-C).
-pub type Interrupt<'a> = &'a mut (dyn FnMut() -> bool + 'a);
 
 /// Long repetitions are cut into chunks of about this many seconds so that Ctrl-C and an
 /// aborted run are noticed.

@@ -16,7 +16,8 @@ use crate::workload::Workload;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-pub use crate::measure::{Interrupt, Phases};
+pub use crate::engine::Interrupt;
+pub use crate::measure::Phases;
 
 /// Everything measured for one participant count.
 #[derive(Debug, Clone)]
@@ -330,6 +331,7 @@ fn point(
         cfg.size_kb,
         cfg.record_hops,
         cpus,
+        &mut *interrupt,
     )?;
     // Every task the kernel schedules: the participants, and participant 0 of ring 0 (this
     // thread; the drivers of other rings are not observed).

@@ -18,6 +18,13 @@ use std::time::{Duration, Instant};
 // Its home is `transport`; named here too because engines and transports are chosen together.
 pub use crate::transport::TransportKind;
 
+/// Asked while a ring starts and between repetitions; true means stop now (Ctrl-C).
+pub type Interrupt<'a> = &'a mut (dyn FnMut() -> bool + 'a);
+
+/// Participants started between two questions to `Interrupt`: forking from a large parent
+/// costs about a millisecond each, so a ring of thousands answers Ctrl-C within ~0.1 s.
+const STARTS_PER_CHECK: usize = 64;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
     Process,
@@ -223,17 +230,19 @@ pub fn spawn(
     size_kb: usize,
     record: bool,
     cpus: &[Vec<Option<usize>>],
+    interrupt: Interrupt,
 ) -> Result<Group> {
-    let start = |forked| OverTransport {
+    let start = |forked, interrupt| OverTransport {
         forked,
         procs,
         size_kb,
         record,
         cpus,
+        interrupt,
     };
     let started = match engine {
-        Engine::Process => transport.dispatch(start(true)),
-        Engine::Thread => transport.dispatch(start(false)),
+        Engine::Process => transport.dispatch(start(true, interrupt)),
+        Engine::Thread => transport.dispatch(start(false, interrupt)),
         Engine::Fiber => {
             (transport == TransportKind::Resume).then(|| fiber::spawn(procs, size_kb, record, cpus))
         }
@@ -242,35 +251,51 @@ pub fn spawn(
 }
 
 /// The process or thread engine's `spawn`, for whichever transport `dispatch` names.
-struct OverTransport<'a> {
+struct OverTransport<'a, 'i> {
     forked: bool,
     procs: usize,
     size_kb: usize,
     record: bool,
     cpus: &'a [Vec<Option<usize>>],
+    interrupt: Interrupt<'i>,
 }
 
-impl WithTransport for OverTransport<'_> {
+impl WithTransport for OverTransport<'_, '_> {
     type Output = Result<Group>;
 
     fn call<T: Transport>(self) -> Result<Group> {
         let (procs, size_kb, record, cpus) = (self.procs, self.size_kb, self.record, self.cpus);
         if self.forked {
-            process::spawn::<T>(procs, size_kb, record, cpus)
+            process::spawn::<T>(procs, size_kb, record, cpus, self.interrupt)
         } else {
-            thread::spawn::<T>(procs, size_kb, record, cpus)
+            thread::spawn::<T>(procs, size_kb, record, cpus, self.interrupt)
         }
     }
 }
 
+/// Between starting participants: `Interrupted` every `STARTS_PER_CHECK` participants if
+/// Ctrl-C came.
+fn check_start(started: usize, interrupt: &mut Interrupt) -> Result<()> {
+    if started % STARTS_PER_CHECK == 0 && interrupt() {
+        return Err(Error::Interrupted);
+    }
+    Ok(())
+}
+
 /// Waits until every participant other than the drivers has registered in its slot (so
 /// that, e.g., the signal transport knows every thread id before the first token).
-fn wait_ready(slots: &Shared<Slot>, members: &dyn Members, procs: usize) -> Result<()> {
+fn wait_ready(
+    slots: &Shared<Slot>,
+    members: &dyn Members,
+    procs: usize,
+    interrupt: &mut Interrupt,
+) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(60);
     for (k, slot) in slots.iter().enumerate() {
         if k % procs == 0 {
             continue;
         }
+        check_start(k, interrupt)?;
         while slot.tid.load(Ordering::Acquire) == 0 {
             if let Some(why) = members.casualty() {
                 return Err(Error::Peer(format!("while starting the ring: {why}")));
@@ -353,6 +378,33 @@ mod tests {
     }
 
     #[test]
+    fn ctrl_c_while_a_ring_starts_ends_the_start() {
+        let procs = 3 * STARTS_PER_CHECK;
+        let cpus = [vec![None; procs]];
+        for engine in [Engine::Process, Engine::Thread] {
+            let mut asked = 0;
+            let e = spawn(
+                engine,
+                TransportKind::Pipe,
+                procs,
+                0,
+                false,
+                &cpus,
+                &mut || {
+                    asked += 1;
+                    asked > 1
+                },
+            )
+            .err()
+            .unwrap();
+            assert_eq!(e, Error::Interrupted, "{engine:?}");
+            // Asked before the first participant and again STARTS_PER_CHECK later: the
+            // start ended there, not after all of them.
+            assert_eq!(asked, 2, "{engine:?}");
+        }
+    }
+
+    #[test]
     fn an_unsupported_combination_is_an_error_not_a_panic() {
         let cpus = [vec![None, None]];
         for (engine, t) in [
@@ -360,7 +412,9 @@ mod tests {
             (Engine::Process, TransportKind::Resume),
             (Engine::Thread, TransportKind::Resume),
         ] {
-            let e = spawn(engine, t, 2, 0, false, &cpus).err().unwrap();
+            let e = spawn(engine, t, 2, 0, false, &cpus, &mut || false)
+                .err()
+                .unwrap();
             assert_eq!(Err(e), check_combination(engine, t));
         }
     }

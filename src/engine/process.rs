@@ -4,7 +4,7 @@
 //! copies on write) exists before `fork`; after it the child makes raw syscalls only and
 //! leaves with `_exit`, which is what makes forking from a multi-threaded Python safe.
 
-use super::{wait_ready, Group, Members, Report};
+use super::{check_start, wait_ready, Group, Interrupt, Members, Report};
 use crate::error::{Error, Result};
 use crate::hops::HopLog;
 use crate::memory;
@@ -22,6 +22,7 @@ pub fn spawn<T: Transport>(
     size_kb: usize,
     record: bool,
     cpus: &[Vec<Option<usize>>],
+    mut interrupt: Interrupt,
 ) -> Result<Group> {
     let parallel = cpus.len();
     // Ring descriptors for every ring while forking, plus each driver's overhead ring after.
@@ -53,6 +54,7 @@ pub fn spawn<T: Transport>(
     let forked = (|| {
         for (r, ring) in rings.iter().enumerate() {
             for (i, set) in sets[r].iter().enumerate().skip(1) {
+                check_start(pids.len(), &mut interrupt)?;
                 let slot = &slots[r * procs + i];
                 // SAFETY: the child runs only `child`, which makes raw syscalls and `_exit`s.
                 match unsafe { libc::fork() } {
@@ -89,7 +91,7 @@ pub fn spawn<T: Transport>(
         oom_kills,
     };
     forked?;
-    wait_ready(&children.slots, &children, procs)?;
+    wait_ready(&children.slots, &children, procs, &mut interrupt)?;
     super::group(rings, logs, size_kb, procs, Box::new(children))
 }
 
@@ -378,7 +380,10 @@ mod tests {
     fn killed_participant_ends_the_run(transport: TransportKind) {
         let cpus = [vec![None; 3]];
         let Group { mut rings, members } =
-            spawn(Engine::Process, transport, 3, 0, false, &cpus).unwrap();
+            spawn(Engine::Process, transport, 3, 0, false, &cpus, &mut || {
+                false
+            })
+            .unwrap();
         let (_, pid) = members.tids()[0];
         // SAFETY: our own child.
         unsafe { libc::kill(pid, libc::SIGKILL) };

@@ -1,7 +1,7 @@
 //! The same ring made of OS threads in the calling process: participants share the address
 //! space, so a hop is a thread switch without a change of page tables.
 
-use super::{wait_ready, Group, Members, Report};
+use super::{check_start, wait_ready, Group, Interrupt, Members, Report};
 use crate::error::{Error, Result};
 use crate::sys::{self, Shared, Slot};
 use crate::token;
@@ -20,6 +20,7 @@ pub fn spawn<T: Transport>(
     size_kb: usize,
     record: bool,
     cpus: &[Vec<Option<usize>>],
+    mut interrupt: Interrupt,
 ) -> Result<Group> {
     let parallel = cpus.len();
     let slots = Arc::new(Shared::<Slot>::new(procs * parallel)?);
@@ -40,6 +41,7 @@ pub fn spawn<T: Transport>(
     };
     for (r, ring) in rings.iter().enumerate() {
         for i in 1..procs {
+            check_start(members.handles.len(), &mut interrupt)?;
             let (ring, slots, cpu) = (Arc::clone(ring), Arc::clone(&slots), cpus[r][i]);
             let log = logs[r].clone();
             let handle = std::thread::Builder::new()
@@ -68,7 +70,7 @@ pub fn spawn<T: Transport>(
             members.handles.push((r, i, handle));
         }
     }
-    wait_ready(&slots, &members, procs)?;
+    wait_ready(&slots, &members, procs, &mut interrupt)?;
     super::group(rings, logs, size_kb, procs, Box::new(members))
 }
 
