@@ -109,6 +109,17 @@ static void get(int fd, int32_t *tok)
 	}
 }
 
+/* The overhead: `hops` times, write the token into pipe i of `p` and read it back, then sum,
+ * cycling over `procs` pipes. */
+static void overhead(int (*p)[2], int procs, long hops, int32_t *tok)
+{
+	for (long h = 0, i = 0; h < hops; h++, i = i + 1 == procs ? 0 : i + 1) {
+		put(p[i][1], tok);
+		get(p[i][0], tok);
+		work();
+	}
+}
+
 static void participant_died(int sig)
 {
 	static const char msg[] = "ctxring: a participant died\n";
@@ -191,11 +202,7 @@ int main(int argc, char **argv)
 	long hops = 1;
 	for (;;) {
 		t = now();
-		for (long h = 0, i = 0; h < hops; h++, i = i + 1 == procs ? 0 : i + 1) {
-			put(fds[i][1], &tok);
-			get(fds[i][0], &tok);
-			work();
-		}
+		overhead(fds, procs, hops, &tok);
 		t = now() - t;
 		if (t >= min_time)
 			break;
@@ -203,11 +210,7 @@ int main(int argc, char **argv)
 	}
 	for (int r = 0; r < reps; r++) {
 		t = now();
-		for (long h = 0, i = 0; h < hops; h++, i = i + 1 == procs ? 0 : i + 1) {
-			put(fds[i][1], &tok);
-			get(fds[i][0], &tok);
-			work();
-		}
+		overhead(fds, procs, hops, &tok);
 		per_hop[r] = (now() - t) / hops * 1e6;
 	}
 	double ovr = median(per_hop, reps);
@@ -259,11 +262,8 @@ int main(int argc, char **argv)
 		}
 		trip_us[r] = (now() - t) / trips * 1e6;
 		per_switch[r] = trip_us[r] / procs - ovr;
-		for (long h = 0, i = 0; interleave && h < hops; h++, i = i + 1 == procs ? 0 : i + 1) {
-			put(ofds[i][1], &tok);
-			get(ofds[i][0], &tok);
-			work();
-		}
+		if (interleave)
+			overhead(ofds, procs, hops, &tok);
 	}
 	signal(SIGCHLD, SIG_DFL);
 	for (int i = 1; i < procs; i++) {
