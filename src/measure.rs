@@ -152,7 +152,7 @@ pub struct DriverRun {
 }
 
 /// Where a driver runs, and what it takes over from the point's first ring instance.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Seat {
     /// The CPU to pin participant 0 to, if any.
     pub cpu: Option<usize>,
