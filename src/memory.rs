@@ -58,6 +58,20 @@ pub fn check(need: u64, what: &str) -> Result<()> {
     }
 }
 
+/// This process's page tables in bytes (`VmPTE` in /proc/self/status), which every `fork`
+/// copies; 0 where it cannot be read.
+pub fn page_table_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|t| status_kb(&t, "VmPTE:"))
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn status_kb(status: &str, field: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// OOM kills so far on this machine (`oom_kill` in /proc/vmstat): a participant killed by
 /// SIGKILL while this count rose was most likely killed for memory.
 pub fn oom_kills() -> Option<u64> {
@@ -68,8 +82,7 @@ pub fn oom_kills() -> Option<u64> {
 }
 
 fn meminfo_available_kb(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+    status_kb(meminfo, "MemAvailable:")
 }
 
 /// A memory cgroup directory of this process and every ancestor up to its mount's root.
@@ -173,6 +186,13 @@ mod tests {
         );
         assert_eq!(ring_bytes(kib(8), 10_000, 1, 0), 10_000 * kib(8));
         assert!(ring_bytes(kib(512), 64, 1, 1 << 20) > 64 << 30);
+    }
+
+    #[test]
+    fn page_tables_are_read_from_vmpte() {
+        let status = "VmRSS:\t 33572 kB\nVmPTE:\t     176 kB\nVmSwap: 0 kB\n";
+        assert_eq!(status_kb(status, "VmPTE:"), Some(176));
+        assert!(page_table_bytes() > 0, "a running process has page tables");
     }
 
     #[test]

@@ -118,6 +118,11 @@ impl Placement {
                 };
                 grid(&|_, _| Some(c))
             }
+            // With one CPU these would measure `single` under another name.
+            Placement::Spread if n == 1 => return Err(one_cpu("spread", "participants", first)),
+            Placement::Balanced if n == 1 && parallel > 1 => {
+                return Err(one_cpu("balanced", "parallel rings", first))
+            }
             Placement::Spread => grid(&|_, i| Some(allowed[i % n])),
             Placement::Balanced => grid(&|r, _| Some(allowed[r % n])),
             Placement::List(cpus) => {
@@ -131,6 +136,18 @@ impl Placement {
             }
         })
     }
+}
+
+/// A policy that spreads over CPUs asked for where only CPU `first` is allowed.
+fn one_cpu(name: &str, what: &str, first: usize) -> Error {
+    Error::invalid(
+        "placement",
+        format!(
+            "{name:?} puts {what} on different CPUs, but this process may run on CPU {first} \
+             only (its affinity mask: taskset, a cpuset cgroup or the container's CPUs); use \
+             placement='single', or allow more CPUs"
+        ),
+    )
 }
 
 /// Whether a resolved placement (`Placement::resolve`) puts every participant on one CPU, or
@@ -188,6 +205,23 @@ mod tests {
         assert_eq!(
             flat(Placement::List(vec![3, 1]), 3, 1),
             vec![vec![Some(3), Some(1), Some(3)]]
+        );
+    }
+
+    #[test]
+    fn spreading_over_one_allowed_cpu_is_refused_naming_it() {
+        let e = Placement::Spread
+            .resolve(&[5], 2, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("placement: \"spread\""), "{e}");
+        assert!(e.contains("CPU 5 only"), "{e}");
+        let e = Placement::Balanced.resolve(&[5], 2, 3).unwrap_err();
+        assert!(e.to_string().contains("parallel rings"), "{e}");
+        // One ring on the first allowed CPU is what balanced means anywhere.
+        assert_eq!(
+            Placement::Balanced.resolve(&[5], 2, 1).unwrap(),
+            vec![vec![Some(5); 2]]
         );
     }
 

@@ -2,6 +2,7 @@
 //! ring under the watchdog, pick the first failure, assemble the `Point`; everything is torn
 //! down on every path. Plus `run` (every count) and `pingpong` (perf's loop).
 
+use crate::barrier::Barrier;
 use crate::clock;
 use crate::config::{self, Config, Plan, Stop};
 use crate::counters::{Counters, Totals};
@@ -76,16 +77,20 @@ pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
     }
     // Refuse what cannot fit before forking anything, not halfway through the sweep.
     let largest = cfg.procs.iter().max().copied().unwrap_or(0);
-    let need = memory::ring_bytes(
-        cfg.engine.participant_bytes(),
-        largest,
-        cfg.parallel,
-        cfg.size_kb,
-    );
+    let page_tables = memory::page_table_bytes();
+    let each = cfg.engine.participant_bytes(page_tables);
+    let need = memory::ring_bytes(each, largest, cfg.parallel, cfg.size_kb);
+    let forked = match cfg.engine {
+        Engine::Process => format!(
+            ", each forked one copying this process's {:.1} MiB of page tables",
+            page_tables as f64 / f64::from(1 << 20)
+        ),
+        _ => String::new(),
+    };
     memory::check(
         need,
         &format!(
-            "{} x {largest} participants with {} KiB each",
+            "{} x {largest} participants with {} KiB each{forked}",
             cfg.parallel, cfg.size_kb
         ),
     )?;
@@ -380,9 +385,7 @@ fn drive_all(
 ) -> (Vec<Result<DriverRun>>, Totals) {
     // Counters are evidence, not the measurement: without the descriptors for them, they
     // report themselves unavailable (EMFILE) and the run goes on.
-    let fd_limit = sys::ensure_fds(Counters::FDS_PER_TASK * tasks.len() as u64)
-        .ok()
-        .flatten();
+    let fd_limit = sys::ensure_fds(Counters::FDS_PER_TASK * tasks.len() as u64).ok();
     let tids: Vec<libc::pid_t> = tasks.iter().map(|t| t.1).collect();
     let mut counters = None;
     let mut totals = Totals::default();
@@ -415,6 +418,9 @@ fn drive_all(
             let driver = std::thread::Builder::new()
                 .name(format!("ctxbench-ring-{}", k + 1))
                 .spawn_scoped(s, move || {
+                    // Participants may still send to this thread as it exits (see
+                    // `Blocked::until_exit`); ring 0's thread holds `_late_tokens` instead.
+                    ring.attach().until_exit();
                     run_driver(ring.as_mut(), run, seat, &mut || false, &mut |_| {})
                 });
             match driver {
@@ -447,9 +453,7 @@ fn drive_all(
         all
     });
     drop(counters);
-    if let Some(old) = fd_limit {
-        sys::restore_fd_limit(old);
-    }
+    drop(fd_limit);
     (outcome, totals)
 }
 
@@ -481,10 +485,15 @@ impl RingTotals {
 /// The error a failed point reports: the first driver's, with the participants' account of
 /// the cause when they have one.
 fn first_failure(outcome: Vec<Result<DriverRun>>, cause: Option<String>) -> Error {
-    let first = outcome
-        .into_iter()
-        .find_map(Result::err)
-        .unwrap_or_else(|| Error::Peer("the ring did not stop cleanly".into()));
+    // A driver that stopped because another broke the barrier says only that.
+    let mut errors: Vec<Error> = outcome.into_iter().filter_map(Result::err).collect();
+    let own = errors.iter().position(|e| *e != Barrier::aborted_error());
+    let first = match own {
+        Some(k) => errors.swap_remove(k),
+        None => errors
+            .pop()
+            .unwrap_or_else(|| Error::Peer("the ring did not stop cleanly".into())),
+    };
     match (first, cause) {
         (Error::Interrupted, _) => Error::Interrupted,
         // The participants' account is the cause; what the driver saw (EOF, a broken

@@ -25,6 +25,11 @@ pub type Interrupt<'a> = &'a mut (dyn FnMut() -> bool + 'a);
 /// costs about a millisecond each, so a ring of thousands answers Ctrl-C within ~0.1 s.
 const STARTS_PER_CHECK: usize = 64;
 
+/// How long a teardown waits for participants to leave once told to (STOP, SIGKILL): no wait
+/// is unbounded. Leaving takes one pass of the work loop and an exit; on a loaded machine
+/// with thousands of participants that is well under a second.
+pub(crate) const LEAVE_BOUND: Duration = Duration::from_secs(10);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
     Process,
@@ -66,12 +71,15 @@ impl Engine {
     }
 
     /// Memory one participant costs besides its work array, from measurements of this
-    /// project: a forked Python process costs page tables and copied pages (1,000 forks:
-    /// ~550 MiB); a thread the touched part of its stack and its kernel stack; a fiber its
-    /// touched stack.
-    pub fn participant_bytes(self) -> u64 {
+    /// project: a forked process costs a copy of the caller's page tables (fork copies those
+    /// of every private mapping: about 2 MiB per GiB the caller holds, so that a 1 GiB caller
+    /// forking 1,000 participants needs 2 GiB for them alone) plus its task, kernel stack and
+    /// the pages it writes (measured: 100-120 KiB beyond the page tables; 512 KiB counted); a
+    /// thread the touched part of its stack and its kernel stack; a fiber its touched stack.
+    /// `page_tables`: the caller's page-table bytes now (`memory::page_table_bytes`).
+    pub fn participant_bytes(self, page_tables: u64) -> u64 {
         match self {
-            Engine::Process => 512 * 1024,
+            Engine::Process => 512 * 1024 + page_tables,
             Engine::Thread => 64 * 1024,
             Engine::Fiber => 8 * 1024,
         }
@@ -270,6 +278,22 @@ impl WithTransport for OverTransport<'_, '_> {
         } else {
             thread::spawn::<T>(procs, size_kb, record, cpus, self.interrupt)
         }
+    }
+}
+
+/// Polls `done` until it holds or `deadline` passes, sleeping a little longer each time (from
+/// 20 µs to 2 ms): cheap when participants leave at once, bounded when they never do.
+fn wait_until(deadline: Instant, mut done: impl FnMut() -> bool) -> bool {
+    let mut pause = Duration::from_micros(20);
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(2));
     }
 }
 

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::hops::HopLog;
 use crate::memory;
 use crate::sys::{self, Shared, Slot};
-use crate::token;
+use crate::token::{self, Step};
 use crate::transport::{Scope, Transport};
 use crate::wire::STOP;
 use crate::workload::Workload;
@@ -86,9 +86,10 @@ pub fn spawn<T: Transport>(
         procs,
         slots,
         rings: rings.clone(),
-        fd_limit,
+        fd_limit: Some(fd_limit),
         why: Mutex::new(None),
         oom_kills,
+        cascade_seen: Mutex::new(None),
     };
     forked?;
     wait_ready(&children.slots, &children, procs, &mut interrupt)?;
@@ -119,7 +120,7 @@ fn child<T: Transport>(
         libc::signal(libc::SIGINT, libc::SIG_IGN);
         if let Some(set) = cpu {
             if sys::set_affinity(set) != 0 {
-                libc::_exit(token::EXIT_ERRNO);
+                libc::_exit(Step::Setup.failed(slot, crate::error::errno()));
             }
         }
         close_all_but(ring.fds(i, n), max_fd);
@@ -166,11 +167,30 @@ struct Children<T: Transport> {
     procs: usize,
     slots: Shared<Slot>,
     rings: Vec<Arc<T>>,
-    fd_limit: Option<libc::rlim_t>,
+    /// Dropped (the limit restored) once every child is reaped.
+    fd_limit: Option<sys::FdLimit>,
     why: Mutex<Option<String>>,
     /// The machine's OOM kills before the first fork: a SIGKILL while this count rose was
     /// most likely the OOM killer's.
     oom_kills: Option<u64>,
+    /// When the watchdog first saw only neighbours of a death leave (see `casualty`).
+    cascade_seen: Mutex<Option<Instant>>,
+}
+
+/// How long a departure that is only a consequence (a neighbour saw EOF) may stand without
+/// its cause: a participant killed outright closes its pipes before it becomes a zombie, so
+/// under load its neighbour can be reaped first. The cause shows within this; if it never
+/// does, the consequence is reported.
+const CASCADE_GRACE: Duration = Duration::from_millis(500);
+
+/// `PF_EXITING` in the flags of /proc/PID/stat: the task is already on its way out.
+const PF_EXITING: u64 = 0x4;
+
+/// The fields of /proc/PID/stat after the command name: state, ppid, ..., flags (index 6).
+fn stat_fields(pid: libc::pid_t) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = text.rsplit_once(')')?;
+    Some(rest.split_whitespace().map(str::to_owned).collect())
 }
 
 impl<T: Transport> Children<T> {
@@ -179,6 +199,16 @@ impl<T: Transport> Children<T> {
             // SAFETY: signalling our own unreaped child (its pid cannot have been recycled).
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
+    }
+
+    /// The status of `pid` once it has exited, reaped; `None` if it has not by `deadline`.
+    fn reap_by(pid: libc::pid_t, deadline: Instant) -> Option<i32> {
+        let mut status = None;
+        super::wait_until(deadline, || {
+            status = Self::reap(pid, libc::WNOHANG);
+            status.is_some()
+        });
+        status
     }
 
     fn reap(pid: libc::pid_t, flags: i32) -> Option<i32> {
@@ -232,6 +262,7 @@ impl<T: Transport> Children<T> {
                 token::EXIT_STOPPED | token::EXIT_UPSTREAM_GONE | token::EXIT_DOWNSTREAM_GONE => {
                     return None
                 }
+                token::EXIT_ERRNO => token::failure::<T>(&self.slots[r * self.procs + i]),
                 code => format!("exited with status {code}"),
             }
         };
@@ -261,7 +292,7 @@ impl<T: Transport> Members for Children<T> {
             return None;
         }
         // Leaving after STOP is the normal end; any other exit is a death or its cascade.
-        let mut cascade = None;
+        let mut cascade: Option<String> = None;
         for &(r, i, pid) in &self.pids {
             let Some((code, value)) = Self::peek(pid) else {
                 continue;
@@ -283,7 +314,10 @@ impl<T: Transport> Members for Children<T> {
                 }
             }
         }
-        cascade
+        let cascade = cascade?;
+        let mut seen = self.cascade_seen.lock().unwrap_or_else(|p| p.into_inner());
+        let since = *seen.get_or_insert_with(Instant::now);
+        (since.elapsed() >= CASCADE_GRACE).then_some(cascade)
     }
 
     fn abort(&self, why: &str) {
@@ -293,14 +327,7 @@ impl<T: Transport> Members for Children<T> {
                 .pids
                 .iter()
                 .filter(|(_, _, pid)| {
-                    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                        .ok()
-                        .and_then(|s| {
-                            s.rsplit(')')
-                                .next()
-                                .map(|t| t.trim_start().starts_with('T'))
-                        })
-                        .unwrap_or(false)
+                    stat_fields(*pid).is_some_and(|f| f.first().is_some_and(|s| s == "T"))
                 })
                 .map(|(r, i, pid)| format!("participant {i} of ring {r} (pid {pid}) is stopped"))
                 .collect();
@@ -321,6 +348,8 @@ impl<T: Transport> Members for Children<T> {
     fn finish(mut self: Box<Self>, clean: bool) -> Report {
         let mut failure = self.why.lock().unwrap_or_else(|p| p.into_inner()).take();
         let mut statuses = vec![None; self.pids.len()];
+        // Children this teardown killed: their SIGKILL is ours, not the cause of anything.
+        let mut ours = vec![false; self.pids.len()];
         if !clean {
             // A dead participant takes its neighbours with it (EOF, EPIPE): give the cascade a
             // moment, so that the statuses show who went first rather than our SIGKILL.
@@ -335,24 +364,53 @@ impl<T: Transport> Members for Children<T> {
             }
             for (k, &(_, _, pid)) in self.pids.iter().enumerate() {
                 if statuses[k].is_none() {
+                    // One already dying (killed by someone else, still closing its files)
+                    // keeps its own cause.
+                    let flags = stat_fields(pid).and_then(|f| f.get(6)?.parse::<u64>().ok());
+                    ours[k] = flags.is_none_or(|f| f & PF_EXITING == 0);
                     // SAFETY: our own child, not reaped yet.
                     unsafe { libc::kill(pid, libc::SIGKILL) };
                 }
             }
         }
+        let deadline = Instant::now() + super::LEAVE_BOUND;
+        let killed_by = deadline + super::LEAVE_BOUND;
+        let mut stuck = Vec::new();
         for (k, &(r, i, pid)) in self.pids.iter().enumerate() {
-            let status = statuses[k].or_else(|| Self::reap(pid, 0)).unwrap_or(0);
-            if failure.is_none() {
-                failure = self.describe(r, i, pid, status);
+            let status = statuses[k].or_else(|| Self::reap_by(pid, deadline));
+            // Told to stop and still there: the ring came down, so it goes the hard way.
+            let status = status.or_else(|| {
+                ours[k] = true;
+                // SAFETY: our own child, not reaped yet.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                Self::reap_by(pid, killed_by)
+            });
+            match status {
+                Some(status) if failure.is_none() && !ours[k] => {
+                    failure = self.describe(r, i, pid, status);
+                }
+                Some(_) => {}
+                None => stuck.push(format!("{i} of ring {r} (pid {pid})")),
             }
+        }
+        if !stuck.is_empty() && failure.is_none() {
+            failure = Some(stuck_message(&stuck));
         }
         self.pids.clear();
         let report = super::report(&self.slots, self.procs, failure);
-        if let Some(old) = self.fd_limit.take() {
-            sys::restore_fd_limit(old);
-        }
+        self.fd_limit.take();
         report
     }
+}
+
+/// Participants that did not die within `LEAVE_BOUND` of SIGKILL.
+fn stuck_message(stuck: &[String]) -> String {
+    format!(
+        "participants {} did not exit within {} s of SIGKILL and were left unreaped \
+         (uninterruptible sleep? see their state in /proc)",
+        stuck.join(", "),
+        super::LEAVE_BOUND.as_secs()
+    )
 }
 
 /// Every path that drops the children without `finish` (an error while spawning, a panic)
@@ -360,12 +418,11 @@ impl<T: Transport> Members for Children<T> {
 impl<T: Transport> Drop for Children<T> {
     fn drop(&mut self) {
         self.kill_all();
+        let deadline = Instant::now() + super::LEAVE_BOUND;
         for &(_, _, pid) in &self.pids {
-            Self::reap(pid, 0);
+            Self::reap_by(pid, deadline);
         }
-        if let Some(old) = self.fd_limit.take() {
-            sys::restore_fd_limit(old);
-        }
+        self.fd_limit.take();
     }
 }
 
