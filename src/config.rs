@@ -33,7 +33,7 @@ impl Limit {
         }
     }
 
-    fn outside(&self, value: impl std::fmt::Display) -> Error {
+    pub fn outside(&self, value: impl std::fmt::Display) -> Error {
         Error::invalid(
             self.param,
             format!("must be between {} and {}, got {value}", self.lo, self.hi),
@@ -81,6 +81,9 @@ pub const BASELINE_PAIRS: Limit = Limit {
     hi: 1 << 40,
 };
 pub const MAX_PROCS: usize = PROCS.hi as usize;
+/// Process counts one run may name: far beyond any sweep, and a bound on reading a
+/// caller's iterator.
+pub const MAX_POINTS: usize = 10_000;
 
 /// Seconds per timed repetition: (lower bound exclusive, upper bound inclusive).
 pub const MIN_TIME_S: (f64, f64) = (0.0, 60.0);
@@ -254,6 +257,12 @@ impl Config {
             return Err(Error::invalid(
                 "procs",
                 "must name at least one process count",
+            ));
+        }
+        if self.procs.len() > MAX_POINTS {
+            return Err(Error::invalid(
+                "procs",
+                format!("names more than {MAX_POINTS} process counts"),
             ));
         }
         for &p in &self.procs {

@@ -3,7 +3,9 @@ transport, the evidence on every result, bad input, and teardown on every path."
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -136,14 +138,51 @@ def test_many_runs_leak_nothing(no_leaks: None) -> None:
         ({"placement": "single", "cpu": True}, TypeError, "cpu"),
         ({"placement": [0, True]}, TypeError, "placement"),
         ({"placement": b"\x00\x01"}, TypeError, "placement"),
+        # Buffers and unordered collections are no list of counts or CPUs.
+        ({"procs": bytearray(b"\x02\x03")}, TypeError, "procs"),
+        ({"procs": memoryview(b"\x02\x03")}, TypeError, "procs"),
+        ({"procs": {2: "a", 3: "b"}}, TypeError, "procs"),
+        ({"procs": {2, 3}}, TypeError, "procs"),
+        ({"placement": bytearray(b"\x00")}, TypeError, "placement"),
+        ({"placement": memoryview(b"\x00")}, TypeError, "placement"),
+        ({"placement": {0: 1}}, TypeError, "placement"),
+        ({"placement": {0}}, TypeError, "placement"),
+        ({"placement": True}, TypeError, "placement"),
+        # An int too wide for 64 bits is out of range, not of the wrong type.
+        ({"procs": 2**63}, ValueError, "procs: must be between 2 and 100000, got 9223372036"),
+        ({"procs": [2, -(2**70)]}, ValueError, "procs: must be between"),
+        ({"size_kb": 2**64}, ValueError, "size_kb: must be between"),
+        ({"placement": [2**64]}, ValueError, "placement: 18446744073709551616 is out of range"),
+        ({"placement": "single", "cpu": 2**63}, ValueError, "cpu: "),
+        # bool is no number of seconds or fraction either.
+        ({"min_time": True}, TypeError, "min_time"),
+        ({"timeout": True}, TypeError, "timeout"),
+        ({"precision": False, "repetitions": None}, TypeError, "precision"),
+        ({"max_time": True, "repetitions": None}, TypeError, "max_time"),
+        ({"min_time": "0.1"}, TypeError, "min_time"),
+        ({"timeout": float("nan")}, ValueError, "timeout"),
+        ({"engine": 3}, TypeError, "engine"),
+        ({"transport": ["pipe"]}, TypeError, "transport"),
+        ({"record_hops": 1}, TypeError, "record_hops"),
     ],
 )
 def test_bad_input_names_the_parameter(
     kwargs: dict[str, object], exc: type[Exception], param: str, no_leaks: None
 ) -> None:
     args = {"procs": [2], **FAST, **kwargs}
-    with pytest.raises(exc, match=param):
-        ctxbench.lat_ctx(**args)  # type: ignore[arg-type]
+    call = ctxbench.ring if {"engine", "transport"} & set(kwargs) else ctxbench.lat_ctx
+    with pytest.raises(exc, match=re.escape(param)):
+        call(**args)  # type: ignore[arg-type]
+
+
+def test_an_endless_iterator_of_counts_ends_in_a_range_error() -> None:
+    with pytest.raises(ValueError, match="procs: names more than 10000 process counts"):
+        ctxbench.ring(itertools.repeat(2))
+    with pytest.raises(ValueError, match="placement: lists more than 100000 CPU ids"):
+        ctxbench.ring([2], placement=itertools.repeat(0))
+    # A finite generator is a sequence like any other.
+    r = ctxbench.ring((n for n in (2, 3)), **FAST)
+    assert r.procs.tolist() == [2, 3]
 
 
 def _ring_children(want: int, deadline: float = 5.0) -> list[int]:
