@@ -40,6 +40,7 @@ def now() -> str:
 
 def measure(args: dict[str, Any]) -> dict[str, Any]:
     import ctxbench
+    from ctxbench._exclusive import measuring
     from ctxbench.files import record
 
     if args["version"] != ctxbench.__version__:
@@ -49,7 +50,9 @@ def measure(args: dict[str, Any]) -> dict[str, Any]:
         )
     kwargs = dict(args["ring"])
     procs = kwargs.pop("procs")
-    with warnings.catch_warnings():
+    # The kernel's lock around the timestamps too: they say when this point had the machine,
+    # not when it started waiting for it.
+    with warnings.catch_warnings(), measuring():
         # They are in the record's "warnings"; nobody reads this process's stderr for them.
         warnings.simplefilter("ignore")
         started = now()

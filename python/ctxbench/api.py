@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Union
 
 from . import _core, metadata
+from ._exclusive import measuring
 from .result import PingpongResult, RingResult
 
 Placement = Union[str, Sequence[int]]
@@ -61,23 +62,24 @@ def ring(
     and is killed.
     """
     meta = result_metadata()
-    raw = _core.ring(
-        procs,
-        engine=engine,
-        transport=transport,
-        size_kb=size_kb,
-        repetitions=repetitions,
-        precision=precision,
-        max_time=max_time,
-        max_repetitions=max_repetitions,
-        warmup=warmup,
-        parallel=parallel,
-        placement=placement,
-        cpu=cpu,
-        min_time=min_time,
-        timeout=timeout,
-        record_hops=record_hops,
-    )
+    with measuring():
+        raw = _core.ring(
+            procs,
+            engine=engine,
+            transport=transport,
+            size_kb=size_kb,
+            repetitions=repetitions,
+            precision=precision,
+            max_time=max_time,
+            max_repetitions=max_repetitions,
+            warmup=warmup,
+            parallel=parallel,
+            placement=placement,
+            cpu=cpu,
+            min_time=min_time,
+            timeout=timeout,
+            record_hops=record_hops,
+        )
     result = RingResult.from_core(raw, meta)
     for message in result.warnings:
         warnings.warn(f"ctxbench: {message}", UserWarning, stacklevel=2)
@@ -130,12 +132,13 @@ def pingpong(
     """``perf bench sched pipe``: two processes (threads with ``threads=True``, perf's ``-T``)
     bounce a token ``loops`` times. One op is one round trip, i.e. two switches."""
     meta = result_metadata()
-    raw = _core.pingpong(
-        loops,
-        threads=threads,
-        transport=transport,
-        placement=placement,
-        cpu=cpu,
-        timeout=timeout,
-    )
+    with measuring():
+        raw = _core.pingpong(
+            loops,
+            threads=threads,
+            transport=transport,
+            placement=placement,
+            cpu=cpu,
+            timeout=timeout,
+        )
     return PingpongResult.from_core(raw, meta)
