@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import result
 from .frame import as_frame, concat, require, to_frame
-from .metadata import HOSTNAME_WITHHELD
+from .metadata import HOST_FIELDS, HOSTNAME_WITHHELD
 from .result import PathLike, decode, read_records, record, write_atomically, write_records
 from .schema import TABLE_COLUMNS, XGRAPH, Bad, check_scalar, check_table
 
@@ -129,8 +129,9 @@ def save(results: Any, path: PathLike, *, hostname: bool = True) -> None:
 
 def _table(results: Any, hostname: bool) -> pd.DataFrame:
     frame = as_frame(results)
-    if not hostname and "hostname" in frame.columns:
-        frame = frame.assign(hostname=HOSTNAME_WITHHELD)
+    if not hostname:
+        named = [c for c in HOST_FIELDS if c in frame.columns]
+        frame = frame.assign(**dict.fromkeys(named, HOSTNAME_WITHHELD))
     return frame
 
 

@@ -10,10 +10,10 @@ dask-jobqueue); ctxbench adds no scheduler, RPC or SSH of its own. The rules:
   boot ids). The raw ids are not published: machine-id(5) asks for that.
 * **One worker measures per machine**: the lowest-named worker of each machine gets that
   machine's whole grid, one point at a time (the next point is submitted when the last one is
-  back); the machine's other workers stand by. While measuring, the worker holds an exclusive
-  ``flock`` on a file in the temporary directory named after the boot id, so nothing else of
-  ours measures on that kernel at the same moment (two fleet sweeps sharing a cluster). The
-  kernel drops the lock of a process that dies; a Dask lock would outlive a killed worker.
+  back); the machine's other workers stand by. Every measurement holds its kernel's lock
+  (``ctxbench._exclusive``: a private ``flock``, bounded wait), so nothing else of this user
+  measures on that kernel at the same moment (two fleet sweeps sharing a cluster). The kernel
+  drops the lock of a process that dies; a Dask lock would outlive a killed worker.
   Different machines measure in parallel.
 * **Points never move**: tasks are bound to their worker (``allow_other_workers=False``). When
   that worker leaves the cluster, the client, which watches the scheduler's worker list, gives
@@ -22,8 +22,13 @@ dask-jobqueue); ctxbench adds no scheduler, RPC or SSH of its own. The rules:
 * **The worker does not measure in its own process**: each point runs in a fresh
   ``python -m ctxbench._fleet_task``, away from the worker's event loop and heartbeats.
 * **Every record says where and when**: the worker machine's full metadata plus ``host``,
-  ``worker``, ``worker_address``, ``machine``, ``started`` and ``finished`` (UTC ISO).
+  ``worker``, ``worker_address``, ``machine``, ``started`` and ``finished`` (UTC ISO);
+  ``hostname=False`` withholds the first three with the hostname (``machine`` is a hash).
   ``out`` is resumed per machine: a point counts as done for the machine that measured it.
+* **What answers must be a scheduler**: the address is probed before Dask connects (whose
+  own handshake waits forever on a peer that accepts and says nothing, such as a web
+  server): anything else fails within ``connect_timeout``, naming what answered. A scheduler
+  lost mid-sweep ends it with one :class:`FleetError` saying which points are in ``out``.
 
 ``CTXBENCH_MACHINE_ID`` and ``CTXBENCH_BOOT_ID``, set in a worker's environment, replace the two
 ids: for containers without ``/etc/machine-id``, and for tests that fake several machines on one.
@@ -31,30 +36,31 @@ ids: for containers without ``/etc/machine-id``, and for tests that fake several
 
 from __future__ import annotations
 
-import hashlib
 import json
+import logging
 import os
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
+import time
 from collections.abc import Sequence
+from concurrent.futures import CancelledError
 from typing import TYPE_CHECKING, Any, Union
 
 from . import _core
+from ._exclusive import BOOT_ID_ENV as BOOT_ID_ENV
+from ._exclusive import MACHINE_ID_ENV, digest, first_line, kernel_id
 from ._progress import progress_bar
 from .files import PathLike, read_records, records_frame, write_records
 from .frame import concat, require
-from .result import Key, planned_key, point_key
+from .result import Key, planned_key, point_key, withhold_hostname
 
 if TYPE_CHECKING:
     import pandas as pd
 
 Placement = Union[str, Sequence[int]]
 
-MACHINE_ID_ENV = "CTXBENCH_MACHINE_ID"
-BOOT_ID_ENV = "CTXBENCH_BOOT_ID"
 INSTALL = "'ctxbench[fleet]'"
 # The fields a fleet run adds to each record's metadata (and so to each row of the frame).
 FIELDS = ("host", "worker", "worker_address", "machine", "started", "finished")
@@ -85,38 +91,16 @@ class FleetError(RuntimeError):
 # --- on the workers ---------------------------------------------------------------------------
 
 
-def _first_line(*paths: str) -> str | None:
-    for path in paths:
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read().strip()
-        except OSError:
-            continue
-        if text:
-            return text
-    return None
-
-
-def _digest(text: str) -> str:
-    # An application-specific id, as machine-id(5) recommends, instead of the raw one.
-    return hashlib.sha256(f"ctxbench:{text}".encode()).hexdigest()[:8]
-
-
 def machine_identity() -> dict[str, str]:
     """``machine``: "<machine-id hash>-<boot-id hash>"; ``kernel``: the boot id's hash, which
     names the lock of this kernel. Overridable with $CTXBENCH_MACHINE_ID / $CTXBENCH_BOOT_ID."""
     machine_id = (
         os.environ.get(MACHINE_ID_ENV)
-        or _first_line("/etc/machine-id", "/var/lib/dbus/machine-id")
+        or first_line("/etc/machine-id", "/var/lib/dbus/machine-id")
         or socket.gethostname()
     )
-    boot_id = (
-        os.environ.get(BOOT_ID_ENV)
-        or _first_line("/proc/sys/kernel/random/boot_id")
-        or f"{socket.gethostname()}-unknown-boot"
-    )
-    kernel = _digest(boot_id)
-    return {"machine": f"{_digest(machine_id)}-{kernel}", "kernel": kernel}
+    kernel = kernel_id()
+    return {"machine": f"{digest(machine_id)}-{kernel}", "kernel": kernel}
 
 
 def _probe(dask_worker: Any) -> dict[str, Any]:
@@ -132,21 +116,17 @@ def _probe(dask_worker: Any) -> dict[str, Any]:
     }
 
 
-def _measure(ring: dict[str, Any], lock: str, where: dict[str, str], version: str) -> dict:
-    """A task: measure one point in a child process while holding this kernel's lock."""
-    import fcntl
-
+def _measure(ring: dict[str, Any], where: dict[str, str], version: str) -> dict:
+    """A task: measure one point in a child process (which holds this kernel's lock while it
+    measures, see ``ctxbench._exclusive``)."""
     payload = json.dumps({"ring": ring, "parent": os.getpid(), "version": version})
-    path = os.path.join(tempfile.gettempdir(), f"{lock}.lock")
-    with open(path, "a") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)  # released by close, or by the kernel if we die
-        proc = subprocess.run(
-            [sys.executable, "-m", "ctxbench._fleet_task"],
-            input=payload,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+    proc = subprocess.run(
+        [sys.executable, "-m", "ctxbench._fleet_task"],
+        input=payload,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         lines = proc.stderr.strip().splitlines()
         raise RuntimeError(f"exit status {proc.returncode}: {lines[-1] if lines else ''}")
@@ -168,12 +148,98 @@ def _label(key: Key) -> str:
 
 def _connect(scheduler: str, timeout: float) -> Any:
     distributed = require("distributed", "ctxbench fleet runs", install=INSTALL)
+    _probe_scheduler(scheduler, timeout)
+    made: list[Any] = []
+    failed: list[BaseException] = []
+
+    def connect() -> None:
+        try:
+            made.append(distributed.Client(scheduler, timeout=timeout, set_as_default=False))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+            failed.append(e)
+
+    # Dask's handshake has no deadline of its own: bound it here too.
+    thread = threading.Thread(target=connect, name="ctxbench-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 5)
+    if made:
+        return made[0]
+    why = f"{failed[0]}" if failed else "no Dask handshake came back"
+    raise FleetError(f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s: {why}")
+
+
+def _probe_scheduler(scheduler: str, timeout: float) -> None:
+    """Raises FleetError, naming what answered, unless a Dask scheduler answers at
+    ``scheduler`` (a ``tcp://`` or bare ``host:port`` address; others are left to Dask). A
+    scheduler greets a new connection with its handshake at once; a web server waits for a
+    request, so one is sent when nothing came, to see who it is."""
+    scheme, _, rest = scheduler.rpartition("://")
+    host, _, port = rest.rpartition(":")
+    if scheme not in ("", "tcp") or not port.isdigit() or not host:
+        return
+    deadline = time.monotonic() + timeout
     try:
-        return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
-    except (OSError, TimeoutError) as e:
+        sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
+    except OSError as e:
         raise FleetError(
             f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s: {e}"
         ) from None
+    with sock:
+        greeting = _read(sock, min(deadline, time.monotonic() + timeout / 2))
+        if not greeting:
+            try:
+                sock.sendall(f"GET / HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
+            except OSError:
+                pass
+            greeting = _read(sock, deadline)
+    if b"compression" in greeting and b"python" in greeting:
+        return
+    raise FleetError(f"{scheduler} is not a Dask scheduler: {_answer(greeting, timeout)}")
+
+
+def _read(sock: socket.socket, deadline: float) -> bytes:
+    """What the peer sends before ``deadline`` (up to 4 KiB), or b"" if nothing."""
+    data = b""
+    while len(data) < 4096:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(4096 - len(data))
+        except OSError:  # a timeout, a reset
+            break
+        if not chunk:
+            break
+        data += chunk
+        if b"compression" in data or b"\r\n\r\n" in data:
+            break
+    return data
+
+
+def _answer(greeting: bytes, timeout: float) -> str:
+    """What answered, in words."""
+    if not greeting:
+        return (
+            f"it accepted the connection but said nothing within {timeout:g} s (a Dask "
+            "scheduler greets at once)"
+        )
+    head, _, _ = greeting.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").splitlines()
+    if lines and lines[0].startswith("HTTP/"):
+        fields = (line.partition(":") for line in lines[1:])
+        headers = {k.strip().lower(): v.strip() for k, _, v in fields}
+        server = f", server {headers['server']}" if "server" in headers else ""
+        what = f"a web server answered ({lines[0]}{server})"
+        if "tornado" in headers.get("server", "").lower() or "status" in headers.get(
+            "location", ""
+        ):
+            what += (
+                "; this looks like the Dask dashboard: the scheduler listens on another "
+                "port (8786 unless set otherwise)"
+            )
+        return what
+    return f"it answered {greeting[:40]!r}, not Dask's handshake"
 
 
 def _machines(client: Any, scheduler: str) -> tuple[dict[str, dict[str, Any]], list[dict]]:
@@ -230,6 +296,7 @@ def sweep(
     client: Any = None,
     connect_timeout: float = 5.0,
     poll: float = 0.2,
+    hostname: bool = True,
     **ring_kwargs: Any,
 ) -> pd.DataFrame:
     """``ctxbench.sweep`` on every machine of a Dask cluster: the same grid, one tidy frame
@@ -237,9 +304,12 @@ def sweep(
 
     Give ``scheduler`` (an address; a client is opened and closed here) or ``client``. With
     ``out``, each point is written as it arrives, and points a machine already measured there
-    are skipped. Raises :class:`FleetError` when the scheduler is unreachable within
-    ``connect_timeout`` seconds, when a worker runs another ctxbench version, or at the end
-    when a worker was lost or a point failed (the rest of the fleet finishes first).
+    are skipped. ``hostname=False`` writes ``metadata.HOSTNAME_WITHHELD`` for the host,
+    worker and worker address of every row and record (those already in ``out`` too). Raises
+    :class:`FleetError` when what answers at ``scheduler`` is no Dask scheduler or does not
+    within ``connect_timeout`` seconds, when a worker runs another ctxbench version, when the
+    scheduler is lost mid-sweep, or at the end when a worker was lost or a point failed (the
+    rest of the fleet finishes first).
     """
     if (scheduler is None) == (client is None):
         raise ValueError("fleet sweep: give exactly one of scheduler= and client=")
@@ -267,9 +337,13 @@ def sweep(
     json.dumps([ring for _, ring in grid])  # the arguments must travel: fail here, not there
 
     records: list[dict[str, Any]] = []
+    created = out is not None and not os.path.exists(out)
     if out is not None:
         if os.path.exists(out):
             records = read_records(out)
+            if not hostname:
+                records = [withhold_hostname(rec) for rec in records]
+                write_records(records, out)
         else:
             write_records(records, out)  # also proves the path is writable
     done = {
@@ -278,9 +352,15 @@ def sweep(
         if rec["kind"] == "ring" and (rec.get("metadata") or {}).get("machine")
     }
 
+    before = set(done)
     own = client is None
     if own:
-        client = _connect(str(scheduler), connect_timeout)
+        try:
+            client = _connect(str(scheduler), connect_timeout)
+        except FleetError:
+            if created:  # nothing was measured: leave no empty file behind
+                os.unlink(out)  # type: ignore[arg-type]
+            raise
     address = str(scheduler or client.scheduler.address)
     try:
         designated, standby = _machines(client, address)
@@ -306,7 +386,6 @@ def sweep(
             future = client.submit(
                 _measure,
                 ring,
-                f"ctxbench-kernel-{w['kernel']}",
                 where,
                 version,
                 workers=[w["worker_address"]],
@@ -328,6 +407,8 @@ def sweep(
                     worker = designated[machine]["worker"]
                     if future.status == "finished":
                         rec = future.result()
+                        if not hostname:
+                            rec = withhold_hostname(rec)
                         done[(machine, key)] = rec
                         if out is not None:
                             records.append(rec)
@@ -357,9 +438,13 @@ def sweep(
                     pass
             if bar is not None:
                 bar.close()
+    except (OSError, TimeoutError, CancelledError) as e:
+        # The scheduler (or the connection to it) is gone: say what is safe, in one line.
+        measured = len(done) - len(before)
+        raise FleetError(_lost(address, e, measured, out)) from None
     finally:
         if own:
-            client.close()
+            _close(client)
 
     frames = [records_frame([done[(m, k)]]) for m in designated for k, _ in grid if (m, k) in done]
     df = concat(frames)
@@ -375,6 +460,34 @@ def sweep(
         error.frame = df
         raise error
     return df
+
+
+def _lost(address: str, error: BaseException, measured: int, out: PathLike | None) -> str:
+    why = f"{type(error).__name__}: {error}".rstrip(": ")
+    if out is None:
+        kept = f"{measured} points were measured and are lost (give out= to keep them)"
+    else:
+        kept = (
+            f"the {measured} points measured before are in {out}; rerun with the same out "
+            "to measure only what is missing"
+        )
+    return f"lost the Dask scheduler at {address} mid-sweep ({why}); {kept}"
+
+
+def _close(client: Any) -> None:
+    """Closes a client this sweep opened, quietly and within seconds, even when the
+    scheduler is gone (its reconnection attempts would log errors and tracebacks)."""
+    loggers = [logging.getLogger(n) for n in ("distributed.client", "distributed.core")]
+    levels = [log.level for log in loggers]
+    for log in loggers:
+        log.setLevel(logging.CRITICAL)
+    try:
+        client.close(timeout=5)
+    except Exception:  # noqa: BLE001 - closing what is already broken
+        pass
+    finally:
+        for log, level in zip(loggers, levels):
+            log.setLevel(level)
 
 
 def _message(

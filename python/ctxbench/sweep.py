@@ -110,8 +110,6 @@ def sweep(
 
         if measure is not ring:
             raise ValueError("measure: a fleet sweep runs ctxbench.ring on every machine")
-        if not hostname:
-            raise ValueError("hostname: a fleet sweep names each machine by its hostname")
         return fleet.sweep(
             procs,
             sizes_kb,
@@ -123,6 +121,7 @@ def sweep(
             progress,
             scheduler=scheduler,
             client=client,
+            hostname=hostname,
             **ring_kwargs,
         )
     # Fail before an hour of measuring, not after it.
