@@ -8,10 +8,15 @@ Options (``pytest --help``, group "ctxbench"):
 
 ``--ctxbench-save PATH``
     write every recorded result (.json, .csv, .parquet) at the end of the session, each with
-    the test's node id in ``metadata["test"]``.
+    the test's node id in ``metadata["test"]``. The path is checked before any test runs.
 ``--ctxbench-autosave``
     also keep the run as ``.ctxbench/NNNN_<UTC date and time>.json`` under the rootdir,
     numbered 0001, 0002, ... (pytest-benchmark's storage, without the machine folder).
+
+With pytest-xdist (``-n N``) each worker hands what it recorded to the controller when it
+finishes, and the controller alone writes: one file holds the whole run. Measurements of
+the workers wait for each other (``ctxbench._exclusive``), so parallel workers do not make
+each other's numbers high.
 ``--ctxbench-compare [RUN]``
     compare each test's points with the same test's points in a saved run: RUN is a JSON
     file written by ``--ctxbench-save``, a run number in ``.ctxbench/`` (``3`` or ``0003``),
@@ -30,8 +35,11 @@ comparing.
 from __future__ import annotations
 
 import dataclasses
+import io
+import json
 import math
 import re
+import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import ctxbench
-from ctxbench.result import KINDS
+from ctxbench.result import KINDS, from_record, record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -188,11 +196,43 @@ def _load_baseline(path: Path) -> pd.DataFrame:
     return df
 
 
+def _worker(config: pytest.Config) -> bool:
+    """Whether this is a pytest-xdist worker (which hands its results to the controller)."""
+    return hasattr(config, "workerinput")
+
+
+def _check_writable(directory: Path, option: str, path: Path) -> None:
+    """A UsageError unless a file can be created in ``directory``: found now, not after the
+    whole session has measured."""
+    if not directory.is_dir():
+        raise pytest.UsageError(f"{option} {path}: no such directory {directory}")
+    try:
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as e:
+        raise pytest.UsageError(f"{option} {path}: cannot write in {directory}: {e}") from None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("--ctxbench-save")
     # Checked now: a bad path found at the end of the session would lose every result.
     if path and Path(path).suffix.lower() not in SAVE_SUFFIXES:
         raise pytest.UsageError(f"--ctxbench-save {path}: use a .json, .csv or .parquet file name")
+    if not _worker(config):
+        if path:
+            _check_writable(Path(path).absolute().parent, "--ctxbench-save", Path(path))
+        if config.getoption("--ctxbench-autosave"):
+            storage = config.rootpath / STORAGE
+            try:
+                storage.mkdir(exist_ok=True)
+            except FileExistsError:
+                raise pytest.UsageError(
+                    f"--ctxbench-autosave: cannot make {storage}: a file of that name is there, "
+                    "not a directory"
+                ) from None
+            except OSError as e:
+                raise pytest.UsageError(f"--ctxbench-autosave: cannot make {storage}: {e}") from e
+            _check_writable(storage, "--ctxbench-autosave", storage)
     state = _State()
     config.stash[STATE] = state
     config.stash[RESULTS] = state.recorded
@@ -282,12 +322,28 @@ def _autosave_path(storage: Path) -> Path:
     return storage / f"{number:04d}_{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.json"
 
 
+# What an xdist worker hands the controller: its records and its tests' comparison tables.
+WORKER_OUTPUT = "ctxbench"
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     state = config.stash.get(STATE, None)
     if state is None:
         return
     tagged = [_tagged(nodeid, r) for nodeid, r in state.recorded if _is_result(r)]
+    if _worker(config):
+        # The controller writes, once, with every worker's results.
+        config.workeroutput[WORKER_OUTPUT] = json.dumps(  # type: ignore[attr-defined]
+            {
+                "records": [record(r) for r in tagged],
+                "comparisons": {
+                    nodeid: table.to_json(orient="split")
+                    for nodeid, table in state.comparisons.items()
+                },
+            }
+        )
+        return
     path = config.getoption("--ctxbench-save")
     if path or config.getoption("--ctxbench-autosave"):
         from .files import save
@@ -299,6 +355,22 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             storage.mkdir(exist_ok=True)
             state.autosaved = _autosave_path(storage)
             save(tagged, state.autosaved)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist, on the controller: a worker finished; take what it recorded."""
+    state = node.config.stash.get(STATE, None)
+    handed = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
+    if state is None or handed is None:
+        return
+    import pandas as pd
+
+    got = json.loads(handed)
+    for rec in got["records"]:
+        state.recorded.append((rec["metadata"]["test"], from_record(rec)))
+    for nodeid, table in got["comparisons"].items():
+        state.comparisons[nodeid] = pd.read_json(io.StringIO(table), orient="split")
 
 
 def _rows(state: _State) -> list[dict[str, Any]]:
