@@ -3,6 +3,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -279,3 +280,27 @@ def test_progress_when_someone_is_watching(
     forced = progress.progress_bar("force", 3, "test")
     assert forced is not None
     forced.close()
+
+
+@pytest.mark.parametrize(
+    ("axis", "value"), [("engines", "process"), ("placements", "single"), ("procs", 8)]
+)
+def test_a_name_where_a_list_goes_is_a_type_error_naming_it(axis: str, value: object) -> None:
+    args: dict[str, Any] = {"procs": [2], axis: value}
+    with pytest.raises(TypeError, match=rf"^{axis}: expected a list, got .* \(write {axis}=\["):
+        ctxbench.sweep(**args)
+
+
+def test_without_tqdm_progress_is_one_note_never_a_failure(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    code = (
+        "import sys\n"
+        "sys.modules['tqdm'] = sys.modules['tqdm.auto'] = None\n"
+        "import ctxbench\n"
+        f"for _ in range(2): ctxbench.sweep([2, 3], out={str(out)!r}, progress='force', "
+        "min_time=0.002, repetitions=2, warmup=0)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("no progress bar without tqdm") == 1, p.stderr
+    assert len(json.loads(out.read_text())["results"]) == 2

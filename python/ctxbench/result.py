@@ -17,6 +17,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, ClassVar, Union
 import numpy as np
 
 from . import _core
+from ._format import us
 from .metadata import without_hostname
 
 if TYPE_CHECKING:
@@ -131,8 +132,8 @@ class RingResult:
         Unlike lat_ctx, a point below the method's resolution (net <= 0) is printed, not
         dropped; ``below_resolution`` flags it.
         """
-        lines = [f'"size={self.size_kb}k ovr={self.overhead_us:.2f}']
-        lines += [f"{p} {v:.2f}" for p, v in zip(self.procs.tolist(), self.latency_us.tolist())]
+        lines = [f'"size={self.size_kb}k ovr={us(self.overhead_us)}']
+        lines += [f"{p} {us(v)}" for p, v in zip(self.procs.tolist(), self.latency_us.tolist())]
         return "\n".join(lines) + "\n"
 
     def to_frame(self) -> pd.DataFrame:
@@ -161,7 +162,7 @@ class RingResult:
         return (
             f"RingResult({self.engine}/{self.transport}, size={self.size_kb}k, "
             f"placement={self.placement}, parallel={self.parallel}, "
-            f"ovr={self.overhead_us:.2f} µs, µs/switch {{{points}}})"
+            f"ovr={us(self.overhead_us)} µs, µs/switch {{{points}}})"
         )
 
 

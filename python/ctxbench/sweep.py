@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Union
 
@@ -47,6 +47,17 @@ def _grid(
         for size_kb in sizes_kb
         for p in procs
     ]
+
+
+def _check_listed(**axes: Any) -> None:
+    """Each axis of the grid is a list: a str is one name, not a list of one-letter names
+    (``engines="process"`` would run engines "p", "r", ...), an int one count."""
+    for param, value in axes.items():
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise TypeError(
+                f"{param}: expected a list, got {type(value).__name__} {value!r} "
+                f"(write {param}=[{value!r}])"
+            )
 
 
 def _open(out: PathLike | None) -> list[dict[str, Any]]:
@@ -105,6 +116,13 @@ def sweep(
     the grid runs on every machine of that cluster instead (``measure`` must be ``ring``):
     see ``ctxbench.fleet.sweep``.
     """
+    _check_listed(
+        procs=procs,
+        sizes_kb=sizes_kb,
+        engines=engines,
+        transports=transports,
+        placements=placements,
+    )
     if scheduler is not None or client is not None:
         from . import fleet
 

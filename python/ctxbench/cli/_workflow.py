@@ -10,6 +10,7 @@ import argparse
 import sys
 from typing import Any
 
+from .._format import us
 from . import _flags
 
 PLOT_KINDS = ("lat_ctx", "compare", "sizes", "distribution", "machines")
@@ -176,7 +177,7 @@ def _table(df: Any) -> str:
     )
     rows = [header] + [
         (engine, transport, str(placement), f"{size}k", str(parallel), str(procs),
-         f"{r.median_us:.2f}", f"{100 * r.cv:.1f}", str(r.verdict))
+         us(r.median_us), f"{100 * r.cv:.1f}", str(r.verdict))
         for (engine, transport, placement, parallel, size, procs), r in points.iterrows()
     ]  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
@@ -194,8 +195,8 @@ def _xgraph(df: Any) -> str:
     blocks = []
     for (_, _, _, _, size), g in df.groupby(_SERIES, sort=False):
         points = g.groupby("procs", sort=False)["latency_us"].first()
-        lines = [f'"size={size}k ovr={g["overhead_us"].median():.2f}']
-        lines += [f"{procs} {us:.2f}" for procs, us in points.items()]
+        lines = [f'"size={size}k ovr={us(g["overhead_us"].median())}']
+        lines += [f"{procs} {us(median)}" for procs, median in points.items()]
         blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)
 
