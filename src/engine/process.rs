@@ -194,6 +194,35 @@ fn stat_fields(pid: libc::pid_t) -> Option<Vec<String>> {
 }
 
 impl<T: Transport> Children<T> {
+    /// After a failure: the statuses of the children that left within a moment (a dead
+    /// participant takes its neighbours with it through EOF/EPIPE, so that they show who went
+    /// first), then SIGKILL for the rest. Returns the statuses, and which children this
+    /// teardown killed: their SIGKILL is ours, not the cause of anything.
+    fn cascade_then_kill(&self) -> (Vec<Option<i32>>, Vec<bool>) {
+        let mut statuses = vec![None; self.pids.len()];
+        let mut ours = vec![false; self.pids.len()];
+        let deadline = Instant::now() + Duration::from_millis(200);
+        while Instant::now() < deadline && statuses.iter().any(Option::is_none) {
+            for (k, &(_, _, pid)) in self.pids.iter().enumerate() {
+                if statuses[k].is_none() {
+                    statuses[k] = Self::reap(pid, libc::WNOHANG);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        for (k, &(_, _, pid)) in self.pids.iter().enumerate() {
+            if statuses[k].is_none() {
+                // One already dying (killed by someone else, still closing its files) keeps
+                // its own cause.
+                let flags = stat_fields(pid).and_then(|f| f.get(6)?.parse::<u64>().ok());
+                ours[k] = flags.is_none_or(|f| f & PF_EXITING == 0);
+                // SAFETY: our own child, not reaped yet.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+        (statuses, ours)
+    }
+
     fn kill_all(&self) {
         for &(_, _, pid) in &self.pids {
             // SAFETY: signalling our own unreaped child (its pid cannot have been recycled).
@@ -347,32 +376,11 @@ impl<T: Transport> Members for Children<T> {
 
     fn finish(mut self: Box<Self>, clean: bool) -> Report {
         let mut failure = self.why.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let mut statuses = vec![None; self.pids.len()];
-        // Children this teardown killed: their SIGKILL is ours, not the cause of anything.
-        let mut ours = vec![false; self.pids.len()];
-        if !clean {
-            // A dead participant takes its neighbours with it (EOF, EPIPE): give the cascade a
-            // moment, so that the statuses show who went first rather than our SIGKILL.
-            let deadline = Instant::now() + Duration::from_millis(200);
-            while Instant::now() < deadline && statuses.iter().any(Option::is_none) {
-                for (k, &(_, _, pid)) in self.pids.iter().enumerate() {
-                    if statuses[k].is_none() {
-                        statuses[k] = Self::reap(pid, libc::WNOHANG);
-                    }
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            for (k, &(_, _, pid)) in self.pids.iter().enumerate() {
-                if statuses[k].is_none() {
-                    // One already dying (killed by someone else, still closing its files)
-                    // keeps its own cause.
-                    let flags = stat_fields(pid).and_then(|f| f.get(6)?.parse::<u64>().ok());
-                    ours[k] = flags.is_none_or(|f| f & PF_EXITING == 0);
-                    // SAFETY: our own child, not reaped yet.
-                    unsafe { libc::kill(pid, libc::SIGKILL) };
-                }
-            }
-        }
+        let (statuses, mut ours) = if clean {
+            (vec![None; self.pids.len()], vec![false; self.pids.len()])
+        } else {
+            self.cascade_then_kill()
+        };
         let deadline = Instant::now() + super::LEAVE_BOUND;
         let killed_by = deadline + super::LEAVE_BOUND;
         let mut stuck = Vec::new();
