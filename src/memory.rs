@@ -13,11 +13,16 @@ use std::path::{Path, PathBuf};
 const RESERVE_BYTES: u64 = 64 << 20;
 
 /// Bytes a point of `parallel` rings of `procs` participants needs: every participant's
-/// private array (participant 0's included) plus what each costs besides (`each`, the
-/// engine's figure: `Engine::participant_bytes`).
+/// private array (participant 0's included), plus what each participant the engine starts
+/// costs besides (`each`, the engine's figure: `Engine::participant_bytes`); participant 0
+/// of each ring is the caller's own thread.
 pub fn ring_bytes(each: u64, procs: usize, parallel: usize, size_kb: usize) -> u64 {
-    let participants = (procs as u64).saturating_mul(parallel as u64);
-    participants.saturating_mul((size_kb as u64 * 1024).saturating_add(each))
+    let rings = parallel as u64;
+    let arrays = (procs as u64).saturating_mul(rings);
+    let started = (procs as u64).saturating_sub(1).saturating_mul(rings);
+    arrays
+        .saturating_mul(size_kb as u64 * 1024)
+        .saturating_add(started.saturating_mul(each))
 }
 
 /// The tightest bound on memory this process can still use, and where it comes from.
@@ -182,9 +187,9 @@ mod tests {
         let kib = |k: u64| k * 1024;
         assert_eq!(
             ring_bytes(kib(512), 8, 2, 1024),
-            16 * (kib(1024) + kib(512))
+            16 * kib(1024) + 14 * kib(512)
         );
-        assert_eq!(ring_bytes(kib(8), 10_000, 1, 0), 10_000 * kib(8));
+        assert_eq!(ring_bytes(kib(8), 10_000, 1, 0), 9_999 * kib(8));
         assert!(ring_bytes(kib(512), 64, 1, 1 << 20) > 64 << 30);
     }
 

@@ -74,12 +74,13 @@ impl Engine {
     /// project: a forked process costs a copy of the caller's page tables (fork copies those
     /// of every private mapping: about 2 MiB per GiB the caller holds, so that a 1 GiB caller
     /// forking 1,000 participants needs 2 GiB for them alone) plus its task, kernel stack and
-    /// the pages it writes (measured: 100-120 KiB beyond the page tables; 512 KiB counted); a
-    /// thread the touched part of its stack and its kernel stack; a fiber its touched stack.
+    /// the pages it writes (measured in a memory cgroup: 100-120 KiB beyond the page tables;
+    /// 256 KiB counted); a thread the touched part of its stack and its kernel stack; a fiber
+    /// its touched stack.
     /// `page_tables`: the caller's page-table bytes now (`memory::page_table_bytes`).
     pub fn participant_bytes(self, page_tables: u64) -> u64 {
         match self {
-            Engine::Process => 512 * 1024 + page_tables,
+            Engine::Process => 256 * 1024 + page_tables,
             Engine::Thread => 64 * 1024,
             Engine::Fiber => 8 * 1024,
         }
