@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -233,7 +234,17 @@ def test_stopped_child_times_out_instead_of_hanging(no_leaks: None) -> None:
     assert "died" not in str(e) and "EOF" not in str(e), e
 
 
-def test_ctrl_c_stops_within_a_second_and_reaps(no_leaks: None) -> None:
+@pytest.fixture
+def ctrl_c_raises() -> Iterator[None]:
+    """Python's own SIGINT handler for the test: a suite started in the background (`&`,
+    nohup, some CI runners) inherits SIGINT ignored, and then Ctrl-C, real or simulated,
+    does nothing at all."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_stops_within_a_second_and_reaps(no_leaks: None, ctrl_c_raises: None) -> None:
     import _thread
 
     sent: list[float] = []
