@@ -199,7 +199,9 @@ def test_plot(swept: Path, tmp_path: Path, kind: str) -> None:
 def test_compare_with_itself(swept: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compare", str(swept), str(swept)]) == 0
     out = capsys.readouterr().out
-    assert out.count("no change") == 4 + 1  # four rows and the summary
+    # Four rows, the summary and the line that says what "no change" means.
+    assert out.count("no change") == 4 + 2
+    assert "0 slower, 0 faster, 4 no change" in out
 
 
 def test_compare_regression_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -119,16 +119,27 @@ def lat_ctx(
 
 
 def pingpong(
-    loops: int = 1_000_000,
+    loops: int | None = None,
     *,
     threads: bool = False,
     transport: str = "pipe",
     placement: Placement = "default",
     cpu: int | None = None,
+    precision: float = _core.DEFAULT_PRECISION,
+    max_time: float = _core.DEFAULT_MAX_TIME,
+    max_repetitions: int = _core.DEFAULT_MAX_REPETITIONS,
+    min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
 ) -> PingpongResult:
     """``perf bench sched pipe``: two processes (threads with ``threads=True``, perf's ``-T``)
-    bounce a token ``loops`` times. One op is one round trip, i.e. two switches."""
+    bounce a token. One op is one round trip, i.e. two switches; raw time, nothing subtracted.
+
+    By default measured as a ring point is: short repetitions in fresh ring instances until
+    the 95 % interval of the figure lies within ± ``precision`` (or ``max_time`` seconds or
+    ``max_repetitions``), so that the result has an interval and compares
+    (``ctxbench.compare``, the pytest gate). ``loops=N`` is perf's own form instead: N round
+    trips timed as one run, one sample, no interval.
+    """
     meta = result_metadata()
     raw = _core.pingpong(
         loops,
@@ -136,6 +147,10 @@ def pingpong(
         transport=transport,
         placement=placement,
         cpu=cpu,
+        precision=precision,
+        max_time=max_time,
+        max_repetitions=max_repetitions,
+        min_time=min_time,
         timeout=timeout,
     )
     return PingpongResult.from_core(raw, meta)

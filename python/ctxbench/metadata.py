@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import platform
+import secrets
 import time
 from pathlib import Path, PurePosixPath
 
@@ -26,6 +27,7 @@ SYS_ROOT = Path("/sys")
 KEYS: tuple[str, ...] = (
     "ctxbench_version",
     "date",
+    "run",
     "hostname",
     "kernel",
     "cpu_model",
@@ -323,6 +325,9 @@ def _collect(
     values: dict[str, object] = {
         "ctxbench_version": version,
         "date": _utc_now(),
+        # Tells one measuring call's results from another's made in the same second: a
+        # comparison uses the spread between runs where a side holds several.
+        "run": secrets.token_hex(6),
         "hostname": platform.node() or None,
         "kernel": platform.release() or None,
         "cpu_model": _cpu_model(cpuinfo),
