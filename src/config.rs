@@ -5,6 +5,7 @@
 use crate::engine::{self, Engine, TransportKind};
 use crate::error::{Error, Result};
 use crate::placement::Placement;
+use crate::stats::RunLevel;
 use crate::stop::{Stop, BLOCK_REPETITIONS, MIN_BLOCKS};
 use crate::workload::MAX_SIZE_KB;
 
@@ -108,6 +109,10 @@ pub struct Config {
     pub plan: Plan,
     /// Record every hop's wake-to-run latency during the timed repetitions.
     pub record_hops: bool,
+    /// What earlier runs of each point on this machine showed of the spread between runs,
+    /// one entry per count in `procs` (empty: nothing known). Widens the interval and stops
+    /// a point that measuring longer could not make more precise (`stop::decide`).
+    pub run_levels: Vec<Option<RunLevel>>,
 }
 
 /// Seconds of measuring per point in precision mode.
@@ -161,6 +166,11 @@ pub enum Plan {
 }
 
 impl Config {
+    /// The run level of the `j`-th count in `procs`, if earlier runs showed one.
+    pub fn run_level(&self, j: usize) -> Option<&RunLevel> {
+        self.run_levels.get(j).and_then(Option::as_ref)
+    }
+
     /// lmbench's choices: forked processes, pipes, 11 repetitions after one warm-up.
     pub fn lat_ctx(procs: Vec<usize>) -> Self {
         Config {
@@ -176,6 +186,7 @@ impl Config {
             timeout: DEFAULT_TIMEOUT,
             plan: Plan::Calibrated { overhead: true },
             record_hops: false,
+            run_levels: Vec::new(),
         }
     }
 
@@ -189,6 +200,16 @@ impl Config {
         }
         for &p in &self.procs {
             PROCS.check(p as u64)?;
+        }
+        if !self.run_levels.is_empty() && self.run_levels.len() != self.procs.len() {
+            return Err(Error::invalid(
+                "history",
+                format!(
+                    "must hold one entry per count in procs ({}), got {}",
+                    self.procs.len(),
+                    self.run_levels.len()
+                ),
+            ));
         }
         SIZE_KB.check(self.size_kb as u64)?;
         validate_stop(&self.stop)?;

@@ -171,7 +171,7 @@ fn measure<T: Send>(
 #[pyo3(signature = (loops=None, *, threads=false, transport="pipe", placement=None,
     cpu=None, precision=stop::DEFAULT_PRECISION, max_time=stop::DEFAULT_MAX_TIME,
     max_repetitions=stop::DEFAULT_MAX_REPETITIONS, min_time=None,
-    timeout=config::DEFAULT_TIMEOUT))]
+    timeout=config::DEFAULT_TIMEOUT, history=None))]
 #[allow(clippy::too_many_arguments)]
 fn pingpong<'py>(
     py: Python<'py>,
@@ -185,6 +185,7 @@ fn pingpong<'py>(
     #[pyo3(from_py_with = max_repetitions_arg)] max_repetitions: usize,
     min_time: Option<f64>,
     timeout: f64,
+    history: Option<RunHistory>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let engine = if threads { "thread" } else { "process" };
     let (engine, transport) = engine_transport(engine, Some(transport))?;
@@ -193,16 +194,19 @@ fn pingpong<'py>(
         max_repetitions,
         max_time,
     };
-    let cfg = core::pingpong_config(
-        engine,
-        transport,
-        self::placement(placement, cpu)?,
-        loops.map(|n| n as u64),
-        stop,
-        min_time,
-        timeout,
-    )
-    .map_err(|e| to_py(e, None))?;
+    let cfg = Config {
+        run_levels: run_levels(Some(vec![history])),
+        ..core::pingpong_config(
+            engine,
+            transport,
+            self::placement(placement, cpu)?,
+            loops.map(|n| n as u64),
+            stop,
+            min_time,
+            timeout,
+        )
+        .map_err(|e| to_py(e, None))?
+    };
     let mut points = measure(py, |interrupt| core::run(&cfg, interrupt))?;
     let p = result::pingpong(&cfg, &points.remove(0));
     let d = PyDict::new(py);
@@ -230,6 +234,19 @@ fn pingpong<'py>(
         phases_dict(py, std::slice::from_ref(&p.phase_s))?,
     )?;
     Ok(d)
+}
+
+/// Earlier runs of one point on this machine: each run's ln figure and its relative
+/// standard error (`stats::run_level`).
+type RunHistory = (Vec<f64>, Vec<f64>);
+
+/// The run level of each point from its history (`None`: nothing known).
+fn run_levels(history: Option<Vec<Option<RunHistory>>>) -> Vec<Option<stats::RunLevel>> {
+    history
+        .unwrap_or_default()
+        .into_iter()
+        .map(|h| h.and_then(|(figures, ses)| stats::run_level(&figures, &ses)))
+        .collect()
 }
 
 /// `loops=`: None (measure until precise), or perf's fixed count.
@@ -270,7 +287,7 @@ fn tsc_dict<'py>(
 #[pyo3(signature = (procs, *, engine="process", transport=None, size_kb=0, repetitions=None,
     precision=stop::DEFAULT_PRECISION, max_time=stop::DEFAULT_MAX_TIME,
     max_repetitions=stop::DEFAULT_MAX_REPETITIONS, warmup=1, parallel=1, placement=None,
-    cpu=None, min_time=None, timeout=config::DEFAULT_TIMEOUT, record_hops=false))]
+    cpu=None, min_time=None, timeout=config::DEFAULT_TIMEOUT, record_hops=false, history=None))]
 #[allow(clippy::too_many_arguments)]
 fn ring<'py>(
     py: Python<'py>,
@@ -289,6 +306,7 @@ fn ring<'py>(
     min_time: Option<f64>,
     timeout: f64,
     record_hops: bool,
+    history: Option<Vec<Option<RunHistory>>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (engine, transport) = engine_transport(engine, transport)?;
     // A fixed count is lmbench's way; without one, measure until precise.
@@ -313,6 +331,7 @@ fn ring<'py>(
         timeout,
         plan: Plan::Calibrated { overhead: true },
         record_hops,
+        run_levels: run_levels(history),
     };
     let points = measure(py, |interrupt| core::run(&cfg, interrupt))?;
     ring_dict(py, &cfg, summarize(&cfg, &points))
@@ -468,12 +487,21 @@ fn stats_dict<'py>(py: Python<'py>, stats: &[PointStats]) -> PyResult<Bound<'py,
         _ => f64::NAN,
     };
     d.set_item("se", column(py, stats, se))?;
+    let se_within = |x: &PointStats| match x.within.se {
+        s if s.is_finite() => s,
+        _ => f64::NAN,
+    };
+    d.set_item("se_within", column(py, stats, se_within))?;
     d.set_item("df", column(py, stats, |x| x.estimate.uncertainty.df))?;
     let levels = stats.iter().map(|x| x.estimate.uncertainty.level.as_str());
     d.set_item("level", PyList::new(py, levels)?)?;
     d.set_item("sd_repetition", column(py, stats, |x| x.spreads.repetition))?;
     d.set_item("sd_block", column(py, stats, |x| x.spreads.block))?;
     d.set_item("sd_instance", column(py, stats, |x| x.spreads.instance))?;
+    let run = |x: &PointStats| x.run_level.map_or(f64::NAN, |r| r.sd);
+    d.set_item("sd_run", column(py, stats, run))?;
+    let runs = |x: &PointStats| x.run_level.map_or(0.0, |r| r.df + 1.0);
+    d.set_item("runs_seen", column(py, stats, runs))?;
     let counts = |f: fn(&PointStats) -> usize| stats.iter().map(f).collect::<Vec<_>>();
     d.set_item("instances", ints(py, &counts(|x| x.instances)))?;
     d.set_item("outliers", ints(py, &counts(|x| x.description.outliers)))?;
@@ -506,24 +534,34 @@ fn workload_checksum(#[pyo3(from_py_with = size_kb_arg)] size_kb: usize) -> PyRe
 
 /// The figure and uncertainty of one point under the variance model (`stop::estimate`):
 /// its samples in measuring order, `block` repetitions per block, `instance_blocks` blocks
-/// per ring instance. A dict {"center", "se", "df", "level"}.
+/// per ring instance, and the run level its run knew of (`run_sd`, relative, over
+/// `runs_seen` earlier runs). A dict {"center", "se", "df", "level"}.
 #[pyfunction]
+#[pyo3(signature = (samples, block, instance_blocks, run_sd=None, runs_seen=None))]
 fn estimate<'py>(
     py: Python<'py>,
     samples: Vec<f64>,
     block: usize,
     instance_blocks: Vec<usize>,
+    run_sd: Option<f64>,
+    runs_seen: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     finite_values("samples", &samples)?;
     if block == 0 {
         return Err(PyValueError::new_err("block: must be at least 1, got 0"));
     }
-    let e = stop::estimate(&stats::Layout {
+    let run = match (run_sd, runs_seen) {
+        (Some(sd), Some(runs)) if sd.is_finite() && sd >= 0.0 && runs >= 2.0 => {
+            Some(stats::RunLevel { sd, df: runs - 1.0 })
+        }
+        _ => None,
+    };
+    let layout = stats::Layout {
         samples: &samples,
         block,
         instance_blocks: &instance_blocks,
-    });
-    estimate_dict(py, &e)
+    };
+    estimate_dict(py, &stop::estimate(&layout, run.as_ref()))
 }
 
 /// The estimate from whole runs' figures of one point: their mean, the spread between runs

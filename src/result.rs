@@ -9,7 +9,7 @@ use crate::engine::{Engine, TransportKind};
 use crate::hops;
 use crate::placement::Placement;
 use crate::ring::{Phases, Point};
-use crate::stats::{self, Description, Estimate, Layout, Spreads};
+use crate::stats::{self, Description, Estimate, Layout, RunLevel, Spreads, Uncertainty};
 use crate::stop::{self, Stop, Stopped, Verdict};
 
 #[derive(Debug, Clone)]
@@ -78,6 +78,10 @@ pub struct RingSummary {
 pub struct PointStats {
     pub description: Description,
     pub estimate: Estimate,
+    /// The run level earlier runs showed, included in `estimate`, if any, and the
+    /// uncertainty of this run alone (what the next run's history keeps).
+    pub run_level: Option<RunLevel>,
+    pub within: Uncertainty,
     pub ci_low: f64,
     pub ci_high: f64,
     pub spreads: Spreads,
@@ -87,15 +91,22 @@ pub struct PointStats {
 
 impl PointStats {
     /// Of `samples` measured in blocks of `block` repetitions, `instance_blocks` blocks per
-    /// ring instance, held to `stop`'s precision.
-    pub fn of(samples: &[f64], block: usize, instance_blocks: &[usize], stop: &Stop) -> Self {
+    /// ring instance, held to `stop`'s precision, with the run level earlier runs showed.
+    pub fn of(
+        samples: &[f64],
+        block: usize,
+        instance_blocks: &[usize],
+        stop: &Stop,
+        run_level: Option<&RunLevel>,
+    ) -> Self {
         let layout = Layout {
             samples,
             block,
             instance_blocks,
         };
         let description = stats::describe(samples);
-        let estimate = stop::estimate(&layout);
+        let estimate = stop::estimate(&layout, run_level);
+        let within = stop::estimate(&layout, None).uncertainty;
         // No interval at all (one unit to go on) is NaN, not ±inf: "none", in every format.
         let (low, high) = estimate.next_run_interval(stop::CONFIDENCE);
         let finite = low.is_finite() && high.is_finite();
@@ -108,6 +119,8 @@ impl PointStats {
             verdict: stop::verdict(&estimate, stop.target(), description.clusters),
             description,
             estimate,
+            run_level: run_level.copied(),
+            within,
             ci_low,
             ci_high,
             spreads: stats::spreads(&layout),
@@ -218,10 +231,10 @@ const NS_PER_US: f64 = 1000.0;
 /// Every figure of a run of `cfg` that produced `points`.
 pub fn summarize(cfg: &Config, points: &[Point]) -> RingSummary {
     let model = Model::of(cfg.engine, cfg.transport, &cfg.placement);
-    summarize_with(points, model, &cfg.stop)
+    summarize_with(points, model, cfg)
 }
 
-fn summarize_with(points: &[Point], model: Model, stop: &Stop) -> RingSummary {
+fn summarize_with(points: &[Point], model: Model, cfg: &Config) -> RingSummary {
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     let us = |v: Vec<f64>| v.into_iter().map(|x| x / NS_PER_US).collect::<Vec<_>>();
     // Each point's series, one value per repetition (averaged over the parallel rings).
@@ -237,7 +250,10 @@ fn summarize_with(points: &[Point], model: Model, stop: &Stop) -> RingSummary {
     let stats: Vec<PointStats> = points
         .iter()
         .zip(&samples_us)
-        .map(|(p, v)| PointStats::of(v, p.block, &p.instance_blocks, stop))
+        .enumerate()
+        .map(|(j, (p, v))| {
+            PointStats::of(v, p.block, &p.instance_blocks, &cfg.stop, cfg.run_level(j))
+        })
         .collect();
     let all_overhead: Vec<f64> = points
         .iter()
@@ -353,7 +369,8 @@ pub fn pingpong(cfg: &Config, p: &Point) -> PingPong {
     let trips = p.trips[0];
     let loops = trips * samples_us.len() as u64;
     let elapsed_s = samples_us.iter().sum::<f64>() * trips as f64 / 1e6;
-    let stats = PointStats::of(&samples_us, p.block, &p.instance_blocks, &cfg.stop);
+    let run = cfg.run_level(0);
+    let stats = PointStats::of(&samples_us, p.block, &p.instance_blocks, &cfg.stop, run);
     let usecs_per_op = stats.description.median;
     PingPong {
         loops,
@@ -409,14 +426,19 @@ mod tests {
         }
     }
 
-    const FIXED: Stop = Stop::Repetitions(3);
+    fn fixed() -> Config {
+        Config {
+            stop: Stop::Repetitions(3),
+            ..Config::lat_ctx(vec![2])
+        }
+    }
 
     const BLOCKING_ONE_CPU: Model = Model::Blocking { single_cpu: true };
 
     #[test]
     fn net_samples_are_raw_minus_overhead_per_repetition() {
         let p = point(2, &[3000.0, 4000.0, 5000.0], &[1000.0, 1000.0, 2000.0]);
-        let s = summarize_with(&[p], BLOCKING_ONE_CPU, &FIXED);
+        let s = summarize_with(&[p], BLOCKING_ONE_CPU, &fixed());
         assert_eq!(s.samples_us, vec![vec![2.0, 3.0, 3.0]]);
         assert_eq!(s.stats[0].description.median, 3.0);
         assert_eq!(s.stats[0].description.min, 2.0);
@@ -435,7 +457,11 @@ mod tests {
 
     #[test]
     fn a_switch_below_the_overhead_is_flagged_not_dropped() {
-        let s = summarize_with(&[point(2, &[1000.0], &[1500.0])], BLOCKING_ONE_CPU, &FIXED);
+        let s = summarize_with(
+            &[point(2, &[1000.0], &[1500.0])],
+            BLOCKING_ONE_CPU,
+            &fixed(),
+        );
         assert_eq!(s.stats[0].description.median, -0.5);
         assert_eq!(s.below_resolution, vec![true]);
     }
@@ -444,7 +470,7 @@ mod tests {
     fn counts_outside_the_model_warn() {
         let mut p = point(8, &[3000.0], &[1000.0]);
         p.counters.switches = Some(10);
-        let s = summarize_with(&[p.clone()], BLOCKING_ONE_CPU, &FIXED);
+        let s = summarize_with(&[p.clone()], BLOCKING_ONE_CPU, &fixed());
         assert_eq!(s.warnings.len(), 1);
         assert!(
             s.warnings[0].contains("switches_per_hop=0.10"),
@@ -452,7 +478,7 @@ mod tests {
             s.warnings
         );
         p.counters.switches = Some(0);
-        assert!(summarize_with(&[p.clone()], Model::Invisible, &FIXED)
+        assert!(summarize_with(&[p.clone()], Model::Invisible, &fixed())
             .warnings
             .is_empty());
         p.counters.switches = None;
@@ -461,7 +487,7 @@ mod tests {
             involuntary: 10,
             passes: 20,
         };
-        let s = summarize_with(&[p], Model::Yielding, &FIXED);
+        let s = summarize_with(&[p], Model::Yielding, &fixed());
         assert_eq!((s.switches_per_hop[0], s.switch_source[0]), (2.0, "rusage"));
     }
 
@@ -496,7 +522,7 @@ mod tests {
         a.hops = Some((counts, 9_100));
         let mut b = a.clone();
         b.hops = Some((vec![0; hops::BUCKETS], 0));
-        let h = summarize_with(&[a.clone(), b], BLOCKING_ONE_CPU, &FIXED)
+        let h = summarize_with(&[a.clone(), b], BLOCKING_ONE_CPU, &fixed())
             .hops
             .expect("both points recorded");
         assert_eq!(h.counts.len(), 2);
@@ -510,7 +536,7 @@ mod tests {
         assert_eq!(h.percentiles_us[4].1, vec![9.1, 0.0]);
         // A point that did not record: no histogram at all, not a partial one.
         assert!(
-            summarize_with(&[a, point(2, &[1.0], &[0.5])], BLOCKING_ONE_CPU, &FIXED)
+            summarize_with(&[a, point(2, &[1.0], &[0.5])], BLOCKING_ONE_CPU, &fixed())
                 .hops
                 .is_none()
         );

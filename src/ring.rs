@@ -10,6 +10,7 @@ use crate::hops;
 use crate::measure::{run_driver, DriverRun, PointRun, Seat, Series, Timing};
 use crate::memory;
 use crate::placement::{self, Placement};
+use crate::stats::RunLevel;
 use crate::stop::{self, Stop, Stopped, BLOCK_REPETITIONS, MIN_BLOCKS};
 use crate::sys;
 use crate::watchdog;
@@ -138,7 +139,12 @@ fn precise_points(
         let blocks = stop::instance_blocks(2.0 * spawn_s, block_s, max_time, left);
         blocks.max(MIN_BLOCKS.min(left))
     };
-    let mut state: Vec<Precise> = placements.iter().map(|_| Precise::default()).collect();
+    let mut state: Vec<Precise> = (0..placements.len())
+        .map(|j| Precise {
+            run: cfg.run_level(j).copied(),
+            ..Precise::default()
+        })
+        .collect();
     while state.iter().any(|p| p.stopped.is_none()) {
         for ((procs, cpus), p) in placements.iter().zip(&mut state) {
             if p.stopped.is_some() {
@@ -169,6 +175,8 @@ struct Precise {
     /// Net per-hop ns of every repetition so far, and the blocks each instance measured.
     samples: Vec<f64>,
     instance_blocks: Vec<usize>,
+    /// What earlier runs of the point showed of the spread between runs.
+    run: Option<RunLevel>,
     /// Blocks of the next instance: `None` before the first, which decides once its
     /// participants run.
     next_blocks: Option<usize>,
@@ -202,7 +210,8 @@ impl Precise {
         // No instance that would end more than halfway past the cap: a point then takes
         // about `max_time`, not up to a whole instance more.
         let halfway = self.spent + (setup_s + next as f64 * block_s) / 2.0;
-        self.stopped = stop::decide(stop, &self.samples, &self.instance_blocks, halfway);
+        let run = self.run.as_ref();
+        self.stopped = stop::decide(stop, &self.samples, &self.instance_blocks, run, halfway);
     }
 }
 

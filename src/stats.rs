@@ -240,6 +240,58 @@ impl Uncertainty {
         df: 0.0,
         level: Level::Repetition,
     };
+
+    /// This run's uncertainty of a figure of `center` plus the run level, as the next run
+    /// will see it: the two variances add, with Satterthwaite's degrees of freedom.
+    pub fn with_run_level(self, center: f64, run: &RunLevel) -> Uncertainty {
+        let (within, between) = (self.se * self.se, (run.sd * center).powi(2));
+        if between == 0.0 || !within.is_finite() {
+            return self;
+        }
+        let total = within + between;
+        let df = total * total / (within * within / self.df + between * between / run.df);
+        Uncertainty {
+            se: total.sqrt(),
+            df,
+            level: Level::Run,
+        }
+    }
+}
+
+/// The spread between runs of a point that one run cannot see (the machine's drift over
+/// seconds to hours), estimated from earlier runs of the same point on the same machine:
+/// DerSimonian and Laird's between-study variance of their log figures, each run weighed by
+/// its own within-run error. `sd` is relative (0.05: runs differ by about 5 % beyond what
+/// each run's own error explains), `df` the runs it rests on less one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunLevel {
+    pub sd: f64,
+    pub df: f64,
+}
+
+/// The `RunLevel` of earlier runs' `log_figures` (ln of each run's figure) and their relative
+/// standard errors; `None` below two usable runs (a figure or error that is not finite and
+/// positive is left out).
+pub fn run_level(log_figures: &[f64], rel_se: &[f64]) -> Option<RunLevel> {
+    let runs: Vec<(f64, f64)> = log_figures
+        .iter()
+        .zip(rel_se)
+        .filter(|(y, s)| y.is_finite() && s.is_finite() && **s > 0.0)
+        .map(|(&y, &s)| (y, 1.0 / (s * s)))
+        .collect();
+    if runs.len() < 2 {
+        return None;
+    }
+    let sum_w: f64 = runs.iter().map(|r| r.1).sum();
+    let sum_w2: f64 = runs.iter().map(|r| r.1 * r.1).sum();
+    let mean = runs.iter().map(|(y, w)| y * w).sum::<f64>() / sum_w;
+    let q: f64 = runs.iter().map(|(y, w)| w * (y - mean).powi(2)).sum();
+    let df = (runs.len() - 1) as f64;
+    let tau2 = ((q - df) / (sum_w - sum_w2 / sum_w)).max(0.0);
+    Some(RunLevel {
+        sd: tau2.sqrt(),
+        df,
+    })
 }
 
 /// The standard error of a point's figure, from a one-way random-effects analysis of its
@@ -842,6 +894,66 @@ mod tests {
         assert!(difference(&estimate(0.0, 0.1, 5.0), &base, 0.95)
             .ratio
             .is_nan());
+    }
+
+    #[test]
+    fn the_run_level_is_what_runs_differ_by_beyond_their_own_errors() {
+        // Runs agreeing within their errors: no run level.
+        let close = [0.0, 0.001, -0.001, 0.0005];
+        let l = run_level(&close, &[0.01; 4]).unwrap();
+        assert_eq!((l.sd, l.df), (0.0, 3.0));
+        // Runs 10 % apart with 1 % errors: about the spread of the figures themselves.
+        let apart = [0.0, 0.1, -0.1, 0.05, -0.05];
+        let l = run_level(&apart, &[0.01; 5]).unwrap();
+        let sd = (sum_sq_dev(&apart) / 4.0).sqrt();
+        assert!((l.sd * l.sd - (sd * sd - 1e-4)).abs() < 1e-9, "{l:?}");
+        // Unusable runs are left out; fewer than two: nothing to say.
+        assert!(run_level(&[0.0, f64::NAN], &[0.01, 0.01]).is_none());
+        assert!(run_level(&[0.0, 0.1], &[0.01, 0.0]).is_none());
+    }
+
+    #[test]
+    fn a_run_level_widens_the_uncertainty_and_becomes_its_level() {
+        let u = Uncertainty {
+            se: 0.3,
+            df: 10.0,
+            level: Level::Instance,
+        };
+        let run = RunLevel { sd: 0.04, df: 19.0 };
+        let w = u.with_run_level(10.0, &run);
+        assert_eq!(w.level, Level::Run);
+        assert!((w.se - 0.5).abs() < 1e-12, "{w:?}");
+        // Satterthwaite: 0.25² / (0.09²/10 + 0.16²/19).
+        let df = 0.0625 / (0.0081 / 10.0 + 0.0256 / 19.0);
+        assert!((w.df - df).abs() < 1e-9);
+        assert_eq!(u.with_run_level(10.0, &RunLevel { sd: 0.0, df: 5.0 }), u);
+    }
+
+    #[test]
+    fn with_the_run_level_the_next_run_falls_inside_as_promised() {
+        // A run level of 4 % the run cannot see, known from 29 earlier runs.
+        let mut rng = Rng(11);
+        let sd = [0.04, 0.01, 0.01, 0.01];
+        let shape = vec![3; 6];
+        let runs: Vec<(f64, (f64, f64))> = (0..2000)
+            .map(|_| {
+                let xs = simulated_run(&mut rng, 6, 3, sd);
+                let l = layout(&xs, 4, &shape);
+                let center = median(&xs);
+                let run = RunLevel { sd: 0.04, df: 29.0 };
+                let e = Estimate {
+                    center,
+                    uncertainty: uncertainty(&l).with_run_level(center, &run),
+                };
+                (center, e.next_run_interval(0.95))
+            })
+            .collect();
+        let inside = runs
+            .windows(2)
+            .filter(|w| (w[0].1 .0..=w[0].1 .1).contains(&w[1].0))
+            .count() as f64
+            / (runs.len() - 1) as f64;
+        assert!((0.92..=0.985).contains(&inside), "{inside}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! until the interval of the variance model (`stats`) is as narrow as asked or a cap comes
 //! first.
 
-use crate::stats::{self, Estimate, Layout};
+use crate::stats::{self, Estimate, Layout, RunLevel};
 
 /// When a point has measured enough.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -15,9 +15,10 @@ pub enum Stop {
     /// blocks of `BLOCK_REPETITIONS` repetitions, one overhead repetition per block, taken
     /// round-robin over the points, until the point's next-run interval
     /// (`stats::Estimate::next_run_interval`) lies within ± `target` × its figure — after at
-    /// least `MIN_INSTANCES` instances and `MIN_BLOCKS` blocks — or one more block would pass
-    /// `max_repetitions`, or the next instance would end more than halfway past `max_time`
-    /// seconds.
+    /// least `MIN_INSTANCES` instances and `MIN_BLOCKS` blocks — or, where earlier runs
+    /// showed a run level (`stats::RunLevel`), until measuring longer could no longer narrow
+    /// the interval much (`RUN_DOMINANCE`), or one more block would pass `max_repetitions`,
+    /// or the next instance would end more than halfway past `max_time` seconds.
     Precision {
         target: f64,
         max_repetitions: usize,
@@ -50,6 +51,9 @@ pub const FIXED_MIN_TIME: f64 = 0.05;
 pub const CONFIDENCE: f64 = 0.95;
 /// Relative half-width above which a point is `Unstable` rather than `Noisy`.
 const NOISY_HALF_WIDTH: f64 = 0.10;
+/// A point whose within-run standard error is at most this fraction of the run level's
+/// stops: measuring on could narrow its interval by 5 % at most (√(1 + 1/9) = 1.054).
+const RUN_DOMINANCE: f64 = 1.0 / 3.0;
 
 impl Stop {
     /// Seconds per repetition when the caller names none.
@@ -89,6 +93,9 @@ pub enum Stopped {
     MaxRepetitions,
     /// The time cap came first.
     TimeCap,
+    /// The spread between runs (the run level earlier runs showed) is most of the interval:
+    /// measuring longer would not narrow it.
+    RunSpread,
 }
 
 impl Stopped {
@@ -98,27 +105,35 @@ impl Stopped {
             Stopped::Precision => "precision",
             Stopped::MaxRepetitions => "max_repetitions",
             Stopped::TimeCap => "time_cap",
+            Stopped::RunSpread => "run_spread",
         }
     }
 }
 
 /// A point's figure and uncertainty under the variance model: the median of its samples,
-/// and the uncertainty from the levels they were measured in.
-pub fn estimate(layout: &Layout) -> Estimate {
+/// and the uncertainty from the levels they were measured in, plus the run level where
+/// earlier runs showed one.
+pub fn estimate(layout: &Layout, run: Option<&RunLevel>) -> Estimate {
+    let center = stats::median(layout.samples);
+    let within = stats::uncertainty(layout);
     Estimate {
-        center: stats::median(layout.samples),
-        uncertainty: stats::uncertainty(layout),
+        center,
+        uncertainty: match run {
+            Some(run) => within.with_run_level(center, run),
+            None => within,
+        },
     }
 }
 
 /// Whether a point in precision mode has measured enough, given its net samples so far
-/// (any unit; blocks of `BLOCK_REPETITIONS` in instances of `instance_blocks`) and the
-/// seconds the point will have taken halfway through its next instance. `None`: measure
-/// another instance.
+/// (any unit; blocks of `BLOCK_REPETITIONS` in instances of `instance_blocks`), the run
+/// level of earlier runs if known, and the seconds the point will have taken halfway
+/// through its next instance. `None`: measure another instance.
 pub fn decide(
     stop: &Stop,
     samples: &[f64],
     instance_blocks: &[usize],
+    run: Option<&RunLevel>,
     halfway_s: f64,
 ) -> Option<Stopped> {
     let Stop::Precision {
@@ -137,8 +152,15 @@ pub fn decide(
             block: BLOCK_REPETITIONS,
             instance_blocks,
         };
-        if estimate(&layout).relative_half_width(CONFIDENCE) <= target {
+        let e = estimate(&layout, run);
+        if e.relative_half_width(CONFIDENCE) <= target {
             return Some(Stopped::Precision);
+        }
+        if let Some(run) = run {
+            let within = stats::uncertainty(&layout).se;
+            if e.center > 0.0 && within <= RUN_DOMINANCE * run.sd * e.center {
+                return Some(Stopped::RunSpread);
+            }
         }
     }
     if samples.len() + BLOCK_REPETITIONS > max_repetitions {
@@ -235,20 +257,24 @@ mod tests {
     fn decide_waits_for_enough_instances_and_blocks_then_stops_on_the_interval() {
         let stop = precise(0.02, 400, 10.0);
         let steady = blocks(&[100.0, 100.1, 99.9, 100.0]);
-        assert_eq!(decide(&stop, &steady, &[4], 0.0), None, "one instance");
         assert_eq!(
-            decide(&stop, &steady[..12], &[2, 1], 0.0),
+            decide(&stop, &steady, &[4], None, 0.0),
+            None,
+            "one instance"
+        );
+        assert_eq!(
+            decide(&stop, &steady[..12], &[2, 1], None, 0.0),
             None,
             "three blocks"
         );
         assert_eq!(
-            decide(&stop, &steady, &[2, 2], 0.0),
+            decide(&stop, &steady, &[2, 2], None, 0.0),
             Some(Stopped::Precision)
         );
         let drifting = blocks(&[90.0, 110.0, 100.0, 100.0]);
-        assert_eq!(decide(&stop, &drifting, &[2, 2], 0.0), None);
+        assert_eq!(decide(&stop, &drifting, &[2, 2], None, 0.0), None);
         assert_eq!(
-            decide(&precise(0.5, 400, 10.0), &drifting, &[2, 2], 0.0),
+            decide(&precise(0.5, 400, 10.0), &drifting, &[2, 2], None, 0.0),
             Some(Stopped::Precision)
         );
     }
@@ -263,6 +289,7 @@ mod tests {
                 &precise(0.01, made + BLOCK_REPETITIONS - 1, 10.0),
                 &noisy,
                 &shape,
+                None,
                 0.0
             ),
             Some(Stopped::MaxRepetitions)
@@ -272,20 +299,27 @@ mod tests {
                 &precise(0.01, made + BLOCK_REPETITIONS, 10.0),
                 &noisy,
                 &shape,
+                None,
                 0.0
             ),
             None
         );
         assert_eq!(
-            decide(&precise(0.01, 400, 0.5), &noisy, &shape, 0.6),
+            decide(&precise(0.01, 400, 0.5), &noisy, &shape, None, 0.6),
             Some(Stopped::TimeCap)
         );
-        assert_eq!(decide(&precise(0.01, 400, 0.5), &noisy, &shape, 0.1), None);
+        assert_eq!(
+            decide(&precise(0.01, 400, 0.5), &noisy, &shape, None, 0.1),
+            None
+        );
         // A switch below the method's resolution never counts as precise.
         let below = blocks(&[-1.0; 4]);
-        assert_eq!(decide(&precise(0.5, 400, 10.0), &below, &shape, 0.0), None);
         assert_eq!(
-            decide(&Stop::Repetitions(11), &noisy, &shape, 0.0),
+            decide(&precise(0.5, 400, 10.0), &below, &shape, None, 0.0),
+            None
+        );
+        assert_eq!(
+            decide(&Stop::Repetitions(11), &noisy, &shape, None, 0.0),
             Some(Stopped::Repetitions)
         );
     }
@@ -356,19 +390,47 @@ mod tests {
     }
 
     #[test]
+    fn a_run_level_that_dominates_stops_a_point_early_and_one_that_does_not_waits() {
+        let stop = precise(0.02, 400, 10.0);
+        // Blocks within ±0.2 %: the run's own error is tiny.
+        let samples = blocks(&[100.0, 100.2, 99.8, 100.1, 99.9, 100.0]);
+        let shape = [2, 2, 2];
+        let wide = RunLevel { sd: 0.05, df: 19.0 };
+        assert_eq!(
+            decide(&stop, &samples, &shape, Some(&wide), 0.0),
+            Some(Stopped::RunSpread)
+        );
+        // A run level far below the run's own error changes nothing.
+        let small = RunLevel {
+            sd: 0.0001,
+            df: 19.0,
+        };
+        assert_eq!(
+            decide(&stop, &samples, &shape, Some(&small), 0.0),
+            Some(Stopped::Precision)
+        );
+        let noisy = blocks(&[90.0, 110.0, 95.0, 105.0, 92.0, 108.0]);
+        assert_eq!(decide(&stop, &noisy, &shape, Some(&wide), 0.0), None);
+        assert_eq!(Stopped::RunSpread.as_str(), "run_spread");
+    }
+
+    #[test]
     fn a_point_that_stopped_on_precision_is_stable() {
         let stop = precise(0.02, 400, 10.0);
         let samples = blocks(&[100.0, 100.5, 99.5, 100.2, 99.8, 100.1]);
         let shape = [2, 2, 2];
         assert_eq!(
-            decide(&stop, &samples, &shape, 0.0),
+            decide(&stop, &samples, &shape, None, 0.0),
             Some(Stopped::Precision)
         );
-        let e = estimate(&Layout {
-            samples: &samples,
-            block: BLOCK_REPETITIONS,
-            instance_blocks: &shape,
-        });
+        let e = estimate(
+            &Layout {
+                samples: &samples,
+                block: BLOCK_REPETITIONS,
+                instance_blocks: &shape,
+            },
+            None,
+        );
         assert_eq!(verdict(&e, stop.target(), 1), Verdict::Stable);
     }
 }

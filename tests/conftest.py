@@ -7,6 +7,11 @@ import pytest
 
 import ctxbench
 
+# Runs of one test must not widen another's intervals through the machine's run history
+# (ctxbench._history), nor the user's history be filled with tests' runs: off unless a test
+# turns it on in a directory of its own.
+os.environ["CTXBENCH_HISTORY"] = "off"
+
 # Tests check properties, not speed: keep every repetition tiny.
 FAST = {"min_time": 0.002, "repetitions": 3, "warmup": 0}
 

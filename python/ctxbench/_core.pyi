@@ -49,6 +49,7 @@ _Floats = NDArray[np.float64]
 _Ints = NDArray[np.int64]
 
 _Level = Literal["repetition", "block", "instance", "run"]
+_Stopped = Literal["repetitions", "precision", "max_repetitions", "time_cap", "run_spread"]
 
 @type_check_only
 class StatsDict(TypedDict):
@@ -66,11 +67,14 @@ class StatsDict(TypedDict):
     ci_low: _Floats
     ci_high: _Floats
     se: _Floats
+    se_within: _Floats
     df: _Floats
     level: list[_Level]
     sd_repetition: _Floats
     sd_block: _Floats
     sd_instance: _Floats
+    sd_run: _Floats
+    runs_seen: _Floats
     instances: _Ints
     outliers: _Ints
     clusters: _Ints
@@ -135,7 +139,7 @@ class RingDict(TypedDict):
     repetitions: int | None
     precision: float | None
     max_time: float | None
-    stopped: list[Literal["repetitions", "precision", "max_repetitions", "time_cap"]]
+    stopped: list[_Stopped]
     repetitions_made: _Ints
     warmup: int
     parallel: int
@@ -194,7 +198,7 @@ class PingpongDict(TypedDict):
     min_time: float
     samples_us: _Floats
     stats: StatsDict
-    stopped: Literal["repetitions", "precision", "max_repetitions", "time_cap"]
+    stopped: _Stopped
     block: int
     instance_blocks: _Ints
     phase_s: PhasesDict
@@ -216,6 +220,7 @@ def ring(
     min_time: float | None = None,
     timeout: float = ...,
     record_hops: bool = False,
+    history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
 ) -> RingDict: ...
 def pingpong(
     loops: int | None = None,
@@ -229,10 +234,15 @@ def pingpong(
     max_repetitions: int = ...,
     min_time: float | None = None,
     timeout: float = ...,
+    history: tuple[Sequence[float], Sequence[float]] | None = None,
 ) -> PingpongDict: ...
 def workload_checksum(size_kb: int) -> int: ...
 def estimate(
-    samples: Sequence[float], block: int, instance_blocks: Sequence[int]
+    samples: Sequence[float],
+    block: int,
+    instance_blocks: Sequence[int],
+    run_sd: float | None = None,
+    runs_seen: float | None = None,
 ) -> EstimateDict: ...
 def runs_estimate(figures: Sequence[float]) -> EstimateDict: ...
 def difference(base: EstimateDict, new: EstimateDict) -> DifferenceDict: ...

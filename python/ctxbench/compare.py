@@ -57,7 +57,15 @@ def _estimate(group: pd.DataFrame) -> dict[str, Any]:
     instance_blocks = [
         len({b for i, b in zip(instance, block) if i == k}) for k in sorted(set(instance))
     ]
-    out = dict(_core.estimate(values, per_block, instance_blocks))
+    # The run level the run knew of from this machine's earlier runs, if it recorded one.
+    run = {
+        name: float(rows[name].iloc[0])
+        for name in ("sd_run", "runs_seen")
+        if name in rows.columns and rows[name].notna().any()
+    }
+    out = dict(
+        _core.estimate(values, per_block, instance_blocks, run.get("sd_run"), run.get("runs_seen"))
+    )
     out["units"] = len(instance_blocks) if out["level"] == "instance" else len(set(block))
     return out
 

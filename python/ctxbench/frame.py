@@ -123,6 +123,10 @@ def _ring_columns(r: Any) -> dict[str, Any]:
         "verdict": np.asarray(stats["verdict"], dtype=object)[point],
         "below_resolution": np.asarray(r.below_resolution, dtype=bool)[point],
     }
+    # The run level the run knew of (results from before it have none).
+    for name in ("sd_run", "runs_seen"):
+        if name in stats:
+            columns[name] = np.asarray(stats[name], dtype=np.float64)[point]
     for name in OPTIONAL_POINT_ARRAYS:
         values = getattr(r, name, None)
         if values is not None and len(values) == npoints:
@@ -175,6 +179,8 @@ def _pingpong_columns(r: Any) -> dict[str, Any]:
         "min_us": float(per_switch.min()),
         "ci_low": point("ci_low") / 2,
         "ci_high": point("ci_high") / 2,
+        "sd_run": point("sd_run"),
+        "runs_seen": point("runs_seen", 0.0),
         "verdict": point("verdict", None),
         "usecs_per_op": float(r.usecs_per_op),
         "ops_per_sec": float(r.ops_per_sec),

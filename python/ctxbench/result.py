@@ -280,6 +280,12 @@ def _stop_phrase(stats: dict[str, Any], j: int, name: object, stopped: str, aske
     if level is not None and instances is not None:
         on = f" over {int(instances[j])} instance{'s' if int(instances[j]) != 1 else ''}"
     phrase = f"{name}: {stopped}{on}, {width}"
+    runs = stats.get("sd_run")
+    if stopped == "run_spread" and runs is not None:
+        phrase += (
+            f" (runs on this machine differ by ±{float(runs[j]):.1%} beyond their own "
+            "errors: measuring longer would not narrow it)"
+        )
     if stopped in ("time_cap", "max_repetitions") and asked is not None:
         spread = stats.get("sd_instance")
         between = float(spread[j]) / abs(median) if spread is not None and median else np.nan

@@ -129,7 +129,11 @@ RING: dict[str, Field] = {
             "clusters": _int(P, min=1),
             "verdict": Field("str", (P,)),
             # The variance model (files from before it lack these).
-            "se": _float(P, min=0, nan=True, holes=True, required=False),
+            **{
+                k: _float(P, min=0, nan=True, holes=True, required=False)
+                for k in ("se", "se_within", "sd_run")
+            },
+            "runs_seen": _float(P, min=0, required=False),
             "df": _float(P, min=0, required=False),
             "level": Field("str", (P,), choices=LEVELS, required=False),
             **{
@@ -356,6 +360,8 @@ TABLE_COLUMNS: dict[str, Field] = {
     "repetitions_made": _int(min=0),
     "block": _int(min=0),
     "instance": _int(min=0),
+    "sd_run": _float(min=0),
+    "runs_seen": _float(min=0),
     "source": Field("str"),
     **{k: Field("str") for k in ("kernel", "cpu_model", "ctxbench_version", "date", "test")},
 }
