@@ -72,6 +72,7 @@ def test_parallel_rings_report_per_ring(no_leaks: None) -> None:
         assert (row == cpus[ring % len(cpus)]).all()
 
 
+@pytest.mark.slow
 def test_large_ring(no_leaks: None) -> None:
     r = ctxbench.lat_ctx([256], min_time=0.01, repetitions=2, warmup=0)
     assert r.cpus[0].shape == (1, 256) and r.work_verified.all()
@@ -385,6 +386,7 @@ def test_pingpong_bad_input(bad: dict[str, object]) -> None:
         ctxbench.pingpong(**bad)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", [e for e, ts in _core.TRANSPORTS.items() if "signal" in ts])
 def test_signal_queue_never_overflows(engine: str) -> None:
     # A repetition long enough to send more signals than RLIMIT_SIGPENDING allows queued:

@@ -50,6 +50,17 @@ def test_lmbench_sched_is_honoured_unless_a_flag_says_otherwise(sched: str, plac
     assert json.loads(p.stdout)["placement"] == "default"
 
 
+def test_an_unpinned_run_says_why_it_swings_and_a_pinned_one_does_not() -> None:
+    unpinned = run_cli("lat-ctx", *FAST_FLAGS, "2")
+    pinned = run_cli("lat-ctx", *FAST_FLAGS, "--placement", "single", "2")
+    assert unpinned.returncode == 0 and pinned.returncode == 0
+    hint = "ctxbench: hint: unpinned: "
+    assert [line for line in unpinned.stderr.splitlines() if line.startswith(hint)] == [
+        hint + "the share of hops that cross CPUs (slow) varies run to run; pin: --placement single"
+    ]
+    assert hint not in pinned.stderr
+
+
 def test_bad_input_exits_2_naming_the_problem() -> None:
     p = run_cli("lat-ctx", *FAST_FLAGS, "1")
     assert p.returncode == 2 and "procs" in p.stderr

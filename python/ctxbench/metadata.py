@@ -402,13 +402,23 @@ def _one_line(text: str) -> str:
     return flat
 
 
-def hints(metadata: dict[str, object], *, placement: str) -> list[str]:
-    """Short human hints (one line each) explaining why a result may be noisy."""
+def hints(metadata: dict[str, object], *, placement: str, stable: bool = False) -> list[str]:
+    """Short human hints (one line each) explaining why a result may be noisy.
+
+    An unpinned run gets its hint whatever its verdicts: its figure moves between runs even
+    when each run looks steady. The machine's hints are left out when every point was
+    ``stable``.
+    """
     out: list[str] = []
     cpu_count = _as_int(metadata.get("cpu_count"))
 
-    if placement != "single" and metadata.get("hypervisor") is True:
-        out.append("unpinned on a VM: pin with --placement single for steadier numbers")
+    if placement == "default":
+        out.append(
+            "unpinned: the share of hops that cross CPUs (slow) varies run to run; "
+            "pin: --placement single"
+        )
+    if stable:
+        return out
 
     if cpu_count is not None and cpu_count <= 2:
         out.append(f"only {cpu_count} CPUs: benchmark threads compete with the OS for cores")

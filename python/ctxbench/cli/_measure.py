@@ -164,9 +164,9 @@ def _ring(args: argparse.Namespace) -> int:
                 "(lat_ctx would have omitted this line)",
                 file=sys.stderr,
             )
-    if any(v != "stable" for v in r.stats["verdict"]):
-        for line in metadata.hints(r.metadata, placement=r.placement):
-            print(f"ctxbench: hint: {line}", file=sys.stderr)
+    stable = all(v == "stable" for v in r.stats["verdict"])
+    for line in metadata.hints(r.metadata, placement=r.placement, stable=stable):
+        print(f"ctxbench: hint: {line}", file=sys.stderr)
     return 0
 
 
