@@ -16,13 +16,11 @@ use std::time::Instant;
 const CHECK_EVERY_S: f64 = 0.1;
 /// The same for a fixed plan, in trips; also the most trips the counted repetition makes.
 const FIXED_CHUNK_TRIPS: u64 = 10_000;
-/// Untimed trips before every block of timed repetitions (each follows an overhead
-/// repetition, in which the ring idles): an eighth of a repetition, at least four trips.
-/// Measured pinned on the 2-CPU VM, 5 ms repetitions, the first one of a block over the
-/// median of the other three: 1.19 at 128 participants and 1.42 at 256 without; 1.06 and
-/// 1.36 after one trip; 1.03 and 1.02-1.16 after two; 1.02-1.03 at 256 after four; 1.00 at 8
-/// and 64 either way. lmbench and the C ring run their repetitions back to back and measure
-/// the overhead apart.
+/// Untimed trips before every block of timed repetitions: each block follows an overhead
+/// repetition, in which the ring idles, and an idle ring of hundreds of participants comes
+/// back slowly; four trips bring it back to speed (docs: accuracy, "Hundreds of
+/// processes"). lmbench and the C ring run their repetitions back to back and measure the
+/// overhead apart, so they need none.
 const REWARM_DIVISOR: u64 = 8;
 const REWARM_MIN_TRIPS: u64 = 4;
 

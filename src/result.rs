@@ -182,8 +182,8 @@ pub enum Model {
     Invisible,
     /// Every hop blocks the receiver until the sender wakes it. On one CPU that is at least
     /// one switch per hop, and at most two: a woken participant often preempts its waker,
-    /// which runs again later only to block (measured: 1.0 with 2 participants, about 1.5
-    /// with 8). Fewer when the receiver is still running on another CPU.
+    /// which runs again later only to block. Fewer when the receiver is still running on
+    /// another CPU.
     Blocking { single_cpu: bool },
     /// sched_yield: at least one switch per hop, more when the scheduler picks a task that
     /// does not hold the token.
