@@ -22,6 +22,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "repetitions; left out of the quick loop `pytest -m 'not slow'`, run by CI",
     )
 
+
 # Tests check properties, not speed: keep every repetition tiny.
 FAST = {"min_time": 0.002, "repetitions": 3, "warmup": 0}
 
