@@ -168,7 +168,7 @@ fn measure<T: Send>(
 /// Two participants bounce the token, as `perf bench sched pipe` does: `loops` round trips
 /// timed as one run (perf's form), or, without `loops`, until precise as a ring point.
 #[pyfunction]
-#[pyo3(signature = (loops=None, *, threads=false, transport="pipe", placement=None,
+#[pyo3(signature = (loops=None, *, threads=false, engine=None, transport=None, placement=None,
     cpu=None, precision=stop::DEFAULT_PRECISION, max_time=stop::DEFAULT_MAX_TIME,
     max_repetitions=stop::DEFAULT_MAX_REPETITIONS, min_time=None,
     timeout=config::DEFAULT_TIMEOUT, history=None))]
@@ -177,7 +177,8 @@ fn pingpong<'py>(
     py: Python<'py>,
     #[pyo3(from_py_with = optional_loops_arg)] loops: Option<usize>,
     threads: bool,
-    transport: &str,
+    engine: Option<&str>,
+    transport: Option<&str>,
     placement: Option<&Bound<'py, PyAny>>,
     #[pyo3(from_py_with = cpu_arg)] cpu: Option<i64>,
     precision: f64,
@@ -187,8 +188,18 @@ fn pingpong<'py>(
     timeout: f64,
     history: Option<RunHistory>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let engine = if threads { "thread" } else { "process" };
-    let (engine, transport) = engine_transport(engine, Some(transport))?;
+    // perf's -T is the thread engine; any engine can be named, fibers too.
+    let engine = match (engine, threads) {
+        (None, true) => "thread",
+        (None, false) => "process",
+        (Some(name), false) | (Some(name @ "thread"), true) => name,
+        (Some(name), true) => {
+            return Err(PyValueError::new_err(format!(
+                "threads: True means engine=\"thread\", but engine={name:?} was named"
+            )))
+        }
+    };
+    let (engine, transport) = engine_transport(engine, transport)?;
     let stop = Stop::Precision {
         target: precision,
         max_repetitions,
@@ -211,7 +222,7 @@ fn pingpong<'py>(
     let p = result::pingpong(&cfg, &points.remove(0));
     let d = PyDict::new(py);
     d.set_item("loops", p.loops)?;
-    d.set_item("threads", threads)?;
+    d.set_item("threads", engine == Engine::Thread)?;
     d.set_item("engine", engine.name())?;
     d.set_item("transport", transport.name())?;
     d.set_item("placement", cfg.placement.name())?;

@@ -182,12 +182,15 @@ def test_test_ids_are_part_of_the_point(base: pd.DataFrame) -> None:
     assert "test_x.py::test_b" in text.splitlines()[4]
 
 
-def test_ping_pong_compares_and_perf_s_fixed_loop_is_too_few() -> None:
-    kw = {"placement": "single", "max_time": 0.05}
+@pytest.mark.parametrize(
+    "kw", [{}, {"threads": True}, {"engine": "thread", "transport": "futex"}, {"engine": "fiber"}]
+)
+def test_ping_pong_compares_and_perf_s_fixed_loop_is_too_few(kw: dict) -> None:
+    kw = {"placement": "single", "max_time": 0.05, **kw}
     a, b = ctxbench.pingpong(**kw), ctxbench.pingpong(**kw)
     table = compare(a, b)
     assert table["benchmark"].tolist() == ["pingpong"]
     assert table["verdict"].iloc[0] != TOO_FEW
     assert table["n_base"].iloc[0] == len(a.samples_us) > 1
-    fixed = ctxbench.pingpong(2000, placement="single")
+    fixed = ctxbench.pingpong(2000, **kw)
     assert compare(fixed, b)["verdict"].tolist() == [TOO_FEW]

@@ -158,7 +158,8 @@ def pingpong(
     loops: int | None = None,
     *,
     threads: bool = False,
-    transport: str = "pipe",
+    engine: str | None = None,
+    transport: str | None = None,
     placement: Placement = "default",
     cpu: int | None = None,
     precision: float = _core.DEFAULT_PRECISION,
@@ -168,8 +169,10 @@ def pingpong(
     timeout: float = _core.DEFAULT_TIMEOUT,
     history: bool = True,
 ) -> PingpongResult:
-    """``perf bench sched pipe``: two processes (threads with ``threads=True``, perf's ``-T``)
-    bounce a token. One op is one round trip, i.e. two switches; raw time, nothing subtracted.
+    """``perf bench sched pipe``: two processes (threads with ``threads=True``, perf's ``-T``;
+    or any ``engine``, ``"fiber"`` too) bounce a token over ``transport`` (None: the engine's
+    first, pipe for processes and threads). One op is one round trip, i.e. two switches; raw
+    time, nothing subtracted.
 
     By default measured as a ring point is: short repetitions in fresh ring instances until
     the 95 % interval of the figure lies within ± ``precision`` (or ``max_time`` seconds or
@@ -193,6 +196,7 @@ def pingpong(
     raw = _core.pingpong(
         loops,
         threads=threads,
+        engine=engine,
         transport=transport,
         placement=placement,
         cpu=cpu,

@@ -232,7 +232,7 @@ class PingpongResult:
     def to_perf(self) -> str:
         """The fields `perf bench sched pipe` prints, in its layout (measured until precise:
         the median repetition's figures, and their 95 % interval)."""
-        between = "threads" if self.threads else "processes"
+        between = {"thread": "threads", "fiber": "fibers"}.get(self.engine, "processes")
         interval = ""
         if self.stats and np.isfinite(self.stats["ci_low"][0]):
             low, high = float(self.stats["ci_low"][0]), float(self.stats["ci_high"][0])

@@ -85,13 +85,19 @@ def _add_pipe(sub: Any) -> None:
         "-T",
         "--threaded",
         action="store_true",
-        help="two threads of one process instead of two processes",
+        help="two threads of one process instead of two processes (--engine thread)",
+    )
+    pp.add_argument(
+        "--engine",
+        choices=_core.ENGINES,
+        default=None,
+        help="who switches (default process; thread with -T)",
     )
     pp.add_argument(
         "--transport",
-        choices=_flags.transports("process", "thread"),
-        default="pipe",
-        help="how the token travels (default pipe)",
+        choices=_flags.transports(),
+        default=None,
+        help="how the token travels (default: the engine's first; pipe, resume for fibers)",
     )
     _flags.placement_flags(pp, "default")
     pp.add_argument("--json", action="store_true", help="print the full result as JSON")
@@ -174,6 +180,7 @@ def _pipe(args: argparse.Namespace) -> int:
     r = pingpong(
         args.loops,
         threads=args.threaded,
+        engine=args.engine,
         transport=args.transport,
         placement=args.placement if args.placement is not None else "default",
         cpu=args.cpu,
