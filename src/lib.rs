@@ -19,6 +19,7 @@ pub mod ring;
 pub mod stats;
 mod sys;
 pub mod token;
+pub mod topology;
 pub mod transport;
 pub mod watchdog;
 pub mod wire;
