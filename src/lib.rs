@@ -11,6 +11,7 @@ pub mod counters;
 pub mod engine;
 pub mod error;
 pub mod hops;
+pub mod matrix;
 pub mod measure;
 pub mod memory;
 pub mod placement;

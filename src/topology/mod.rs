@@ -272,4 +272,4 @@ impl Topology {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
