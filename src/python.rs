@@ -1,6 +1,8 @@
 //! The pyo3 bindings: Python arguments in, numpy arrays out. Errors are mapped to Python
 //! exceptions here and nowhere else.
 
+mod topo;
+
 use crate::config::{self, Config, Plan, Stop};
 use crate::engine::{Engine, TransportKind};
 use crate::error::Error;
@@ -495,6 +497,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fiber_baseline_ns, m)?)?;
     m.add_function(wrap_pyfunction!(default_transport, m)?)?;
     m.add_function(wrap_pyfunction!(placement_name, m)?)?;
+    topo::register(m)?;
     m.add("DEFAULT_MIN_TIME", config::DEFAULT_MIN_TIME)?;
     m.add("DEFAULT_TIMEOUT", config::DEFAULT_TIMEOUT)?;
     m.add("DEFAULT_PRECISION", config::DEFAULT_PRECISION)?;
