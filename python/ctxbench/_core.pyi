@@ -3,10 +3,9 @@
 from collections.abc import Callable, Sequence
 from typing import Literal, TypedDict, type_check_only
 
-from typing_extensions import NotRequired
-
 import numpy as np
 from numpy.typing import NDArray
+from typing_extensions import NotRequired
 
 __all__ = [
     "ring",
@@ -230,7 +229,9 @@ class TopologyDict(TypedDict):
     notes: list[str]
     relations: NotRequired[NDArray[np.uint8]]
 
-_WakeDict = TypedDict("_WakeDict", {"p50": _Floats, "p90": _Floats, "p99": _Floats, "p99.9": _Floats})
+_WakeDict = TypedDict(
+    "_WakeDict", {"p50": _Floats, "p90": _Floats, "p99": _Floats, "p99.9": _Floats}
+)
 
 @type_check_only
 class MatrixDict(TypedDict):

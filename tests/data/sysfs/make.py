@@ -1,4 +1,5 @@
-"""Writes the sysfs fixture trees (the files ctxbench.topology reads) beside this file: ``python tests/data/sysfs/make.py``.
+"""Writes the sysfs fixture trees (the files ctxbench.topology reads) beside this file:
+``python tests/data/sysfs/make.py``.
 
 Each tree holds what Linux puts under /sys for topology, caches, NUMA nodes and the root
 cgroup's cpuset, for a machine we cannot run on here. The layouts (CPU numbering, which CPUs
@@ -48,7 +49,7 @@ class Machine:
         self.core_cpus_list = True
 
     def cpu(self, cpu: int, package: int, core: int, siblings: list[int], cluster: int = 65535):
-        self.cpus[cpu] = {"package": package, "core": core, "siblings": siblings, "cluster": cluster}
+        self.cpus[cpu] = dict(package=package, core=core, siblings=siblings, cluster=cluster)
 
     def cache(self, level: int, kind: str, size: str, cpus: list[int]) -> None:
         self.caches.append((level, kind, size, cpus))
@@ -182,7 +183,7 @@ def offline() -> Machine:
     """Eight CPUs, 6 and 7 taken offline (echo 0 > cpu6/online)."""
     m = plain("offline", 8)
     m.online = list(range(6))
-    m.caches = [(lv, k, s, [c for c in cpus if c < 6]) for lv, k, s, cpus in m.caches if cpus[0] < 6]
+    m.caches = [(lv, k, s, [c for c in cs if c < 6]) for lv, k, s, cs in m.caches if cs[0] < 6]
     m.nodes[0] = list(range(6))
     return m
 
