@@ -248,15 +248,7 @@ fn ring<'py>(
     record_hops: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (engine, transport) = engine_transport(engine, transport)?;
-    // A fixed count is lmbench's way; without one, measure until precise.
-    let stop = match repetitions {
-        Some(n) => Stop::Repetitions(n),
-        None => Stop::Precision {
-            target: precision,
-            max_repetitions,
-            max_time,
-        },
-    };
+    let stop = stop_rule(repetitions, precision, max_repetitions, max_time);
     let cfg = Config {
         engine,
         transport,
@@ -275,14 +267,27 @@ fn ring<'py>(
     ring_dict(py, &cfg, summarize(&cfg, &points))
 }
 
-/// The `RingDict` of `_core.pyi`: the run's configuration and its summary, as numpy arrays.
-fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("engine", cfg.engine.name())?;
-    d.set_item("transport", cfg.transport.name())?;
-    d.set_item("placement", cfg.placement.name())?;
-    d.set_item("size_kb", cfg.size_kb)?;
-    let (repetitions, precision, max_time) = match cfg.stop {
+/// The stopping rule a caller asked for: a fixed count is lmbench's way; without one,
+/// measure until precise.
+fn stop_rule(
+    repetitions: Option<usize>,
+    precision: f64,
+    max_repetitions: usize,
+    max_time: f64,
+) -> Stop {
+    match repetitions {
+        Some(n) => Stop::Repetitions(n),
+        None => Stop::Precision {
+            target: precision,
+            max_repetitions,
+            max_time,
+        },
+    }
+}
+
+/// A result's `repetitions`, `precision` and `max_time`: the stopping rule it ran under.
+fn set_stop_items(d: &Bound<'_, PyDict>, stop: &Stop) -> PyResult<()> {
+    let (repetitions, precision, max_time) = match *stop {
         Stop::Repetitions(n) => (Some(n), None, None),
         Stop::Precision {
             target, max_time, ..
@@ -290,7 +295,17 @@ fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bou
     };
     d.set_item("repetitions", repetitions)?;
     d.set_item("precision", precision)?;
-    d.set_item("max_time", max_time)?;
+    d.set_item("max_time", max_time)
+}
+
+/// The `RingDict` of `_core.pyi`: the run's configuration and its summary, as numpy arrays.
+fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("engine", cfg.engine.name())?;
+    d.set_item("transport", cfg.transport.name())?;
+    d.set_item("placement", cfg.placement.name())?;
+    d.set_item("size_kb", cfg.size_kb)?;
+    set_stop_items(&d, &cfg.stop)?;
     let stopped = s.stopped.iter().map(|x| x.as_str());
     d.set_item("stopped", PyList::new(py, stopped)?)?;
     let made: Vec<usize> = s.samples_us.iter().map(Vec::len).collect();

@@ -127,14 +127,19 @@ def _ring_columns(r: Any) -> dict[str, Any]:
         values = getattr(r, name, None)
         if values is not None and len(values) == npoints:
             columns[name] = np.asarray(values)[point]
-    # A point that stopped early has NaN where it made no repetition: no row, not a gap.
+    return _made(columns)
+
+
+def _made(columns: dict[str, Any]) -> dict[str, Any]:
+    """The rows of repetitions that were made: a point that stopped early has NaN where it
+    made no repetition, which is no row, not a gap."""
     made = ~np.isnan(columns["value"])
-    if not made.all():
-        columns = {
-            k: v[made] if isinstance(v, np.ndarray) and v.shape[:1] == made.shape else v
-            for k, v in columns.items()
-        }
-    return columns
+    if made.all():
+        return columns
+    return {
+        k: v[made] if isinstance(v, np.ndarray) and v.shape[:1] == made.shape else v
+        for k, v in columns.items()
+    }
 
 
 def _pingpong_columns(r: Any) -> dict[str, Any]:
@@ -177,7 +182,10 @@ def _matrix_columns(r: Any) -> dict[str, Any]:
     reps, ncells = samples.shape
     # Cell-major rows: each cell's repetitions together.
     cell = np.repeat(np.arange(ncells), reps)
-    per_cell = lambda v: np.asarray(v)[cell]  # noqa: E731
+
+    def per_cell(values: Any) -> np.ndarray:
+        return np.asarray(values)[cell]
+
     cpu_from, cpu_to = np.asarray(r.cpu_from), np.asarray(r.cpu_to)
     columns: dict[str, Any] = {
         "benchmark": "matrix",
@@ -203,13 +211,7 @@ def _matrix_columns(r: Any) -> dict[str, Any]:
             columns[f"{what}_{end}"] = values[cell]
     for name, values in (getattr(r, "wake_us", None) or {}).items():
         columns[f"wake_{name.replace('.', '')}_us"] = per_cell(values)
-    made = ~np.isnan(columns["value"])
-    if not made.all():
-        columns = {
-            k: v[made] if isinstance(v, np.ndarray) and v.shape[:1] == made.shape else v
-            for k, v in columns.items()
-        }
-    return columns
+    return _made(columns)
 
 
 # How each kind of result becomes rows, by the ``kind`` every result (and record) names.

@@ -4,7 +4,7 @@
 
 use super::{
     by_repetition, count_arg, engine_transport, fixed_repetitions_arg, int_arg, ints,
-    max_repetitions_arg, size_kb_arg, to_py, warmup_arg,
+    max_repetitions_arg, set_stop_items, size_kb_arg, stop_rule, to_py, warmup_arg,
 };
 use crate::config::{self, Config, Plan, Stop};
 use crate::error::Error;
@@ -219,14 +219,7 @@ fn matrix<'py>(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (engine, transport) = engine_transport(engine, Some(transport))?;
-    let stop = match repetitions {
-        Some(n) => Stop::Repetitions(n),
-        None => Stop::Precision {
-            target: precision,
-            max_repetitions,
-            max_time,
-        },
-    };
+    let stop = stop_rule(repetitions, precision, max_repetitions, max_time);
     let default_min_time = match stop {
         Stop::Repetitions(_) => stop.default_min_time(),
         Stop::Precision { .. } => CELL_MIN_TIME,
@@ -296,15 +289,7 @@ fn matrix_dict<'py>(
     d.set_item("engine", r.engine.name())?;
     d.set_item("transport", r.transport.name())?;
     d.set_item("size_kb", r.size_kb)?;
-    let (repetitions, precision, max_time) = match r.stop {
-        Stop::Repetitions(n) => (Some(n), None, None),
-        Stop::Precision {
-            target, max_time, ..
-        } => (None, Some(target), Some(max_time)),
-    };
-    d.set_item("repetitions", repetitions)?;
-    d.set_item("precision", precision)?;
-    d.set_item("max_time", max_time)?;
+    set_stop_items(&d, &r.stop)?;
     d.set_item("warmup", r.warmup)?;
     d.set_item("min_time", r.min_time)?;
     d.set_item("record_hops", r.record_hops)?;
