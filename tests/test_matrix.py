@@ -176,6 +176,19 @@ def test_process_engine_and_pipe(no_leaks: None) -> None:
     assert all(r.work_verified)
 
 
+def test_an_exception_from_progress_stops_the_matrix_at_once(no_leaks: None) -> None:
+    heard = []
+
+    def stop(done: int, total: int) -> None:
+        heard.append((done, total))
+        raise KeyboardInterrupt
+
+    quick = {k: v for k, v in QUICK.items() if k != "progress"}
+    with pytest.raises(KeyboardInterrupt):
+        _core.matrix(engine="process", transport="pipe", progress=stop, **quick)
+    assert heard == [(1, len(ALLOWED) ** 2)]
+
+
 def test_frame_one_row_per_cell_and_repetition(full: ctxbench.MatrixResult) -> None:
     df = full.to_frame()
     assert len(df) == int(full.repetitions_made.sum())
