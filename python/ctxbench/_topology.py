@@ -48,9 +48,9 @@ class Topology:
     relations: np.ndarray
 
     def _index(self, cpu: int, param: str = "cpu") -> int:
-        hits = np.flatnonzero(self.cpus == cpu)
         if isinstance(cpu, bool) or not isinstance(cpu, (int, np.integer)):
             raise TypeError(f"{param}: expected a CPU id (int), got {type(cpu).__name__}")
+        hits = np.flatnonzero(self.cpus == cpu)
         if hits.size == 0:
             raise ValueError(f"{param}: CPU {cpu} is not on this machine ({self.sysfs})")
         return int(hits[0])
