@@ -210,9 +210,9 @@ def test_plot(swept: Path, tmp_path: Path, kind: str) -> None:
 def test_compare_with_itself(swept: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compare", str(swept), str(swept)]) == 0
     out = capsys.readouterr().out
-    # Four rows, the summary and the line that says what "no change" means.
-    assert out.count("no change") == 4 + 2
-    assert "0 slower, 0 faster, 4 no change" in out
+    # Measured with a fixed count, each point is one ring instance: too few to decide,
+    # never "no change", even against itself.
+    assert "0 slower, 0 faster, 0 no change, 4 too few to decide" in out
 
 
 def test_compare_regression_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
