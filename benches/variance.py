@@ -1,8 +1,8 @@
 """Do the statistics match how the numbers vary? Coverage, sharpness, A/A, power, wall time.
 
-    python benches/statistics.py                      # 24 rounds quiet, then 24 with a hog
-    python benches/statistics.py -r 30 --keep runs/   # keep every run's JSON for analysis
-    python benches/statistics.py --conditions quiet --ctxbench-args '--max-time 0.3'
+    python benches/variance.py                      # 24 rounds quiet, then 24 with a hog
+    python benches/variance.py -r 30 --keep runs/   # keep every run's JSON for analysis
+    python benches/variance.py --conditions quiet --ctxbench-args '--max-time 0.3'
 
 Each round runs, in an order that flips every round, as a user runs them (one process each,
 pinned to one CPU): `ctxbench lat-ctx --placement single -s KB 2 4 8 16 20 --json` at 0 KB
@@ -11,6 +11,11 @@ and at 64 KB; the same 0 KB sweep while a duty-cycled hog takes 5 % of the measu
 (`benches/ctxring.c -1 -T 0.005 P` for each P in turn, lmbench's time per point: the stand-in
 for lmbench3's lat_ctx). Conditions: `quiet` (nothing else running) and `hog` (one CPU-bound
 process on the other CPU).
+
+The run history (`ctxbench._history`, the run level of the variance model) lives in a fresh
+directory per condition, seeded first with `--seed` unrecorded rounds of the 0 and 64 KB
+sweeps, as a machine in use has one; the duty-hogged runs read it from a copy and leave no
+trace in it (a slowdown must not teach the history that runs differ by 5 %).
 
 Printed per condition, with the goals of issue 17:
 - coverage: how often run k+1's figure lies inside run k's 95 % interval, over every point
@@ -34,6 +39,7 @@ import contextlib
 import json
 import multiprocessing
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -82,14 +88,17 @@ def hog(cpu: int, duty: float | None = None) -> Iterator[None]:
         p.join()
 
 
-def sweep_ours(size: int, extra: list[str]) -> tuple[dict, float]:
+def sweep_ours(size: int, extra: list[str], history: Path) -> tuple[dict, float]:
     """One `ctxbench lat-ctx` sweep's JSON record, and its wall time."""
     cmd = ctxbench_cmd() + ["lat-ctx", "--placement", "single", "-s", str(size), *extra]
+    env = {**os.environ, "CTXBENCH_HISTORY": str(history)}
     t = time.monotonic()
-    out = subprocess.run(cmd + ["--json", *map(str, PROCS)], capture_output=True, text=True)
+    out = subprocess.run(
+        cmd + ["--json", *map(str, PROCS)], capture_output=True, text=True, env=env
+    )
     wall = time.monotonic() - t
     if out.returncode != 0:
-        sys.exit(f"statistics.py: ctxbench failed:\n{out.stderr}")
+        sys.exit(f"variance.py: ctxbench failed:\n{out.stderr}")
     return json.loads(out.stdout), wall
 
 
@@ -105,14 +114,21 @@ def sweep_ref(exe: Path) -> tuple[list[float], float]:
     return values, time.monotonic() - t
 
 
-def run_condition(exe: Path, rounds: int, extra: list[str], other_cpu: int | None) -> dict:
+def run_condition(
+    exe: Path, rounds: int, seed: int, extra: list[str], other_cpu: int | None, tmp: Path
+) -> dict:
     """Every run of one condition: records by series, and wall times."""
     series: dict[str, list] = {"0": [], "64": [], "duty": [], "ref": []}
     walls: dict[str, list] = {"ours": [], "ref": []}
     steps = ["0", "64", "duty", "ref"]
     background = hog(other_cpu) if other_cpu is not None else contextlib.nullcontext()
     measured_cpu = min(os.sched_getaffinity(0))
+    history = Path(tempfile.mkdtemp(prefix="history-", dir=tmp))
     with background:
+        for k in range(seed):
+            for size in (0, 64):
+                sweep_ours(size, extra, history)
+            print(f"  seed round {k + 1}/{seed}", file=sys.stderr, flush=True)
         for k in range(rounds):
             for step in steps if k % 2 == 0 else steps[::-1]:
                 if step == "ref":
@@ -120,11 +136,14 @@ def run_condition(exe: Path, rounds: int, extra: list[str], other_cpu: int | Non
                     series["ref"].append(values)
                     walls["ref"].append(wall)
                 elif step == "duty":
+                    scratch = Path(tempfile.mkdtemp(prefix="history-", dir=tmp))
+                    shutil.copytree(history, scratch, dirs_exist_ok=True)
                     with hog(measured_cpu, DUTY):
-                        rec, _ = sweep_ours(0, extra)
+                        rec, _ = sweep_ours(0, extra, scratch)
+                    shutil.rmtree(scratch)
                     series["duty"].append(rec)
                 else:
-                    rec, wall = sweep_ours(int(step), extra)
+                    rec, wall = sweep_ours(int(step), extra, history)
                     series[step].append(rec)
                     if step == "0":
                         walls["ours"].append(wall)
@@ -133,7 +152,7 @@ def run_condition(exe: Path, rounds: int, extra: list[str], other_cpu: int | Non
 
 
 def cv(values: list[float]) -> float:
-    return statistics.stdev(values) / statistics.fmean(values) if len(values) > 1 else np.nan
+    return statistics.stdev(values) / abs(statistics.fmean(values)) if len(values) > 1 else np.nan
 
 
 def verdicts(pairs: list[tuple[dict, dict]]) -> list[str]:
@@ -204,6 +223,9 @@ def report(name: str, data: dict) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-r", "--rounds", type=int, default=24, help="rounds per condition (24)")
+    ap.add_argument(
+        "--seed", type=int, default=10, help="unrecorded rounds that fill the history (10)"
+    )
     ap.add_argument("--conditions", nargs="+", choices=("quiet", "hog"), default=["quiet", "hog"])
     ap.add_argument("--ctxbench-args", default="", help="extra lat-ctx flags")
     ap.add_argument("--keep", type=Path, help="write every run's record here (JSON)")
@@ -223,7 +245,7 @@ def main() -> None:
         for condition in args.conditions:
             print(f"{condition}:", file=sys.stderr)
             other = cpus[-1] if condition == "hog" else None
-            data = run_condition(exe, args.rounds, extra, other)
+            data = run_condition(exe, args.rounds, args.seed, extra, other, Path(tmp))
             if args.keep:
                 args.keep.mkdir(parents=True, exist_ok=True)
                 (args.keep / f"{condition}.json").write_text(json.dumps(data))
