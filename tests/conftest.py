@@ -7,6 +7,17 @@ import pytest
 
 import ctxbench
 
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Registered here, not in pyproject.toml, so that CI's run of the tests outside the
+    # checkout (the wheel at the lowest versions) knows it too.
+    config.addinivalue_line(
+        "markers",
+        "slow: real Dask clusters, notebook execution, cgroups, rings of hundreds, long "
+        "repetitions; left out of the quick loop `pytest -m 'not slow'`, run by CI",
+    )
+
+
 # Tests check properties, not speed: keep every repetition tiny.
 FAST = {"min_time": 0.002, "repetitions": 3, "warmup": 0}
 
