@@ -39,7 +39,7 @@ _SPREAD = 0.7  # of the distance between two process counts, shared by the serie
 _VERDICTS = {
     "slower": ("^", "slower"),
     "faster": ("v", "faster"),
-    "no change": ("o", "no change"),
+    "no change": ("D", "no change"),
 }
 
 
@@ -365,7 +365,8 @@ def _ab_detail(names: tuple[str, str], comparison: pd.DataFrame, drawn: _Drawn) 
         ratio += " with its 95% interval"
     parts = [f"above: median with its 95% CI, {a} hollow, {b} filled", ratio]
     if drawn.unknown:
-        parts.append(f"{drawn.unknown} ratios not drawn (a median ≤ 0, below resolution)")
+        ratios = "ratio" if drawn.unknown == 1 else "ratios"
+        parts.append(f"{drawn.unknown} {ratios} not drawn (a median ≤ 0, below resolution)")
     return "; ".join([*parts, *([dropped_note(drawn.dropped)] if drawn.dropped else [])])
 
 

@@ -159,5 +159,8 @@ def repetitions(df: pd.DataFrame, keys: list[str]) -> str:
     return str(lo) if lo == hi else f"{lo}–{hi}"
 
 
-def dropped_note(count: int, what: str = "points") -> str:
-    return f"{count} {what} ≤ 0 (below resolution) not on the log axis" if count else ""
+def dropped_note(count: int, what: str = "point") -> str:
+    """What a log axis left out, for a title: "3 points ≤ 0 (...) not on the log axis"."""
+    if not count:
+        return ""
+    return f"{count} {what}{'s' if count > 1 else ''} ≤ 0 (below resolution) not on the log axis"

@@ -64,5 +64,5 @@ def distribution(
         found.handles(markers=False),
         title=title,
         main="Latency distribution (ECDF)",
-        detail=dropped_note(dropped, "values") if log else "",
+        detail=dropped_note(dropped, "value") if log else "",
     )

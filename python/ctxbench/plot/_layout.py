@@ -229,8 +229,10 @@ def grid(
             root.set_layout_engine("constrained")
         width = float(root.get_size_inches()[0])
         grows = False
-    cols = min(panels, 2 if width < 5 else 3)
-    rows = math.ceil(panels / cols)
+    # As many columns as the width takes (2 or 3), then as few as keep that many rows:
+    # four panels are 2 × 2, not 3 + 1.
+    rows = math.ceil(panels / min(panels, 2 if width < 5 else 3))
+    cols = math.ceil(panels / rows)
     with _style.style():
         table = fig.subplots(
             rows * len(stack),
