@@ -156,6 +156,21 @@ def with_ratio_interval(comparison: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def knees_of(df: pd.DataFrame) -> pd.DataFrame:
+    """Knees as ctxbench.knees finds them: each ring size leaving L2 near 1 MiB, and one
+    knee between caches."""
+    procs = sorted(df["procs"].unique())
+    rows = [
+        {"procs": p, "working_set_kb": 1024 * (1 + 0.05 * i), "cache": "L2"}
+        for i, p in enumerate(procs)
+    ] + [{"procs": procs[0], "working_set_kb": 200.0, "cache": None}]
+    knees = pd.DataFrame(rows)
+    return knees.assign(
+        working_set_low_kb=knees["working_set_kb"] / 1.2,
+        working_set_high_kb=knees["working_set_kb"] * 1.2,
+    )
+
+
 def every_figure(df: pd.DataFrame, size: str) -> dict[str, Callable[[], Figure]]:
     """Every ctxbench.plot function (and its before/after form) on one frame."""
     cached = df.assign(cache_L1d_kb=32, cache_L2_kb=1024)
@@ -163,6 +178,7 @@ def every_figure(df: pd.DataFrame, size: str) -> dict[str, Callable[[], Figure]]
         "lat_ctx": lambda: plot.lat_ctx(df, size=size),
         "lat_ctx log": lambda: plot.lat_ctx(df, size=size, log=True),
         "sizes": lambda: plot.sizes(cached, size=size),
+        "sizes knees": lambda: plot.sizes(cached, size=size, knees=knees_of(df)),
         "compare": lambda: plot.compare(df, size=size),
         "compare log": lambda: plot.compare(df, size=size, log=True),
         "compare new=": lambda: plot.compare(df, new=slower(df), size=size),
@@ -681,6 +697,14 @@ def test_sizes_draws_the_caches(frame: pd.DataFrame, tmp_path: Path) -> None:
     assert [line.get_label() for line in given.axes[0].lines][-1] == "_cache L2"
     with pytest.raises(ValueError, match="size 0"):
         plot.sizes(frame[frame["size_kb"] == 0])
+
+
+def test_sizes_marks_the_knees() -> None:
+    df = synthetic(series_of(1, False))
+    fig = plot.sizes(df, cache_kb={"L2": 1024}, knees=knees_of(df))
+    texts = sorted(t.get_text() for t in fig.axes[0].texts)
+    assert texts == ["L2 1 MiB ", "knee 2p", "knee 2p, 4p, 8p, 16p: L2"]
+    assert len([p for p in fig.axes[0].patches if p.get_alpha() == 0.12]) == 5
 
 
 def test_frames_carry_the_machines_caches(frame: pd.DataFrame) -> None:

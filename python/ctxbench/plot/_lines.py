@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from . import _layout, _ticks
 from ._data import (
     BAND_TEXT,
@@ -148,6 +150,51 @@ def _cache_lines(axes: list[Any], cache: dict[str, float], xmin: float, xmax: fl
     return out
 
 
+def _mark_knees(axes: list[Any], knees: pd.DataFrame) -> None:
+    """Each knee (a ``ctxbench.knees`` row): its interval of working sets shaded and a
+    triangle at it on the bottom edge; labelled right of it."""
+    for ax in axes:
+        for k in knees.itertuples():
+            ax.axvspan(k.working_set_low_kb, k.working_set_high_kb, color="0.5", alpha=0.12, lw=0)
+            ax.plot(
+                [k.working_set_kb],
+                [0.0],
+                marker="^",
+                color="black",
+                markersize=6,
+                transform=ax.get_xaxis_transform(),
+                clip_on=False,
+                linestyle="none",
+            )
+        for at, label in _knee_labels(knees):
+            ax.annotate(
+                label,
+                (at, 0.04),
+                xycoords=("data", "axes fraction"),
+                rotation=90,
+                fontsize=6.5,
+                va="bottom",
+                ha="left",
+            )
+
+
+def _knee_labels(knees: pd.DataFrame) -> list[tuple[float, str]]:
+    """(working set, label): one label per cache for all the knees matched to it, since
+    every ring size leaves a cache at about the same working set ("knee 2p, 8p: L2"), and
+    one per knee matched to none."""
+    labels, matched = [], {}
+    for k in knees.itertuples():
+        if isinstance(k.cache, str):
+            matched.setdefault(k.cache, []).append(k)
+        else:
+            labels.append((float(k.working_set_kb), f"knee {k.procs}p"))
+    for cache, found in matched.items():
+        procs = ", ".join(f"{p}p" for p in sorted({k.procs for k in found}))
+        at = float(np.exp(np.mean([np.log(k.working_set_kb) for k in found])))
+        labels.append((at, f"knee {procs}: {cache}"))
+    return labels
+
+
 @styled
 def sizes(
     data: Any,
@@ -159,13 +206,15 @@ def sizes(
     title: bool | str = True,
     fig: Any = None,
     ax: Any = None,
+    knees: Any = None,
 ) -> Figure:
     """µs per switch against the ring's working set, procs × size_kb (log axis), one line
     per size and engine/transport (colours as in ``lat_ctx``), with the CPU's cache sizes
     as dotted reference lines: the curve steps up where the working set leaves a cache.
 
     ``cache_kb`` (e.g. ``{"L1d": 48, "L2": 2048}``) overrides the sizes recorded in the
-    results' metadata. Size 0 has no working set and is left out. ``band``, ``log``,
+    results' metadata. Size 0 has no working set and is left out. ``knees`` (the frame
+    ``ctxbench.knees`` returns) marks each knee and its interval. ``band``, ``log``,
     ``size``, ``title``, ``fig`` and ``ax`` as in ``lat_ctx``."""
     check_band(band)
     df = frame(data)
@@ -180,6 +229,8 @@ def sizes(
     _ticks.plain_log(axes[0], "x", base=2, text=_ticks.kib)
     xmin, xmax = float(df["working_set_kb"].min()), float(df["working_set_kb"].max())
     missing = _cache_lines(axes, _cache_sizes(df, cache_kb), xmin, xmax)
+    if knees is not None:
+        _mark_knees(axes, knees)
     caches = "dotted: CPU caches" + (f" ({', '.join(missing)} off the axis)" if missing else "")
     _layout.labels(
         g, "working set: procs × size (KiB summed per hop, all participants)", (SWITCH_LABEL,)
