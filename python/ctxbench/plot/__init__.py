@@ -29,19 +29,19 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from ._style import save as save
     from ._style import style as style
 
-# Public name -> the private module that defines it.
+# Public name -> the module that defines it (relative to this package, or absolute).
 _HOME = {
-    "lat_ctx": "_lines",
-    "sizes": "_lines",
-    "compare": "_compare",
-    "machines": "_compare",
-    "distribution": "_ecdf",
-    "BANDS": "_data",
-    "SIZES": "_style",
-    "color": "_style",
-    "figure": "_style",
-    "save": "_style",
-    "style": "_style",
+    "lat_ctx": "._lines",
+    "sizes": "._lines",
+    "compare": "._compare",
+    "machines": "._compare",
+    "distribution": "._ecdf",
+    "BANDS": "._data",
+    "SIZES": "._style",
+    "color": "._style",
+    "figure": "._style",
+    "save": "._style",
+    "style": "._style",
 }
 
 __all__ = sorted(_HOME)
@@ -53,7 +53,7 @@ def __getattr__(name: str) -> Any:
     from ..frame import require
 
     require("matplotlib", "ctxbench.plot")
-    value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
+    value = getattr(importlib.import_module(_HOME[name], __name__), name)
     globals()[name] = value
     return value
 
