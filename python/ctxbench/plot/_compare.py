@@ -359,11 +359,12 @@ def _ratio_points(
 
 
 def _ab_detail(names: tuple[str, str], comparison: pd.DataFrame, drawn: _Drawn) -> str:
+    # Which run is hollow and which filled, the legend says.
     a, b = names
-    ratio = f"below: ratio {b}/{a} of the medians"
+    ratio = f"below: their ratio {b}/{a}"
     if {"ratio_low", "ratio_high"} <= set(comparison.columns):
         ratio += " with its 95% interval"
-    parts = [f"above: median with its 95% CI, {a} hollow, {b} filled", ratio]
+    parts = ["above: medians with their 95% CI", ratio]
     if drawn.unknown:
         ratios = "ratio" if drawn.unknown == 1 else "ratios"
         parts.append(f"{drawn.unknown} {ratios} not drawn (a median ≤ 0, below resolution)")
