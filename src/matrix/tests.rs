@@ -1,6 +1,7 @@
+//! Tests of the matrix: cell order, class selection, real cells on this machine, bad input.
 use super::*;
-use crate::stop::Stop;
 use crate::engine::TransportKind;
+use crate::stop::Stop;
 use crate::topology::{self, tests::fixture, Relation};
 use std::path::Path;
 

@@ -1,3 +1,4 @@
+//! Tests of the topology reader against the sysfs fixture trees and this machine.
 use super::sysfs::{cpu_list, size_kb};
 use super::*;
 use std::path::Path;
