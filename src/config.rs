@@ -5,7 +5,7 @@
 use crate::engine::{self, Engine, TransportKind};
 use crate::error::{Error, Result};
 use crate::placement::Placement;
-use crate::workload::MAX_SIZE_KB;
+use crate::workload::{Shape, DEFAULT_STRIDE_BYTES, MAX_SIZE_KB};
 
 /// The allowed range of one integer parameter.
 #[derive(Debug, Clone, Copy)]
@@ -99,6 +99,8 @@ pub struct Config {
     pub transport: TransportKind,
     pub procs: Vec<usize>,
     pub size_kb: usize,
+    /// Bytes between two words each participant sums (`workload::Shape`).
+    pub stride_bytes: usize,
     /// When a point has measured enough.
     pub stop: Stop,
     pub warmup: usize,
@@ -237,6 +239,7 @@ impl Config {
             transport: TransportKind::Pipe,
             procs,
             size_kb: 0,
+            stride_bytes: DEFAULT_STRIDE_BYTES,
             stop: Stop::Repetitions(11),
             warmup: 1,
             parallel: 1,
@@ -246,6 +249,16 @@ impl Config {
             plan: Plan::Calibrated,
             record_hops: false,
         }
+    }
+
+    /// Each participant's array, checked.
+    pub fn shape(&self) -> Result<Shape> {
+        let shape = Shape::new(self.size_kb, self.stride_bytes)?;
+        #[cfg(test)]
+        if NEVER_WRITTEN.get() {
+            return Ok(shape.never_written());
+        }
+        Ok(shape)
     }
 
     pub fn validate(&self) -> Result<()> {
@@ -260,6 +273,7 @@ impl Config {
             PROCS.check(p as u64)?;
         }
         SIZE_KB.check(self.size_kb as u64)?;
+        self.shape()?;
         self.stop.validate()?;
         WARMUP.check(self.warmup as u64)?;
         PARALLEL.check(self.parallel as u64)?;
@@ -289,6 +303,13 @@ impl Config {
         }
         Ok(())
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Test-only: rings started from this thread get arrays that are never written
+    /// (`Shape::never_written`), to force the zero-page case end to end.
+    pub static NEVER_WRITTEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 #[cfg(test)]

@@ -66,6 +66,10 @@ pub struct RingSummary {
     pub hops: Option<HopSummary>,
     /// Why each point's timed repetitions ended.
     pub stopped: Vec<Stopped>,
+    /// The working set, proven (issue 19): per point, the smallest KiB of any participant's
+    /// array found resident and its own after measuring; `None` where pagemap is unreadable.
+    /// Below `size_kb` it warns (zero page, swapped, still shared with a parent).
+    pub resident_kb: Vec<Option<u64>>,
 }
 
 /// Percentiles of the hop latencies and the histogram they come from, trimmed after the last
@@ -170,7 +174,29 @@ const NS_PER_US: f64 = 1000.0;
 /// Every figure of a run of `cfg` that produced `points`.
 pub fn summarize(cfg: &Config, points: &[Point]) -> RingSummary {
     let model = Model::of(cfg.engine, cfg.transport, &cfg.placement);
-    summarize_with(points, model)
+    let mut s = summarize_with(points, model);
+    s.warnings.extend(
+        points
+            .iter()
+            .filter_map(|p| check_working_set(cfg.size_kb, p)),
+    );
+    s
+}
+
+/// A warning when some participant's array was not all resident and its own: the ring then
+/// summed less memory than `size_kb` says (the zero page of an array never written, pages
+/// swapped out, or pages still shared with the parent that forked it).
+fn check_working_set(size_kb: usize, p: &Point) -> Option<String> {
+    let kb = p.resident_kb?;
+    (kb < size_kb as u64).then(|| {
+        format!(
+            "{} participants: resident_kb={kb} < size_kb={size_kb}: a participant's work array \
+             was not all resident and its own (never written, so the shared zero page; \
+             swapped out; or still shared with its parent): the working set is smaller than \
+             it claims",
+            p.procs
+        )
+    })
 }
 
 fn summarize_with(points: &[Point], model: Model) -> RingSummary {
@@ -279,6 +305,7 @@ fn summarize_with(points: &[Point], model: Model) -> RingSummary {
         below_resolution: stats.iter().map(|s| s.median <= 0.0).collect(),
         counted_us: points.iter().map(|p| p.counted_ns / NS_PER_US).collect(),
         stopped: points.iter().map(|p| p.stopped).collect(),
+        resident_kb: points.iter().map(|p| p.resident_kb).collect(),
         cpus: points.iter().map(|p| p.cpus.clone()).collect(),
         trips: points.iter().map(|p| p.trips[0]).collect(),
         overhead_rounds: points.iter().map(|p| p.overhead_rounds[0]).collect(),
@@ -323,6 +350,7 @@ mod tests {
             phase_s: Phases::default(),
             stopped: Stopped::Repetitions,
             block: raw.len(),
+            resident_kb: Some(0),
         }
     }
 
@@ -429,5 +457,41 @@ mod tests {
                 .hops
                 .is_none()
         );
+    }
+
+    #[test]
+    fn an_array_never_written_is_caught_for_every_engine() {
+        use crate::config::{Stop, NEVER_WRITTEN};
+        for engine in Engine::ALL {
+            let cfg = Config {
+                engine,
+                transport: engine.default_transport(),
+                size_kb: 256,
+                min_time: 0.002,
+                stop: Stop::Repetitions(2),
+                ..Config::lat_ctx(vec![2, 3])
+            };
+            let written = summarize(&cfg, &crate::ring::run(&cfg, &mut || false).unwrap());
+            assert_eq!(written.resident_kb, vec![Some(256); 2], "{engine:?}");
+            assert!(
+                !written.warnings.iter().any(|w| w.contains("resident_kb")),
+                "{engine:?}: {:?}",
+                written.warnings
+            );
+            NEVER_WRITTEN.set(true);
+            let points = crate::ring::run(&cfg, &mut || false);
+            NEVER_WRITTEN.set(false);
+            let zero_page = summarize(&cfg, &points.unwrap());
+            assert_eq!(zero_page.resident_kb, vec![Some(0); 2], "{engine:?}");
+            assert!(zero_page.work_verified.iter().all(|&v| v), "{engine:?}");
+            for procs in [2, 3] {
+                let want = format!("{procs} participants: resident_kb=0 < size_kb=256");
+                assert!(
+                    zero_page.warnings.iter().any(|w| w.starts_with(&want)),
+                    "{engine:?}: {:?}",
+                    zero_page.warnings
+                );
+            }
+        }
     }
 }

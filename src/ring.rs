@@ -12,7 +12,6 @@ use crate::memory;
 use crate::placement::{self, Placement};
 use crate::sys;
 use crate::watchdog;
-use crate::workload::Workload;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -53,6 +52,9 @@ pub struct Point {
     /// Why the timed repetitions ended, and how many consecutive ones form a block.
     pub stopped: Stopped,
     pub block: usize,
+    /// The smallest KiB of any participant's work array found resident and its own after the
+    /// point (`Workload::resident_kb`); `None` where pagemap could not be read.
+    pub resident_kb: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -259,6 +261,7 @@ impl Point {
             p.phase_s.warmup += q.phase_s.warmup;
             p.phase_s.measure += q.phase_s.measure;
             p.phase_s.setup_teardown += q.phase_s.setup_teardown;
+            p.resident_kb = p.resident_kb.zip(q.resident_kb).map(|(a, b)| a.min(b));
         }
         p.stopped = stopped;
         p
@@ -328,7 +331,7 @@ fn point(
         cfg.engine,
         cfg.transport,
         procs,
-        cfg.size_kb,
+        cfg.shape()?,
         cfg.record_hops,
         cpus,
         &mut *interrupt,
@@ -460,6 +463,8 @@ struct RingTotals {
     driver_hops_per_trip: u64,
     /// The rings' merged hop histogram and largest hop, when recording.
     hops: Option<(Vec<u64>, u64)>,
+    /// The smallest resident KiB of the drivers' arrays.
+    resident_kb: Option<u64>,
 }
 
 impl RingTotals {
@@ -467,6 +472,10 @@ impl RingTotals {
         RingTotals {
             work: rings.iter().map(|r| r.work_done()).collect(),
             driver_hops_per_trip: rings[0].driver_hops_per_trip(),
+            resident_kb: rings
+                .iter()
+                .map(|r| r.resident_kb())
+                .try_fold(u64::MAX, |low, kb| Some(low.min(kb?))),
             hops: rings
                 .iter()
                 .filter_map(|r| r.hops())
@@ -514,7 +523,7 @@ fn assemble(
         rings,
         counters,
     } = evidence;
-    let expected = Workload::expected_sum(run.cfg.size_kb);
+    let expected = run.cfg.shape().map_or(0, |s| s.expected_sum());
     let check = |&(passes, sum): &(u64, u64)| sum == passes.wrapping_mul(expected) && passes > 0;
     let work_verified = rings.work.iter().all(check) && report.work.iter().flatten().all(check);
     // Each observed task receives the token once per trip of the counted repetition.
@@ -555,6 +564,10 @@ fn assemble(
         phase_s: phases(drivers, t0),
         stopped: drivers[0].stopped,
         block: run.cfg.stop.block(drivers[0].series.raw_ns.len()),
+        resident_kb: rings
+            .resident_kb
+            .zip(report.resident_kb)
+            .map(|(a, b)| a.min(b)),
     }
 }
 
