@@ -237,7 +237,7 @@ impl Point {
     /// `BLOCK_REPETITIONS`.
     /// The evidence of one extra counted repetition, the trip counts and the CPUs are the
     /// first instance's; histograms, rusage and phase times add up.
-    fn merge(instances: Vec<Point>, stopped: Stopped) -> Point {
+    pub(crate) fn merge(instances: Vec<Point>, stopped: Stopped) -> Point {
         let mut rest = instances.into_iter();
         let mut p = rest.next().expect("at least one instance");
         p.block = config::BLOCK_REPETITIONS;

@@ -78,16 +78,7 @@ impl Shape {
                 format!("must be between 0 and {MAX_SIZE_KB} (1 GiB), got {size_kb}"),
             ));
         }
-        let (lo, hi) = STRIDE_BYTES;
-        if !stride_bytes.is_power_of_two() || !(lo..=hi).contains(&stride_bytes) {
-            return Err(Error::invalid(
-                "stride_bytes",
-                format!(
-                    "must be a power of two between {lo} and {hi} (8, 16, 32, ..., 4096), \
-                     got {stride_bytes}"
-                ),
-            ));
-        }
+        check_stride(stride_bytes as i64)?;
         Ok(Shape {
             size_kb,
             stride_bytes,
@@ -131,6 +122,21 @@ impl Shape {
         }
         let m = self.loads() as u128;
         (self.step() as u128 * (m * m.saturating_sub(1) / 2)) as u64
+    }
+}
+
+/// `stride_bytes` as a caller typed it, if it is a power of two in `STRIDE_BYTES`.
+pub fn check_stride(stride_bytes: i64) -> Result<usize> {
+    let (lo, hi) = STRIDE_BYTES;
+    match usize::try_from(stride_bytes) {
+        Ok(s) if s.is_power_of_two() && (lo..=hi).contains(&s) => Ok(s),
+        _ => Err(Error::invalid(
+            "stride_bytes",
+            format!(
+                "must be a power of two between {lo} and {hi} (8, 16, 32, ..., 4096), \
+                 got {stride_bytes}"
+            ),
+        )),
     }
 }
 

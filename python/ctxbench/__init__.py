@@ -12,17 +12,21 @@ from . import plot
 from ._core import DEFAULT_MIN_TIME, MAX_PROCS
 from ._core import __version__ as __version__
 from .api import lat_ctx, pingpong, ring
+from .cache import CacheSweep, cache_sweep, knees
 from .files import load
 from .frame import concat
 from .result import PingpongResult, RingResult
 from .sweep import sweep
 
 __all__ = [
+    "CacheSweep",
     "DEFAULT_MIN_TIME",
     "MAX_PROCS",
     "PingpongResult",
     "RingResult",
+    "cache_sweep",
     "concat",
+    "knees",
     "lat_ctx",
     "load",
     "pingpong",

@@ -14,6 +14,8 @@ __all__ = [
     "fiber_baseline_ns",
     "default_transport",
     "placement_name",
+    "cache_sweep",
+    "DEFAULT_ROUNDS",
     "DEFAULT_MIN_TIME",
     "DEFAULT_TIMEOUT",
     "DEFAULT_PRECISION",
@@ -33,6 +35,7 @@ DEFAULT_PRECISION: float
 DEFAULT_MAX_TIME: float
 DEFAULT_MAX_REPETITIONS: int
 MAX_PROCS: int
+DEFAULT_ROUNDS: int
 ENGINES: tuple[str, ...]
 TRANSPORTS: dict[str, tuple[str, ...]]
 PLACEMENTS: tuple[str, ...]
@@ -132,6 +135,10 @@ class RingDict(TypedDict):
     overhead_rounds: _Ints
     work_verified: NDArray[np.bool_]
     phase_s: PhasesDict
+    # The working set (issue 19): the stride each array is read with, and per point the
+    # smallest resident private KiB of any participant's array (-1: pagemap unreadable).
+    stride_bytes: int
+    resident_kb: _Ints
 
 @type_check_only
 class PingpongDict(TypedDict):
@@ -167,7 +174,48 @@ def ring(
     min_time: float | None = None,
     timeout: float = ...,
     record_hops: bool = False,
+    stride_bytes: int = 8,
 ) -> RingDict: ...
+
+@type_check_only
+class IndirectDict(TypedDict):
+    """Per (size, procs), shape (len(sizes_kb), len(procs)): net(size) - net(0) in µs per
+    switch with its 95 % interval from paired rounds, and KiB refilled per µs of it."""
+
+    us: _Floats
+    low_us: _Floats
+    high_us: _Floats
+    refill_kib_per_us: _Floats
+    refill_low: _Floats
+    refill_high: _Floats
+
+@type_check_only
+class CacheSweepDict(TypedDict):
+    """What `cache_sweep` returns: one `RingDict` per size, the cost split, the streaming
+    read's KiB per µs in each round."""
+
+    results: list[RingDict]
+    indirect: IndirectDict
+    stream_kb: int
+    stream_kib_per_us: _Floats
+    rounds: int
+    line_bytes: int
+
+def cache_sweep(
+    procs: Sequence[int],
+    sizes_kb: Sequence[int],
+    *,
+    engine: str = "process",
+    transport: str | None = None,
+    stride_bytes: int = 8,
+    rounds: int = 5,
+    placement: str | Sequence[int] | None = None,
+    cpu: int | None = None,
+    min_time: float | None = None,
+    timeout: float = ...,
+    line_bytes: int = 64,
+    stream_kb: int = 0,
+) -> CacheSweepDict: ...
 def pingpong(
     loops: int = 1_000_000,
     *,
@@ -177,7 +225,7 @@ def pingpong(
     cpu: int | None = None,
     timeout: float = 10.0,
 ) -> PingpongDict: ...
-def workload_checksum(size_kb: int) -> int: ...
+def workload_checksum(size_kb: int, stride_bytes: int = 8) -> int: ...
 def mann_whitney(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]: ...
 def fiber_baseline_ns(pairs: int) -> float: ...
 def default_transport(engine: str) -> str: ...

@@ -37,6 +37,7 @@ def ring(
     min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
     record_hops: bool = False,
+    stride_bytes: int = 8,
 ) -> RingResult:
     """Pass a token round rings of ``procs`` participants and report µs per switch.
 
@@ -59,6 +60,12 @@ def ring(
     length of one timed repetition in seconds (None: 0.005 in precision mode, 0.05 with a
     fixed count); ``timeout`` the seconds without progress after which a ring counts as hung
     and is killed.
+
+    ``stride_bytes`` is how each participant reads its ``size_kb`` array: 8 sums every word
+    (lmbench3's ``bread``), 64 one word per cache line (the cost is then the lines brought
+    in, not the adds); a power of two from 8 to 4096. ``result.resident_kb`` proves the
+    working set: per point, the smallest KiB of any participant's array found resident and
+    its own after measuring; below ``size_kb`` the result warns (zero page, swapped, shared).
     """
     meta = result_metadata()
     raw = _core.ring(
@@ -77,6 +84,7 @@ def ring(
         min_time=min_time,
         timeout=timeout,
         record_hops=record_hops,
+        stride_bytes=stride_bytes,
     )
     result = RingResult.from_core(raw, meta)
     for message in result.warnings:
@@ -99,6 +107,7 @@ def lat_ctx(
     min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
     record_hops: bool = False,
+    stride_bytes: int = 8,
 ) -> RingResult:
     """lmbench's lat_ctx: forked processes in a ring of Unix pipes (``ring`` with defaults)."""
     return ring(
@@ -115,6 +124,7 @@ def lat_ctx(
         min_time=min_time,
         timeout=timeout,
         record_hops=record_hops,
+        stride_bytes=stride_bytes,
     )
 
 

@@ -44,6 +44,7 @@ OPTIONAL_POINT_ARRAYS: tuple[str, ...] = (
     "migrations",
     "stopped",
     "repetitions_made",
+    "resident_kb",
 )
 
 

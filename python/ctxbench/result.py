@@ -54,7 +54,14 @@ class RingResult:
         "warnings": list,
         "stopped": list,
     }
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("precision", "max_time", "stopped", "repetitions_made")
+    OPTIONAL: ClassVar[tuple[str, ...]] = (
+        "precision",
+        "max_time",
+        "stopped",
+        "repetitions_made",
+        "stride_bytes",
+        "resident_kb",
+    )
 
     engine: str
     transport: str
@@ -105,6 +112,12 @@ class RingResult:
     max_time: float | None = None
     stopped: list[str] = field(default_factory=list)
     repetitions_made: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # The working set (issue 19): the stride each participant reads its array with (8 bytes:
+    # every word, as lmbench3), and per point the smallest KiB of any participant's array
+    # found resident and its own after measuring (-1: unknown); below ``size_kb`` a warning
+    # says the ring summed less memory than it claims. Absent from older files.
+    stride_bytes: int | None = None
+    resident_kb: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -164,6 +164,9 @@ RING: dict[str, Field] = {
     "max_time": _float(min=0, nullable=True, required=False),
     "stopped": Field("str", (P,), required=False),
     "repetitions_made": _int(P, min=0, required=False),
+    # The working set (files from before it lack these).
+    "stride_bytes": _int(min=8, nullable=True, required=False),
+    "resident_kb": _int(P, min=-1, required=False),
     "metadata": METADATA,
 }
 
