@@ -7,6 +7,11 @@ import pytest
 
 import ctxbench
 
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: long tests; `pytest -m 'not slow'` skips them")
+
+
 # Tests check properties, not speed: keep every repetition tiny.
 FAST = {"min_time": 0.002, "repetitions": 3, "warmup": 0}
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 
 from . import _core
+from ._progress import progress_bar
 from .api import result_metadata
 from .frame import concat, require
 from .result import RingResult
@@ -157,13 +158,15 @@ def cache_sweep(
     cpu: int | None = None,
     min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
+    progress: bool | str = True,
 ) -> CacheSweep:
     """Measure rings of each ``procs`` at every size of ``sizes_kb`` ("auto": ``auto_sizes``
     from the caches of the CPUs ``placement`` allows, up to a working set of 4 × the largest,
     for each ring size) in ``rounds`` rounds, round-robin: each round measures one block of
     every size and times a streaming read of the same workload over max(64 MiB, 4 × the
     largest cache). Size 0 is added when missing. Pinned to one CPU by default
-    (``placement="single"``), as lmbench's Figure 2 and Li et al. measure.
+    (``placement="single"``), as lmbench's Figure 2 and Li et al. measure. ``progress`` as
+    in ``ctxbench.sweep`` (one step per ring size).
     """
     pd = require("pandas", "cache_sweep")
     if isinstance(sizes_kb, str) and sizes_kb != "auto":
@@ -186,6 +189,7 @@ def cache_sweep(
     stream_kb = max(MIN_STREAM_KB, REACH * largest)
     meta = result_metadata()
     results, tables, stream = [], [], []
+    bar = progress_bar(progress, len(counts), "ctxbench sweep of sizes")
     # One ring size at a time: each has its own grid, and size 0 to pair every round with.
     for p in counts:
         raw = _core.cache_sweep(
@@ -206,6 +210,10 @@ def cache_sweep(
         results += ours
         tables.append((ours, raw["indirect"]))
         stream += list(raw["stream_kib_per_us"])
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
     rate = float(np.median(stream))
     table = pd.concat([_table(pd, ours, split, rate) for ours, split in tables], ignore_index=True)
     return CacheSweep(

@@ -451,13 +451,19 @@ def _cache_lines(ax: Axes, cache: dict[str, float], xmin: float, xmax: float) ->
     return out
 
 
-def sizes(data: Any, cache_kb: dict[str, float] | None = None, band: str | None = "ci") -> Figure:
+def sizes(
+    data: Any,
+    cache_kb: dict[str, float] | None = None,
+    band: str | None = "ci",
+    knees: Any = None,
+) -> Figure:
     """µs per switch against the ring's working set, procs × size_kb (log axis), one line
     per size (and per engine/transport/placement when they vary), with the CPU's cache
     sizes as dotted reference lines: the curve steps up where the working set leaves a cache.
 
     ``cache_kb`` (e.g. ``{"L1d": 48, "L2": 2048}``) overrides the sizes recorded in the
     results' metadata. Size 0 has no working set and is left out. ``band`` as in ``lat_ctx``.
+    ``knees`` (the frame ``ctxbench.knees`` returns) marks each knee and its interval.
     """
     from matplotlib import ticker
 
@@ -504,8 +510,26 @@ def sizes(data: Any, cache_kb: dict[str, float] | None = None, band: str | None 
     ax.set_ylabel(f"{_SWITCH_LABEL} (median)")
     _limits(ax, drawn)
     ax.grid(alpha=0.3, which="both")
+    if knees is not None:
+        _mark_knees(ax, knees)
     _outside_legend(fig, ax, _flag_handles(seen))
     return fig
+
+
+def _mark_knees(ax: Any, knees: Any) -> None:
+    """A shaded band over each knee's interval of working sets and a triangle at its
+    position on the bottom edge, labelled with the cache it matches."""
+    for k in knees.itertuples():
+        ax.axvspan(k.working_set_low_kb, k.working_set_high_kb, color="0.5", alpha=0.12, lw=0)
+        ax.plot(
+            [k.working_set_kb], [0.0], marker="^", color="black", markersize=9,
+            transform=ax.get_xaxis_transform(), clip_on=False, linestyle="none",
+        )  # fmt: skip
+        label = f"knee {k.procs}p" + (f": {k.cache}" if isinstance(k.cache, str) else "")
+        ax.annotate(
+            label, (k.working_set_kb, 0.02), xycoords=("data", "axes fraction"),
+            rotation=90, fontsize=8, va="bottom", ha="right",
+        )  # fmt: skip
 
 
 def machines(data: Any, by: str = "host") -> Figure:
