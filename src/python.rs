@@ -428,6 +428,14 @@ fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bou
         "instructions_per_switch",
         per_switch(s.instructions_per_switch),
     )?;
+    hardware.set_item(
+        "cache_misses_per_switch",
+        per_switch(s.cache_misses_per_switch),
+    )?;
+    hardware.set_item(
+        "dtlb_misses_per_switch",
+        per_switch(s.dtlb_misses_per_switch),
+    )?;
     hardware.set_item("unavailable_reason", s.hardware_unavailable)?;
     d.set_item("hardware", hardware)?;
     d.set_item("counters_unavailable_reason", s.software_unavailable)?;

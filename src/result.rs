@@ -43,6 +43,9 @@ pub struct RingSummary {
     /// Per switch, from hardware counters; `None` with the reason where unavailable.
     pub cycles_per_switch: Option<Vec<f64>>,
     pub instructions_per_switch: Option<Vec<f64>>,
+    /// Last-level cache misses and data-TLB read misses per switch (issue 19), same rule.
+    pub cache_misses_per_switch: Option<Vec<f64>>,
+    pub dtlb_misses_per_switch: Option<Vec<f64>>,
     pub hardware_unavailable: Option<String>,
     pub software_unavailable: Option<String>,
     /// Disagreements between what was counted and what the engine's model predicts.
@@ -283,6 +286,8 @@ fn summarize_with(points: &[Point], model: Model) -> RingSummary {
             .collect(),
         cycles_per_switch: hw(&|p| p.counters.cycles),
         instructions_per_switch: hw(&|p| p.counters.instructions),
+        cache_misses_per_switch: hw(&|p| p.counters.cache_misses),
+        dtlb_misses_per_switch: hw(&|p| p.counters.dtlb_misses),
         hardware_unavailable: first.hardware_unavailable,
         software_unavailable: first.software_unavailable,
         warnings,

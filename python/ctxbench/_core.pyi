@@ -65,6 +65,8 @@ class StatsDict(TypedDict):
 class HardwareDict(TypedDict):
     cycles_per_switch: _Floats | None
     instructions_per_switch: _Floats | None
+    cache_misses_per_switch: _Floats | None
+    dtlb_misses_per_switch: _Floats | None
     unavailable_reason: str | None
 
 @type_check_only

@@ -141,6 +141,9 @@ RING: dict[str, Field] = {
         fields={
             "cycles_per_switch": _float(P, min=0, nullable=True),
             "instructions_per_switch": _float(P, min=0, nullable=True),
+            # Issue 19; files from before it lack them.
+            "cache_misses_per_switch": _float(P, min=0, nullable=True, required=False),
+            "dtlb_misses_per_switch": _float(P, min=0, nullable=True, required=False),
             "unavailable_reason": Field("str", nullable=True),
         },
     ),
