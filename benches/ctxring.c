@@ -263,8 +263,8 @@ int main(int argc, char **argv)
 		if (pids[i] == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			if (fill != PATTERN) {
-				/* As lmbench3: the parent's array is not this child's to sum. */
-				free(data);
+				/* As lmbench3, a fresh array of the child's own; the parent's copy is
+				 * left alone (freeing it would hand calloc a used chunk to clear). */
 				own_array();
 			} else {
 				/* Rewrite the pattern: the copy-on-write pages become this child's own. */
