@@ -187,7 +187,7 @@ def test_a_real_sweep_finds_knees_that_name_nearby_caches() -> None:
     within an octave of it. (That the L2 knee shows is the bench's claim, on a quiet host.)"""
     sweep = ctxbench.cache_sweep([2, 8], rounds=3, progress=False)
     found = ctxbench.knees(sweep)
-    assert list(found.columns[:4]) == ["engine", "transport", "placement", "procs"]
+    assert list(found.columns[:5]) == ["engine", "transport", "placement", "stride_bytes", "procs"]
     for k in found.itertuples():
         assert k.working_set_low_kb <= k.working_set_kb <= k.working_set_high_kb
         if isinstance(k.cache, str):

@@ -176,7 +176,7 @@ def ring(
     min_time: float | None = None,
     timeout: float = ...,
     record_hops: bool = False,
-    stride_bytes: int = 8,
+    stride_bytes: int = ...,
 ) -> RingDict: ...
 
 @type_check_only
@@ -209,8 +209,8 @@ def cache_sweep(
     *,
     engine: str = "process",
     transport: str | None = None,
-    stride_bytes: int = 8,
-    rounds: int = 5,
+    stride_bytes: int = ...,
+    rounds: int = ...,
     placement: str | Sequence[int] | None = None,
     cpu: int | None = None,
     min_time: float | None = None,
@@ -227,7 +227,7 @@ def pingpong(
     cpu: int | None = None,
     timeout: float = 10.0,
 ) -> PingpongDict: ...
-def workload_checksum(size_kb: int, stride_bytes: int = 8) -> int: ...
+def workload_checksum(size_kb: int, stride_bytes: int = ...) -> int: ...
 def mann_whitney(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]: ...
 def fiber_baseline_ns(pairs: int) -> float: ...
 def default_transport(engine: str) -> str: ...

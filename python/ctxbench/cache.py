@@ -286,7 +286,7 @@ def knees(
     if caches is None:
         caches = _recorded_caches(data, df)
     named = named_levels(caches or {})
-    keys = [c for c in ("engine", "transport", "placement", "procs") if c in df.columns]
+    keys = [c for c in ("engine", "transport", "placement", "stride_bytes", "procs") if c in df]
     rng = np.random.default_rng(seed)
     rows = []
     for key, g in df.groupby(keys, sort=True):

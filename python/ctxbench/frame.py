@@ -102,6 +102,9 @@ def _ring_columns(r: Any) -> dict[str, Any]:
         values = getattr(r, name, None)
         if values is not None and len(values) == npoints:
             columns[name] = np.asarray(values)[point]
+    # How the arrays were read (issue 19); results from before it have no stride.
+    if getattr(r, "stride_bytes", None) is not None:
+        columns["stride_bytes"] = r.stride_bytes
     # A point that stopped early has NaN where it made no repetition: no row, not a gap.
     made = ~np.isnan(columns["value"])
     if not made.all():

@@ -332,6 +332,8 @@ TABLE_COLUMNS: dict[str, Field] = {
     "ops_per_sec": _float(min=0),
     "stopped": Field("str"),
     "repetitions_made": _int(min=0),
+    "resident_kb": _int(min=-1),
+    "stride_bytes": _int(min=8),
     "source": Field("str"),
     **{k: Field("str") for k in ("kernel", "cpu_model", "ctxbench_version", "date", "test")},
 }
