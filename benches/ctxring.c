@@ -31,6 +31,10 @@
  * holds i, so a pass over n words returns n(n-1)/2, which every participant checks on every
  * pass (a wrong sum ends it, and a participant's death fails the run).
  *
+ * switches_per_hop: the participants' context switches (voluntary and involuntary, from
+ * getrusage(RUSAGE_CHILDREN) once they are reaped) over the hops they made (one per trip),
+ * as ctxbench's switches_per_hop counts them.
+ *
  * Each of `reps` repetitions (11 by default) runs enough trips to last `seconds` (0.01 by
  * default, calibrated once); the medians are reported. Output: one line of key=value pairs.
  */
@@ -233,6 +237,7 @@ int main(int argc, char **argv)
 		if (pipe(fds[i]) || (interleave && pipe(ofds[i])))
 			die("pipe");
 	int32_t tok = 0;
+	long all_trips = 0; /* every trip the participants make: one hop each */
 	/* A participant that dies is reported by SIGCHLD; a hung ring ends here. */
 	alarm(300);
 	double t, per_hop[MAXREPS], per_switch[MAXREPS], trip_us[MAXREPS];
@@ -284,6 +289,7 @@ int main(int argc, char **argv)
 	put(fds[0][1], &tok);
 	get(fds[procs - 1][0], &tok);
 	work();
+	all_trips++;
 	long trips = 1;
 	for (;;) {
 		t = now();
@@ -298,6 +304,7 @@ int main(int argc, char **argv)
 			}
 		}
 		t = now() - t;
+		all_trips += trips;
 		if (t >= min_time)
 			break;
 		trips = t > min_time / 64 ? (long)(trips * min_time / t * 1.1) + 1 : trips * 8;
@@ -310,6 +317,7 @@ int main(int argc, char **argv)
 			work();
 		}
 		trip_us[r] = (now() - t) / trips * 1e6;
+		all_trips += trips;
 		per_switch[r] = trip_us[r] / procs - ovr;
 		if (interleave)
 			overhead(ofds, procs, hops, &tok);
@@ -319,9 +327,13 @@ int main(int argc, char **argv)
 		kill(pids[i], SIGKILL);
 		waitpid(pids[i], NULL, 0);
 	}
+	struct rusage ru;
+	getrusage(RUSAGE_CHILDREN, &ru);
+	double switches = (double)(ru.ru_nvcsw + ru.ru_nivcsw) / ((double)all_trips * (procs - 1));
 	printf("procs=%d size_kb=%ld per_switch_us=%.4f ovr_us=%.4f trip_us=%.4f reps=%d "
-	       "trips=%ld hops=%ld\n",
-	       procs, kb, median(per_switch, reps), ovr, median(trip_us, reps), reps, trips, hops);
+	       "trips=%ld hops=%ld switches_per_hop=%.3f\n",
+	       procs, kb, median(per_switch, reps), ovr, median(trip_us, reps), reps, trips, hops,
+	       switches);
 	return 0;
 usage:
 	fprintf(stderr, "usage: ctxring [-s KB] [-N reps] [-T seconds] [-1] [-I] "
