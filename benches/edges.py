@@ -56,7 +56,9 @@ def ref(exe: Path, size: int, procs: int, *flags: str) -> dict[str, float]:
 def alternate(exe: Path, size: int, procs: int, rounds: int, *flags: str):
     """Per round, A B A B ...: (ctxbench, C ring) µs per switch, and the two parts of each,
     raw µs per hop and overhead µs per hop, as {"net": (a, b), "raw": .., "ovr": ..}."""
-    got: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in ("net", "raw", "ovr")}
+    got: dict[str, tuple[list[float], list[float]]] = {
+        k: ([], []) for k in ("net", "raw", "ovr", "sw")
+    }
     for _ in range(rounds):
         rec = ours(size, procs)
         c = ref(exe, size, procs, *flags)
@@ -64,6 +66,7 @@ def alternate(exe: Path, size: int, procs: int, rounds: int, *flags: str):
             ("net", rec["latency_us"], c["per_switch_us"]),
             ("raw", rec["raw_us"], c["trip_us"] / procs),
             ("ovr", rec["overhead_point_us"], c["ovr_us"]),
+            ("sw", rec["switches_per_hop"], c["switches_per_hop"]),
         ):
             got[k][0].append(float(a[0]) if isinstance(a, list) else float(a))
             got[k][1].append(float(b))
@@ -86,6 +89,10 @@ def section_256(exe: Path, rounds: int) -> None:
     # Where a gap lies: in the ring's hop (raw) or in what is subtracted (overhead).
     row("256 procs: raw µs per hop", *got["raw"], "(the switch and pipe hop)")
     row("256 procs: overhead µs per hop", *got["ovr"], "(subtracted)")
+    # More switches per hop (a woken participant preempting its waker, which later runs
+    # only to block) cost time per hop; ctxbench counts them with perf over its counted
+    # repetition, the C ring from its participants' rusage over their lives.
+    row("256 procs: switches per hop", *got["sw"], "(kernel's count)")
 
 
 def section_1mb(exe: Path, rounds: int) -> None:
