@@ -108,6 +108,9 @@ def test_a_grid_that_cannot_fit_in_memory_fails_before_forking() -> None:
     before = children()
     with pytest.raises(MemoryError, match="size sweep"):
         ctxbench.cache_sweep([50_000], [0, 1 << 20], rounds=2, progress=False)
+    # The ring that cannot fit is refused first, not after the others were measured.
+    with pytest.raises(MemoryError, match="50000 participants"):
+        ctxbench.cache_sweep([2, 50_000], [0, 1 << 20], rounds=2, progress=False)
     assert children() == before
 
 

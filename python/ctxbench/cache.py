@@ -191,7 +191,9 @@ def cache_sweep(
     results, tables, stream = [], [], []
     bar = progress_bar(progress, len(counts), "ctxbench sweep of sizes")
     # One ring size at a time: each has its own grid, and size 0 to pair every round with.
-    for p in counts:
+    # The one needing the most memory first: the core refuses a grid that cannot fit before
+    # forking, so a sweep that cannot fit fails before anything is measured.
+    for p in sorted(counts, key=lambda p: -p * max(grids[p])):
         raw = _core.cache_sweep(
             [p],
             grids[p],
@@ -215,6 +217,8 @@ def cache_sweep(
     if bar is not None:
         bar.close()
     rate = float(np.median(stream))
+    results.sort(key=lambda r: (int(r.procs[0]), r.size_kb))
+    tables.sort(key=lambda t: int(t[0][0].procs[0]))
     table = pd.concat([_table(pd, ours, split, rate) for ours, split in tables], ignore_index=True)
     return CacheSweep(
         results=results,
