@@ -12,12 +12,12 @@
 //! cost's interval comes from the per-round differences against it (paired, so drift common
 //! to a round cancels).
 
-use crate::config::{Config, Stop, BLOCK_REPETITIONS};
+use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::measure::Stopped;
 use crate::memory;
 use crate::ring::{self, Interrupt, Point};
 use crate::stats;
+use crate::stop::{Stop, Stopped, BLOCK_REPETITIONS, CONFIDENCE};
 use crate::workload::{Shape, Workload};
 use std::time::Instant;
 
@@ -190,7 +190,7 @@ pub fn indirect(at_size: &Point, at_zero: &Point, refilled_kb: f64) -> Indirect 
     let half = if n >= 2 {
         let mean = diffs.iter().sum::<f64>() / n as f64;
         let var = diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-        stats::t_975(n - 1) * var.sqrt() / (n as f64).sqrt()
+        stats::t_quantile(CONFIDENCE, (n - 1) as f64) * var.sqrt() / (n as f64).sqrt()
     } else {
         f64::INFINITY
     };
@@ -219,19 +219,21 @@ pub fn indirect(at_size: &Point, at_zero: &Point, refilled_kb: f64) -> Indirect 
 
 /// Net µs per switch of each repetition (mean over parallel rings).
 fn net_us(p: &Point) -> Vec<f64> {
-    p.raw_ns
-        .iter()
-        .zip(&p.overhead_ns)
-        .map(|(raw, ovr)| raw.iter().zip(ovr).map(|(r, o)| r - o).sum::<f64>() / raw.len() as f64)
-        .map(|ns| ns / 1000.0)
-        .collect()
+    p.net_ns().into_iter().map(|ns| ns / 1000.0).collect()
 }
 
-/// Median of each block (one per round).
+/// Median of each ring instance's repetitions: one per round.
 fn block_medians(p: &Point) -> Vec<f64> {
-    net_us(p)
-        .chunks(p.block.max(1))
-        .map(stats::median)
+    let net = net_us(p);
+    let mut at = 0;
+    p.instance_blocks
+        .iter()
+        .map(|&blocks| {
+            let n = blocks * p.block.max(1);
+            let m = stats::median(&net[at..(at + n).min(net.len())]);
+            at += n;
+            m
+        })
         .collect()
 }
 
@@ -277,7 +279,7 @@ mod tests {
             assert_eq!(points.len(), 2);
             for p in points {
                 assert_eq!(p.raw_ns.len(), 3 * BLOCK_REPETITIONS);
-                assert_eq!(p.block, BLOCK_REPETITIONS);
+                assert_eq!(p.instance_blocks.len(), 3);
                 assert!(p.work_verified);
                 assert_eq!(p.resident_kb, Some(*size as u64));
             }
@@ -306,7 +308,8 @@ mod tests {
             rusage: Default::default(),
             phase_s: Default::default(),
             stopped: Stopped::Repetitions,
-            block: 2,
+            block: 1,
+            instance_blocks: vec![2, 2],
             resident_kb: None,
         };
         let zero = point(&[1.0, 1.0, 2.0, 2.0]);

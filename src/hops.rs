@@ -104,6 +104,18 @@ impl HopLog {
     }
 }
 
+/// Two hop logs (counts per bucket, largest hop in ns) as one: counts added, the larger
+/// maximum; a side that recorded nothing leaves the other.
+pub fn merge(a: Option<(Vec<u64>, u64)>, b: Option<(Vec<u64>, u64)>) -> Option<(Vec<u64>, u64)> {
+    match (a, b) {
+        (Some((mut counts, max)), Some((more, other))) => {
+            counts.iter_mut().zip(more).for_each(|(x, y)| *x += y);
+            Some((counts, max.max(other)))
+        }
+        (a, b) => a.or(b),
+    }
+}
+
 /// The value (ns) below which `q` of the recorded hops fall, at bucket resolution (the
 /// bucket's midpoint), from merged counts.
 pub fn percentile(counts: &[u64], q: f64) -> f64 {
@@ -141,6 +153,15 @@ mod tests {
             last = j;
         }
         assert_eq!(bucket(u64::MAX), BUCKETS - 1);
+    }
+
+    #[test]
+    fn merged_logs_add_counts_and_keep_the_larger_maximum() {
+        let a = Some((vec![1, 2, 0], 50));
+        let b = Some((vec![0, 3, 4], 70));
+        assert_eq!(merge(a.clone(), b), Some((vec![1, 5, 4], 70)));
+        assert_eq!(merge(a.clone(), None), a);
+        assert_eq!(merge(None, None), None);
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod placement;
 pub mod result;
 pub mod ring;
 pub mod stats;
+pub mod stop;
 mod sys;
 pub mod token;
 pub mod transport;
@@ -30,4 +31,5 @@ mod python;
 
 pub use config::{Config, Plan};
 pub use error::{Error, Result};
-pub use ring::{pingpong, run, PingPong, Point};
+pub use result::{pingpong, summarize, PingPong, RingSummary};
+pub use ring::{pingpong_config, run, Point};

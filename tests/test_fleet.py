@@ -24,6 +24,8 @@ import ctxbench
 from ctxbench import fleet, metadata
 from ctxbench.compare import compare
 
+pytestmark = pytest.mark.slow
+
 distributed = pytest.importorskip(
     "distributed", reason="fleet runs need distributed: pip install 'ctxbench[fleet]'"
 )

@@ -10,13 +10,17 @@ __all__ = [
     "ring",
     "pingpong",
     "workload_checksum",
-    "mann_whitney",
+    "estimate",
+    "runs_estimate",
+    "difference",
     "fiber_baseline_ns",
     "default_transport",
     "placement_name",
     "cache_sweep",
     "DEFAULT_ROUNDS",
     "DEFAULT_MIN_TIME",
+    "PRECISION_MIN_TIME",
+    "CONFIDENCE",
     "DEFAULT_TIMEOUT",
     "DEFAULT_PRECISION",
     "DEFAULT_MAX_TIME",
@@ -30,6 +34,8 @@ __all__ = [
 ]
 
 DEFAULT_MIN_TIME: float
+PRECISION_MIN_TIME: float
+CONFIDENCE: float
 DEFAULT_TIMEOUT: float
 DEFAULT_PRECISION: float
 DEFAULT_MAX_TIME: float
@@ -45,9 +51,15 @@ __version__: str
 _Floats = NDArray[np.float64]
 _Ints = NDArray[np.int64]
 
+_Level = Literal["repetition", "block", "instance", "run"]
+_Stopped = Literal["repetitions", "precision", "max_repetitions", "time_cap", "run_spread"]
+
 @type_check_only
 class StatsDict(TypedDict):
-    """Per point: the summary of its net samples (`stats::Summary`), one array per field."""
+    """Per point: the statistics of its net samples (`result::PointStats`), one array per
+    field. `ci_low`/`ci_high`: the 95 % interval that holds the next run's figure (NaN: none);
+    `se`, `df`, `level`: the point's standard error, its degrees of freedom and the level of
+    the variance model it comes from; `sd_*`: the spread seen at each level."""
 
     min: _Floats
     median: _Floats
@@ -57,9 +69,38 @@ class StatsDict(TypedDict):
     cv: _Floats
     ci_low: _Floats
     ci_high: _Floats
+    se: _Floats
+    se_within: _Floats
+    df: _Floats
+    level: list[_Level]
+    sd_repetition: _Floats
+    sd_block: _Floats
+    sd_instance: _Floats
+    sd_run: _Floats
+    runs_seen: _Floats
+    instances: _Ints
     outliers: _Ints
     clusters: _Ints
     verdict: list[Literal["stable", "noisy", "unstable", "bimodal"]]
+
+@type_check_only
+class EstimateDict(TypedDict):
+    """A figure and its uncertainty under the variance model."""
+
+    center: float
+    se: float
+    df: float
+    level: _Level
+
+@type_check_only
+class DifferenceDict(TypedDict):
+    """`new / base` with its 95 % interval and the p-value of no difference."""
+
+    ratio: float
+    low: float
+    high: float
+    p_value: float
+    df: float
 
 @type_check_only
 class HardwareDict(TypedDict):
@@ -103,7 +144,7 @@ class RingDict(TypedDict):
     repetitions: int | None
     precision: float | None
     max_time: float | None
-    stopped: list[Literal["repetitions", "precision", "max_repetitions", "time_cap"]]
+    stopped: list[_Stopped]
     repetitions_made: _Ints
     warmup: int
     parallel: int
@@ -137,6 +178,8 @@ class RingDict(TypedDict):
     overhead_rounds: _Ints
     work_verified: NDArray[np.bool_]
     phase_s: PhasesDict
+    block: _Ints
+    instance_blocks: list[_Ints]
     # The working set (issue 19): the stride each array is read with, and per point the
     # smallest resident private KiB of any participant's array (-1: pagemap unreadable).
     stride_bytes: int
@@ -158,6 +201,16 @@ class PingpongDict(TypedDict):
     cycles_per_switch: float | None
     tsc: TscDict
     cpus: _Ints
+    repetitions: int | None
+    precision: float | None
+    max_time: float | None
+    min_time: float
+    samples_us: _Floats
+    stats: StatsDict
+    stopped: _Stopped
+    block: int
+    instance_blocks: _Ints
+    phase_s: PhasesDict
 
 def ring(
     procs: Sequence[int],
@@ -176,6 +229,7 @@ def ring(
     min_time: float | None = None,
     timeout: float = ...,
     record_hops: bool = False,
+    history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
     stride_bytes: int = ...,
 ) -> RingDict: ...
 
@@ -219,16 +273,30 @@ def cache_sweep(
     stream_kb: int = 0,
 ) -> CacheSweepDict: ...
 def pingpong(
-    loops: int = 1_000_000,
+    loops: int | None = None,
     *,
     threads: bool = False,
-    transport: str = "pipe",
+    engine: str | None = None,
+    transport: str | None = None,
     placement: str | Sequence[int] | None = None,
     cpu: int | None = None,
-    timeout: float = 10.0,
+    precision: float = ...,
+    max_time: float = ...,
+    max_repetitions: int = ...,
+    min_time: float | None = None,
+    timeout: float = ...,
+    history: tuple[Sequence[float], Sequence[float]] | None = None,
 ) -> PingpongDict: ...
 def workload_checksum(size_kb: int, stride_bytes: int = ...) -> int: ...
-def mann_whitney(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]: ...
+def estimate(
+    samples: Sequence[float],
+    block: int,
+    instance_blocks: Sequence[int],
+    run_sd: float | None = None,
+    runs_seen: float | None = None,
+) -> EstimateDict: ...
+def runs_estimate(figures: Sequence[float]) -> EstimateDict: ...
+def difference(base: EstimateDict, new: EstimateDict) -> DifferenceDict: ...
 def fiber_baseline_ns(pairs: int) -> float: ...
 def default_transport(engine: str) -> str: ...
 def placement_name(placement: str | Sequence[int] | None = None, cpu: int | None = None) -> str: ...

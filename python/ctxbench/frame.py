@@ -58,6 +58,9 @@ def require(module: str, feature: str, install: str = "'ctxbench[analysis]'") ->
 
 def _metadata_columns(metadata: dict[str, Any]) -> dict[str, Any]:
     columns = {k: metadata.get(k) for k in METADATA_COLUMNS}
+    # Which measuring call made the rows: several runs of one point compare by their spread.
+    if "run" in metadata:
+        columns["run"] = metadata["run"]
     # Set by the pytest plugin, so results can be traced back to the test that made them.
     if "test" in metadata:
         columns["test"] = metadata["test"]
@@ -70,9 +73,30 @@ def _metadata_columns(metadata: dict[str, Any]) -> dict[str, Any]:
     return columns
 
 
+def _levels(r: Any, reps: int, npoints: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each repetition's block and ring instance, point-major as the rows (the levels of the
+    variance model). Results from before they were recorded: blocks of four in precision
+    mode, of one with a fixed count, all in one instance."""
+    fallback = 1 if getattr(r, "repetitions", None) else 4
+    sizes = getattr(r, "block", None)
+    if sizes is None or len(sizes) != npoints:
+        sizes = [fallback] * npoints
+    shapes = getattr(r, "instance_blocks", None)
+    if shapes is None or len(shapes) != npoints:
+        shapes = [None] * npoints
+    block, instance = [], []
+    for size, shape in zip(np.asarray(sizes, dtype=np.int64).tolist(), shapes):
+        b = np.arange(reps) // max(1, size)
+        ends = np.cumsum(np.asarray(shape if shape is not None else [reps], dtype=np.int64))
+        block.append(b)
+        instance.append(np.searchsorted(ends, b, side="right"))
+    return np.concatenate(block), np.concatenate(instance)
+
+
 def _ring_columns(r: Any) -> dict[str, Any]:
     samples = np.asarray(r.samples_us, dtype=np.float64)
     reps, npoints = samples.shape
+    block, instance = _levels(r, reps, npoints)
     # Point-major rows: each point's repetitions together, as a reader scans the table.
     point = np.repeat(np.arange(npoints), reps)
     procs = np.asarray(r.procs)
@@ -86,6 +110,8 @@ def _ring_columns(r: Any) -> dict[str, Any]:
         "parallel": r.parallel,
         "procs": procs[point],
         "repetition": np.tile(np.arange(reps), npoints),
+        "block": block,
+        "instance": instance,
         "value": samples.T.ravel(),
         "unit": "us",
         "raw_us": np.asarray(r.raw_samples_us, dtype=np.float64).T.ravel(),
@@ -98,6 +124,10 @@ def _ring_columns(r: Any) -> dict[str, Any]:
         "verdict": np.asarray(stats["verdict"], dtype=object)[point],
         "below_resolution": np.asarray(r.below_resolution, dtype=bool)[point],
     }
+    # The run level the run knew of (results from before it have none).
+    for name in ("sd_run", "runs_seen"):
+        if name in stats:
+            columns[name] = np.asarray(stats[name], dtype=np.float64)[point]
     for name in OPTIONAL_POINT_ARRAYS:
         values = getattr(r, name, None)
         if values is not None and len(values) == npoints:
@@ -116,7 +146,25 @@ def _ring_columns(r: Any) -> dict[str, Any]:
 
 
 def _pingpong_columns(r: Any) -> dict[str, Any]:
-    switch = float(r.usecs_per_switch)
+    """One row per timed repetition, its value µs per switch (half a round trip); perf's
+    fixed loop is one repetition."""
+    samples = getattr(r, "samples_us", None)
+    per_switch = (
+        np.asarray(samples, dtype=np.float64) / 2
+        if samples is not None and len(samples)
+        else np.asarray([float(r.usecs_per_switch)])
+    )
+    n = len(per_switch)
+    size = int(getattr(r, "block", None) or 1)
+    shape = getattr(r, "instance_blocks", None)
+    block = np.arange(n) // size
+    ends = np.cumsum(np.asarray(shape if shape is not None and len(shape) else [n]))
+    stats = getattr(r, "stats", None) or {}
+
+    def point(name: str, default: Any = np.nan) -> Any:
+        values = stats.get(name)
+        return values[0] if values is not None and len(values) else default
+
     return {
         "benchmark": "pingpong",
         "engine": getattr(r, "engine", "thread" if r.threads else "process"),
@@ -125,12 +173,19 @@ def _pingpong_columns(r: Any) -> dict[str, Any]:
         # Two parties bouncing a token with no workload: a ring of two at size 0.
         "size_kb": 0,
         "parallel": 1,
-        "procs": [2],
-        "repetition": [0],
-        "value": [switch],
+        "procs": np.full(n, 2),
+        "repetition": np.arange(n),
+        "block": block,
+        "instance": np.searchsorted(ends, block, side="right"),
+        "value": per_switch,
         "unit": "us",
-        "latency_us": switch,
-        "min_us": switch,
+        "latency_us": float(r.usecs_per_switch),
+        "min_us": float(per_switch.min()),
+        "ci_low": point("ci_low") / 2,
+        "ci_high": point("ci_high") / 2,
+        "sd_run": point("sd_run"),
+        "runs_seen": point("runs_seen", 0.0),
+        "verdict": point("verdict", None),
         "usecs_per_op": float(r.usecs_per_op),
         "ops_per_sec": float(r.ops_per_sec),
     }

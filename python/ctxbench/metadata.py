@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import platform
+import secrets
 import time
 from pathlib import Path, PurePosixPath
 
@@ -26,6 +27,7 @@ SYS_ROOT = Path("/sys")
 KEYS: tuple[str, ...] = (
     "ctxbench_version",
     "date",
+    "run",
     "hostname",
     "kernel",
     "cpu_model",
@@ -323,6 +325,9 @@ def _collect(
     values: dict[str, object] = {
         "ctxbench_version": version,
         "date": _utc_now(),
+        # Tells one measuring call's results from another's made in the same second: a
+        # comparison uses the spread between runs where a side holds several.
+        "run": secrets.token_hex(6),
         "hostname": platform.node() or None,
         "kernel": platform.release() or None,
         "cpu_model": _cpu_model(cpuinfo),
@@ -397,13 +402,23 @@ def _one_line(text: str) -> str:
     return flat
 
 
-def hints(metadata: dict[str, object], *, placement: str) -> list[str]:
-    """Short human hints (one line each) explaining why a result may be noisy."""
+def hints(metadata: dict[str, object], *, placement: str, stable: bool = False) -> list[str]:
+    """Short human hints (one line each) explaining why a result may be noisy.
+
+    An unpinned run gets its hint whatever its verdicts: its figure moves between runs even
+    when each run looks steady. The machine's hints are left out when every point was
+    ``stable``.
+    """
     out: list[str] = []
     cpu_count = _as_int(metadata.get("cpu_count"))
 
-    if placement != "single" and metadata.get("hypervisor") is True:
-        out.append("unpinned on a VM: pin with --placement single for steadier numbers")
+    if placement == "default":
+        out.append(
+            "unpinned: the share of hops that cross CPUs (slow) varies run to run; "
+            "pin: --placement single"
+        )
+    if stable:
+        return out
 
     if cpu_count is not None and cpu_count <= 2:
         out.append(f"only {cpu_count} CPUs: benchmark threads compete with the OS for cores")

@@ -53,12 +53,15 @@ class RingResult:
         "switch_source": list,
         "warnings": list,
         "stopped": list,
+        "instance_blocks": _arrays,  # one array per point: blocks per ring instance
     }
     OPTIONAL: ClassVar[tuple[str, ...]] = (
         "precision",
         "max_time",
         "stopped",
         "repetitions_made",
+        "block",
+        "instance_blocks",
         "stride_bytes",
         "resident_kb",
     )
@@ -112,6 +115,10 @@ class RingResult:
     max_time: float | None = None
     stopped: list[str] = field(default_factory=list)
     repetitions_made: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # The levels of the variance model: repetitions per block and blocks per ring instance,
+    # per point (results from before they were recorded have none).
+    block: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    instance_blocks: list[np.ndarray] = field(default_factory=list)
     # The working set (issue 19): the stride each participant reads its array with (8 bytes:
     # every word, as lmbench3), and per point the smallest KiB of any participant's array
     # found resident and its own after measuring (-1: unknown); below ``size_kb`` a warning
@@ -125,18 +132,15 @@ class RingResult:
         return cls(**raw, metadata=metadata)
 
     def stop_line(self) -> str:
-        """How each point stopped and what its phases cost, in one line."""
+        """How each point stopped, on what and at what cost, in one line; a point a cap
+        ended says what would narrow it."""
         if not self.stopped:
             return "how the points stopped was not recorded"
-        parts = []
-        for j, p in enumerate(self.procs.tolist()):
-            half = (self.stats["ci_high"][j] - self.stats["ci_low"][j]) / 2
-            rel = half / abs(self.latency_us[j]) if self.latency_us[j] else float("inf")
-            parts.append(
-                f"{p}: {self.stopped[j]} after {int(self.repetitions_made[j])} reps, "
-                f"±{rel:.1%}, {sum(float(v[j]) for v in self.phase_s.values()):.2f} s"
-            )
-        return "; ".join(parts)
+        return "; ".join(
+            _stop_phrase(self.stats, j, p, self.stopped[j], self.precision)
+            + f", {sum(float(v[j]) for v in self.phase_s.values()):.2f} s"
+            for j, p in enumerate(self.procs.tolist())
+        )
 
     def to_xgraph(self) -> str:
         """lat_ctx's output: a title line with size and overhead, then "procs µs" pairs.
@@ -188,6 +192,18 @@ class PingpongResult:
 
     kind: ClassVar[str] = "pingpong"
     _from_json: ClassVar[dict[str, Callable[[Any], Any]]] = {}
+    OPTIONAL: ClassVar[tuple[str, ...]] = (
+        "repetitions",
+        "precision",
+        "max_time",
+        "min_time",
+        "samples_us",
+        "stats",
+        "stopped",
+        "block",
+        "instance_blocks",
+        "phase_s",
+    )
 
     loops: int
     threads: bool
@@ -201,6 +217,20 @@ class PingpongResult:
     cycles_per_switch: float | None
     tsc: dict[str, Any]
     cpus: np.ndarray
+    # Measured until precise (the default), as a ring point: µs per round trip of every
+    # timed repetition, their statistics (one entry per field), how measuring stopped, and
+    # the levels. perf's fixed loop (``loops=N``) is one repetition: nothing to compare on.
+    # Results from before these existed have none.
+    repetitions: int | None = None
+    precision: float | None = None
+    max_time: float | None = None
+    min_time: float | None = None
+    samples_us: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    stats: dict[str, Any] = field(default_factory=dict)
+    stopped: str | None = None
+    block: int | None = None
+    instance_blocks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    phase_s: dict[str, np.ndarray] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -208,14 +238,20 @@ class PingpongResult:
         return cls(**raw, metadata=metadata)
 
     def to_perf(self) -> str:
-        """The fields `perf bench sched pipe` prints, in its layout."""
-        between = "threads" if self.threads else "processes"
+        """The fields `perf bench sched pipe` prints, in its layout (measured until precise:
+        the median repetition's figures, and their 95 % interval)."""
+        between = {"thread": "threads", "fiber": "fibers"}.get(self.engine, "processes")
+        interval = ""
+        if self.stats and np.isfinite(self.stats["ci_low"][0]):
+            low, high = float(self.stats["ci_low"][0]), float(self.stats["ci_high"][0])
+            interval = f"  [{low:.6f}, {high:.6f}] 95% interval\n"
         return (
             "# Running 'sched/pipe' benchmark:\n"
             f"# Executed {self.loops} {self.transport} operations between two {between}\n\n"
             f"     Total time: {self.elapsed_s:.3f} [sec]\n\n"
             f"{self.usecs_per_op:15.6f} usecs/op\n"
-            f"{int(self.ops_per_sec):15d} ops/sec\n"
+            + interval
+            + f"{int(self.ops_per_sec):15d} ops/sec\n"
             f"{self.usecs_per_switch:15.6f} usecs/switch\n"
             + (
                 f"{self.cycles_per_switch:15.1f} TSC cycles/switch\n"
@@ -224,12 +260,51 @@ class PingpongResult:
             )
         )
 
+    def stop_line(self) -> str:
+        """How measuring stopped, on what and at what cost, in one line."""
+        if not self.stopped or not self.stats or self.stopped == "repetitions":
+            return f"perf's fixed loop: {self.loops} round trips, one sample, no interval"
+        seconds = sum(float(v[0]) for v in self.phase_s.values())
+        phrase = _stop_phrase(self.stats, 0, "ping-pong", self.stopped, self.precision)
+        return f"{phrase}, {seconds:.2f} s"
+
     def __repr__(self) -> str:
         return (
             f"PingpongResult({self.engine}/{self.transport}, placement={self.placement}, "
             f"loops={self.loops}, {self.usecs_per_op:.3f} µs/op, "
             f"{self.usecs_per_switch:.3f} µs/switch)"
         )
+
+
+def _stop_phrase(stats: dict[str, Any], j: int, name: object, stopped: str, asked: Any) -> str:
+    """ "NAME: how it stopped after what, ±interval on what level", and for a point a cap
+    ended, why it is wide and what would narrow it."""
+    median, low, high = (float(stats[k][j]) for k in ("median", "ci_low", "ci_high"))
+    rel = (high - low) / 2 / abs(median) if median and np.isfinite(low) else float("inf")
+    width = f"±{rel:.1%}" if np.isfinite(rel) else "no interval"
+    level = stats.get("level")
+    instances = stats.get("instances")
+    on = ""
+    if level is not None and instances is not None:
+        on = f" over {int(instances[j])} instance{'s' if int(instances[j]) != 1 else ''}"
+    phrase = f"{name}: {stopped}{on}, {width}"
+    runs = stats.get("sd_run")
+    if stopped == "run_spread" and runs is not None:
+        phrase += (
+            f" (runs on this machine differ by ±{float(runs[j]):.1%} beyond their own "
+            "errors: measuring longer would not narrow it)"
+        )
+    if stopped in ("time_cap", "max_repetitions") and asked is not None:
+        spread = stats.get("sd_instance")
+        between = float(spread[j]) / abs(median) if spread is not None and median else np.nan
+        cause = (
+            f"instances differ by {between:.1%}"
+            if np.isfinite(between)
+            else "too few instances for the interval"
+        )
+        cap = "max_time" if stopped == "time_cap" else "max_repetitions"
+        phrase += f" (asked ±{float(asked):.0%}: {cause}; raise {cap} or the precision)"
+    return phrase
 
 
 Result = Union[RingResult, PingpongResult]

@@ -91,6 +91,8 @@ METADATA = Field(
     },
 )
 HOP_PERCENTILES = ("p50", "p90", "p99", "p99.9", "max")
+# The variance model's levels, innermost first (``ctxbench._core.estimate``).
+LEVELS = ("repetition", "block", "instance", "run")
 PHASES = ("calibration", "warmup", "measure", "setup_teardown")
 
 RING: dict[str, Field] = {
@@ -118,12 +120,27 @@ RING: dict[str, Field] = {
     "stats": Field(
         "dict",
         fields={
-            **{k: _float(P) for k in ("min", "median", "mean", "max", "ci_low", "ci_high")},
+            **{k: _float(P) for k in ("min", "median", "mean", "max")},
+            # NaN: no interval (a point with one unit to go on).
+            **{k: _float(P, nan=True, holes=True) for k in ("ci_low", "ci_high")},
             "stdev": _float(P, min=0),
             "cv": _float(P, min=0, inf=True),
             "outliers": _int(P, min=0),
             "clusters": _int(P, min=1),
             "verdict": Field("str", (P,)),
+            # The variance model (files from before it lack these).
+            **{
+                k: _float(P, min=0, nan=True, holes=True, required=False)
+                for k in ("se", "se_within", "sd_run")
+            },
+            "runs_seen": _float(P, min=0, required=False),
+            "df": _float(P, min=0, required=False),
+            "level": Field("str", (P,), choices=LEVELS, required=False),
+            **{
+                f"sd_{level}": _float(P, min=0, nan=True, holes=True, required=False)
+                for level in LEVELS[:3]
+            },
+            "instances": _int(P, min=1, required=False),
         },
     ),
     "cpus": _int(P, "parallel", None, min=-1),  # [point][ring][participant]
@@ -167,6 +184,9 @@ RING: dict[str, Field] = {
     "max_time": _float(min=0, nullable=True, required=False),
     "stopped": Field("str", (P,), required=False),
     "repetitions_made": _int(P, min=0, required=False),
+    # Repetitions per block and blocks per ring instance (files from before lack them).
+    "block": _int(P, min=1, required=False),
+    "instance_blocks": _int(P, None, min=0, required=False),
     # The working set (files from before it lack these).
     "stride_bytes": _int(min=8, nullable=True, required=False),
     "resident_kb": _int(P, min=-1, required=False),
@@ -186,6 +206,18 @@ PINGPONG: dict[str, Field] = {
     "cycles_per_switch": _float(min=0, nullable=True),
     "tsc": TSC,
     "cpus": _int(2, min=-1),
+    # Measured until precise, as a ring point (files from before, and perf's fixed loop's
+    # older records, lack these).
+    "repetitions": _int(min=1, nullable=True, required=False),
+    "precision": _float(min=0, nullable=True, required=False),
+    "max_time": _float(min=0, nullable=True, required=False),
+    "min_time": _float(min=0, required=False),
+    "samples_us": _float(None, min=0, required=False),
+    "stats": Field("dict", required=False),
+    "stopped": Field("str", required=False),
+    "block": _int(min=1, required=False),
+    "instance_blocks": _int(None, min=0, required=False),
+    "phase_s": Field("dict", required=False, fields={k: _float(1, min=0) for k in PHASES}),
     "metadata": METADATA,
 }
 
@@ -332,6 +364,10 @@ TABLE_COLUMNS: dict[str, Field] = {
     "ops_per_sec": _float(min=0),
     "stopped": Field("str"),
     "repetitions_made": _int(min=0),
+    "block": _int(min=0),
+    "instance": _int(min=0),
+    "sd_run": _float(min=0),
+    "runs_seen": _float(min=0),
     "resident_kb": _int(min=-1),
     "stride_bytes": _int(min=8),
     "source": Field("str"),
