@@ -39,6 +39,8 @@ MIN_STREAM_KB = 64 * 1024
 # The last level's name in `knees`, whatever its number.
 LAST_LEVEL = "LLC"
 BOOTSTRAP = 400
+# Repetitions per block: a cache sweep's round at one point, a precision-mode block elsewhere.
+BLOCK = 4
 
 
 @dataclass(frozen=True)
@@ -316,9 +318,6 @@ def _recorded_caches(data: Any, df: pd.DataFrame) -> dict[str, int] | None:
     cols = [c for c in df.columns if c.startswith("cache_") and c.endswith("_kb")]
     found = {c[len("cache_") : -len("_kb")]: df[c].dropna() for c in cols}
     return {k: int(v.iloc[0]) for k, v in found.items() if len(v)} or None
-
-
-BLOCK = 4  # repetitions per block: a cache sweep's round at one point
 
 
 def _curve(g: pd.DataFrame) -> dict[str, Any]:

@@ -113,7 +113,7 @@ def _add_sizes(sub: Any) -> None:
         description="Measure rings of --procs participants at every size of a log-spaced "
         "grid (default: up to 4x the largest cache the CPUs can use), round-robin; print per "
         "point the net µs per switch, the direct cost (size 0), the indirect cost "
-        "net(size) - net(0) with its 95 %% interval, the refill bandwidth beside the "
+        "net(size) - net(0) with its 95 % interval, the refill bandwidth beside the "
         "streaming-read bandwidth, the resident KiB; then the knees and the caches they "
         "match.",
     )
@@ -130,7 +130,9 @@ def _add_sizes(sub: Any) -> None:
     _flags.stride_flag(sz)
     _flags.placement_flags(sz, "single")
     sz.add_argument("--out", default=None, help="save every ring result here (.json, .csv, …)")
-    _no_hostname_flag(sz)
+    sz.add_argument(
+        "--no-hostname", action="store_true", help="with --out: this machine's name as '(withheld)'"
+    )
 
 
 def _add_info(sub: Any) -> None:
