@@ -1,6 +1,8 @@
 //! The pyo3 bindings: Python arguments in, numpy arrays out. Errors are mapped to Python
 //! exceptions here and nowhere else.
 
+mod topo;
+
 use crate::config::{self, Config, Plan};
 use crate::engine::{Engine, TransportKind};
 use crate::error::Error;
@@ -231,7 +233,7 @@ fn pingpong<'py>(
     d.set_item("engine", engine.name())?;
     d.set_item("transport", transport.name())?;
     d.set_item("placement", cfg.placement.name())?;
-    stop_items(&d, &cfg)?;
+    set_stop_items(&d, &cfg.stop)?;
     d.set_item("min_time", cfg.min_time)?;
     d.set_item("elapsed_s", p.elapsed_s)?;
     d.set_item("usecs_per_op", p.usecs_per_op)?;
@@ -271,19 +273,6 @@ fn optional_loops_arg(obj: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
         return Ok(None);
     }
     loops_arg(obj).map(Some)
-}
-
-/// The stopping rule's items of a result: `repetitions`, `precision`, `max_time`.
-fn stop_items(d: &Bound<'_, PyDict>, cfg: &Config) -> PyResult<()> {
-    let (repetitions, precision, max_time) = match cfg.stop {
-        Stop::Repetitions(n) => (Some(n), None, None),
-        Stop::Precision {
-            target, max_time, ..
-        } => (None, Some(target), Some(max_time)),
-    };
-    d.set_item("repetitions", repetitions)?;
-    d.set_item("precision", precision)?;
-    d.set_item("max_time", max_time)
 }
 
 /// {"ghz", "read_cost_cycles", "unavailable_reason"} of the TSC calibration.
@@ -327,15 +316,7 @@ fn ring<'py>(
     #[pyo3(from_py_with = stride_arg)] stride_bytes: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (engine, transport) = engine_transport(engine, transport)?;
-    // A fixed count is lmbench's way; without one, measure until precise.
-    let stop = match repetitions {
-        Some(n) => Stop::Repetitions(n),
-        None => Stop::Precision {
-            target: precision,
-            max_repetitions,
-            max_time,
-        },
-    };
+    let stop = stop_rule(repetitions, precision, max_repetitions, max_time);
     let cfg = Config {
         engine,
         transport,
@@ -354,6 +335,37 @@ fn ring<'py>(
     };
     let points = measure(py, |interrupt| core::run(&cfg, interrupt))?;
     ring_dict(py, &cfg, summarize(&cfg, &points))
+}
+
+/// The stopping rule a caller asked for: a fixed count is lmbench's way; without one,
+/// measure until precise.
+fn stop_rule(
+    repetitions: Option<usize>,
+    precision: f64,
+    max_repetitions: usize,
+    max_time: f64,
+) -> Stop {
+    match repetitions {
+        Some(n) => Stop::Repetitions(n),
+        None => Stop::Precision {
+            target: precision,
+            max_repetitions,
+            max_time,
+        },
+    }
+}
+
+/// A result's `repetitions`, `precision` and `max_time`: the stopping rule it ran under.
+fn set_stop_items(d: &Bound<'_, PyDict>, stop: &Stop) -> PyResult<()> {
+    let (repetitions, precision, max_time) = match *stop {
+        Stop::Repetitions(n) => (Some(n), None, None),
+        Stop::Precision {
+            target, max_time, ..
+        } => (None, Some(target), Some(max_time)),
+    };
+    d.set_item("repetitions", repetitions)?;
+    d.set_item("precision", precision)?;
+    d.set_item("max_time", max_time)
 }
 
 /// The ring at every size of `sizes_kb` (which must hold 0), `rounds` times round-robin, and
@@ -457,7 +469,7 @@ fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bou
     d.set_item("transport", cfg.transport.name())?;
     d.set_item("placement", cfg.placement.name())?;
     d.set_item("size_kb", cfg.size_kb)?;
-    stop_items(&d, cfg)?;
+    set_stop_items(&d, &cfg.stop)?;
     let stopped = s.stopped.iter().map(|x| x.as_str());
     d.set_item("stopped", PyList::new(py, stopped)?)?;
     let made: Vec<usize> = s.samples_us.iter().map(Vec::len).collect();
@@ -814,6 +826,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fiber_baseline_ns, m)?)?;
     m.add_function(wrap_pyfunction!(default_transport, m)?)?;
     m.add_function(wrap_pyfunction!(placement_name, m)?)?;
+    topo::register(m)?;
     m.add("DEFAULT_MIN_TIME", stop::FIXED_MIN_TIME)?;
     m.add("PRECISION_MIN_TIME", stop::PRECISION_MIN_TIME)?;
     m.add_function(wrap_pyfunction!(cache_sweep, m)?)?;

@@ -154,10 +154,12 @@ const HOP_QUANTILES: [(&str, f64); 4] =
 impl HopSummary {
     /// `None` unless every point recorded its hops.
     fn of(points: &[Point]) -> Option<Self> {
-        let logs: Vec<&(Vec<u64>, u64)> = points
+        // Both lanes (hops into participant 0 and into the others) in one histogram.
+        let merged: Vec<(Vec<u64>, u64)> = points
             .iter()
-            .map(|p| p.hops.as_ref())
+            .map(|p| p.hops.as_ref().map(|(c, m)| (hops::merged(c), *m)))
             .collect::<Option<_>>()?;
+        let logs: Vec<&(Vec<u64>, u64)> = merged.iter().collect();
         let used = logs
             .iter()
             .filter_map(|(c, _)| c.iter().rposition(|&x| x > 0))

@@ -44,8 +44,8 @@ pub struct Point {
     /// Raw per-hop time of that counted repetition (ring 0): what counting costs shows
     /// against `raw_ns`.
     pub counted_ns: f64,
-    /// Merged hop histogram (counts per `hops::bucket`) and the largest hop in ns, when
-    /// recording.
+    /// Hop histogram merged over the rings (counts per `hops::Lane` and bucket) and the
+    /// largest hop in ns, when recording.
     pub hops: Option<(Vec<u64>, u64)>,
     /// Lifetime rusage of the participants other than participant 0.
     pub rusage: Rusage,

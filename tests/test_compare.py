@@ -18,8 +18,9 @@ def base() -> pd.DataFrame:
 
 def steady(df: pd.DataFrame) -> pd.DataFrame:
     """A real run's frame with narrow, positive samples, so a 1.5x shift is unambiguous
-    whatever noise the machine had (a wide real spread can overlap its own shifted copy)."""
-    return df.assign(value=5.0 + 0.01 * df["repetition"])
+    whatever noise the machine had (a wide real spread can overlap its own shifted copy), as
+    if each repetition had been a ring instance of its own."""
+    return df.assign(value=5.0 + 0.01 * df["repetition"], instance=df["repetition"])
 
 
 def scaled(df: pd.DataFrame, factor: float) -> pd.DataFrame:
@@ -62,8 +63,15 @@ def test_self_comparison_is_no_change(base: pd.DataFrame) -> None:
     assert (table["ratio"] == 1.0).all() and not table["regressed"].any()
     assert ((table["ratio_low"] < 1) & (table["ratio_high"] > 1)).all()
     assert (table["n_base"] == REPS).all()
-    # lmbench's fixed repetitions: every repetition is its own block, one instance.
-    assert (table["level_base"] == "repetition").all() and (table["units_base"] == REPS).all()
+    assert (table["level_base"] == "instance").all() and (table["units_base"] == REPS).all()
+
+
+def test_one_ring_instance_is_too_few_to_decide(base: pd.DataFrame) -> None:
+    # lmbench's fixed count: many repetitions of one ring, not independent draws of the
+    # next run, whatever they look like.
+    one_ring = base.assign(instance=0)
+    table = compare(one_ring, scaled(one_ring, 1.5))
+    assert (table["verdict"] == TOO_FEW).all() and (table["level_base"] == "repetition").all()
 
 
 def test_slower_and_regressed(base: pd.DataFrame) -> None:
@@ -101,9 +109,9 @@ def test_instances_are_the_replicate_when_they_differ() -> None:
     assert table["level_base"].tolist() == ["instance"]
     assert table["units_base"].tolist() == [6]
     # Taking every repetition for an independent draw would claim far more certainty.
-    flat = a.assign(instance=0, block=a["repetition"])
+    flat = a.assign(instance=a["repetition"], block=a["repetition"])
     naive = compare(flat, flat)
-    assert naive["level_base"].tolist() == ["repetition"]
+    assert naive["level_base"].tolist() == ["instance"] and naive["units_base"].tolist() == [48]
     width = float(table["ratio_high"].iloc[0] - table["ratio_low"].iloc[0])
     assert width > 2 * float(naive["ratio_high"].iloc[0] - naive["ratio_low"].iloc[0])
 
@@ -157,7 +165,7 @@ def test_format(base: pd.DataFrame) -> None:
     assert lines[0].split()[:2] == ["engine/transport", "placement"]
     assert len(lines) == 1 + 2 + 2
     assert "1.500x [" in lines[1] and "slower (regressed)" in lines[1]
-    assert "8 repetitions" in lines[1]
+    assert "8 instances" in lines[1]
     assert lines[3] == "2 slower, 0 faster, 0 no change"
     assert "within ±5% is no change whatever its p-value" in lines[4]
 
@@ -186,11 +194,13 @@ def test_test_ids_are_part_of_the_point(base: pd.DataFrame) -> None:
     "kw", [{}, {"threads": True}, {"engine": "thread", "transport": "futex"}, {"engine": "fiber"}]
 )
 def test_ping_pong_compares_and_perf_s_fixed_loop_is_too_few(kw: dict) -> None:
-    kw = {"placement": "single", "max_time": 0.05, **kw}
+    kw = {"placement": "single", "max_time": 0.2, "min_time": 0.001, **kw}
     a, b = ctxbench.pingpong(**kw), ctxbench.pingpong(**kw)
     table = compare(a, b)
     assert table["benchmark"].tolist() == ["pingpong"]
-    assert table["verdict"].iloc[0] != TOO_FEW
     assert table["n_base"].iloc[0] == len(a.samples_us) > 1
+    # Two instances on each side decide; one (a loaded machine's time cap) is too few.
+    replicated = min(len(a.instance_blocks), len(b.instance_blocks)) >= 2
+    assert (table["verdict"].iloc[0] != TOO_FEW) == replicated
     fixed = ctxbench.pingpong(2000, **kw)
     assert compare(fixed, b)["verdict"].tolist() == [TOO_FEW]

@@ -138,9 +138,9 @@ def fabricate(src: Path, dst: Path, samples: list[float]) -> Path:
         rec["samples_us"] = rec["raw_samples_us"] = [[v] * n for v in samples]
         rec["overhead_samples_us"] = [[0.0] * n for _ in samples]
         rec["repetitions"] = len(samples)
-        # lmbench's way: every repetition a block of one, all in one instance.
+        # As if every sample came from a ring instance of its own.
         rec["block"] = [1] * n
-        rec["instance_blocks"] = [[len(samples)]] * n
+        rec["instance_blocks"] = [[1] * len(samples)] * n
     dst.write_text(json.dumps(doc))
     return dst
 
@@ -187,7 +187,7 @@ def test_faster_baseline_fails_naming_test_point_and_figures(
         [
             "*ctxbench: test_fixed.py::test_fixed is slower than the baseline by more than 10%:",
             "*process/pipe placement=single size=4k P=1 procs=2: 5.035 µs, baseline 0.005 µs*"
-            "95% interval of the ratio*baseline on 8 repetitions, this run on 8 repetitions)",
+            "95% interval of the ratio*baseline on 8 instances, this run on 8 instances)",
             "*test_fixed.py::test_fixed * slower REGRESSED",
             "*compared with base.json: 1 slower, 0 faster, 0 no change; 1 slower by more*",
             "FAILED test_fixed.py::test_fixed*",

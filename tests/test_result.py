@@ -89,7 +89,11 @@ def test_pingpong_json(tmp_path: Path, loops: int | None) -> None:
 
 
 def test_kinds_name_the_classes() -> None:
-    assert result.KINDS == {"ring": ctxbench.RingResult, "pingpong": ctxbench.PingpongResult}
+    assert result.KINDS == {
+        "ring": ctxbench.RingResult,
+        "pingpong": ctxbench.PingpongResult,
+        "matrix": ctxbench.MatrixResult,
+    }
     assert all(cls.kind == name for name, cls in result.KINDS.items())
     # The kind is the record's, not a field of the class.
     assert all("kind" not in {f.name for f in dataclasses.fields(c)} for c in result.KINDS.values())
@@ -99,7 +103,7 @@ def test_unknown_kind_is_rejected(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     path.write_text(json.dumps({"format": "ctxbench", "format_version": 1,
                                 "results": [{"kind": "bogus"}]}))  # fmt: skip
-    with pytest.raises(ValueError, match="list of ring or pingpong records"):
+    with pytest.raises(ValueError, match="list of ring or pingpong or matrix records"):
         result.load_results(path)
 
 

@@ -1,7 +1,8 @@
 """ctxbench: context-switch benchmarks with a Rust core.
 
 ``lat_ctx`` rebuilds lmbench's token ring; ``ring`` is the same measurement with the engine
-and transport named. Every function returns a result object holding numpy arrays and the
+and transport named; ``matrix`` measures it between every pair of CPUs, on the ``topology``
+of the machine. Every function returns a result object holding numpy arrays and the
 metadata of the machine it ran on.
 """
 
@@ -11,17 +12,20 @@ from __future__ import annotations
 from . import plot
 from ._core import DEFAULT_MIN_TIME, MAX_PROCS
 from ._core import __version__ as __version__
+from ._matrix import matrix
+from ._topology import Topology, topology
 from .api import lat_ctx, pingpong, ring
 from .cache import CacheSweep, cache_sweep, knees
 from .files import load
 from .frame import concat
-from .result import PingpongResult, RingResult
+from .result import MatrixResult, PingpongResult, RingResult
 from .sweep import sweep
 
 __all__ = [
     "CacheSweep",
     "DEFAULT_MIN_TIME",
     "MAX_PROCS",
+    "MatrixResult",
     "PingpongResult",
     "RingResult",
     "cache_sweep",
@@ -29,9 +33,12 @@ __all__ = [
     "knees",
     "lat_ctx",
     "load",
+    "matrix",
     "pingpong",
     "plot",
     "ring",
     "sweep",
+    "topology",
+    "Topology",
     "__version__",
 ]

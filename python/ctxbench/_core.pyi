@@ -1,10 +1,11 @@
 """Typed stub of the native module built from src/python.rs (checked by mypy.stubtest)."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal, TypedDict, type_check_only
 
 import numpy as np
 from numpy.typing import NDArray
+from typing_extensions import NotRequired
 
 __all__ = [
     "ring",
@@ -16,6 +17,12 @@ __all__ = [
     "fiber_baseline_ns",
     "default_transport",
     "placement_name",
+    "topology",
+    "matrix",
+    "RELATIONS",
+    "MATRIX_CELL_MIN_TIME",
+    "MATRIX_CELL_MAX_TIME",
+    "MATRIX_PER_CLASS",
     "cache_sweep",
     "DEFAULT_ROUNDS",
     "DEFAULT_MIN_TIME",
@@ -47,6 +54,10 @@ TRANSPORTS: dict[str, tuple[str, ...]]
 PLACEMENTS: tuple[str, ...]
 COMPILER: str
 __version__: str
+RELATIONS: tuple[str, ...]
+MATRIX_CELL_MIN_TIME: float
+MATRIX_CELL_MAX_TIME: float
+MATRIX_PER_CLASS: int
 
 _Floats = NDArray[np.float64]
 _Ints = NDArray[np.int64]
@@ -300,3 +311,115 @@ def difference(base: EstimateDict, new: EstimateDict) -> DifferenceDict: ...
 def fiber_baseline_ns(pairs: int) -> float: ...
 def default_transport(engine: str) -> str: ...
 def placement_name(placement: str | Sequence[int] | None = None, cpu: int | None = None) -> str: ...
+
+@type_check_only
+class CacheDict(TypedDict):
+    name: str
+    level: int
+    type: Literal["Data", "Instruction", "Unified"]
+    size_kb: int | None
+    cpus: _Ints
+
+@type_check_only
+class TopologyDict(TypedDict):
+    """What `topology` returns: per CPU of `cpus` (every present CPU), -1 where sysfs says
+    nothing; `relations[a][b]` indexes `RELATIONS` (present only from `topology`)."""
+
+    sysfs: str
+    cpus: _Ints
+    online: NDArray[np.bool_]
+    allowed: NDArray[np.bool_]
+    package: _Ints
+    die: _Ints
+    cluster: _Ints
+    core: _Ints
+    node: _Ints
+    llc: _Ints
+    smt_siblings: list[_Ints]
+    cpu_caches: list[_Ints]
+    caches: list[CacheDict]
+    cache_share_kb: dict[str, _Floats]
+    nodes: _Ints
+    distances: _Ints
+    order: _Ints
+    cpuset: _Ints | None
+    affinity: _Ints | None
+    notes: list[str]
+    relations: NotRequired[NDArray[np.uint8]]
+
+_WakeDict = TypedDict(
+    "_WakeDict", {"p50": _Floats, "p90": _Floats, "p99": _Floats, "p99.9": _Floats}
+)
+
+@type_check_only
+class MatrixDict(TypedDict):
+    """What `matrix` returns: the run's settings, then one entry per cell in the order the
+    cells were measured; `ctxbench.MatrixResult` has these fields plus `metadata`."""
+
+    engine: str
+    transport: str
+    size_kb: int
+    repetitions: int | None
+    precision: float | None
+    max_time: float | None
+    warmup: int
+    min_time: float
+    record_hops: bool
+    per_class: int | None
+    passes: int
+    memory_node: str
+    cpus: _Ints
+    started_unix_s: float
+    topology: TopologyDict
+    cpu_from: _Ints
+    cpu_to: _Ints
+    relation: list[str]
+    numa_distance: _Ints
+    pass_index: _Ints
+    started_s: _Floats
+    elapsed_s: _Floats
+    latency_us: _Floats
+    min_us: _Floats
+    ci_low: _Floats
+    ci_high: _Floats
+    cv: _Floats
+    verdict: list[str]
+    stopped: list[str]
+    repetitions_made: _Ints
+    samples_us: _Floats
+    raw_samples_us: _Floats
+    overhead_samples_us: _Floats
+    below_resolution: NDArray[np.bool_]
+    switches_per_hop: _Floats
+    migrations: _Ints
+    work_verified: NDArray[np.bool_]
+    cpus_seen: _Ints
+    memory_node_asked: _Ints
+    memory_node_seen: _Ints
+    clock_offset_bound_ns: _Floats
+    clock_untrusted: NDArray[np.bool_]
+    wake_us: _WakeDict | None
+    warnings: list[str]
+    block: _Ints
+    instance_blocks: list[_Ints]
+
+def topology(sysfs: str = "/sys") -> TopologyDict: ...
+def matrix(
+    cpus: Sequence[int] | None = None,
+    *,
+    engine: str = "thread",
+    transport: str = "futex",
+    size_kb: int = 0,
+    repetitions: int | None = None,
+    precision: float = ...,
+    max_time: float = ...,
+    max_repetitions: int = ...,
+    warmup: int = 1,
+    min_time: float | None = None,
+    timeout: float = ...,
+    record_hops: bool = False,
+    per_class: int | None = None,
+    passes: int = 1,
+    memory_node: str | int | None = ...,
+    progress: Callable[[int, int], object] | None = None,
+) -> MatrixDict: ...

@@ -50,7 +50,7 @@ class Caches:
 
     kb: dict[str, int]
     line_bytes: int = 64
-    source: str = "sysfs"
+    source: str = "ctxbench.topology()"
 
     @property
     def largest_kb(self) -> int:
@@ -71,34 +71,24 @@ def named_levels(kb: dict[str, int]) -> dict[str, int]:
 
 
 def _caches(cpus: Sequence[int]) -> Caches | None:
-    """The one place this module reads the machine's caches (sysfs
-    ``/sys/devices/system/cpu/cpuN/cache/index*/{level,type,size,shared_cpu_list,
-    coherency_line_size}``) for the CPUs ``cpus``; ``ctxbench.topology()`` takes its place
-    once it exists. None where sysfs says nothing."""
-    root = Path("/sys/devices/system/cpu")
+    """What the CPUs ``cpus`` can cache, from ``ctxbench.topology()``: each level's size summed
+    over the distinct instances those CPUs use. The line size, which the topology does not
+    hold, from sysfs (``cpu0/cache/index0/coherency_line_size``; 64 where absent). None where
+    sysfs says nothing of caches."""
+    from ._topology import topology
+
+    wanted = set(cpus)
     kb: dict[str, int] = {}
-    seen: set[tuple[str, str]] = set()
-    line = 0
-    for cpu in cpus:
-        for index in sorted((root / f"cpu{cpu}" / "cache").glob("index*")):
-            try:
-                level = (index / "level").read_text().strip()
-                kind = (index / "type").read_text().strip()
-                size = (index / "size").read_text().strip()
-                shared = (index / "shared_cpu_list").read_text().strip()
-            except OSError:
-                continue
-            name = f"L{level}" + {"Data": "d", "Instruction": "i"}.get(kind, "")
-            if (name, shared) in seen or not size[:-1].isdigit():
-                continue
-            seen.add((name, shared))
-            scale = {"K": 1, "M": 1024, "G": 1024 * 1024}.get(size[-1].upper(), 0)
-            kb[name] = kb.get(name, 0) + int(size[:-1]) * scale
-            try:
-                line = line or int((index / "coherency_line_size").read_text())
-            except (OSError, ValueError):
-                pass
-    return Caches(kb, line or 64) if kb else None
+    for cache in topology().caches:
+        if cache["size_kb"] is not None and wanted & {int(c) for c in cache["cpus"]}:
+            kb[cache["name"]] = kb.get(cache["name"], 0) + int(cache["size_kb"])
+    if not kb:
+        return None
+    line = Path("/sys/devices/system/cpu/cpu0/cache/index0/coherency_line_size")
+    try:
+        return Caches(kb, int(line.read_text()))
+    except (OSError, ValueError):
+        return Caches(kb)
 
 
 def _cpus(placement: Placement, cpu: int | None) -> list[int]:

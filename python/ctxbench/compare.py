@@ -6,8 +6,10 @@ instances, the blocks inside them; see ``ctxbench._core.estimate``). The two are
 a ratio, new / base, with Welch's interval on the log scale (``_core.difference``). A point is
 "slower" or "faster" only when that interval excludes 1 *and* the ratio is further from 1 than
 ``threshold``: a difference below the threshold is "no change" whatever its p-value. A side
-with too little to estimate an uncertainty from (one sample, one run of perf's fixed loop)
-makes the point "too few to decide", never "no change". The math is the core's; this module
+with too little to go on makes the point "too few to decide", never "no change": one
+sample (perf's fixed loop), or one ring instance however many repetitions it made (the
+repetitions of one ring are not independent draws of the next run: lmbench's fixed count is
+one instance). The math is the core's; this module
 groups rows and words the outcome.
 """
 
@@ -45,6 +47,7 @@ def _estimate(group: pd.DataFrame) -> dict[str, Any]:
         figures = [float(r["value"].median()) for r in runs]
         out = dict(_core.runs_estimate(figures))
         out["units"] = len(figures)
+        out["replicated"] = True
         return out
     rows = group.sort_values("repetition")
     values = rows["value"].astype(float).tolist()
@@ -67,11 +70,15 @@ def _estimate(group: pd.DataFrame) -> dict[str, Any]:
         _core.estimate(values, per_block, instance_blocks, run.get("sd_run"), run.get("runs_seen"))
     )
     out["units"] = len(instance_blocks) if out["level"] == "instance" else len(set(block))
+    # One ring instance is one draw of what the next run will see, however many
+    # repetitions it made: a side needs two instances, or a run level from earlier runs.
+    out["replicated"] = len(instance_blocks) > 1 or out["level"] == "run"
     return out
 
 
 def _verdict(d: dict[str, float], base: dict[str, Any], new: dict[str, Any], threshold: float):
-    if base["df"] <= 0 or new["df"] <= 0:
+    sides = (base, new)
+    if any(side["df"] <= 0 or not side["replicated"] for side in sides):
         return TOO_FEW
     if math.isnan(d["ratio"]):
         return "below resolution"
@@ -101,9 +108,9 @@ def compare(base: Any, new: Any, threshold: float = DEFAULT_THRESHOLD) -> pd.Dat
     which level (``units_base``, ``level_base``, ...), ``ratio`` = new / base with its 95 %
     interval (``ratio_low``, ``ratio_high``), the ``p_value`` of "no difference", and the
     ``verdict``: "slower" or "faster" (the interval excludes 1 and the ratio is more than
-    ``threshold`` from 1), "no change", "too few to decide" (a side without an uncertainty)
-    or "below resolution" (a figure at or below zero). ``regressed`` is the verdict
-    "slower".
+    ``threshold`` from 1), "no change", "too few to decide" (a side measured on one ring
+    instance, or without an uncertainty) or "below resolution" (a figure at or below zero).
+    ``regressed`` is the verdict "slower".
 
     ``attrs`` holds ``threshold``, the points in only one run (``only_base``, ``only_new``)
     and ``context``: what differs between the two runs' machines or versions (CPU, kernel,

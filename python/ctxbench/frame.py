@@ -1,4 +1,5 @@
-"""Tidy tables: one row per point (``POINT_KEY``) and repetition.
+"""Tidy tables: one row per point (``POINT_KEY``) and repetition; for a matrix, one row per
+cell (a point of two participants on the cell's two CPUs) and repetition.
 
 pandas is optional (the ``analysis`` extra); it is imported only when a frame is built, so
 ``import ctxbench`` works without it.
@@ -45,6 +46,31 @@ OPTIONAL_POINT_ARRAYS: tuple[str, ...] = (
     "stopped",
     "repetitions_made",
     "resident_kb",
+)
+
+# A matrix cell's figures, repeated on each of its rows (``_matrix_columns``).
+MATRIX_CELL_ARRAYS: tuple[str, ...] = (
+    "cpu_from",
+    "cpu_to",
+    "relation",
+    "numa_distance",
+    "pass_index",
+    "started_s",
+    "latency_us",
+    "min_us",
+    "cv",
+    "ci_low",
+    "ci_high",
+    "verdict",
+    "below_resolution",
+    "stopped",
+    "repetitions_made",
+    "switches_per_hop",
+    "migrations",
+    "memory_node_asked",
+    "memory_node_seen",
+    "clock_offset_bound_ns",
+    "clock_untrusted",
 )
 
 
@@ -135,14 +161,19 @@ def _ring_columns(r: Any) -> dict[str, Any]:
     # How the arrays were read (issue 19); results from before it have no stride.
     if getattr(r, "stride_bytes", None) is not None:
         columns["stride_bytes"] = r.stride_bytes
-    # A point that stopped early has NaN where it made no repetition: no row, not a gap.
+    return _made(columns)
+
+
+def _made(columns: dict[str, Any]) -> dict[str, Any]:
+    """The rows of repetitions that were made: a point that stopped early has NaN where it
+    made no repetition, which is no row, not a gap."""
     made = ~np.isnan(columns["value"])
-    if not made.all():
-        columns = {
-            k: v[made] if isinstance(v, np.ndarray) and v.shape[:1] == made.shape else v
-            for k, v in columns.items()
-        }
-    return columns
+    if made.all():
+        return columns
+    return {
+        k: v[made] if isinstance(v, np.ndarray) and v.shape[:1] == made.shape else v
+        for k, v in columns.items()
+    }
 
 
 def _pingpong_columns(r: Any) -> dict[str, Any]:
@@ -191,8 +222,62 @@ def _pingpong_columns(r: Any) -> dict[str, Any]:
     }
 
 
+def _where(topology: dict[str, Any], cpus: np.ndarray) -> dict[str, np.ndarray]:
+    """Package, LLC, core, node and rank in the plot order (-1: unknown) of each of ``cpus``."""
+    known = np.asarray(topology["cpus"], dtype=np.int64)
+    at = {int(c): i for i, c in enumerate(known)}
+    index = np.array([at.get(int(c), -1) for c in cpus], dtype=np.int64)
+    out = {}
+    for name in ("package", "llc", "core", "node"):
+        values = np.append(np.asarray(topology[name], dtype=np.int64), -1)
+        out[name] = values[index]
+    rank = {int(c): r for r, c in enumerate(np.asarray(topology["order"]))}
+    out["rank"] = np.array([rank.get(int(c), -1) for c in cpus], dtype=np.int64)
+    return out
+
+
+def _matrix_columns(r: Any) -> dict[str, Any]:
+    samples = np.asarray(r.samples_us, dtype=np.float64).reshape(-1, len(r.cpu_from))
+    reps, ncells = samples.shape
+    # Cell-major rows: each cell's repetitions together.
+    cell = np.repeat(np.arange(ncells), reps)
+
+    def per_cell(values: Any) -> np.ndarray:
+        return np.asarray(values)[cell]
+
+    cpu_from, cpu_to = np.asarray(r.cpu_from), np.asarray(r.cpu_to)
+    block, instance = _levels(r, reps, ncells)
+    columns: dict[str, Any] = {
+        "benchmark": "matrix",
+        "engine": r.engine,
+        "transport": r.transport,
+        # As the core names a CPU-list placement, so a cell reads like a ring point.
+        "placement": per_cell([f"[{a}, {b}]" for a, b in zip(cpu_from, cpu_to)]),
+        "size_kb": r.size_kb,
+        "parallel": 1,
+        "procs": 2,
+        "repetition": np.tile(np.arange(reps), ncells),
+        "block": block,
+        "instance": instance,
+        "value": samples.T.ravel(),
+        "unit": "us",
+        "raw_us": np.asarray(r.raw_samples_us, dtype=np.float64).reshape(reps, -1).T.ravel(),
+        "overhead_us": np.asarray(r.overhead_samples_us, dtype=np.float64)
+        .reshape(reps, -1)
+        .T.ravel(),
+    }
+    for name in MATRIX_CELL_ARRAYS:
+        columns[name] = per_cell(getattr(r, name))
+    for end, cpus in (("from", cpu_from), ("to", cpu_to)):
+        for what, values in _where(r.topology, cpus).items():
+            columns[f"{what}_{end}"] = values[cell]
+    for name, values in (getattr(r, "wake_us", None) or {}).items():
+        columns[f"wake_{name.replace('.', '')}_us"] = per_cell(values)
+    return _made(columns)
+
+
 # How each kind of result becomes rows, by the ``kind`` every result (and record) names.
-_COLUMNS = {"ring": _ring_columns, "pingpong": _pingpong_columns}
+_COLUMNS = {"ring": _ring_columns, "pingpong": _pingpong_columns, "matrix": _matrix_columns}
 
 
 def _columns_of(result: Any) -> dict[str, Any]:

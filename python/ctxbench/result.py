@@ -22,7 +22,7 @@ from .metadata import without_hostname
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ._core import PingpongDict, RingDict
+    from ._core import MatrixDict, PingpongDict, RingDict
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -277,8 +277,8 @@ class PingpongResult:
 
 
 def _stop_phrase(stats: dict[str, Any], j: int, name: object, stopped: str, asked: Any) -> str:
-    """ "NAME: how it stopped after what, ±interval on what level", and for a point a cap
-    ended, why it is wide and what would narrow it."""
+    """ "NAME: how it stopped, over how many instances, ±interval", and for a point a cap or
+    the run level ended, why it is wide and what would narrow it."""
     median, low, high = (float(stats[k][j]) for k in ("median", "ci_low", "ci_high"))
     rel = (high - low) / 2 / abs(median) if median and np.isfinite(low) else float("inf")
     width = f"±{rel:.1%}" if np.isfinite(rel) else "no interval"
@@ -307,9 +307,142 @@ def _stop_phrase(stats: dict[str, Any], j: int, name: object, stopped: str, aske
     return phrase
 
 
-Result = Union[RingResult, PingpongResult]
+def _topology_from_json(value: dict[str, Any]) -> dict[str, Any]:
+    """A matrix's topology read back: lists of numbers as arrays, the caches as dicts."""
+    out: dict[str, Any] = {}
+    for name, v in value.items():
+        if name == "caches":
+            out[name] = [{**c, "cpus": np.asarray(c["cpus"], dtype=np.int64)} for c in v]
+        elif name in ("smt_siblings", "cpu_caches"):
+            out[name] = [np.asarray(x, dtype=np.int64) for x in v]
+        elif name == "notes":
+            out[name] = list(v)
+        elif name == "distances":
+            out[name] = np.asarray(v, dtype=np.int64).reshape(len(v), len(v))
+        elif isinstance(v, list):
+            out[name] = _numeric(v) if v else np.zeros(0, dtype=np.int64)
+        else:
+            out[name] = _numeric(v)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class MatrixResult:
+    """The CPU×CPU wake-up matrix (``ctxbench.matrix``): one entry per cell, in the order the
+    cells were measured.
+
+    A cell (``cpu_from`` i, ``cpu_to`` j) is a ring of two participants pinned i→j, the timing
+    one on i. ``latency_us`` is its median net µs per switch: (round trip ÷ 2) − overhead, the
+    mean of the i→j and the j→i wake-up, with ``ci_low``/``ci_high`` its 95 % interval and
+    ``samples_us`` every repetition, shape (repetitions, cells). With ``record_hops``,
+    ``wake_us`` holds the i→j direction alone: wake-to-run percentiles of the hops into j,
+    whose stamps cross CPUs; ``clock_offset_bound_ns`` bounds the two clocks' offset
+    (checked before the cell) and ``clock_untrusted`` flags cells where it exceeds the
+    histogram's resolution. ``relation`` and ``numa_distance`` name the pair's class;
+    ``started_s`` is when the cell started (seconds after ``started_unix_s``);
+    ``memory_node_asked``/``memory_node_seen`` the NUMA placement and where a probe page
+    landed (-1: not placed). ``topology`` is the machine's (``ctxbench.topology``).
+    """
+
+    kind: ClassVar[str] = "matrix"
+    _from_json: ClassVar[dict[str, Callable[[Any], Any]]] = {
+        "relation": list,
+        "verdict": list,
+        "stopped": list,
+        "warnings": list,
+        "topology": _topology_from_json,
+        "instance_blocks": _arrays,
+    }
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("block", "instance_blocks")
+
+    engine: str
+    transport: str
+    size_kb: int
+    repetitions: int | None
+    precision: float | None
+    max_time: float | None
+    warmup: int
+    min_time: float
+    record_hops: bool
+    per_class: int | None
+    passes: int
+    memory_node: str
+    cpus: np.ndarray
+    started_unix_s: float
+    topology: dict[str, Any]
+    cpu_from: np.ndarray
+    cpu_to: np.ndarray
+    relation: list[str]
+    numa_distance: np.ndarray
+    pass_index: np.ndarray
+    started_s: np.ndarray
+    elapsed_s: np.ndarray
+    latency_us: np.ndarray
+    min_us: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    cv: np.ndarray
+    verdict: list[str]
+    stopped: list[str]
+    repetitions_made: np.ndarray
+    samples_us: np.ndarray
+    raw_samples_us: np.ndarray
+    overhead_samples_us: np.ndarray
+    below_resolution: np.ndarray
+    switches_per_hop: np.ndarray
+    migrations: np.ndarray
+    work_verified: np.ndarray
+    cpus_seen: np.ndarray
+    memory_node_asked: np.ndarray
+    memory_node_seen: np.ndarray
+    clock_offset_bound_ns: np.ndarray
+    clock_untrusted: np.ndarray
+    wake_us: dict[str, np.ndarray] | None
+    warnings: list[str]
+    # Each cell's repetitions per block and blocks per ring instance (the variance model's
+    # levels, which ``ctxbench.compare`` uses).
+    block: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    instance_blocks: list[np.ndarray] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_core(cls, raw: MatrixDict, metadata: dict[str, Any]) -> MatrixResult:
+        return cls(**raw, metadata=metadata)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The tidy frame: one row per (cell, repetition); see ``ctxbench.frame``."""
+        from .frame import to_frame
+
+        return to_frame(self)
+
+    def summary(self) -> pd.DataFrame:
+        """Per relation class: cells, median and range of the cells' medians (µs)."""
+        from ._matrix_table import class_summary
+
+        return class_summary(self.to_frame())
+
+    def save(self, path: PathLike, *, hostname: bool = True) -> None:
+        """Write to .json, .csv or .parquet by suffix; see ``ctxbench.files``."""
+        _save_by_suffix([self], path, hostname=hostname)
+
+    def __repr__(self) -> str:
+        cells = len(self.cpu_from)
+        mode = f"{self.per_class} per class" if self.per_class else "every pair"
+        parts = []
+        for rel in dict.fromkeys(self.relation):
+            v = self.latency_us[np.asarray(self.relation) == rel]
+            parts.append(f"{rel} {np.median(v):.3g}")
+        return (
+            f"MatrixResult({self.engine}/{self.transport}, {len(self.cpus)} CPUs, {cells} "
+            f"cells ({mode}), median µs/switch {{{', '.join(parts)}}})"
+        )
+
+
+Result = Union[RingResult, PingpongResult, MatrixResult]
 # The one list of result kinds: the "kind" of a record names its class.
-KINDS: dict[str, type[Result]] = {cls.kind: cls for cls in (RingResult, PingpongResult)}
+KINDS: dict[str, type[Result]] = {
+    cls.kind: cls for cls in (RingResult, PingpongResult, MatrixResult)
+}
 
 
 # Picking a file format by suffix is ctxbench.files' business, and files imports this module

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
+from ._core import RELATIONS
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -221,8 +223,76 @@ PINGPONG: dict[str, Field] = {
     "metadata": METADATA,
 }
 
+C = "cells"  # len(cpu_from)
+# Of the machine's topology a matrix record keeps, what its table and plot read.
+MATRIX_TOPOLOGY = Field(
+    "dict",
+    fields={
+        **{k: _int(None, min=-1) for k in ("cpus", "package", "core", "llc", "node")},
+        "order": _int(None, min=0),
+        "notes": Field("str", (None,)),
+    },
+)
+WAKE_PERCENTILES = ("p50", "p90", "p99", "p99.9")
+
+MATRIX: dict[str, Field] = {
+    "engine": Field("str"),
+    "transport": Field("str"),
+    "size_kb": _int(min=0),
+    "repetitions": _int(min=1, nullable=True),  # null: precision mode
+    "precision": _float(min=0, nullable=True),
+    "max_time": _float(min=0, nullable=True),
+    "warmup": _int(min=0),
+    "min_time": _float(min=0),
+    "record_hops": Field("bool"),
+    "per_class": _int(min=1, nullable=True),  # null: every pair
+    "passes": _int(min=1),
+    "memory_node": Field("str"),
+    "cpus": _int(None, min=0),
+    "started_unix_s": _float(min=0),
+    "topology": MATRIX_TOPOLOGY,
+    "cpu_from": _int(C, min=0),
+    "cpu_to": _int(C, min=0),
+    "relation": Field("str", (C,), choices=RELATIONS),
+    "numa_distance": _int(C, min=-1),  # -1: one node, or unknown
+    "pass_index": _int(C, min=0),
+    "started_s": _float(C, min=0),
+    "elapsed_s": _float(C, min=0),
+    "latency_us": _float(C),
+    "min_us": _float(C),
+    # NaN: no interval (a cell with one unit to go on).
+    "ci_low": _float(C, nan=True, holes=True),
+    "ci_high": _float(C, nan=True, holes=True),
+    "cv": _float(C, min=0, inf=True),
+    "verdict": Field("str", (C,)),
+    "stopped": Field("str", (C,)),
+    "repetitions_made": _int(C, min=0),
+    "samples_us": _float(R, C, holes=True),
+    "raw_samples_us": _float(R, C, min=0, holes=True),
+    "overhead_samples_us": _float(R, C, min=0, holes=True),
+    "below_resolution": Field("bool", (C,)),
+    "switches_per_hop": _float(C, min=0),
+    "migrations": _int(C, min=-1),
+    "work_verified": Field("bool", (C,)),
+    "cpus_seen": _int(C, 2, min=-1),
+    "memory_node_asked": _int(C, min=-1),  # -1: not placed
+    "memory_node_seen": _int(C, min=-1),
+    # NaN (null): not checked (no hops); +inf: the clocks allowed no bound.
+    "clock_offset_bound_ns": _float(C, min=0, nan=True, inf=True, holes=True),
+    "clock_untrusted": Field("bool", (C,)),
+    "wake_us": Field(
+        "dict",
+        nullable=True,
+        fields={k: _float(C, min=0, nan=True, holes=True) for k in WAKE_PERCENTILES},
+    ),
+    "warnings": Field("str", (None,)),
+    "block": _int(C, min=1, required=False),
+    "instance_blocks": _int(C, None, min=0, required=False),
+    "metadata": METADATA,
+}
+
 # The record of each result kind (``result.KINDS``).
-RECORDS: dict[str, dict[str, Field]] = {"ring": RING, "pingpong": PINGPONG}
+RECORDS: dict[str, dict[str, Field]] = {"ring": RING, "pingpong": PINGPONG, "matrix": MATRIX}
 
 # A flag and the figure it summarises: ``below_resolution`` is true exactly where the median
 # net time ``latency_us`` is <= 0.
@@ -338,7 +408,7 @@ def check_record(rec: Mapping[str, Any], fields: Mapping[str, Field]) -> None:
 # The tidy table (``ctxbench.frame``) as CSV and Parquet files hold it. Each column's type and
 # range; empty cells (NaN) are allowed where a row's kind does not need the column.
 TABLE_COLUMNS: dict[str, Field] = {
-    "benchmark": Field("str", choices=("ring", "pingpong")),
+    "benchmark": Field("str", choices=("ring", "pingpong", "matrix")),
     "engine": Field("str"),
     "transport": Field("str"),
     "placement": Field("str"),
@@ -372,6 +442,23 @@ TABLE_COLUMNS: dict[str, Field] = {
     "stride_bytes": _int(min=8),
     "source": Field("str"),
     **{k: Field("str") for k in ("kernel", "cpu_model", "ctxbench_version", "date", "test")},
+    # Matrix rows: the cell, its class, where each CPU sits (-1: unknown), its evidence.
+    "cpu_from": _int(min=0),
+    "cpu_to": _int(min=0),
+    "relation": Field("str", choices=RELATIONS),
+    "numa_distance": _int(min=-1),
+    "pass_index": _int(min=0),
+    "started_s": _float(min=0),
+    **{
+        f"{what}_{end}": _int(min=-1)
+        for what in ("package", "llc", "core", "node", "rank")
+        for end in ("from", "to")
+    },
+    "memory_node_asked": _int(min=-1),
+    "memory_node_seen": _int(min=-1),
+    "clock_offset_bound_ns": _float(min=0, inf=True),
+    "clock_untrusted": Field("bool"),
+    **{f"wake_{k.replace('.', '')}_us": _float(min=0) for k in WAKE_PERCENTILES},
 }
 # Columns every table has, even one without rows (what ``concat([])`` gives).
 TABLE_REQUIRED = (
@@ -402,6 +489,18 @@ TABLE_ROWS: dict[str, tuple[str, ...]] = {
     ),
     "pingpong": (*TABLE_REQUIRED, "latency_us", "min_us", "usecs_per_op", "ops_per_sec"),
     "xgraph": (*TABLE_REQUIRED, "overhead_us", "latency_us", "below_resolution"),
+    "matrix": (
+        *TABLE_REQUIRED,
+        "latency_us",
+        "ci_low",
+        "ci_high",
+        "below_resolution",
+        "cpu_from",
+        "cpu_to",
+        "relation",
+        "rank_from",
+        "rank_to",
+    ),
 }
 
 # lmbench's lat_ctx text: a title '"size=<KiB>k ovr=<µs>' and lines '<procs> <µs per switch>'.
