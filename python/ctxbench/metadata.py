@@ -27,7 +27,7 @@ SYS_ROOT = Path("/sys")
 KEYS: tuple[str, ...] = (
     "ctxbench_version",
     "date",
-    "run",
+    "run_id",
     "hostname",
     "kernel",
     "cpu_model",
@@ -327,7 +327,7 @@ def _collect(
         "date": _utc_now(),
         # Tells one measuring call's results from another's made in the same second: a
         # comparison uses the spread between runs where a side holds several.
-        "run": secrets.token_hex(6),
+        "run_id": secrets.token_hex(6),
         "hostname": platform.node() or None,
         "kernel": platform.release() or None,
         "cpu_model": _cpu_model(cpuinfo),
