@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::placement::Placement;
 use crate::stats::RunLevel;
 use crate::stop::{Stop, BLOCK_REPETITIONS, MIN_BLOCKS};
-use crate::workload::MAX_SIZE_KB;
+use crate::workload::{Shape, DEFAULT_STRIDE_BYTES, MAX_SIZE_KB};
 
 /// The allowed range of one integer parameter.
 #[derive(Debug, Clone, Copy)]
@@ -97,6 +97,8 @@ pub struct Config {
     pub transport: TransportKind,
     pub procs: Vec<usize>,
     pub size_kb: usize,
+    /// Bytes between two words each participant sums (`workload::Shape`).
+    pub stride_bytes: usize,
     /// When a point has measured enough.
     pub stop: Stop,
     pub warmup: usize,
@@ -178,6 +180,7 @@ impl Config {
             transport: TransportKind::Pipe,
             procs,
             size_kb: 0,
+            stride_bytes: DEFAULT_STRIDE_BYTES,
             stop: Stop::Repetitions(11),
             warmup: 1,
             parallel: 1,
@@ -188,6 +191,16 @@ impl Config {
             record_hops: false,
             run_levels: Vec::new(),
         }
+    }
+
+    /// Each participant's array, checked.
+    pub fn shape(&self) -> Result<Shape> {
+        let shape = Shape::new(self.size_kb, self.stride_bytes)?;
+        #[cfg(test)]
+        if NEVER_WRITTEN.get() {
+            return Ok(shape.never_written());
+        }
+        Ok(shape)
     }
 
     pub fn validate(&self) -> Result<()> {
@@ -212,6 +225,7 @@ impl Config {
             ));
         }
         SIZE_KB.check(self.size_kb as u64)?;
+        self.shape()?;
         validate_stop(&self.stop)?;
         WARMUP.check(self.warmup as u64)?;
         PARALLEL.check(self.parallel as u64)?;
@@ -241,6 +255,13 @@ impl Config {
         }
         Ok(())
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Test-only: rings started from this thread get arrays that are never written
+    /// (`Shape::never_written`), to force the zero-page case end to end.
+    pub static NEVER_WRITTEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 #[cfg(test)]

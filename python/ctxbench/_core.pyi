@@ -23,6 +23,8 @@ __all__ = [
     "MATRIX_CELL_MIN_TIME",
     "MATRIX_CELL_MAX_TIME",
     "MATRIX_PER_CLASS",
+    "cache_sweep",
+    "DEFAULT_ROUNDS",
     "DEFAULT_MIN_TIME",
     "PRECISION_MIN_TIME",
     "CONFIDENCE",
@@ -46,6 +48,7 @@ DEFAULT_PRECISION: float
 DEFAULT_MAX_TIME: float
 DEFAULT_MAX_REPETITIONS: int
 MAX_PROCS: int
+DEFAULT_ROUNDS: int
 ENGINES: tuple[str, ...]
 TRANSPORTS: dict[str, tuple[str, ...]]
 PLACEMENTS: tuple[str, ...]
@@ -114,6 +117,8 @@ class DifferenceDict(TypedDict):
 class HardwareDict(TypedDict):
     cycles_per_switch: _Floats | None
     instructions_per_switch: _Floats | None
+    cache_misses_per_switch: _Floats | None
+    dtlb_misses_per_switch: _Floats | None
     unavailable_reason: str | None
 
 @type_check_only
@@ -186,6 +191,10 @@ class RingDict(TypedDict):
     phase_s: PhasesDict
     block: _Ints
     instance_blocks: list[_Ints]
+    # The working set (issue 19): the stride each array is read with, and per point the
+    # smallest resident private KiB of any participant's array (-1: pagemap unreadable).
+    stride_bytes: int
+    resident_kb: _Ints
 
 @type_check_only
 class PingpongDict(TypedDict):
@@ -232,7 +241,48 @@ def ring(
     timeout: float = ...,
     record_hops: bool = False,
     history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
+    stride_bytes: int = ...,
 ) -> RingDict: ...
+
+@type_check_only
+class IndirectDict(TypedDict):
+    """Per (size, procs), shape (len(sizes_kb), len(procs)): net(size) - net(0) in µs per
+    switch with its 95 % interval from paired rounds, and KiB refilled per µs of it."""
+
+    us: _Floats
+    low_us: _Floats
+    high_us: _Floats
+    refill_kib_per_us: _Floats
+    refill_low: _Floats
+    refill_high: _Floats
+
+@type_check_only
+class CacheSweepDict(TypedDict):
+    """What `cache_sweep` returns: one `RingDict` per size, the cost split, the streaming
+    read's KiB per µs in each round."""
+
+    results: list[RingDict]
+    indirect: IndirectDict
+    stream_kb: int
+    stream_kib_per_us: _Floats
+    rounds: int
+    line_bytes: int
+
+def cache_sweep(
+    procs: Sequence[int],
+    sizes_kb: Sequence[int],
+    *,
+    engine: str = "process",
+    transport: str | None = None,
+    stride_bytes: int = ...,
+    rounds: int = ...,
+    placement: str | Sequence[int] | None = None,
+    cpu: int | None = None,
+    min_time: float | None = None,
+    timeout: float = ...,
+    line_bytes: int = 64,
+    stream_kb: int = 0,
+) -> CacheSweepDict: ...
 def pingpong(
     loops: int | None = None,
     *,
@@ -248,7 +298,7 @@ def pingpong(
     timeout: float = ...,
     history: tuple[Sequence[float], Sequence[float]] | None = None,
 ) -> PingpongDict: ...
-def workload_checksum(size_kb: int) -> int: ...
+def workload_checksum(size_kb: int, stride_bytes: int = ...) -> int: ...
 def estimate(
     samples: Sequence[float],
     block: int,

@@ -45,6 +45,7 @@ OPTIONAL_POINT_ARRAYS: tuple[str, ...] = (
     "migrations",
     "stopped",
     "repetitions_made",
+    "resident_kb",
 )
 
 # A matrix cell's figures, repeated on each of its rows (``_matrix_columns``).
@@ -157,6 +158,9 @@ def _ring_columns(r: Any) -> dict[str, Any]:
         values = getattr(r, name, None)
         if values is not None and len(values) == npoints:
             columns[name] = np.asarray(values)[point]
+    # How the arrays were read (issue 19); results from before it have no stride.
+    if getattr(r, "stride_bytes", None) is not None:
+        columns["stride_bytes"] = r.stride_bytes
     return _made(columns)
 
 

@@ -62,6 +62,8 @@ class RingResult:
         "repetitions_made",
         "block",
         "instance_blocks",
+        "stride_bytes",
+        "resident_kb",
     )
 
     engine: str
@@ -117,6 +119,12 @@ class RingResult:
     # per point (results from before they were recorded have none).
     block: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     instance_blocks: list[np.ndarray] = field(default_factory=list)
+    # The working set (issue 19): the stride each participant reads its array with (8 bytes:
+    # every word, as lmbench3), and per point the smallest KiB of any participant's array
+    # found resident and its own after measuring (-1: unknown); below ``size_kb`` a warning
+    # says the ring summed less memory than it claims. Absent from older files.
+    stride_bytes: int | None = None
+    resident_kb: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -160,6 +160,9 @@ RING: dict[str, Field] = {
         fields={
             "cycles_per_switch": _float(P, min=0, nullable=True),
             "instructions_per_switch": _float(P, min=0, nullable=True),
+            # Issue 19; files from before it lack them.
+            "cache_misses_per_switch": _float(P, min=0, nullable=True, required=False),
+            "dtlb_misses_per_switch": _float(P, min=0, nullable=True, required=False),
             "unavailable_reason": Field("str", nullable=True),
         },
     ),
@@ -186,6 +189,9 @@ RING: dict[str, Field] = {
     # Repetitions per block and blocks per ring instance (files from before lack them).
     "block": _int(P, min=1, required=False),
     "instance_blocks": _int(P, None, min=0, required=False),
+    # The working set (files from before it lack these).
+    "stride_bytes": _int(min=8, nullable=True, required=False),
+    "resident_kb": _int(P, min=-1, required=False),
     "metadata": METADATA,
 }
 
@@ -432,6 +438,8 @@ TABLE_COLUMNS: dict[str, Field] = {
     "instance": _int(min=0),
     "sd_run": _float(min=0),
     "runs_seen": _float(min=0),
+    "resident_kb": _int(min=-1),
+    "stride_bytes": _int(min=8),
     "source": Field("str"),
     **{k: Field("str") for k in ("kernel", "cpu_model", "ctxbench_version", "date", "test")},
     # Matrix rows: the cell, its class, where each CPU sits (-1: unknown), its evidence.

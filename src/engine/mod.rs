@@ -11,6 +11,7 @@ use crate::hops::HopLog;
 use crate::sys::{Guards, Shared, Slot};
 use crate::token::Driver;
 use crate::transport::{Transport, WithTransport};
+use crate::workload::Shape;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -121,6 +122,8 @@ pub trait Ring: Send {
     fn progress(&self) -> Arc<AtomicU64>;
     /// (workload passes, checksum) of participant 0.
     fn work_done(&self) -> (u64, u64);
+    /// KiB of participant 0's array resident and its own; `None` where pagemap is unreadable.
+    fn resident_kb(&self) -> Option<u64>;
     /// Switches per-hop latency recording on or off (only the timed repetitions record).
     fn record(&self, on: bool);
     /// The ring's hop histogram (counts per `hops::Lane` and bucket, max ns), when recording.
@@ -150,6 +153,9 @@ impl<T: Transport> Ring for Driver<T> {
     fn work_done(&self) -> (u64, u64) {
         Driver::work_done(self)
     }
+    fn resident_kb(&self) -> Option<u64> {
+        Driver::resident_kb(self)
+    }
     fn record(&self, on: bool) {
         if let Some(log) = &self.log {
             log.record(on);
@@ -165,13 +171,13 @@ impl<T: Transport> Ring for Driver<T> {
 fn group<T: Transport>(
     rings: Vec<Arc<T>>,
     logs: Vec<Option<Arc<HopLog>>>,
-    size_kb: usize,
+    shape: Shape,
     procs: usize,
     members: Box<dyn Members>,
 ) -> Result<Group> {
     let mut drivers: Vec<Box<dyn Ring>> = Vec::with_capacity(rings.len());
     for (ring, log) in rings.into_iter().zip(logs) {
-        let work = crate::workload::Workload::new(size_kb)?;
+        let work = crate::workload::Workload::new(shape)?;
         drivers.push(Box::new(Driver::new(ring, work, procs, log)?));
     }
     Ok(Group {
@@ -200,6 +206,8 @@ pub struct Report {
     pub voluntary: u64,
     pub involuntary: u64,
     pub passes: u64,
+    /// The smallest `Slot::resident_kb` of those participants; `None` if any did not report.
+    pub resident_kb: Option<u64>,
 }
 
 /// The participants an engine started, other than the drivers.
@@ -227,7 +235,7 @@ pub fn spawn(
     engine: Engine,
     transport: TransportKind,
     procs: usize,
-    size_kb: usize,
+    shape: Shape,
     record: bool,
     cpus: &[Vec<Option<usize>>],
     interrupt: Interrupt,
@@ -235,7 +243,7 @@ pub fn spawn(
     let start = |forked, interrupt| OverTransport {
         forked,
         procs,
-        size_kb,
+        shape,
         record,
         cpus,
         interrupt,
@@ -244,7 +252,7 @@ pub fn spawn(
         Engine::Process => transport.dispatch(start(true, interrupt)),
         Engine::Thread => transport.dispatch(start(false, interrupt)),
         Engine::Fiber => {
-            (transport == TransportKind::Resume).then(|| fiber::spawn(procs, size_kb, record, cpus))
+            (transport == TransportKind::Resume).then(|| fiber::spawn(procs, shape, record, cpus))
         }
     };
     started.unwrap_or_else(|| Err(unsupported(engine, transport)))
@@ -254,7 +262,7 @@ pub fn spawn(
 struct OverTransport<'a, 'i> {
     forked: bool,
     procs: usize,
-    size_kb: usize,
+    shape: Shape,
     record: bool,
     cpus: &'a [Vec<Option<usize>>],
     interrupt: Interrupt<'i>,
@@ -264,11 +272,11 @@ impl WithTransport for OverTransport<'_, '_> {
     type Output = Result<Group>;
 
     fn call<T: Transport>(self) -> Result<Group> {
-        let (procs, size_kb, record, cpus) = (self.procs, self.size_kb, self.record, self.cpus);
+        let (procs, shape, record, cpus) = (self.procs, self.shape, self.record, self.cpus);
         if self.forked {
-            process::spawn::<T>(procs, size_kb, record, cpus, self.interrupt)
+            process::spawn::<T>(procs, shape, record, cpus, self.interrupt)
         } else {
-            thread::spawn::<T>(procs, size_kb, record, cpus, self.interrupt)
+            thread::spawn::<T>(procs, shape, record, cpus, self.interrupt)
         }
     }
 }
@@ -337,6 +345,10 @@ fn report(slots: &Shared<Slot>, procs: usize, failure: Option<String>) -> Report
         voluntary: members().map(|s| s.nvcsw.load(Ordering::Acquire)).sum(),
         involuntary: members().map(|s| s.nivcsw.load(Ordering::Acquire)).sum(),
         passes: members().map(|s| s.passes.load(Ordering::Acquire)).sum(),
+        resident_kb: members()
+            .map(|s| u64::try_from(s.resident_kb.load(Ordering::Acquire)).ok())
+            .try_fold(u64::MAX, |low, kb| Some(low.min(kb?)))
+            .filter(|_| slots.len() > rings),
         cpus: (0..rings)
             .map(|r| {
                 (1..procs)
@@ -387,7 +399,7 @@ mod tests {
                 engine,
                 TransportKind::Pipe,
                 procs,
-                0,
+                Shape::every_word(0).unwrap(),
                 false,
                 &cpus,
                 &mut || {
@@ -412,9 +424,17 @@ mod tests {
             (Engine::Process, TransportKind::Resume),
             (Engine::Thread, TransportKind::Resume),
         ] {
-            let e = spawn(engine, t, 2, 0, false, &cpus, &mut || false)
-                .err()
-                .unwrap();
+            let e = spawn(
+                engine,
+                t,
+                2,
+                Shape::every_word(0).unwrap(),
+                false,
+                &cpus,
+                &mut || false,
+            )
+            .err()
+            .unwrap();
             assert_eq!(Err(e), check_combination(engine, t));
         }
     }
