@@ -239,6 +239,18 @@ def test_plot_two_files_one_series_each(tmp_path: Path, monkeypatch: pytest.Monk
     assert fig.axes[0].get_yscale() == "log"
 
 
+def test_plot_a_matrix_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    sample = str(DATA / "matrix-sample.json")
+    fig = _drawn(monkeypatch, sample, "--kind", "matrix", "--size", "column", "-o", "m.pdf")
+    assert fig.get_size_inches()[0] == 3.5
+    assert len([ax for ax in fig.axes if ax.images]) == 1
+    # Two files: two matrices side by side, named by their files.
+    big = str(DATA / "matrix-synthetic.csv")
+    fig = _drawn(monkeypatch, sample, big, "--kind", "matrix", "-o", "m.png")
+    titles = [ax.get_title() for ax in fig.axes if ax.images]
+    assert titles == ["matrix-sample.json", "matrix-synthetic.csv"]
+
+
 def test_compare_with_itself(swept: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compare", str(swept), str(swept)]) == 0
     out = capsys.readouterr().out

@@ -316,7 +316,7 @@ def test_a_matrix_per_machine_one_table_back(
     assert [rec["kind"] for rec in results(out)] == ["matrix", "matrix"]
     assert len(ctxbench.load(out)) == len(df)
     fig = ctxbench.plot.matrix(df)
-    assert len(fig.axes) == 2 * 2 + 1, "two machines side by side, one colour bar"
+    assert len(fig.axes) == 2 + 1 + 1, "two machines side by side, one summary, one colour bar"
     with pytest.raises(ValueError, match="hostname"):
         ctxbench.matrix(scheduler=cluster.address, hostname=False, **quick)
 

@@ -250,6 +250,19 @@ def test_out_writes_the_file(tmp_path: Path) -> None:
         ctxbench.matrix(ALLOWED[:1], out=tmp_path / "missing" / "m.json", **QUICK)
 
 
+@ONE_CPU
+def test_the_cli_draws_the_figure_in_the_plot_style(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from matplotlib.image import imread
+
+    from ctxbench.cli import main
+
+    png = tmp_path / "m.png"
+    args = ["matrix", "--cpus", str(ALLOWED[0]), "-N", "1", "--min-time", "0.001"]
+    assert main([*args, "--no-progress", "--plot", str(png)]) == 0
+    assert imread(png).shape[1] == round(7.16 * 300), "a page wide at 300 dpi"
+
+
 def test_progress_reports_every_cell(capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("tqdm")
     ctxbench.matrix(**{**QUICK, "progress": "force"})
@@ -351,7 +364,7 @@ def test_the_figure_draws_the_topology_and_the_classes() -> None:
     widths = sorted({round(line.get_linewidth(), 1) for line in heatmap.lines})
     assert widths == [0.4, 1.6], "cores light, the package heavy (its LLC is the package's)"
     assert len(classes.get_yticklabels()) == 4
-    assert "µs per switch" in colorbar.get_xlabel()
+    assert "µs per switch" in colorbar.get_ylabel()
     amd = ctxbench.plot.matrix(synthetic("amd-1s-2ccx", every=3)).axes[0]
     # The CCX boundary at the LLC's width; cells not measured are left blank.
     assert 0.9 in {round(line.get_linewidth(), 1) for line in amd.lines}
@@ -366,7 +379,7 @@ def test_fleet_frames_draw_machines_side_by_side() -> None:
         frames.append(df.assign(host=host, machine=f"id-{host}", worker=f"w-{host}"))
     df = ctxbench.concat(frames)
     fig = ctxbench.plot.matrix(df)
-    assert len(fig.axes) == 2 * 2 + 1
+    assert len(fig.axes) == 2 + 1 + 1, "two heatmaps, one summary, one colour bar"
     assert fig.axes[0].get_title().startswith("big")
     assert set(class_summary(df)["machine"]) == {"id-big", "id-small"}
     text = format_matrix(df)

@@ -10,6 +10,7 @@ from typing import Any
 from unittest import mock
 
 import matplotlib as mpl
+import matrices
 import numpy as np
 import pandas as pd
 import pytest
@@ -23,7 +24,10 @@ from matplotlib.text import Text
 
 import ctxbench
 from ctxbench import files, plot
+from ctxbench._matrix_table import grid
 from ctxbench.compare import compare as compare_runs
+from ctxbench.plot import _heatmap
+from ctxbench.plot import _matrix as matrix_module
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent
@@ -174,6 +178,18 @@ def knees_of(df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+# Machines of a fleet matrix in turn: a 2-socket SMT2 server (16 CPUs), a 2-vCPU VM, and a
+# 2-socket server of two LLCs a socket (64 CPUs).
+TOPOLOGIES = [(2, 1, 4, 2), (1, 1, 2, 1), (2, 2, 8, 2)]
+
+
+def matrix_frame(n: int, long: bool) -> pd.DataFrame:
+    """A fleet matrix frame of n machines (16, 2 and 64 CPUs in turn), by long or short
+    host names."""
+    hosts = [LONG_HOST.format(k) if long else f"node-{k}" for k in range(n)]
+    return matrices.fleet(TOPOLOGIES, hosts)
+
+
 def every_figure(df: pd.DataFrame, size: str) -> dict[str, Callable[[], Figure]]:
     """Every ctxbench.plot function (and its before/after form) on one frame."""
     cached = df.assign(cache_L1d_kb=32, cache_L2_kb=1024)
@@ -279,7 +295,7 @@ def layout_cases() -> list[Any]:
             id=f"{kind}-{size}-{n}{'-long' if long else ''}",
             marks=() if (n, long) == (12, True) else pytest.mark.slow,
         )
-        for kind in every_figure(pd.DataFrame(), "page")
+        for kind in [*every_figure(pd.DataFrame(), "page"), "matrix"]
         for size in ("column", "page")
         for n, long in counts
     ]
@@ -287,13 +303,112 @@ def layout_cases() -> list[Any]:
 
 @pytest.mark.parametrize("kind, size, n, long", layout_cases())
 def test_no_text_collides_or_is_clipped(kind: str, size: str, n: int, long: bool) -> None:
-    df = synthetic(series_of(n, long))
-    fig = every_figure(df, size)[kind]()
+    # A matrix's series are the machines of a fleet run, drawn side by side.
+    if kind == "matrix":
+        fig = plot.matrix(matrix_frame(n, long), size=size)
+        assert len([ax for ax in fig.axes if ax.images]) == n
+    else:
+        fig = every_figure(synthetic(series_of(n, long)), size)[kind]()
     assert layout_faults(fig) == []
     width = {"column": 3.5, "page": 7.16}[size]
     assert fig.get_size_inches()[0] == pytest.approx(width)
     # Small multiples: never more than six series on one axes.
     assert all(len(series_colours(ax)) <= 6 for ax in fig.axes)
+
+
+MATRICES = {
+    "2-cpus": lambda: matrices.frame(1, 1, 2, 1),
+    "16-cpus": lambda: matrices.frame(2, 1, 4, 2),
+    "64-cpus": lambda: matrices.frame(2, 2, 8, 2),
+    "16-cpus-classes": lambda: matrices.frame(2, 1, 4, 2, every=3),
+}
+
+
+@pytest.mark.parametrize(
+    "case, size",
+    [
+        pytest.param(case, size, marks=() if case == "64-cpus" else pytest.mark.slow)
+        for case in MATRICES
+        for size in ("column", "page")
+    ],
+)
+def test_a_matrix_of_any_size_reads(case: str, size: str) -> None:
+    """2, 16 and 64 CPUs (and class mode's gaps): CPU ids thinned to where they fit,
+    always at the start of a core, LLC or package; the topology's lines; values written in
+    cells big enough for them."""
+    df = MATRICES[case]()
+    fig = plot.matrix(df, size=size)
+    assert layout_faults(fig) == []
+    assert fig.get_size_inches()[0] == pytest.approx({"column": 3.5, "page": 7.16}[size])
+    (heatmap,) = [ax for ax in fig.axes if ax.images]
+    texts, _ = drawn_texts(fig)
+    shown = [t for t, _ in texts]
+    cpus, _ = grid(df)
+    where = _heatmap.places(df)
+    starts = set(_heatmap.starts(cpus, where, "core"))
+    for axis in (heatmap.xaxis, heatmap.yaxis):
+        ticks = [t for t in axis.get_ticklabels() if t in shown]
+        at = [round(t.get_position()[0 if axis is heatmap.xaxis else 1]) for t in ticks]
+        assert 2 <= len(ticks) <= len(cpus)
+        assert [t.get_text() for t in ticks] == [str(cpus[i]) for i in at]
+        assert set(at) <= starts or len(ticks) == len(cpus), at
+    widths = {round(line.get_linewidth(), 1) for line in heatmap.lines}
+    assert {"2-cpus": {0.4}, "64-cpus": {0.9, 1.6}}.get(case, {0.4, 1.6}) <= widths
+    values = [t for t in heatmap.texts if t in shown]
+    assert len(values) == (4 if case == "2-cpus" else 0)
+    assert np.ma.is_masked(heatmap.images[0].get_array()) == (case == "16-cpus-classes")
+
+
+def test_layout_check_sees_a_crowded_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check on the matrix: 12 long host names left whole over small maps, and every
+    CPU id of a 64-CPU axis, are reported."""
+    whole = monkeypatch.context()
+    with whole as m:
+        m.setattr(matrix_module, "_shortened", lambda names, width: (names, ""))
+        faults = layout_faults(plot.matrix(matrix_frame(12, True), size="column"))
+    assert any("compute-node-" in f for f in faults), faults
+    monkeypatch.setattr(_heatmap.GroupLocator, "tick_values", lambda self, lo, hi: self.choices[0])
+    faults = layout_faults(plot.matrix(matrices.frame(2, 2, 8, 2), size="column"))
+    assert any(f.startswith("overlap: '") for f in faults), faults
+
+
+def test_matrix_composes_and_keeps_its_options() -> None:
+    one = matrices.frame(2, 1, 4, 2)
+    with plot.style():
+        fig = Figure(figsize=(7.16, 3), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    assert plot.matrix(one, summary=False, ax=left, title=False) is fig
+    assert left.images and len(fig.axes) == 3, "the heatmap's colour bar beside it"
+    with pytest.raises(ValueError, match="ax: this figure draws a heatmap and the per-class"):
+        plot.matrix(one, ax=right)
+    with pytest.raises(ValueError, match=r"ax: this figure draws a heatmap per machine \(4 here"):
+        plot.matrix(matrix_frame(4, False), summary=False, ax=right)
+    with pytest.raises(ValueError, match="ax, fig"):
+        plot.matrix(one, summary=False, ax=right, fig=fig)
+    sub = Figure(figsize=(7.16, 8)).subfigures(2, 1)
+    assert plot.matrix(one, fig=sub[0]) is sub[0].figure
+    assert plot.matrix(matrix_frame(4, False), fig=sub[1], title="Figure 4") is sub[1].figure
+    assert layout_faults(sub[0].figure) == []
+    assert len(plot.matrix(one, summary=False).axes) == 2
+    assert plot.matrix(one, title=False)._suptitle is None
+    # The colour scale: linear for 2-14 µs, log where asked (plain numbers), refused at 0.
+    bar = plot.matrix(one).axes[-1]
+    assert bar.get_yscale() == "linear"
+    log = plot.matrix(one, log=True)
+    labels = [t.get_text() for t, _ in drawn_texts(log)[0] if t in log.axes[-1].get_yticklabels()]
+    assert log.axes[-1].get_yscale() == "log" and labels
+    assert all(re.fullmatch(r"\d+(\.\d+)?", t) for t in labels), labels
+    with pytest.raises(ValueError, match="log: a cell's median is <= 0"):
+        plot.matrix(one.assign(latency_us=one["latency_us"] - 3), log=True)
+    # Two files of `ctxbench plot`, labelled by a run column, are two matrices.
+    runs = pd.concat([one.assign(run="a.json"), one.assign(run="b.json")])
+    assert len([ax for ax in plot.matrix(runs).axes if ax.images]) == 2
+
+
+def test_every_class_has_its_look() -> None:
+    assert set(matrix_module.CLASS_STYLE) == set(ctxbench._core.RELATIONS)
+    looks = list(matrix_module.CLASS_STYLE.values())
+    assert len(set(looks)) == len(looks)
 
 
 # --- the style ----------------------------------------------------------------------------
@@ -304,6 +419,7 @@ def test_rcparams_untouched(frame: pd.DataFrame, tmp_path: Path) -> None:
     fig = plot.lat_ctx(frame)
     fig.savefig(tmp_path / "f.pdf")
     plot.compare(frame, new=frame)
+    plot.matrix(matrices.frame()).savefig(tmp_path / "m.pdf")
     with plot.style():
         assert mpl.rcParams["pdf.fonttype"] == 42
     assert dict(mpl.rcParams) == before
@@ -328,12 +444,14 @@ def test_pdf_has_no_type3_font(frame: pd.DataFrame, tmp_path: Path) -> None:
     with mpl.rc_context({"pdf.fonttype": 3, "ps.fonttype": 3}):
         plot.lat_ctx(frame, log=True).savefig(path)
         plot.compare(frame).savefig(tmp_path / "f.eps")
+        plot.matrix(matrices.frame()).savefig(tmp_path / "m.pdf")
         fig = Figure()
         fig.add_subplot().set_title("µs")
         fig.savefig(tmp_path / "plain.pdf")
-    fonts = _fonts(path.read_bytes())
-    assert fonts and "Type3" not in fonts, fonts
-    assert fonts <= {"Type0", "CIDFontType2", "TrueType"}
+    for pdf in (path, tmp_path / "m.pdf"):
+        fonts = _fonts(pdf.read_bytes())
+        assert fonts and "Type3" not in fonts, fonts
+        assert fonts <= {"Type0", "CIDFontType2", "TrueType"}
     assert "Type3" in _fonts((tmp_path / "plain.pdf").read_bytes())  # the check can fail
     # PostScript embeds the TrueType font itself (matplotlib 3.8 adds a Type 3 wrapper too).
     assert b"%!PS-TrueTypeFont" in (tmp_path / "f.eps").read_bytes()

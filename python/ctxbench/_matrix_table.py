@@ -13,8 +13,9 @@ from .frame import as_frame, require
 if TYPE_CHECKING:
     import pandas as pd
 
-# The columns that tell two machines' matrices apart in one frame (a fleet run).
-MACHINE = ("machine", "host")
+# The columns that tell two matrices apart in one frame: the machines of a fleet run, or the
+# files `ctxbench plot` (or a user) labelled with a "run" column. The first one present.
+MACHINE = ("machine", "host", "run")
 # Text matrices wider than this many CPUs are not printed: the figure reads better.
 TEXT_MAX_CPUS = 64
 

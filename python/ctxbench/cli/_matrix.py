@@ -69,7 +69,13 @@ def add_parsers(sub: Any) -> None:
     _stopping_flags(mx)
     mx.add_argument("--out", default=None, help="also write the result (.json, .csv, .parquet)")
     mx.add_argument("--json", action="store_true", help="print the result as JSON instead")
-    mx.add_argument("--plot", metavar="FILE", default=None, help="draw the heatmap to FILE")
+    mx.add_argument(
+        "--plot",
+        metavar="FILE",
+        default=None,
+        help="draw the heatmap and the per-class summary to FILE (.png at 300 dpi, .svg, .pdf); "
+        "a fleet's machines side by side. `ctxbench plot FILE --kind matrix` redraws a saved one",
+    )
     mx.add_argument("--no-progress", action="store_true", help="no progress bar")
     mx.add_argument(
         "--no-hostname",
@@ -171,7 +177,7 @@ def _matrix(args: argparse.Namespace) -> int:
     if args.plot is not None:
         from ..plot import matrix as draw
 
-        draw(result).savefig(args.plot, dpi=120)
+        draw(result).savefig(args.plot)
     if local:
         for line in _untrusted(result):
             print(f"ctxbench: {line}", file=sys.stderr)

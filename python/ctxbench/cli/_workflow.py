@@ -13,7 +13,7 @@ from typing import Any
 from .. import _core
 from . import _flags
 
-PLOT_KINDS = ("lat_ctx", "compare", "sizes", "distribution", "machines")
+PLOT_KINDS = ("lat_ctx", "compare", "sizes", "distribution", "machines", "matrix")
 
 
 def add_parsers(sub: Any) -> None:
@@ -94,8 +94,9 @@ def _add_plot(sub: Any) -> None:
         choices=PLOT_KINDS,
         default="lat_ctx",
         help="lat_ctx curve (default), compare points side by side (two files: before/after), "
-        "sizes (µs against procs × size, with the CPU's caches marked), distribution ECDF or "
-        "machines (a fleet run's machines side by side)",
+        "sizes (µs against procs × size, with the CPU's caches marked), distribution ECDF, "
+        "machines (a fleet run's machines side by side) or matrix (a `ctxbench matrix` "
+        "result's heatmap)",
     )
     pl.add_argument(
         "--size",
@@ -103,7 +104,9 @@ def _add_plot(sub: Any) -> None:
         default="page",
         help="width of a two-column paper's column (3.5 in) or page (7.16 in); default page",
     )
-    pl.add_argument("--log", action="store_true", help="µs on a logarithmic axis")
+    pl.add_argument(
+        "--log", action="store_true", help="µs on a logarithmic axis (matrix: colour scale)"
+    )
 
 
 def _add_compare(sub: Any) -> None:

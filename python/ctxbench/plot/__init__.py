@@ -17,13 +17,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on first use
-    from .._plot_matrix import matrix as matrix
     from ._compare import compare as compare
     from ._compare import machines as machines
     from ._data import BANDS as BANDS
     from ._ecdf import distribution as distribution
     from ._lines import lat_ctx as lat_ctx
     from ._lines import sizes as sizes
+    from ._matrix import matrix as matrix
     from ._style import SIZES as SIZES
     from ._style import color as color
     from ._style import figure as figure
@@ -37,7 +37,7 @@ _HOME = {
     "compare": "._compare",
     "machines": "._compare",
     "distribution": "._ecdf",
-    "matrix": "ctxbench._plot_matrix",
+    "matrix": "._matrix",
     "BANDS": "._data",
     "SIZES": "._style",
     "color": "._style",

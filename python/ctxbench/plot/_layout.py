@@ -308,10 +308,12 @@ def finish(
     title: Any,
     main: str,
     detail: str,
+    panels: float | None = None,
 ) -> Any:
     """The legend (below the panels, or beside a caller's axes), the title (``title``:
     True for ``main`` and ``detail``, False for none, a string for that string), and the
-    height that fits them. Returns the figure to hand back."""
+    height that fits them: ``panels`` inches for the panels where a figure knows its own
+    (square heatmaps), else its rows of panels. Returns the figure to hand back."""
     text = _title_text(title, main, detail)
     if g.caller_ax:
         a = g.axes[0][0]
@@ -331,12 +333,9 @@ def finish(
     rows = _legend(g, handles)
     if g.grows:
         stack = sum(g.stack) / max(g.stack) if len(g.stack) > 1 else 1.0
-        height = (
-            g.rows * g.row_height * (1.0 + 0.45 * (stack - 1.0))
-            + lines * _TITLE_PT * 1.35 / 72
-            + rows * _LEGEND_PT * 1.55 / 72
-            + 0.1
-        )
+        if panels is None:
+            panels = g.rows * g.row_height * (1.0 + 0.45 * (stack - 1.0))
+        height = panels + lines * _TITLE_PT * 1.35 / 72 + rows * _LEGEND_PT * 1.55 / 72 + 0.1
         g.fig.set_size_inches(g.width, height)
     return _root(g.fig)
 
