@@ -42,32 +42,32 @@ __version__: str
 _Floats = NDArray[np.float64]
 _Ints = NDArray[np.int64]
 
+# BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
 @type_check_only
 class StatsDict(TypedDict):
-    """Per point: the summary of its net samples (`stats::Summary`), one array per field."""
-
     min: _Floats
     median: _Floats
     mean: _Floats
     max: _Floats
-    stdev: _Floats
-    cv: _Floats
     ci_low: _Floats
     ci_high: _Floats
+    stdev: _Floats
+    cv: _Floats
     outliers: _Ints
     clusters: _Ints
     verdict: list[Literal["stable", "noisy", "unstable", "bimodal"]]
 
 @type_check_only
+class PhasesDict(TypedDict):
+    calibration: _Floats
+    warmup: _Floats
+    measure: _Floats
+    setup_teardown: _Floats
+
+@type_check_only
 class HardwareDict(TypedDict):
     cycles_per_switch: _Floats | None
     instructions_per_switch: _Floats | None
-    unavailable_reason: str | None
-
-@type_check_only
-class TscDict(TypedDict):
-    ghz: float | None
-    read_cost_cycles: float | None
     unavailable_reason: str | None
 
 _HopPercentilesDict = TypedDict(
@@ -81,61 +81,60 @@ class HopHistogramDict(TypedDict):
     counts: NDArray[np.uint64]
 
 @type_check_only
-class PhasesDict(TypedDict):
-    calibration: _Floats
-    warmup: _Floats
-    measure: _Floats
-    setup_teardown: _Floats
+class TscDict(TypedDict):
+    ghz: float | None
+    read_cost_cycles: float | None
+    unavailable_reason: str | None
 
 @type_check_only
 class RingDict(TypedDict):
-    """What `ring` returns; `ctxbench.RingResult` has exactly these fields plus `metadata`."""
+    """What `ring` returns: the fields of `ctxbench.RingResult` but `metadata`."""
 
     engine: str
     transport: str
     placement: str
     size_kb: int
     repetitions: int | None
-    precision: float | None
-    max_time: float | None
-    stopped: list[Literal["repetitions", "precision", "max_repetitions", "time_cap"]]
-    repetitions_made: _Ints
     warmup: int
     parallel: int
     min_time: float
     procs: _Ints
-    samples_us: _Floats
-    raw_samples_us: _Floats
-    overhead_samples_us: _Floats
     latency_us: _Floats
     min_us: _Floats
+    samples_us: _Floats
     raw_us: _Floats
-    overhead_point_us: _Floats
+    raw_samples_us: _Floats
     overhead_us: float
+    overhead_point_us: _Floats
+    overhead_samples_us: _Floats
     ring_us: _Floats
     below_resolution: NDArray[np.bool_]
     stats: StatsDict
-    switches_per_hop: _Floats
-    counted_us: _Floats
-    switch_source: list[Literal["perf", "rusage"]]
-    involuntary_switches: _Ints
-    migrations: _Ints
-    hardware: HardwareDict
-    counters_unavailable_reason: str | None
-    warnings: list[str]
-    tsc_cycles_per_switch: _Floats | None
-    tsc: TscDict
-    hop_percentiles_us: _HopPercentilesDict | None
-    hop_histogram: HopHistogramDict | None
     cpus: list[_Ints]
     trips: _Ints
     overhead_rounds: _Ints
     work_verified: NDArray[np.bool_]
     phase_s: PhasesDict
+    switches_per_hop: _Floats
+    switch_source: list[Literal["perf", "rusage"]]
+    counted_us: _Floats
+    involuntary_switches: _Ints
+    migrations: _Ints
+    hardware: HardwareDict
+    counters_unavailable_reason: str | None
+    warnings: list[str]
+    hop_percentiles_us: _HopPercentilesDict | None
+    hop_histogram: HopHistogramDict | None
+    tsc_cycles_per_switch: _Floats | None
+    tsc: TscDict
+    precision: float | None
+    max_time: float | None
+    stopped: list[Literal["repetitions", "precision", "max_repetitions", "time_cap"]]
+    repetitions_made: _Ints
 
 @type_check_only
 class PingpongDict(TypedDict):
-    """What `pingpong` returns; `ctxbench.PingpongResult` has these fields plus `metadata`."""
+    """What `pingpong` returns: the fields of `ctxbench.PingpongResult` but `metadata`."""
 
     loops: int
     threads: bool
@@ -149,6 +148,8 @@ class PingpongDict(TypedDict):
     cycles_per_switch: float | None
     tsc: TscDict
     cpus: _Ints
+
+# END written by `python -m ctxbench._codegen`
 
 def ring(
     procs: Sequence[int],

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .schema import RING
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -36,15 +38,9 @@ METADATA_COLUMNS: tuple[str, ...] = (
 )
 # Set on fleet runs (ctxbench.fleet): who measured the point, on which machine, and when.
 FLEET_COLUMNS: tuple[str, ...] = ("host", "worker", "machine", "started", "finished")
-# Per-point numeric arrays some results carry (shape (len(procs),)); listed here so a new one
-# becomes a column by adding its name.
-OPTIONAL_POINT_ARRAYS: tuple[str, ...] = (
-    "switches_per_hop",
-    "involuntary_switches",
-    "migrations",
-    "stopped",
-    "repetitions_made",
-)
+# Per-point arrays a ring result repeats on its rows: those declared ``column=True`` in
+# ``schema.RING``.
+POINT_COLUMNS: tuple[str, ...] = tuple(name for name, spec in RING.items() if spec.column)
 
 
 def require(module: str, feature: str, install: str = "'ctxbench[analysis]'") -> Any:
@@ -97,7 +93,7 @@ def _ring_columns(r: Any) -> dict[str, Any]:
         "verdict": np.asarray(stats["verdict"], dtype=object)[point],
         "below_resolution": np.asarray(r.below_resolution, dtype=bool)[point],
     }
-    for name in OPTIONAL_POINT_ARRAYS:
+    for name in POINT_COLUMNS:
         values = getattr(r, name, None)
         if values is not None and len(values) == npoints:
             columns[name] = np.asarray(values)[point]

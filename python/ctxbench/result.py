@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _core
 from .metadata import without_hostname
+from .schema import RECORDS, Bad, check_record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,19 +44,12 @@ class RingResult:
     ``stopped`` says, per point, why measuring ended: "repetitions" (the fixed count),
     "precision" (the 95 % interval of the median within ± ``precision`` × median),
     "max_repetitions" or "time_cap" (``max_time`` seconds of measuring).
+
+    Each field is declared, with its shape and range, in ``ctxbench.schema.RING``.
     """
 
     kind: ClassVar[str] = "ring"
-    # Lists that JSON cannot tell from arrays, and how each is read back; other lists of
-    # numbers become arrays (see ``decode``).
-    _from_json: ClassVar[dict[str, Callable[[Any], Any]]] = {
-        "cpus": _arrays,  # one array per point, ragged when procs differ
-        "switch_source": list,
-        "warnings": list,
-        "stopped": list,
-    }
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("precision", "max_time", "stopped", "repetitions_made")
-
+    # BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
     engine: str
     transport: str
     placement: str
@@ -80,32 +74,25 @@ class RingResult:
     trips: np.ndarray
     overhead_rounds: np.ndarray
     work_verified: np.ndarray
-    phase_s: dict[str, np.ndarray]
-    # Evidence from the kernel (see the README, "Proof, distributions, statistics, metadata").
+    phase_s: dict[str, Any]
     switches_per_hop: np.ndarray
     switch_source: list[str]
-    # Raw µs per hop of the extra repetition that ran with the counters attached.
     counted_us: np.ndarray
     involuntary_switches: np.ndarray
     migrations: np.ndarray
     hardware: dict[str, Any]
     counters_unavailable_reason: str | None
     warnings: list[str]
-    # With record_hops=True: per-hop wake-to-run latency (µs), else None.
-    hop_percentiles_us: dict[str, np.ndarray] | None
-    hop_histogram: dict[str, np.ndarray] | None
-    # Net TSC cycles per switch where the TSC is an invariant clock (x86_64), else None;
-    # `tsc` has "ghz", "read_cost_cycles" and "unavailable_reason".
+    hop_percentiles_us: dict[str, Any] | None
+    hop_histogram: dict[str, Any] | None
     tsc_cycles_per_switch: np.ndarray | None
     tsc: dict[str, Any]
-    # How each point stopped. Results read from files written before precision mode have
-    # none of these, and a record leaves them out when they are unset (``OPTIONAL``), so
-    # such files save back byte for byte.
     precision: float | None = None
     max_time: float | None = None
     stopped: list[str] = field(default_factory=list)
     repetitions_made: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     metadata: dict[str, Any] = field(default_factory=dict)
+    # END written by `python -m ctxbench._codegen`
 
     @classmethod
     def from_core(cls, raw: RingDict, metadata: dict[str, Any]) -> RingResult:
@@ -174,8 +161,7 @@ class PingpongResult:
     """
 
     kind: ClassVar[str] = "pingpong"
-    _from_json: ClassVar[dict[str, Callable[[Any], Any]]] = {}
-
+    # BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
     loops: int
     threads: bool
     engine: str
@@ -189,6 +175,7 @@ class PingpongResult:
     tsc: dict[str, Any]
     cpus: np.ndarray
     metadata: dict[str, Any] = field(default_factory=dict)
+    # END written by `python -m ctxbench._codegen`
 
     @classmethod
     def from_core(cls, raw: PingpongDict, metadata: dict[str, Any]) -> PingpongResult:
@@ -280,9 +267,12 @@ def record(result: Result, *, hostname: bool = True) -> dict[str, Any]:
         raise TypeError(f"expected a ctxbench result, got {type(result).__name__}")
     fields = dict(vars(result))
     metadata = fields.pop("metadata", None) or {}
-    for name in getattr(result, "OPTIONAL", ()):
-        value = fields[name]
-        if value is None or (hasattr(value, "__len__") and len(value) == 0):
+    # Unset optional fields are left out, so a file written before they existed saves back
+    # byte for byte.
+    for name, spec in RECORDS[result.kind].items():
+        value = fields.get(name)
+        unset = value is None or (hasattr(value, "__len__") and len(value) == 0)
+        if not spec.required and name in fields and unset:
             del fields[name]
     rec = {"kind": result.kind, **_jsonable(fields), "metadata": _jsonable(metadata)}
     return rec if hostname else withhold_hostname(rec)
@@ -355,8 +345,6 @@ def read_records(path: PathLike) -> list[dict[str, Any]]:
     """The raw result records of a ctxbench JSON file, each checked against the declaration of
     its kind (``ctxbench.schema.RECORDS``); a ``ValueError`` names the file, the record and the
     field of anything wrong."""
-    from .schema import RECORDS, Bad, check_record
-
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
@@ -416,14 +404,19 @@ def _numeric(value: Any) -> Any:
 
 
 def decode(rec: dict[str, Any]) -> dict[str, Any]:
-    """Every entry of a record (``kind`` included) with its numpy arrays restored."""
-    from_json = KINDS[rec["kind"]]._from_json
+    """Every entry of a record (``kind`` included) with its numpy arrays restored: lists of
+    numbers become arrays, except where the declaration says otherwise (lists of strings,
+    ragged lists of arrays)."""
+    declared = RECORDS[rec["kind"]]
     fields = {}
     for name, value in rec.items():
+        spec = declared.get(name)
         if name in ("kind", "metadata") or value is None:
             fields[name] = value
-        elif name in from_json:
-            fields[name] = from_json[name](value)
+        elif spec is not None and spec.ragged:
+            fields[name] = _arrays(value)
+        elif spec is not None and spec.type == "str" and spec.shape:
+            fields[name] = list(value)
         else:
             fields[name] = _numeric(value)
     return fields

@@ -1,8 +1,10 @@
 """What a ctxbench file must hold, declared once per kind and format, and the one checker of
 each declaration: the JSON record of every result kind (``RECORDS``), the tidy table that CSV
 and Parquet files hold (``TABLE_COLUMNS``, ``TABLE_ROWS``) and lmbench's xgraph text
-(``XGRAPH``). The loaders in ``ctxbench.result`` and ``ctxbench.files`` turn a ``Bad`` into a
-``ValueError`` naming the file and where in it (record, line or row).
+(``XGRAPH``). ``RECORDS`` is also the one list of each result's fields: the result classes and
+the stub of what the core returns are written from it (``python -m ctxbench._codegen``). The
+loaders turn a ``Bad`` into a ``ValueError`` naming the file and where in it (record, line or
+row).
 
 Net figures (``latency_us``, ``samples_us``, ``value`` ...) may be negative: a switch below
 the method's resolution gives a net time <= 0, and ``below_resolution`` says so (``FLAG``).
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
@@ -46,6 +48,16 @@ class Field:
     choices: tuple[str, ...] | None = None
     required: bool = True  # False: an older file may lack it
     fields: Mapping[str, Field] | None = None
+    # What the code beside the files needs (``ctxbench._codegen`` writes it from these): a
+    # list of arrays of different lengths; unsigned integers in memory; the name of a dict's
+    # TypedDict in ``_core.pyi``; the strings the core gives today (the stub's ``Literal``,
+    # not checked in files, so that a newer ctxbench's values still load); and a per-point
+    # array that the tidy table repeats as a column of the same name.
+    ragged: bool = False
+    unsigned: bool = False
+    name: str | None = None
+    literals: tuple[str, ...] | None = None
+    column: bool = False
 
 
 class Bad(Exception):
@@ -70,6 +82,7 @@ R = "repetitions"
 
 TSC = Field(
     "dict",
+    name="TscDict",
     fields={
         "ghz": _float(min=0, nullable=True),
         "read_cost_cycles": _float(min=0, nullable=True),
@@ -91,8 +104,13 @@ METADATA = Field(
     },
 )
 HOP_PERCENTILES = ("p50", "p90", "p99", "p99.9", "max")
+STOPPED = ("repetitions", "precision", "max_repetitions", "time_cap")
 PHASES = ("calibration", "warmup", "measure", "setup_teardown")
 
+# The fields of each result kind, in the order its class and its record hold them: every
+# required field before the optional ones, ``metadata`` last. One declaration per field: the
+# class (``result.RingResult``), the stub of what the core returns (``_core.pyi``), the
+# record's check and the table's column follow from it (``python -m ctxbench._codegen``).
 RING: dict[str, Field] = {
     "engine": Field("str"),
     "transport": Field("str"),
@@ -117,27 +135,29 @@ RING: dict[str, Field] = {
     "below_resolution": Field("bool", (P,)),
     "stats": Field(
         "dict",
+        name="StatsDict",
         fields={
             **{k: _float(P) for k in ("min", "median", "mean", "max", "ci_low", "ci_high")},
             "stdev": _float(P, min=0),
             "cv": _float(P, min=0, inf=True),
             "outliers": _int(P, min=0),
             "clusters": _int(P, min=1),
-            "verdict": Field("str", (P,)),
+            "verdict": Field("str", (P,), literals=("stable", "noisy", "unstable", "bimodal")),
         },
     ),
-    "cpus": _int(P, "parallel", None, min=-1),  # [point][ring][participant]
+    "cpus": _int(P, "parallel", None, min=-1, ragged=True),  # [point][ring][participant]
     "trips": _int(P, min=0),
     "overhead_rounds": _int(P, min=0),
     "work_verified": Field("bool", (P,)),
-    "phase_s": Field("dict", fields={k: _float(P, min=0) for k in PHASES}),
-    "switches_per_hop": _float(P, min=0),
-    "switch_source": Field("str", (P,)),
+    "phase_s": Field("dict", name="PhasesDict", fields={k: _float(P, min=0) for k in PHASES}),
+    "switches_per_hop": _float(P, min=0, column=True),
+    "switch_source": Field("str", (P,), literals=("perf", "rusage")),
     "counted_us": _float(P, min=0),
-    "involuntary_switches": _int(P, min=0),
-    "migrations": _int(P, min=-1),  # -1: counters unavailable
+    "involuntary_switches": _int(P, min=0, column=True),
+    "migrations": _int(P, min=-1, column=True),  # -1: counters unavailable
     "hardware": Field(
         "dict",
+        name="HardwareDict",
         fields={
             "cycles_per_switch": _float(P, min=0, nullable=True),
             "instructions_per_switch": _float(P, min=0, nullable=True),
@@ -149,21 +169,23 @@ RING: dict[str, Field] = {
     "hop_percentiles_us": Field(
         "dict",
         nullable=True,
+        name="_HopPercentilesDict",
         # A point without hops has none: NaN in files written before NaN became null.
         fields={k: _float(P, min=0, nan=True, holes=True) for k in HOP_PERCENTILES},
     ),
     "hop_histogram": Field(
         "dict",
         nullable=True,
-        fields={"edges_us": _float(None, min=0), "counts": _int(P, None, min=0)},
+        name="HopHistogramDict",
+        fields={"edges_us": _float(None, min=0), "counts": _int(P, None, min=0, unsigned=True)},
     ),
     "tsc_cycles_per_switch": _float(P, nullable=True),  # net: may be negative
     "tsc": TSC,
     # Precision mode (files from before it lack these; a record leaves out the unset ones).
     "precision": _float(min=0, nullable=True, required=False),
     "max_time": _float(min=0, nullable=True, required=False),
-    "stopped": Field("str", (P,), required=False),
-    "repetitions_made": _int(P, min=0, required=False),
+    "stopped": Field("str", (P,), required=False, literals=STOPPED, column=True),
+    "repetitions_made": _int(P, min=0, required=False, column=True),
     "metadata": METADATA,
 }
 
@@ -319,13 +341,9 @@ TABLE_COLUMNS: dict[str, Field] = {
     "ci_high": _float(),
     "verdict": Field("str"),
     "below_resolution": Field("bool"),
-    "switches_per_hop": _float(min=0),
-    "involuntary_switches": _int(min=0),
-    "migrations": _int(min=-1),
+    **{name: replace(spec, shape=()) for name, spec in RING.items() if spec.column},
     "usecs_per_op": _float(min=0),
     "ops_per_sec": _float(min=0),
-    "stopped": Field("str"),
-    "repetitions_made": _int(min=0),
     "source": Field("str"),
     **{k: Field("str") for k in ("kernel", "cpu_model", "ctxbench_version", "date", "test")},
 }
