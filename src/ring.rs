@@ -9,7 +9,7 @@ use crate::engine::{self, Engine, Group, Members, Report, Ring, TransportKind};
 use crate::error::{Error, Result};
 use crate::measure::{self, run_driver, DriverRun, PointRun, Seat, Series, Stopped, Timing};
 use crate::memory;
-use crate::placement::{self, Placement};
+use crate::placement::{self, Placement, Resolved};
 use crate::sys;
 use crate::watchdog;
 use crate::workload::Workload;
@@ -53,6 +53,8 @@ pub struct Point {
     /// Why the timed repetitions ended, and how many consecutive ones form a block.
     pub stopped: Stopped,
     pub block: usize,
+    /// Every participant ran on one CPU (`placement::Resolved::one_cpu`).
+    pub one_cpu: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -65,30 +67,7 @@ pub struct Rusage {
 
 /// Runs the whole configuration, one point per participant count.
 pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
-    cfg.validate()?;
-    let allowed = sys::allowed_cpus()?;
-    // Every point's placement is checked before the first is measured.
-    let mut placements = Vec::with_capacity(cfg.procs.len());
-    for &procs in &cfg.procs {
-        let cpus = cfg.placement.resolve(&allowed, procs, cfg.parallel)?;
-        placement::check_one_cpu(cfg.transport, &allowed, &cpus)?;
-        placements.push((procs, cpus));
-    }
-    // Refuse what cannot fit before forking anything, not halfway through the sweep.
-    let largest = cfg.procs.iter().max().copied().unwrap_or(0);
-    let need = memory::ring_bytes(
-        cfg.engine.participant_bytes(),
-        largest,
-        cfg.parallel,
-        cfg.size_kb,
-    );
-    memory::check(
-        need,
-        &format!(
-            "{} x {largest} participants with {} KiB each",
-            cfg.parallel, cfg.size_kb
-        ),
-    )?;
+    let placements = check(cfg)?;
     let _sigpipe = sys::Blocked::new(libc::SIGPIPE);
     if let Stop::Precision { .. } = cfg.stop {
         return precise_points(cfg, &placements, interrupt);
@@ -103,6 +82,36 @@ pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
     Ok(points)
 }
 
+/// Everything `run` refuses before it starts a participant: the configuration, every
+/// point's placement against this thread's affinity mask, and (before forking anything, not
+/// halfway through a sweep) the memory the largest point needs. Returns each participant
+/// count with where its participants run.
+pub fn check(cfg: &Config) -> Result<Vec<(usize, Resolved)>> {
+    cfg.validate()?;
+    let allowed = sys::allowed_cpus()?;
+    let mut placements = Vec::with_capacity(cfg.procs.len());
+    for &procs in &cfg.procs {
+        let cpus = cfg.placement.resolve(&allowed, procs, cfg.parallel)?;
+        placement::check_one_cpu(cfg.transport, &cpus)?;
+        placements.push((procs, cpus));
+    }
+    let largest = cfg.procs.iter().max().copied().unwrap_or(0);
+    let need = memory::ring_bytes(
+        cfg.engine.participant_bytes(),
+        largest,
+        cfg.parallel,
+        cfg.size_kb,
+    );
+    memory::check(
+        need,
+        &format!(
+            "{} x {largest} participants with {} KiB each",
+            cfg.parallel, cfg.size_kb
+        ),
+    )?;
+    Ok(placements)
+}
+
 /// Precision mode: fresh ring instances of every point, round after round (one instance of
 /// each point still measuring per round), until each point's interval of the median, built
 /// from the spread between its blocks, is narrow enough or it reaches a cap. Round-robin
@@ -113,7 +122,7 @@ pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
 /// Each point comes back as one `Point` holding its blocks in order.
 fn precise_points(
     cfg: &Config,
-    placements: &[(usize, Vec<Vec<Option<usize>>>)],
+    placements: &[(usize, Resolved)],
     interrupt: Interrupt,
 ) -> Result<Vec<Point>> {
     let Stop::Precision {
@@ -318,7 +327,7 @@ pub fn pingpong(
 fn point(
     cfg: &Config,
     procs: usize,
-    cpus: &[Vec<Option<usize>>],
+    cpus: &Resolved,
     known: Option<&[Timing]>,
     blocks: &dyn Fn(f64) -> usize,
     interrupt: Interrupt,
@@ -364,7 +373,7 @@ fn point(
         rings: totals,
         counters,
     };
-    Ok(assemble(&run, &drivers, evidence, &tasks, t0))
+    Ok(assemble(&run, &drivers, evidence, &tasks, t0, cpus.one_cpu))
 }
 
 /// Drives every ring at once, ring 0 from this thread (the only one that opens the kernel
@@ -508,6 +517,7 @@ fn assemble(
     evidence: Evidence,
     tasks: &[(usize, libc::pid_t)],
     t0: Instant,
+    one_cpu: bool,
 ) -> Point {
     let Evidence {
         report,
@@ -555,6 +565,7 @@ fn assemble(
         phase_s: phases(drivers, t0),
         stopped: drivers[0].stopped,
         block: run.cfg.stop.block(drivers[0].series.raw_ns.len()),
+        one_cpu,
     }
 }
 

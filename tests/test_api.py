@@ -3,6 +3,7 @@ transport, the evidence on every result, bad input, and teardown on every path."
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -61,6 +62,47 @@ def test_explicit_cpu_list_and_spread() -> None:
     assert (r.cpus[0] == cpus[-1]).all()
     r = ctxbench.lat_ctx([4], placement="spread", **FAST)
     assert r.cpus[0][0].tolist() == [cpus[i % len(cpus)] for i in range(4)]
+
+
+def test_a_list_of_one_cpu_is_one_cpu_everywhere(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ "On one CPU" is decided once, in the core, over the CPUs a placement resolves to: the
+    switch model, the transports that need one CPU and the CLI's hints all see the same."""
+    from ctxbench import metadata
+    from ctxbench.cli import _measure, main
+
+    cpus = sorted(os.sched_getaffinity(0))
+    c = cpus[-1]
+    for placement, cpu in [("single", c), ([c], None), ([c, c], None)]:
+        r = ctxbench.ring([2, 3], placement=placement, cpu=cpu, **FAST)
+        assert r.one_cpu.tolist() == [True, True], placement
+        # The model's one-CPU transport runs where `single` runs.
+        ctxbench.ring([2], transport="yield", placement=placement, cpu=cpu, **FAST)
+    if len(cpus) > 1:
+        for placement in ("spread", [cpus[0], c]):
+            assert not ctxbench.ring([2], placement=placement, **FAST).one_cpu.any()
+            with pytest.raises(ValueError, match="needs every participant on one CPU"):
+                ctxbench.ring([2], transport="yield", placement=placement, **FAST)
+
+    # The hints printed after a noisy result on a VM follow the same decision.
+    real = _measure.ring
+
+    def noisy(*args: object, **kwargs: object) -> ctxbench.RingResult:
+        r = real(*args, **kwargs)
+        verdicts = ["noisy"] * len(r.procs)
+        meta = {**r.metadata, "hypervisor": True}
+        return dataclasses.replace(r, stats={**r.stats, "verdict": verdicts}, metadata=meta)
+
+    monkeypatch.setattr(_measure, "ring", noisy)
+    hint = "on several CPUs of a VM"
+    flags = ["-N", "2", "-W", "0", "--min-time", "0.002"]
+    cases = [(str(c), False), ("single", False), (f"{cpus[0]},{c}", len(cpus) > 1)]
+    for placement, hinted in cases:
+        capsys.readouterr()
+        assert main(["lat-ctx", *flags, "--placement", placement, "2"]) == 0
+        assert (hint in capsys.readouterr().err) == hinted, placement
+    assert hint in metadata.hints({"hypervisor": True}, one_cpu=False)[0]
 
 
 def test_parallel_rings_report_per_ring(no_leaks: None) -> None:

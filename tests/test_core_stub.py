@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import os
 from pathlib import Path
 from typing import Any
 
@@ -151,3 +152,25 @@ def test_a_new_field_is_one_declaration(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setitem(schema.RECORDS, "ring", {**ring, "late": schema.Field("int")})
     with pytest.raises(ValueError, match="late: a required field after the optional"):
         _codegen.expected()
+
+
+def test_ring_config_is_what_a_ring_records_of_what_was_asked() -> None:
+    cpu = min(os.sched_getaffinity(0))
+    for kwargs in [
+        {"min_time": 0.002, "repetitions": 2, "warmup": 0, "placement": "single", "cpu": cpu},
+        {"min_time": 0.002, "precision": 0.5, "max_time": 0.02, "record_hops": True},
+    ]:
+        config = dict(_core.ring_config([2], **kwargs))
+        assert set(config) == set(schema.CONFIG)
+        raw: dict[str, Any] = dict(_core.ring([2], **kwargs))
+        assert config == {k: raw[k] for k in schema.CONFIG} == dict(_core.ring_check([2], **kwargs))
+
+
+def test_ring_check_checks_this_machine_and_ring_config_does_not() -> None:
+    elsewhere = max(set(range(1024)) - os.sched_getaffinity(0))
+    assert _core.ring_config([2], placement=[elsewhere])["placement"] == f"[{elsewhere}]"
+    with pytest.raises(ValueError, match="outside this process's affinity mask"):
+        _core.ring_check([2], placement=[elsewhere])
+    for check in (_core.ring_config, _core.ring_check):
+        with pytest.raises(ValueError, match="transport"):
+            check([2], engine="fiber", transport="pipe")

@@ -157,8 +157,8 @@ def test_real_metadata_formats_and_hints() -> None:
     meta = md.collect()
     text = md.format_metadata(meta)
     assert "kernel:" in text
-    for placement in ("single", "spread"):
-        for hint in md.hints(meta, placement=placement):
+    for one_cpu in (True, False):
+        for hint in md.hints(meta, one_cpu=one_cpu):
             assert "\n" not in hint and len(hint) < 100
 
 
@@ -393,31 +393,31 @@ def with_(**changes: object) -> dict[str, object]:
 
 
 def test_hints_quiet_machine() -> None:
-    assert md.hints(QUIET, placement="spread") == []
+    assert md.hints(QUIET, one_cpu=False) == []
 
 
-def test_hints_vm_unpinned_only() -> None:
+def test_hints_vm_off_one_cpu_only() -> None:
     meta = with_(hypervisor=True)
-    assert md.hints(meta, placement="spread") == [
-        "unpinned on a VM: pin with --placement single for steadier numbers"
+    assert md.hints(meta, one_cpu=False) == [
+        "on several CPUs of a VM: pin to one (--placement single) for steadier numbers"
     ]
-    assert md.hints(meta, placement="single") == []
+    assert md.hints(meta, one_cpu=True) == []
 
 
 def test_hints_individual() -> None:
-    assert md.hints(with_(cpu_count=2), placement="single")[0].startswith("only 2 CPUs:")
-    assert md.hints(with_(governor="powersave"), placement="single") == [
+    assert md.hints(with_(cpu_count=2), one_cpu=True)[0].startswith("only 2 CPUs:")
+    assert md.hints(with_(governor="powersave"), one_cpu=True) == [
         "cpufreq governor is powersave: frequency ramps add noise; use performance"
     ]
-    assert md.hints(with_(governor=None), placement="single") == []
-    assert md.hints(with_(loadavg=[9.0, 1.0, 1.0]), placement="single")[0].startswith(
+    assert md.hints(with_(governor=None), one_cpu=True) == []
+    assert md.hints(with_(loadavg=[9.0, 1.0, 1.0]), one_cpu=True)[0].startswith(
         "machine is busy (load 9.00"
     )
-    assert md.hints(with_(loadavg=[8.0, 1.0, 1.0]), placement="single") == []
-    quota_hints = md.hints(with_(cgroup_cpu_quota=0.5), placement="single")
+    assert md.hints(with_(loadavg=[8.0, 1.0, 1.0]), one_cpu=True) == []
+    quota_hints = md.hints(with_(cgroup_cpu_quota=0.5), one_cpu=True)
     assert "0.5 of 16 CPUs" in quota_hints[0]
-    assert md.hints(with_(cgroup_cpu_quota=16.0), placement="single") == []
-    clock_hints = md.hints(with_(clocksource="hpet"), placement="single")
+    assert md.hints(with_(cgroup_cpu_quota=16.0), one_cpu=True) == []
+    clock_hints = md.hints(with_(clocksource="hpet"), one_cpu=True)
     assert clock_hints[0].startswith("clocksource is hpet")
 
 
@@ -430,14 +430,14 @@ def test_hints_everything_bad_are_single_short_lines() -> None:
         "cgroup_cpu_quota": 0.25,
         "clocksource": "acpi_pm",
     }
-    out = md.hints(meta, placement="spread")
+    out = md.hints(meta, one_cpu=False)
     assert len(out) == 6
     for hint in out:
         assert "\n" not in hint and len(hint) < 100, hint
 
 
 def test_hints_tolerate_missing_and_wrong_types() -> None:
-    assert md.hints({}, placement="spread") == []
+    assert md.hints({}, one_cpu=False) == []
     junk: dict[str, object] = {
         "cpu_count": "eight",
         "hypervisor": "yes",
@@ -446,8 +446,8 @@ def test_hints_tolerate_missing_and_wrong_types() -> None:
         "cgroup_cpu_quota": "max",
         "clocksource": None,
     }
-    assert md.hints(junk, placement="spread") == []
-    assert md.hints({"cpu_count": True}, placement="spread") == []
+    assert md.hints(junk, one_cpu=False) == []
+    assert md.hints({"cpu_count": True}, one_cpu=False) == []
 
 
 # --- format_metadata --------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 # plot, files, frame and sweep import pandas and matplotlib only when used.
 from . import plot
-from ._core import DEFAULT_MIN_TIME, MAX_PROCS
+from ._core import DEFAULT_MIN_TIME_PRECISION, DEFAULT_MIN_TIME_REPETITIONS, MAX_PROCS
 from ._core import __version__ as __version__
 from .api import lat_ctx, pingpong, ring
 from .files import load
@@ -18,7 +18,8 @@ from .result import PingpongResult, RingResult
 from .sweep import sweep
 
 __all__ = [
-    "DEFAULT_MIN_TIME",
+    "DEFAULT_MIN_TIME_PRECISION",
+    "DEFAULT_MIN_TIME_REPETITIONS",
     "MAX_PROCS",
     "PingpongResult",
     "RingResult",

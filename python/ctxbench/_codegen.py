@@ -39,6 +39,11 @@ def typeddict_name(kind: str) -> str:
     return f"{kind.title()}Dict"
 
 
+def config_typeddict_name(kind: str) -> str:
+    """The TypedDict of what was asked of a kind: "ring" -> "RingConfigDict"."""
+    return f"{kind.title()}ConfigDict"
+
+
 # --- result.py --------------------------------------------------------------------------------
 
 
@@ -132,6 +137,10 @@ def stub_block() -> list[str]:
             blocks.append(_typeddict(name, inner))
         doc = f"What `{kind}` returns: the fields of `ctxbench.{class_name(kind)}` but `metadata`."
         blocks.append(_typeddict(typeddict_name(kind), core, doc))
+        config = {k: v for k, v in core.items() if v.config}
+        if config:
+            doc = f"What `{kind}_config` returns: what a `{kind}` records of what was asked."
+            blocks.append(_typeddict(config_typeddict_name(kind), config, doc))
     lines: list[str] = []
     for block in blocks:
         lines += [*block, ""]

@@ -13,8 +13,10 @@ __all__ = [
     "mann_whitney",
     "fiber_baseline_ns",
     "default_transport",
-    "placement_name",
-    "DEFAULT_MIN_TIME",
+    "ring_config",
+    "ring_check",
+    "DEFAULT_MIN_TIME_REPETITIONS",
+    "DEFAULT_MIN_TIME_PRECISION",
     "DEFAULT_TIMEOUT",
     "DEFAULT_PRECISION",
     "DEFAULT_MAX_TIME",
@@ -27,7 +29,8 @@ __all__ = [
     "COMPILER",
 ]
 
-DEFAULT_MIN_TIME: float
+DEFAULT_MIN_TIME_REPETITIONS: float
+DEFAULT_MIN_TIME_PRECISION: float
 DEFAULT_TIMEOUT: float
 DEFAULT_PRECISION: float
 DEFAULT_MAX_TIME: float
@@ -131,6 +134,30 @@ class RingDict(TypedDict):
     max_time: float | None
     stopped: list[Literal["repetitions", "precision", "max_repetitions", "time_cap"]]
     repetitions_made: _Ints
+    max_repetitions: int | None
+    cpu: int | None
+    timeout: float
+    record_hops: bool
+    one_cpu: NDArray[np.bool_]
+
+@type_check_only
+class RingConfigDict(TypedDict):
+    """What `ring_config` returns: what a `ring` records of what was asked."""
+
+    engine: str
+    transport: str
+    placement: str
+    size_kb: int
+    repetitions: int | None
+    warmup: int
+    parallel: int
+    min_time: float
+    precision: float | None
+    max_time: float | None
+    max_repetitions: int | None
+    cpu: int | None
+    timeout: float
+    record_hops: bool
 
 @type_check_only
 class PingpongDict(TypedDict):
@@ -182,4 +209,39 @@ def workload_checksum(size_kb: int) -> int: ...
 def mann_whitney(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]: ...
 def fiber_baseline_ns(pairs: int) -> float: ...
 def default_transport(engine: str) -> str: ...
-def placement_name(placement: str | Sequence[int] | None = None, cpu: int | None = None) -> str: ...
+def ring_config(
+    procs: Sequence[int],
+    *,
+    engine: str = "process",
+    transport: str | None = None,
+    size_kb: int = 0,
+    repetitions: int | None = None,
+    precision: float = ...,
+    max_time: float = ...,
+    max_repetitions: int = ...,
+    warmup: int = 1,
+    parallel: int = 1,
+    placement: str | Sequence[int] | None = None,
+    cpu: int | None = None,
+    min_time: float | None = None,
+    timeout: float = ...,
+    record_hops: bool = False,
+) -> RingConfigDict: ...
+def ring_check(
+    procs: Sequence[int],
+    *,
+    engine: str = "process",
+    transport: str | None = None,
+    size_kb: int = 0,
+    repetitions: int | None = None,
+    precision: float = ...,
+    max_time: float = ...,
+    max_repetitions: int = ...,
+    warmup: int = 1,
+    parallel: int = 1,
+    placement: str | Sequence[int] | None = None,
+    cpu: int | None = None,
+    min_time: float | None = None,
+    timeout: float = ...,
+    record_hops: bool = False,
+) -> RingConfigDict: ...

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .schema import RING
+from .schema import CONFIG, RING
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,6 +41,8 @@ FLEET_COLUMNS: tuple[str, ...] = ("host", "worker", "machine", "started", "finis
 # Per-point arrays a ring result repeats on its rows: those declared ``column=True`` in
 # ``schema.RING``.
 POINT_COLUMNS: tuple[str, ...] = tuple(name for name, spec in RING.items() if spec.column)
+# What was asked (``config=True``), repeated on every row, beyond the point's key above.
+CONFIG_COLUMNS: tuple[str, ...] = tuple(name for name in CONFIG if name not in POINT_KEY)
 
 
 def require(module: str, feature: str, install: str = "'ctxbench[analysis]'") -> Any:
@@ -97,6 +99,11 @@ def _ring_columns(r: Any) -> dict[str, Any]:
         values = getattr(r, name, None)
         if values is not None and len(values) == npoints:
             columns[name] = np.asarray(values)[point]
+    for name in CONFIG_COLUMNS:
+        value = getattr(r, name, None)
+        # An empty numeric cell is NaN, as a table file reads it back.
+        numeric = RING[name].type in ("int", "float")
+        columns[name] = np.nan if value is None and numeric else value
     # A point that stopped early has NaN where it made no repetition: no row, not a gap.
     made = ~np.isnan(columns["value"])
     if not made.all():

@@ -397,13 +397,14 @@ def _one_line(text: str) -> str:
     return flat
 
 
-def hints(metadata: dict[str, object], *, placement: str) -> list[str]:
-    """Short human hints (one line each) explaining why a result may be noisy."""
+def hints(metadata: dict[str, object], *, one_cpu: bool) -> list[str]:
+    """Short human hints (one line each) explaining why a result may be noisy. ``one_cpu``:
+    every participant ran on one CPU (a ring result's ``one_cpu``, decided by the core)."""
     out: list[str] = []
     cpu_count = _as_int(metadata.get("cpu_count"))
 
-    if placement != "single" and metadata.get("hypervisor") is True:
-        out.append("unpinned on a VM: pin with --placement single for steadier numbers")
+    if not one_cpu and metadata.get("hypervisor") is True:
+        out.append("on several CPUs of a VM: pin to one (--placement single) for steadier numbers")
 
     if cpu_count is not None and cpu_count <= 2:
         out.append(f"only {cpu_count} CPUs: benchmark threads compete with the OS for cores")

@@ -91,6 +91,11 @@ class RingResult:
     max_time: float | None = None
     stopped: list[str] = field(default_factory=list)
     repetitions_made: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    max_repetitions: int | None = None
+    cpu: int | None = None
+    timeout: float | None = None
+    record_hops: bool | None = None
+    one_cpu: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 
@@ -467,8 +472,6 @@ def _stopping_rule(repetitions: Any, precision: Any) -> str:
 
 def planned_key(procs: list[int], args: dict[str, Any]) -> Key:
     """The key of the result ``measure(procs, **args)`` will give, without measuring."""
-    # The placement's name as the core records it, so a finished point is found again.
-    placement = _core.placement_name(args["placement"], args.get("cpu"))
-    return point_key(
-        {**args, "placement": placement, "procs": procs, "parallel": args.get("parallel", 1)}
-    )
+    # What the core records of what was asked, so a finished point is found again.
+    config = _core.ring_config(procs, **{k: v for k, v in args.items() if k != "procs"})
+    return point_key({**config, "procs": procs})

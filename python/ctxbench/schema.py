@@ -58,6 +58,10 @@ class Field:
     name: str | None = None
     literals: tuple[str, ...] | None = None
     column: bool = False
+    # What the caller asked, as the run used it (defaults filled in): ``_core.ring_config``
+    # returns exactly these; with its procs and machine they are what makes a point of a
+    # sweep the same point (``grid.point_key``); the table repeats each as a column.
+    config: bool = False
 
 
 class Bad(Exception):
@@ -112,14 +116,14 @@ PHASES = ("calibration", "warmup", "measure", "setup_teardown")
 # class (``result.RingResult``), the stub of what the core returns (``_core.pyi``), the
 # record's check and the table's column follow from it (``python -m ctxbench._codegen``).
 RING: dict[str, Field] = {
-    "engine": Field("str"),
-    "transport": Field("str"),
-    "placement": Field("str"),
-    "size_kb": _int(min=0),
-    "repetitions": _int(min=1, nullable=True),  # null: precision mode
-    "warmup": _int(min=0),
-    "parallel": _int(min=1),
-    "min_time": _float(min=0),
+    "engine": Field("str", config=True),
+    "transport": Field("str", config=True),
+    "placement": Field("str", config=True),
+    "size_kb": _int(min=0, config=True),
+    "repetitions": _int(min=1, nullable=True, config=True),  # null: precision mode
+    "warmup": _int(min=0, config=True),
+    "parallel": _int(min=1, config=True),
+    "min_time": _float(min=0, config=True),
     "procs": _int(P, min=2),
     "latency_us": _float(P),
     "min_us": _float(P),
@@ -181,11 +185,20 @@ RING: dict[str, Field] = {
     ),
     "tsc_cycles_per_switch": _float(P, nullable=True),  # net: may be negative
     "tsc": TSC,
-    # Precision mode (files from before it lack these; a record leaves out the unset ones).
-    "precision": _float(min=0, nullable=True, required=False),
-    "max_time": _float(min=0, nullable=True, required=False),
+    # Added later: files from before lack them, and a record leaves out the unset ones.
+    # Precision mode: null with a fixed number of repetitions.
+    "precision": _float(min=0, nullable=True, required=False, config=True),
+    "max_time": _float(min=0, nullable=True, required=False, config=True),
     "stopped": Field("str", (P,), required=False, literals=STOPPED, column=True),
     "repetitions_made": _int(P, min=0, required=False, column=True),
+    "max_repetitions": _int(min=1, nullable=True, required=False, config=True),
+    # The CPU given to placement "single" (null: the first allowed one, or another placement).
+    "cpu": _int(min=0, nullable=True, required=False, config=True),
+    "timeout": _float(min=0, required=False, config=True),
+    "record_hops": Field("bool", required=False, config=True),
+    # Every participant of the point ran on one CPU: a pinned one, the same one in a CPU
+    # list, or the only one the caller may use. Blocking hops then cost at least one switch.
+    "one_cpu": Field("bool", (P,), required=False),
     "metadata": METADATA,
 }
 
@@ -341,12 +354,21 @@ TABLE_COLUMNS: dict[str, Field] = {
     "ci_high": _float(),
     "verdict": Field("str"),
     "below_resolution": Field("bool"),
-    **{name: replace(spec, shape=()) for name, spec in RING.items() if spec.column},
     "usecs_per_op": _float(min=0),
     "ops_per_sec": _float(min=0),
     "source": Field("str"),
     **{k: Field("str") for k in ("kernel", "cpu_model", "ctxbench_version", "date", "test")},
 }
+# A ring's per-point columns and what was asked, as ``RING`` declares them.
+TABLE_COLUMNS.update(
+    {
+        name: replace(spec, shape=())
+        for name, spec in RING.items()
+        if (spec.column or spec.config) and name not in TABLE_COLUMNS
+    }
+)
+# What the caller asked of a ring (``config=True``), in declaration order.
+CONFIG: tuple[str, ...] = tuple(name for name, spec in RING.items() if spec.config)
 # Columns every table has, even one without rows (what ``concat([])`` gives).
 TABLE_REQUIRED = (
     "benchmark",

@@ -4,7 +4,7 @@
 //! copies on write) exists before `fork`; after it the child makes raw syscalls only and
 //! leaves with `_exit`, which is what makes forking from a multi-threaded Python safe.
 
-use super::{check_start, wait_ready, Group, Interrupt, Members, Report};
+use super::{check_start, wait_ready, Group, Interrupt, Members, OverAnyTransport, Report, Start};
 use crate::error::{Error, Result};
 use crate::hops::HopLog;
 use crate::memory;
@@ -16,6 +16,19 @@ use crate::workload::Workload;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// Forked processes, as lat_ctx.
+pub struct Process;
+
+impl OverAnyTransport for Process {
+    const NAME: &'static str = "process";
+    /// A forked Python process costs page tables and copied pages (1,000 forks: ~550 MiB).
+    const PARTICIPANT_BYTES: u64 = 512 * 1024;
+
+    fn spawn<T: Transport>(s: Start) -> Result<Group> {
+        spawn::<T>(s.procs, s.size_kb, s.record, s.cpus, s.interrupt)
+    }
+}
 
 pub fn spawn<T: Transport>(
     procs: usize,

@@ -146,7 +146,8 @@ def _ring(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     if any(v != "stable" for v in r.stats["verdict"]):
-        for line in metadata.hints(r.metadata, placement=r.placement):
+        one_cpu = bool(r.one_cpu.size) and bool(r.one_cpu.all())
+        for line in metadata.hints(r.metadata, one_cpu=one_cpu):
             print(f"ctxbench: hint: {line}", file=sys.stderr)
     return 0
 
