@@ -22,6 +22,7 @@ EXPECTED_TYPES: dict[str, tuple[type, ...]] = {
     "ctxbench_version": (str,),
     "date": (str,),
     "hostname": (str,),
+    "machine": (str,),
     "kernel": (str,),
     "cpu_model": (str,),
     "cpu_count": (int,),

@@ -5,7 +5,7 @@ there would share the interpreter (and its GIL, for the thread engine) with them
 starts this module instead, waits for it, and reads back the result record it prints as JSON.
 
 stdin: ``{"ring": {ring's arguments}, "parent": pid, "version": "x.y.z"}``.
-stdout: the record (``files.record``) with ``metadata["started"]``/``["finished"]`` added,
+stdout: the record (``record.encode``) with ``metadata["started"]``/``["finished"]`` added,
 UTC ISO timestamps taken right around the measurement.
 """
 
@@ -40,7 +40,7 @@ def now() -> str:
 
 def measure(args: dict[str, Any]) -> dict[str, Any]:
     import ctxbench
-    from ctxbench.files import record
+    from ctxbench.record import encode
 
     if args["version"] != ctxbench.__version__:
         raise RuntimeError(
@@ -55,7 +55,7 @@ def measure(args: dict[str, Any]) -> dict[str, Any]:
         started = now()
         result = ctxbench.ring(procs, **kwargs)
         finished = now()
-    rec = record(result)
+    rec = encode(result)
     rec["metadata"].update(started=started, finished=finished)
     return rec
 

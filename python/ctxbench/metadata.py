@@ -11,8 +11,10 @@ containers, VMs and locked-down kernels where much of /sys is hidden.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
+import socket
 import time
 from pathlib import Path, PurePosixPath
 
@@ -27,6 +29,7 @@ KEYS: tuple[str, ...] = (
     "ctxbench_version",
     "date",
     "hostname",
+    "machine",
     "kernel",
     "cpu_model",
     "cpu_count",
@@ -61,6 +64,12 @@ _MAX_HINT_LEN = 99
 # hostname: the key stays, as every key does, and says the name was left out on purpose
 # (None would say it is unknown); the same text everywhere, so such files still compare.
 HOSTNAME_WITHHELD = "(withheld)"
+
+
+# Set in a worker's environment, these replace the machine's two ids (``machine_identity``):
+# for containers without /etc/machine-id, and for tests that fake several machines on one.
+MACHINE_ID_ENV = "CTXBENCH_MACHINE_ID"
+BOOT_ID_ENV = "CTXBENCH_BOOT_ID"
 
 
 def _read(path: Path) -> str | None:
@@ -284,6 +293,32 @@ def _loadavg() -> list[float] | None:
         return None
 
 
+def _digest(text: str) -> str:
+    # An application-specific id, as machine-id(5) recommends, instead of the raw one.
+    return hashlib.sha256(f"ctxbench:{text}".encode()).hexdigest()[:8]
+
+
+def machine_identity() -> dict[str, str]:
+    """``machine``: "<machine-id hash>-<boot-id hash>", a kernel instance plus its
+    installation, so two hosts with one hostname stay apart, and so do clones of one VM image
+    (same machine-id, different boot ids); ``kernel``: the boot id's hash. The raw ids are not
+    published (machine-id(5) asks for that). $CTXBENCH_MACHINE_ID and $CTXBENCH_BOOT_ID replace
+    the two ids."""
+    machine_id = (
+        os.environ.get(MACHINE_ID_ENV)
+        or _read_value(Path("/etc/machine-id"))
+        or _read_value(Path("/var/lib/dbus/machine-id"))
+        or socket.gethostname()
+    )
+    boot_id = (
+        os.environ.get(BOOT_ID_ENV)
+        or _read_value(PROC_ROOT / "sys" / "kernel" / "random" / "boot_id")
+        or f"{socket.gethostname()}-unknown-boot"
+    )
+    kernel = _digest(boot_id)
+    return {"machine": f"{_digest(machine_id)}-{kernel}", "kernel": kernel}
+
+
 def _utc_now() -> str:
     # time.gmtime avoids datetime.UTC (3.11+) while staying unambiguous UTC.
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -324,6 +359,8 @@ def _collect(
         "ctxbench_version": version,
         "date": _utc_now(),
         "hostname": platform.node() or None,
+        # What a sweep resumes per (``grid.point_key``), and a fleet run names its machines by.
+        "machine": machine_identity()["machine"],
         "kernel": platform.release() or None,
         "cpu_model": _cpu_model(cpuinfo),
         "cpu_count": os.cpu_count(),

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import _core, metadata
 from ..api import pingpong, result_metadata, ring
-from ..result import record
+from ..record import encode
 from . import _flags
 
 
@@ -135,7 +135,7 @@ def _ring(args: argparse.Namespace) -> int:
         cpu=args.cpu,
         **_flags.stopping(args),
     )
-    _emit(record(r, hostname=not args.no_hostname) if args.json else r.to_xgraph())
+    _emit(encode(r, hostname=not args.no_hostname) if args.json else r.to_xgraph())
     if any(how not in ("precision", "repetitions") for how in r.stopped):
         print(f"ctxbench: stopped: {r.stop_line()}", file=sys.stderr)
     for p, low in zip(r.procs.tolist(), r.below_resolution.tolist()):
@@ -160,7 +160,7 @@ def _pipe(args: argparse.Namespace) -> int:
         placement=args.placement if args.placement is not None else "default",
         cpu=args.cpu,
     )
-    _emit(record(r, hostname=not args.no_hostname) if args.json else r.to_perf())
+    _emit(encode(r, hostname=not args.no_hostname) if args.json else r.to_perf())
     return 0
 
 
