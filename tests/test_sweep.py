@@ -416,3 +416,30 @@ def test_progress_when_someone_is_watching(
     forced = progress.progress_bar("force", 3, "test")
     assert forced is not None
     forced.close()
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Any:
+    """A directory on a 64 KiB tmpfs (root only), unmounted afterwards."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+                             capture_output=True, check=False)  # fmt: skip
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode().strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_a_full_disk_stops_the_sweep_and_keeps_every_point_written(small_disk: Path) -> None:
+    out = small_disk / "s.json"
+    ring = CountingRing()
+    opts: dict[str, Any] = {"out": out, "progress": False, "measure": ring, "repetitions": 2}
+    with pytest.raises(OSError) as e:
+        ctxbench.sweep(procs=list(range(2, 60)), **opts, **TINY)
+    assert e.value.errno == errno.ENOSPC and e.value.filename == str(out)
+    kept = records(out)  # whole, as the last write that fitted left it
+    assert 0 < len(kept) == len(ring.calls) - 1
+    assert sorted(p.name for p in small_disk.iterdir()) == ["s.json"], "temporary or lock left"
