@@ -167,7 +167,7 @@ def main() -> None:
           f"{meta['cpu_count']} CPUs, kernel {meta['kernel']}, {meta['date']}\n")  # fmt: skip
     sections: list[tuple[str, Callable[[], list[tuple[str, str]]]]] = [
         ("vs perf bench sched pipe", lambda: pingpong_vs_perf(rounds, loops)),
-        # None: precision mode's own default (DEFAULT_MIN_TIME_PRECISION), as users get it.
+        # None: precision mode's own default (PRECISION_MIN_TIME), as users get it.
         ("run-to-run spread", lambda: run_spread(runs, mt)),
         ("engines", lambda: engines(mt)),
         ("standard sweep", lambda: standard_sweep(mt)),

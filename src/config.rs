@@ -5,6 +5,8 @@
 use crate::engine::{self, Engine, TransportKind};
 use crate::error::{Error, Result};
 use crate::placement::Placement;
+use crate::stats::RunLevel;
+use crate::stop::{Stop, BLOCK_REPETITIONS, MIN_BLOCKS};
 use crate::workload::MAX_SIZE_KB;
 
 /// The allowed range of one parameter, and the error that names it: `lo..=hi`, or above `lo`
@@ -99,6 +101,9 @@ pub const PARALLEL: Limit<u64> = Limit::between("parallel", 1, 1_024);
 pub const LOOPS: Limit<u64> = Limit::between("loops", 1, 10_000_000_000);
 /// Resume+suspend pairs of the bare-coroutine baseline the fiber engine is compared with.
 pub const BASELINE_PAIRS: Limit<u64> = Limit::between("pairs", 1, 1 << 40);
+/// The CPU matrix: cells per relation class, and passes over the cells.
+pub const PER_CLASS: Limit<u64> = Limit::between("per_class", 1, 100_000);
+pub const PASSES: Limit<u64> = Limit::between("passes", 1, 1_000);
 /// Seconds per timed repetition.
 pub const MIN_TIME: Limit<f64> = Limit::above("min_time", 0.0, 60.0).in_unit(" seconds");
 /// Seconds without progress before a ring counts as hung.
@@ -110,10 +115,6 @@ pub const PRECISION: Limit<f64> =
 pub const MAX_TIME: Limit<f64> = Limit::above("max_time", 0.0, 3600.0).in_unit(" seconds");
 pub const MAX_PROCS: usize = PROCS.hi as usize;
 
-/// `min_time` when the caller names none and the repetitions are a fixed count: long enough
-/// that a repetition holds thousands of trips and the clock read is noise; short enough that
-/// 11 interleaved pairs of a point take about a second (README, "Choosing `min_time`").
-pub const DEFAULT_MIN_TIME_REPETITIONS: f64 = 0.05;
 pub const DEFAULT_TIMEOUT: f64 = 10.0;
 
 #[derive(Debug, Clone)]
@@ -134,85 +135,24 @@ pub struct Config {
     pub plan: Plan,
     /// Record every hop's wake-to-run latency during the timed repetitions.
     pub record_hops: bool,
+    /// What earlier runs of each point on this machine showed of the spread between runs,
+    /// one entry per count in `procs` (empty: nothing known). Widens the interval and stops
+    /// a point that measuring longer could not make more precise (`stop::decide`).
+    pub run_levels: Vec<Option<RunLevel>>,
 }
 
-/// When a point has measured enough.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stop {
-    /// lmbench's way: exactly this many timed repetitions, each followed by an overhead
-    /// repetition of its own.
-    Repetitions(usize),
-    /// Blocks of `BLOCK_REPETITIONS` repetitions with one overhead repetition per block,
-    /// measured on fresh ring instances (new participants, new pages) of at least
-    /// `INSTANCE_BLOCKS` blocks each, until the 95 % interval of the median (built from the
-    /// spread between block medians, see `stats::summarize_blocks`) lies within ± `target` ×
-    /// median — after at least `MIN_BLOCKS` blocks — or one more block would pass
-    /// `max_repetitions`, or the next instance would end more than halfway past `max_time`
-    /// seconds. Fresh instances because a ring's level can depend on
-    /// its pages and its tasks' places in the scheduler; blocks because on a busy host the
-    /// level drifts within one instance as much as between instances.
-    Precision {
-        target: f64,
-        max_repetitions: usize,
-        max_time: f64,
-    },
-}
-
-/// Repetitions per block in precision mode (one overhead repetition per block).
-pub const BLOCK_REPETITIONS: usize = 4;
-/// Fewest and most blocks per ring instance in precision mode: more where starting and
-/// stopping an instance costs more (many participants, a large forking parent), so that
-/// measuring stays most of the time spent.
-pub const INSTANCE_BLOCKS: (usize, usize) = (2, 8);
-/// Blocks before the interval is trusted: with fewer, Student's t is too wide.
-pub const MIN_BLOCKS: usize = 4;
-/// The relative half-width asked for by default: run-to-run spread of about 1 %.
-pub const DEFAULT_PRECISION: f64 = 0.02;
-/// Seconds of measuring after which a point stops whatever its interval.
-pub const DEFAULT_MAX_TIME: f64 = 0.2;
-pub const DEFAULT_MAX_REPETITIONS: usize = 400;
-/// `min_time` when the caller names none in precision mode: short, because blocks, not long
-/// repetitions, average the host's drift out.
-pub const DEFAULT_MIN_TIME_PRECISION: f64 = 0.005;
-
-impl Stop {
-    /// The default stopping rule: precision.
-    pub fn precision() -> Self {
+/// The stopping rule's parameters, each in its range.
+fn validate_stop(stop: &Stop) -> Result<()> {
+    match *stop {
+        Stop::Repetitions(n) => REPETITIONS.check(n as u64).map(drop),
         Stop::Precision {
-            target: DEFAULT_PRECISION,
-            max_repetitions: DEFAULT_MAX_REPETITIONS,
-            max_time: DEFAULT_MAX_TIME,
-        }
-    }
-
-    /// Seconds per repetition when the caller names none.
-    pub fn default_min_time(&self) -> f64 {
-        match self {
-            Stop::Repetitions(_) => DEFAULT_MIN_TIME_REPETITIONS,
-            Stop::Precision { .. } => DEFAULT_MIN_TIME_PRECISION,
-        }
-    }
-
-    /// Consecutive repetitions that form one block of the interval.
-    pub fn block(&self, made: usize) -> usize {
-        match self {
-            Stop::Repetitions(_) => made.max(1),
-            Stop::Precision { .. } => BLOCK_REPETITIONS,
-        }
-    }
-
-    fn validate(&self) -> Result<()> {
-        match *self {
-            Stop::Repetitions(n) => REPETITIONS.check(n as u64).map(drop),
-            Stop::Precision {
-                target,
-                max_repetitions,
-                max_time,
-            } => {
-                PRECISION.check(target)?;
-                MAX_REPETITIONS.check(max_repetitions as u64)?;
-                MAX_TIME.check(max_time).map(drop)
-            }
+            target,
+            max_repetitions,
+            max_time,
+        } => {
+            PRECISION.check(target)?;
+            MAX_REPETITIONS.check(max_repetitions as u64)?;
+            MAX_TIME.check(max_time).map(drop)
         }
     }
 }
@@ -220,13 +160,19 @@ impl Stop {
 /// How many trips a timed repetition makes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Plan {
-    /// Calibrated so a repetition lasts `min_time`, with an overhead repetition after each.
-    Calibrated,
+    /// Calibrated so a repetition lasts `min_time`; with `overhead`, an overhead repetition
+    /// after each block, subtracted (lat_ctx), without, raw times (a ping-pong, as perf's).
+    Calibrated { overhead: bool },
     /// Exactly this many trips and no overhead measurement: `perf bench sched pipe`'s loop.
     Fixed(u64),
 }
 
 impl Config {
+    /// The run level of the `j`-th count in `procs`, if earlier runs showed one.
+    pub fn run_level(&self, j: usize) -> Option<&RunLevel> {
+        self.run_levels.get(j).and_then(Option::as_ref)
+    }
+
     /// lmbench's choices: forked processes, pipes, 11 repetitions after one warm-up.
     pub fn lat_ctx(procs: Vec<usize>) -> Self {
         Config {
@@ -238,10 +184,11 @@ impl Config {
             warmup: 1,
             parallel: 1,
             placement: Placement::Default,
-            min_time: DEFAULT_MIN_TIME_REPETITIONS,
+            min_time: crate::stop::FIXED_MIN_TIME,
             timeout: DEFAULT_TIMEOUT,
-            plan: Plan::Calibrated,
+            plan: Plan::Calibrated { overhead: true },
             record_hops: false,
+            run_levels: Vec::new(),
         }
     }
 
@@ -256,8 +203,18 @@ impl Config {
         for &p in &self.procs {
             PROCS.check(p as u64)?;
         }
+        if !self.run_levels.is_empty() && self.run_levels.len() != self.procs.len() {
+            return Err(Error::invalid(
+                "history",
+                format!(
+                    "must hold one entry per count in procs ({}), got {}",
+                    self.procs.len(),
+                    self.run_levels.len()
+                ),
+            ));
+        }
         SIZE_KB.check(self.size_kb as u64)?;
-        self.stop.validate()?;
+        validate_stop(&self.stop)?;
         WARMUP.check(self.warmup as u64)?;
         PARALLEL.check(self.parallel as u64)?;
         let max_procs = self.procs.iter().max().copied().unwrap_or(0);

@@ -7,8 +7,8 @@
 //! of KiB never reaches those two tails, but the definition has them). Compiled by gcc 12 `-O2`
 //! on x86_64, lmbench's expression is one `mov` and 127 `add reg, [mem]` into a fresh
 //! register, then `add` into the sum: each block is its own dependency chain, so the CPU
-//! overlaps consecutive blocks. Chaining every word into the running sum, as this module did
-//! before, serialises the whole array and ran about 3× slower per KB than lmbench3.
+//! overlaps consecutive blocks. Chaining every word into the running sum instead would
+//! serialise the whole array and cost several times more per KB than lmbench3's loop.
 //!
 //! What keeps the sum honest: every word is read with `read_volatile`, so the compiler may not
 //! delete, merge, widen (vectorise) or hoist the loads out of the caller's loop, even though
@@ -17,14 +17,12 @@
 //! block's sum in a register (no instruction is emitted) keeps LLVM from reassociating the
 //! block's chain into the running sum, which would rebuild the serial chain. The whole pass is
 //! one function that is never inlined, so its instruction-cache footprint is the same whatever
-//! the caller and size: 1,089 bytes of x86_64 code (rustc 1.95, release).
+//! the caller and size.
 //!
-//! Instructions retired, measured with `valgrind --tool=callgrind --toggle-collect='*sum_words*'`
-//! on x86_64 (rustc 1.95, release): 133 per KiB (per 128-word block: `mov`, 127
-//! `add reg, [mem]`, the `add` into the sum and 4 of loop control) plus 9 per pass. gcc 12
-//! `-O2` makes 132 per KiB of lmbench3's `bread` (one fewer loop instruction) and 133 of
-//! `benches/ctxring.c`. lmbench's manual speaks of "about 2.7 thousand" instructions for its
-//! older 4-byte, 2 KiB unrolled `sumit` on SPARC.
+//! Per 128-word block the pass retires a `mov`, 127 `add reg, [mem]`, the `add` into the sum
+//! and the loop control, as lmbench3's `bread` does; the instruction counts against it
+//! (callgrind) and the cost per KB against the C reference are in the manual's accuracy page
+//! "The workload against lmbench3's bread".
 //!
 //! The checksum: `touch` writes `a[i] = i` into word `i`, so one pass returns
 //! n(n − 1)/2 for n = 128 × `size_kb` words (below 2^53 up to `MAX_SIZE_KB`, so never wraps).

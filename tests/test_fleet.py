@@ -26,6 +26,8 @@ import ctxbench
 from ctxbench import files, fleet, metadata
 from ctxbench.compare import compare
 
+pytestmark = pytest.mark.slow
+
 distributed = pytest.importorskip(
     "distributed", reason="fleet runs need distributed: pip install 'ctxbench[fleet]'"
 )
@@ -340,3 +342,34 @@ def test_the_cli_exits_1_naming_an_unreachable_scheduler(tmp_path: Path) -> None
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert p.returncode == 1, p.stderr
     assert "127.0.0.1:9" in p.stderr and "ctxbench: error:" in p.stderr, p.stderr
+
+
+@pytest.mark.slow  # a cluster, two matrices and a CLI run: about 25 s on 2 CPUs
+def test_a_matrix_per_machine_one_table_back(
+    cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two installations on this one kernel: each measures its own matrix, one at a time.
+    cluster.start_workers(
+        {"m1": {metadata.MACHINE_ID_ENV: "a"}, "m2": {metadata.MACHINE_ID_ENV: "b"}}
+    )
+    quick = {"repetitions": 1, "min_time": 0.001, "warmup": 0, "progress": False}
+    out = tmp_path / "matrix.json"
+    df = ctxbench.matrix(scheduler=cluster.address, out=out, **quick)
+    n = len(os.sched_getaffinity(0))
+    assert df.groupby("worker")["cpu_from"].size().to_dict() == {"m1": n * n, "m2": n * n}
+    assert df["machine"].nunique() == 2 and (df["benchmark"] == "matrix").all()
+    assert [rec["kind"] for rec in results(out)] == ["matrix", "matrix"]
+    assert len(ctxbench.load(out)) == len(df)
+    fig = ctxbench.plot.matrix(df)
+    assert len(fig.axes) == 2 * 2 + 1, "two machines side by side, one colour bar"
+    with pytest.raises(ValueError, match="hostname"):
+        ctxbench.matrix(scheduler=cluster.address, hostname=False, **quick)
+
+    from ctxbench.cli import main
+
+    png = tmp_path / "m.png"
+    args = ["matrix", "--scheduler", cluster.address, "--no-progress", "-N", "1"]
+    assert main([*args, "--min-time", "0.001", "--plot", str(png)]) == 0
+    text = capsys.readouterr().out
+    assert text.count("\n# ") + text.startswith("# ") == 2 and "same-cpu" in text
+    assert png.stat().st_size > 0

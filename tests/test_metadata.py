@@ -21,6 +21,7 @@ Collector = Callable[[dict[str, str]], dict[str, object]]
 EXPECTED_TYPES: dict[str, tuple[type, ...]] = {
     "ctxbench_version": (str,),
     "date": (str,),
+    "run": (str,),
     "hostname": (str,),
     "machine": (str,),
     "kernel": (str,),
@@ -158,8 +159,8 @@ def test_real_metadata_formats_and_hints() -> None:
     meta = md.collect()
     text = md.format_metadata(meta)
     assert "kernel:" in text
-    for one_cpu in (True, False):
-        for hint in md.hints(meta, one_cpu=one_cpu):
+    for placement in ("single", "spread"):
+        for hint in md.hints(meta, placement=placement):
             assert "\n" not in hint and len(hint) < 100
 
 
@@ -393,32 +394,44 @@ def with_(**changes: object) -> dict[str, object]:
     return {**QUIET, **changes}
 
 
+UNPINNED = (
+    "unpinned: the share of hops that cross CPUs (slow) varies run to run; pin: --placement single"
+)
+
+
 def test_hints_quiet_machine() -> None:
-    assert md.hints(QUIET, one_cpu=False) == []
+    assert md.hints(QUIET, placement="spread") == []
+    assert md.hints(QUIET, placement="0,1") == []
 
 
-def test_hints_vm_off_one_cpu_only() -> None:
-    meta = with_(hypervisor=True)
-    assert md.hints(meta, one_cpu=False) == [
-        "on several CPUs of a VM: pin to one (--placement single) for steadier numbers"
-    ]
-    assert md.hints(meta, one_cpu=True) == []
+def test_hints_unpinned_only_for_the_default_placement() -> None:
+    for meta in (QUIET, with_(hypervisor=True)):
+        assert md.hints(meta, placement="default") == [UNPINNED]
+        for pinned in ("single", "spread", "balanced", "3"):
+            assert md.hints(meta, placement=pinned) == []
+
+
+def test_hints_stable_run_keeps_only_the_unpinned_hint() -> None:
+    busy = with_(cpu_count=2, loadavg=[9.0, 1.0, 1.0])
+    assert len(md.hints(busy, placement="single")) == 2
+    assert md.hints(busy, placement="single", stable=True) == []
+    assert md.hints(busy, placement="default", stable=True) == [UNPINNED]
 
 
 def test_hints_individual() -> None:
-    assert md.hints(with_(cpu_count=2), one_cpu=True)[0].startswith("only 2 CPUs:")
-    assert md.hints(with_(governor="powersave"), one_cpu=True) == [
+    assert md.hints(with_(cpu_count=2), placement="single")[0].startswith("only 2 CPUs:")
+    assert md.hints(with_(governor="powersave"), placement="single") == [
         "cpufreq governor is powersave: frequency ramps add noise; use performance"
     ]
-    assert md.hints(with_(governor=None), one_cpu=True) == []
-    assert md.hints(with_(loadavg=[9.0, 1.0, 1.0]), one_cpu=True)[0].startswith(
+    assert md.hints(with_(governor=None), placement="single") == []
+    assert md.hints(with_(loadavg=[9.0, 1.0, 1.0]), placement="single")[0].startswith(
         "machine is busy (load 9.00"
     )
-    assert md.hints(with_(loadavg=[8.0, 1.0, 1.0]), one_cpu=True) == []
-    quota_hints = md.hints(with_(cgroup_cpu_quota=0.5), one_cpu=True)
+    assert md.hints(with_(loadavg=[8.0, 1.0, 1.0]), placement="single") == []
+    quota_hints = md.hints(with_(cgroup_cpu_quota=0.5), placement="single")
     assert "0.5 of 16 CPUs" in quota_hints[0]
-    assert md.hints(with_(cgroup_cpu_quota=16.0), one_cpu=True) == []
-    clock_hints = md.hints(with_(clocksource="hpet"), one_cpu=True)
+    assert md.hints(with_(cgroup_cpu_quota=16.0), placement="single") == []
+    clock_hints = md.hints(with_(clocksource="hpet"), placement="single")
     assert clock_hints[0].startswith("clocksource is hpet")
 
 
@@ -431,14 +444,14 @@ def test_hints_everything_bad_are_single_short_lines() -> None:
         "cgroup_cpu_quota": 0.25,
         "clocksource": "acpi_pm",
     }
-    out = md.hints(meta, one_cpu=False)
+    out = md.hints(meta, placement="default")
     assert len(out) == 6
     for hint in out:
         assert "\n" not in hint and len(hint) < 100, hint
 
 
 def test_hints_tolerate_missing_and_wrong_types() -> None:
-    assert md.hints({}, one_cpu=False) == []
+    assert md.hints({}, placement="spread") == []
     junk: dict[str, object] = {
         "cpu_count": "eight",
         "hypervisor": "yes",
@@ -447,8 +460,8 @@ def test_hints_tolerate_missing_and_wrong_types() -> None:
         "cgroup_cpu_quota": "max",
         "clocksource": None,
     }
-    assert md.hints(junk, one_cpu=False) == []
-    assert md.hints({"cpu_count": True}, one_cpu=False) == []
+    assert md.hints(junk, placement="spread") == []
+    assert md.hints({"cpu_count": True}, placement="spread") == []
 
 
 # --- format_metadata --------------------------------------------------------

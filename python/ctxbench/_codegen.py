@@ -65,6 +65,8 @@ def class_field(name: str, spec: Field) -> str:
         return f"{name}: {annotation} = field(default_factory=dict)"
     if spec.required:
         return f"{name}: {annotation}" + (" | None" if spec.nullable else "")
+    if spec.type == "dict" and not spec.nullable:
+        return f"{name}: {annotation} = field(default_factory=dict)"
     if spec.nullable or not spec.shape or spec.type == "dict":
         return f"{name}: {annotation} | None = None"
     if spec.type == "str" or spec.ragged:
@@ -90,14 +92,32 @@ def class_fields(fields: Mapping[str, Field]) -> list[str]:
 # --- _core.pyi --------------------------------------------------------------------------------
 
 
-def _stub_type(spec: Field) -> str:
-    if spec.type == "dict":
+def _alias(name: str) -> str:
+    """The stub's alias for the strings of field ``name``: "switch_source" -> "_SwitchSource"."""
+    return "_" + "".join(part.title() for part in name.split("_"))
+
+
+def _literal(alias: str, values: tuple[str, ...]) -> list[str]:
+    """``alias = Literal[...]`` laid out as ruff format lays it out."""
+    items = ", ".join(f'"{v}"' for v in values)
+    if len(f"{alias} = Literal[{items}]") <= 100:
+        return [f"{alias} = Literal[{items}]"]
+    if len(items) <= 96:
+        return [f"{alias} = Literal[", f"    {items}", "]"]
+    return [f"{alias} = Literal[", *(f'    "{v}",' for v in values), "]"]
+
+
+def _stub_type(spec: Field, name: str = "") -> str:
+    values = spec.literals or spec.choices
+    if spec.stub:
+        text = spec.stub
+    elif spec.type == "dict":
         text = spec.name or "dict[str, Any]"
+    elif spec.type == "str":
+        text = _alias(name) if values else "str"
+        text = f"list[{text}]" if spec.shape else text
     elif not spec.shape:
         text = _SCALARS[spec.type]
-    elif spec.type == "str":
-        values = ", ".join(f'"{v}"' for v in spec.literals or ())
-        text = f"list[Literal[{values}]]" if values else "list[str]"
     else:
         array = "NDArray[np.uint64]" if spec.unsigned else _ARRAYS[spec.type]
         text = f"list[{array}]" if spec.ragged else array
@@ -107,41 +127,60 @@ def _stub_type(spec: Field) -> str:
 def _typeddicts(fields: Mapping[str, Field]) -> Iterator[tuple[str, Mapping[str, Field]]]:
     """Every named dict inside ``fields``, innermost first."""
     for spec in fields.values():
-        if spec.type == "dict" and spec.fields is not None and spec.name:
+        if spec.type == "dict" and spec.fields is not None and spec.name and not spec.stub:
             yield from _typeddicts(spec.fields)
             yield spec.name, spec.fields
 
 
 def _typeddict(name: str, fields: Mapping[str, Field], doc: str | None = None) -> list[str]:
     if not all(key.isidentifier() for key in fields):  # "p99.9": the functional form
-        items = ", ".join(f'"{key}": {_stub_type(spec)}' for key, spec in fields.items())
+        items = ", ".join(f'"{key}": {_stub_type(spec, key)}' for key, spec in fields.items())
         return [f"{name} = TypedDict(", f'    "{name}",', f"    {{{items}}},", ")"]
     lines = ["@type_check_only", f"class {name}(TypedDict):"]
     if doc:
         lines += [f'    """{doc}"""', ""]
-    return lines + [f"    {key}: {_stub_type(spec)}" for key, spec in fields.items()]
+    return lines + [f"    {key}: {_stub_type(spec, key)}" for key, spec in fields.items()]
+
+
+def _literals(fields: Mapping[str, Field], found: dict[str, tuple[str, ...]]) -> None:
+    """Every set of strings inside ``fields`` by the alias the stub names it by."""
+    for key, spec in fields.items():
+        values = spec.literals or spec.choices
+        if spec.type == "str" and values and not spec.stub:
+            alias = _alias(key)
+            if found.setdefault(alias, tuple(values)) != tuple(values):
+                raise ValueError(f"two different sets of strings are both called {alias}")
+        if spec.fields is not None:
+            _literals(spec.fields, found)
 
 
 def stub_block() -> list[str]:
     """The TypedDicts of ``_core.pyi``: each kind's dict and the named dicts inside it."""
     blocks: list[list[str]] = []
-    named: dict[str, Mapping[str, Field]] = {}
+    named: dict[str, list[str]] = {}
     for kind, fields in RECORDS.items():
         core = {k: v for k, v in fields.items() if k not in ADDED_IN_PYTHON}
         for name, inner in _typeddicts(core):
+            block = _typeddict(name, inner)
             if name in named:
-                if named[name] != inner:
+                if named[name] != block:
                     raise ValueError(f"two different dicts are both called {name}")
                 continue
-            named[name] = inner
-            blocks.append(_typeddict(name, inner))
+            named[name] = block
+            blocks.append(block)
         doc = f"What `{kind}` returns: the fields of `ctxbench.{class_name(kind)}` but `metadata`."
         blocks.append(_typeddict(typeddict_name(kind), core, doc))
         config = {k: v for k, v in core.items() if v.config}
         if config:
             doc = f"What `{kind}_config` returns: what a `{kind}` records of what was asked."
             blocks.append(_typeddict(config_typeddict_name(kind), config, doc))
+    literals: dict[str, tuple[str, ...]] = {}
+    for fields in RECORDS.values():
+        _literals(fields, literals)
     lines: list[str] = []
+    for alias, values in literals.items():
+        lines += _literal(alias, values)
+    lines.append("")
     for block in blocks:
         lines += [*block, ""]
     return lines  # a blank line before the next statement, as ruff format has it

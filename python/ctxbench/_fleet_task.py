@@ -4,7 +4,8 @@ A Dask worker runs its event loop, heartbeats and task threads in one process; a
 there would share the interpreter (and its GIL, for the thread engine) with them. The worker
 starts this module instead, waits for it, and reads back the result record it prints as JSON.
 
-stdin: ``{"ring": {ring's arguments}, "parent": pid, "version": "x.y.z"}``.
+stdin: ``{"ring": {ring's arguments}, "parent": pid, "version": "x.y.z"}``, or ``"matrix"``
+with ``_core.matrix``'s arguments (``cpus`` among them) instead of ``"ring"``.
 stdout: the record (``record.encode``) with ``metadata["started"]``/``["finished"]`` added,
 UTC ISO timestamps taken right around the measurement.
 """
@@ -47,13 +48,18 @@ def measure(args: dict[str, Any]) -> dict[str, Any]:
             f"this machine runs ctxbench {ctxbench.__version__} ({sys.executable}), "
             f"the client {args['version']}"
         )
-    kwargs = dict(args["ring"])
-    procs = kwargs.pop("procs")
     with warnings.catch_warnings():
         # They are in the record's "warnings"; nobody reads this process's stderr for them.
         warnings.simplefilter("ignore")
         started = now()
-        result = ctxbench.ring(procs, **kwargs)
+        if "matrix" in args:
+            from ctxbench._matrix import measure as matrix
+
+            kwargs = dict(args["matrix"])
+            result = matrix(kwargs.pop("cpus"), kwargs, progress=False)
+        else:
+            kwargs = dict(args["ring"])
+            result = ctxbench.ring(kwargs.pop("procs"), **kwargs)
         finished = now()
     rec = encode(result)
     rec["metadata"].update(started=started, finished=finished)

@@ -1,4 +1,4 @@
-"""The progress bar of sweeps, local and fleet: shown when a person is watching."""
+"""The progress bar of sweeps and matrices, local and fleet: shown when a person is watching."""
 
 from __future__ import annotations
 
@@ -22,13 +22,18 @@ def watched() -> bool:
     return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
 
 
-def progress_bar(progress: bool | str, total: int, desc: str) -> Any:
+def check(progress: bool | str) -> None:
+    """A ``progress`` argument: True, False or "force"."""
+    if progress not in (True, False, "force"):
+        raise ValueError(f"progress: expected True, False or 'force', got {progress!r}")
+
+
+def progress_bar(progress: bool | str, total: int, desc: str, unit: str = "point") -> Any:
     """A tqdm bar (a widget in Jupyter with ipywidgets, text otherwise), or None.
 
     ``progress=True`` shows it when someone is watching (see ``watched``), ``"force"``
     always, ``False`` never."""
-    if progress not in (True, False, "force"):
-        raise ValueError(f"progress: expected True, False or 'force', got {progress!r}")
+    check(progress)
     if progress == "force" or (progress is True and watched()):
         require("tqdm", "ctxbench.sweep's progress bar")
         with warnings.catch_warnings():
@@ -36,5 +41,5 @@ def progress_bar(progress: bool | str, total: int, desc: str) -> Any:
             # is fine in a notebook too.
             warnings.simplefilter("ignore")
             from tqdm.auto import tqdm
-        return tqdm(total=total, unit="point", desc=desc)
+        return tqdm(total=total, unit=unit, desc=desc)
     return None

@@ -6,7 +6,9 @@ import warnings
 from collections.abc import Sequence
 from typing import Union
 
-from . import _core, metadata
+import numpy as np
+
+from . import _core, _history, metadata
 from .result import PingpongResult, RingResult
 
 Placement = Union[str, Sequence[int]]
@@ -37,6 +39,7 @@ def ring(
     min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
     record_hops: bool = False,
+    history: bool = True,
 ) -> RingResult:
     """Pass a token round rings of ``procs`` participants and report µs per switch.
 
@@ -59,8 +62,32 @@ def ring(
     length of one timed repetition in seconds (None: 0.005 in precision mode, 0.05 with a
     fixed count); ``timeout`` the seconds without progress after which a ring counts as hung
     and is killed.
+
+    ``history``: no single run can see how much the next one will differ (the machine's
+    drift over seconds to hours); earlier runs of the same points on this machine can. With
+    ``history=True`` each point's interval holds that spread (``stats["sd_run"]``, from the
+    last runs kept by ``ctxbench._history``), a point whose interval it dominates stops early
+    (``"run_spread"``), and this run is kept for the next.
     """
     meta = result_metadata()
+    # Not list(procs): that fails on what the core should judge (None, a numpy integer)
+    # and would use up an iterator before the core sees it.
+    counts = np.atleast_1d(np.asarray(procs, dtype=object)).tolist()
+    points = (
+        _history_points(
+            counts,
+            engine=engine,
+            transport=transport if transport is not None else _core.default_transport(engine),
+            placement=_core.placement_name(placement, cpu),
+            size_kb=size_kb,
+            parallel=parallel,
+            min_time=min_time,
+            fixed=repetitions is not None,
+            record_hops=record_hops,
+        )
+        if history
+        else None
+    )
     raw = _core.ring(
         procs,
         engine=engine,
@@ -77,8 +104,11 @@ def ring(
         min_time=min_time,
         timeout=timeout,
         record_hops=record_hops,
+        history=_history.earlier(meta, points) if points else None,
     )
     result = RingResult.from_core(raw, meta)
+    if points:
+        _history.remember(meta, points, result.latency_us, result.stats["se_within"])
     for message in result.warnings:
         warnings.warn(f"ctxbench: {message}", UserWarning, stacklevel=2)
     return result
@@ -99,6 +129,7 @@ def lat_ctx(
     min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
     record_hops: bool = False,
+    history: bool = True,
 ) -> RingResult:
     """lmbench's lat_ctx: forked processes in a ring of Unix pipes (``ring`` with defaults)."""
     return ring(
@@ -115,27 +146,73 @@ def lat_ctx(
         min_time=min_time,
         timeout=timeout,
         record_hops=record_hops,
+        history=history,
     )
+
+
+def _history_points(counts: Sequence[object], **what: object) -> list[str] | None:
+    """The history id of each point of a run (None when a count is not an int: the core
+    then names the bad value)."""
+    if not all(isinstance(p, int) and not isinstance(p, bool) for p in counts):
+        return None
+    return [_history.point_id(procs=p, **what) for p in counts]
 
 
 def pingpong(
-    loops: int = 1_000_000,
+    loops: int | None = None,
     *,
     threads: bool = False,
-    transport: str = "pipe",
+    engine: str | None = None,
+    transport: str | None = None,
     placement: Placement = "default",
     cpu: int | None = None,
+    precision: float = _core.DEFAULT_PRECISION,
+    max_time: float = _core.DEFAULT_MAX_TIME,
+    max_repetitions: int = _core.DEFAULT_MAX_REPETITIONS,
+    min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
+    history: bool = True,
 ) -> PingpongResult:
-    """``perf bench sched pipe``: two processes (threads with ``threads=True``, perf's ``-T``)
-    bounce a token ``loops`` times. One op is one round trip, i.e. two switches."""
+    """``perf bench sched pipe``: two processes (threads with ``threads=True``, perf's ``-T``;
+    or any ``engine``, ``"fiber"`` too) bounce a token over ``transport`` (None: the engine's
+    first, pipe for processes and threads). One op is one round trip, i.e. two switches; raw
+    time, nothing subtracted.
+
+    By default measured as a ring point is: short repetitions in fresh ring instances until
+    the 95 % interval of the figure lies within ± ``precision`` (or ``max_time`` seconds or
+    ``max_repetitions``), so that the result has an interval and compares
+    (``ctxbench.compare``, the pytest gate). ``loops=N`` is perf's own form instead: N round
+    trips timed as one run, one sample, no interval. ``history``: as for ``ring``.
+    """
     meta = result_metadata()
+    points = (
+        _history_points(
+            [2],
+            kind="pingpong",
+            engine="thread" if threads else "process",
+            transport=transport,
+            placement=_core.placement_name(placement, cpu),
+            min_time=min_time,
+        )
+        if history and loops is None
+        else None
+    )
     raw = _core.pingpong(
         loops,
         threads=threads,
+        engine=engine,
         transport=transport,
         placement=placement,
         cpu=cpu,
+        precision=precision,
+        max_time=max_time,
+        max_repetitions=max_repetitions,
+        min_time=min_time,
         timeout=timeout,
+        history=_history.earlier(meta, points)[0] if points else None,
     )
-    return PingpongResult.from_core(raw, meta)
+    result = PingpongResult.from_core(raw, meta)
+    if points:
+        stats = result.stats
+        _history.remember(meta, points, [result.usecs_per_op], stats["se_within"])
+    return result

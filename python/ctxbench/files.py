@@ -42,8 +42,8 @@ class Format:
 
     name: str
     holds: str
-    read: Callable[[Path], pd.DataFrame]
-    write: Callable[[Any, Path, bool], None]
+    read: Callable[[PathLike], pd.DataFrame]
+    write: Callable[[Any, PathLike, bool], None]
 
 
 def _items(results: Any) -> list[Any]:
@@ -181,7 +181,7 @@ def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     return concat(to_frame(types.SimpleNamespace(**decode(rec))) for rec in records)
 
 
-def _write_json(results: Any, path: Path, hostname: bool) -> None:
+def _write_json(results: Any, path: PathLike, hostname: bool) -> None:
     write_records([encode(r, hostname=hostname) for r in _items(results)], path)
 
 
@@ -200,27 +200,27 @@ def table(results: Any, hostname: bool = True) -> pd.DataFrame:
     return frame
 
 
-def _write_csv(results: Any, path: Path, hostname: bool) -> None:
+def _write_csv(results: Any, path: PathLike, hostname: bool) -> None:
     text = table(results, hostname).to_csv(index=False)
     write_atomically(path, lambda f: f.write(text.encode("utf-8")))
 
 
-def _write_parquet(results: Any, path: Path, hostname: bool) -> None:
+def _write_parquet(results: Any, path: PathLike, hostname: bool) -> None:
     require("pyarrow", "writing .parquet", install="pyarrow")
     frame = table(results, hostname)
     write_atomically(path, lambda f: frame.to_parquet(f, index=False))
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
+def _read_csv(path: PathLike) -> pd.DataFrame:
     return _read_table(path, lambda pd, f: pd.read_csv(f, dtype=_TEXT_COLUMNS), "line")
 
 
-def _read_parquet(path: Path) -> pd.DataFrame:
+def _read_parquet(path: PathLike) -> pd.DataFrame:
     require("pyarrow", "reading .parquet", install="pyarrow")
     return _read_table(path, lambda pd, f: pd.read_parquet(f), "row")
 
 
-def _read_table(path: Path, read: Callable[[Any, IO[bytes]], pd.DataFrame], at: str) -> Any:
+def _read_table(path: PathLike, read: Callable[[Any, IO[bytes]], pd.DataFrame], at: str) -> Any:
     pd = require("pandas", "ctxbench.load")
     with open_regular(path) as f:
         try:
@@ -241,7 +241,7 @@ def _read_table(path: Path, read: Callable[[Any, IO[bytes]], pd.DataFrame], at: 
     return df
 
 
-def _csv_line(path: Path, row: int) -> int:
+def _csv_line(path: PathLike, row: int) -> int:
     """The line a CSV data row (0-based, as pandas counts them: blank lines skipped) starts on."""
     with open(path, encoding="utf-8", newline="") as f:
         reader = csv.reader(f)
@@ -258,7 +258,7 @@ def _csv_line(path: Path, row: int) -> int:
 # --- lmbench's xgraph text ---------------------------------------------------------------------
 
 
-def _read_xgraph(path: Path) -> pd.DataFrame:
+def _read_xgraph(path: PathLike) -> pd.DataFrame:
     with open_regular(path) as f:
         data = f.read()
     try:
@@ -271,7 +271,7 @@ def _read_xgraph(path: Path) -> pd.DataFrame:
         raise ValueError(f"{path}: {e}") from None
 
 
-def _write_xgraph(results: Any, path: Path, hostname: bool) -> None:
+def _write_xgraph(results: Any, path: PathLike, hostname: bool) -> None:
     text = "\n".join(xgraph.write(r) for r in _items(results))
     write_atomically(path, lambda f: f.write(text.encode("utf-8")))
 
@@ -290,6 +290,11 @@ FORMATS: dict[str, Format] = {
     ".xgraph": XGRAPH,
     ".txt": XGRAPH,
 }
+
+
+def suffixes(*holds: str) -> list[str]:
+    """The suffixes of the formats that hold ``holds`` ("records", "table", "text")."""
+    return [suffix for suffix, fmt in FORMATS.items() if fmt.holds in holds]
 
 
 def format_of(path: PathLike) -> Format:

@@ -1,4 +1,4 @@
-"""Fleet runs: the same sweep on every machine of a Dask cluster, one table back.
+"""Fleet runs: the same sweep (or matrix) on every machine of a Dask cluster, one table back.
 
 ``ctxbench.sweep(..., scheduler="tcp://host:8786")`` (or ``client=`` a ``distributed.Client``)
 lands here. The cluster is Dask's own (``dask scheduler`` / ``dask worker``, ``dask ssh``,
@@ -40,14 +40,16 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _core
 from . import grid as grids
 from ._progress import progress_bar
-from .files import PathLike
+from .files import PathLike, records_frame, save, write_records
 from .frame import concat, require
+from .grid import Placement
 from .metadata import machine_identity
 
 if TYPE_CHECKING:
@@ -96,11 +98,14 @@ def _probe(dask_worker: Any) -> dict[str, Any]:
     }
 
 
-def _measure(ring: dict[str, Any], lock: str, where: dict[str, str], version: str) -> dict:
-    """A task: measure one point in a child process while holding this kernel's lock."""
+def _measure(
+    ring: dict[str, Any], lock: str, where: dict[str, str], version: str, kind: str = "ring"
+) -> dict:
+    """A task: measure one point (``kind`` "matrix": one matrix) in a child process while
+    holding this kernel's lock."""
     import fcntl
 
-    payload = json.dumps({"ring": ring, "parent": os.getpid(), "version": version})
+    payload = json.dumps({kind: ring, "parent": os.getpid(), "version": version})
     path = os.path.join(tempfile.gettempdir(), f"{lock}.lock")
     with open(path, "a") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # released by close, or by the kernel if we die
@@ -195,7 +200,7 @@ def sweep(
     sizes_kb: Sequence[int] = (0,),
     engines: Sequence[str] = ("process",),
     transports: Sequence[str | None] = (None,),
-    placements: Sequence[grids.Placement] = ("default",),
+    placements: Sequence[Placement] = ("default",),
     repetitions: int | None = None,
     out: PathLike | None = None,
     progress: bool | str = True,
@@ -332,6 +337,126 @@ def _sweep(
         error.frame = df
         raise error
     return df
+
+
+def matrix(
+    cpus: Sequence[int] | None,
+    args: dict[str, Any],
+    *,
+    progress: bool | str = True,
+    scheduler: str | None = None,
+    client: Any = None,
+    out: PathLike | None = None,
+    connect_timeout: float = 5.0,
+    poll: float = 0.2,
+) -> pd.DataFrame:
+    """``ctxbench.matrix`` on every machine of a Dask cluster: each machine's designated
+    worker measures its own matrix (``cpus``, or every CPU it may use) under the machine's
+    lock, in a fresh process, as a sweep's points are; one tidy frame comes back, every row
+    naming its ``host``, ``worker`` and ``machine``. ``args`` are ``_core.matrix``'s keyword
+    arguments. ``out`` receives the machines' records (.json) or the frame (.csv, .parquet),
+    also when some machine failed. Raises :class:`FleetError` as ``sweep`` does, its
+    ``frame`` holding the machines that finished."""
+    if (scheduler is None) == (client is None):
+        raise ValueError("fleet matrix: give exactly one of scheduler= and client=")
+    require("pandas", "ctxbench.matrix on a fleet")
+    task = {"cpus": None if cpus is None else [int(c) for c in cpus], **args}
+    json.dumps(task)  # the arguments must travel: fail here, not there
+    own = client is None
+    if own:
+        client = _connect(str(scheduler), connect_timeout)
+    address = str(scheduler or client.scheduler.address)
+    try:
+        designated, _ = _machines(client, address)
+        done, lost, failed = _matrix_tasks(client, designated, task, progress, poll)
+    finally:
+        if own:
+            client.close()
+    df = concat(records_frame([done[m]]) for m in designated if m in done)
+    df.attrs["fleet"] = {
+        "scheduler": address,
+        "machines": {m: w["worker"] for m, w in designated.items()},
+    }
+    if out is not None and str(out).lower().endswith(".json"):
+        write_records([done[m] for m in designated if m in done], out)
+    elif out is not None:
+        save(df, out)
+    if lost or failed:
+        by_name = {w["worker"]: w for w in designated.values()}
+        parts = [
+            f"worker {w!r} ({by_name[w]['worker_address']}, host {by_name[w]['host']}) was lost"
+            for w in lost
+        ] + [f"{what} failed: {e}" for what, e in sorted(failed.items())]
+        error = FleetError(
+            f"fleet matrix incomplete: {' | '.join(parts)}. {len(done)} machines finished "
+            "(FleetError.frame).",
+            {w: ["its matrix"] for w in lost},
+            failed,
+        )
+        error.frame = df
+        raise error
+    return df
+
+
+def _matrix_tasks(
+    client: Any,
+    designated: dict[str, dict[str, Any]],
+    task: dict[str, Any],
+    progress: bool | str,
+    poll: float,
+) -> tuple[dict[str, dict], list[str], dict[str, str]]:
+    """One matrix task per machine, bound to its worker; the records back by machine, the
+    workers lost and the machines whose matrix failed."""
+    version = _core.__version__
+    running = {}
+    for machine, w in designated.items():
+        where = {k: w[k] for k in ("host", "worker", "worker_address")}
+        future = client.submit(
+            _measure,
+            task,
+            f"ctxbench-kernel-{w['kernel']}",
+            {**where, "machine": machine},
+            version,
+            "matrix",
+            workers=[w["worker_address"]],
+            allow_other_workers=False,
+            pure=False,
+            retries=0,
+        )
+        running[future] = machine
+    done: dict[str, dict] = {}
+    lost: list[str] = []
+    failed: dict[str, str] = {}
+    bar = progress_bar(progress, len(running), "ctxbench fleet matrix", unit="machine")
+    try:
+        while running:
+            finished = [f for f in running if f.done()]
+            alive = _workers(client)
+            for future, machine in list(running.items()):
+                worker = designated[machine]["worker"]
+                if future in finished and future.status == "finished":
+                    done[machine] = future.result()
+                elif future in finished and future.status == "error":
+                    failed[f"{worker}: matrix"] = str(future.exception())
+                elif future in finished or designated[machine]["worker_address"] not in alive:
+                    future.cancel()
+                    lost.append(worker)
+                else:
+                    continue
+                running.pop(future)
+                if bar is not None:
+                    bar.update(1)
+            if running:
+                time.sleep(poll)
+    finally:
+        for future in running:  # interrupted: leave nothing queued on the cluster
+            try:
+                future.cancel()
+            except Exception:  # noqa: BLE001 - the connection may be what failed
+                pass
+        if bar is not None:
+            bar.close()
+    return done, lost, failed
 
 
 def _message(

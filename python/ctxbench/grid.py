@@ -32,12 +32,12 @@ import numpy as np
 
 from . import _core
 from .files import (
-    FORMATS,
     PathLike,
     check_writable,
     format_of,
     read_records,
     records_frame,
+    suffixes,
     write_records,
 )
 from .frame import concat, require
@@ -245,7 +245,7 @@ class OutFile:
         path = Path(path)
         fmt = format_of(path)
         if fmt.holds not in ("records", "table"):
-            usable = ", ".join(s for s, f in FORMATS.items() if f.holds in ("records", "table"))
+            usable = ", ".join(suffixes("records", "table"))
             raise ValueError(
                 f"{path}: a sweep resumes from its out file, and {fmt.name} keeps too little "
                 f"for that; use {usable} (ctxbench.save writes the result to {fmt.name})"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import secrets
 import socket
 import time
 from pathlib import Path, PurePosixPath
@@ -28,6 +29,7 @@ SYS_ROOT = Path("/sys")
 KEYS: tuple[str, ...] = (
     "ctxbench_version",
     "date",
+    "run",
     "hostname",
     "machine",
     "kernel",
@@ -358,6 +360,9 @@ def _collect(
     values: dict[str, object] = {
         "ctxbench_version": version,
         "date": _utc_now(),
+        # Tells one measuring call's results from another's made in the same second: a
+        # comparison uses the spread between runs where a side holds several.
+        "run": secrets.token_hex(6),
         "hostname": platform.node() or None,
         # What a sweep resumes per (``grid.point_key``), and a fleet run names its machines by.
         "machine": machine_identity()["machine"],
@@ -434,14 +439,26 @@ def _one_line(text: str) -> str:
     return flat
 
 
-def hints(metadata: dict[str, object], *, one_cpu: bool) -> list[str]:
-    """Short human hints (one line each) explaining why a result may be noisy. ``one_cpu``:
-    every participant ran on one CPU (a ring result's ``one_cpu``, decided by the core)."""
+def hints(
+    metadata: dict[str, object], *, placement: str, one_cpu: bool = False, stable: bool = False
+) -> list[str]:
+    """Short human hints (one line each) explaining why a result may be noisy.
+
+    An unpinned run gets its hint whatever its verdicts: its figure moves between runs even
+    when each run looks steady; not where it ran on one CPU anyway (``one_cpu``: a ring
+    result's, decided by the core over the CPUs the placement resolved to), since no hop then
+    crosses CPUs. The machine's hints are left out when every point was ``stable``.
+    """
     out: list[str] = []
     cpu_count = _as_int(metadata.get("cpu_count"))
 
-    if not one_cpu and metadata.get("hypervisor") is True:
-        out.append("on several CPUs of a VM: pin to one (--placement single) for steadier numbers")
+    if placement == "default" and not one_cpu:
+        out.append(
+            "unpinned: the share of hops that cross CPUs (slow) varies run to run; "
+            "pin: --placement single"
+        )
+    if stable:
+        return out
 
     if cpu_count is not None and cpu_count <= 2:
         out.append(f"only {cpu_count} CPUs: benchmark threads compete with the OS for cores")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._plot_matrix import matrix as matrix
 from .frame import as_frame, require
 
 if TYPE_CHECKING:

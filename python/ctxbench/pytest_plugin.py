@@ -16,11 +16,13 @@ Options (``pytest --help``, group "ctxbench"):
     compare each test's points with the same test's points in a saved run: RUN is a JSON
     file written by ``--ctxbench-save``, a run number in ``.ctxbench/`` (``3`` or ``0003``),
     or, when omitted, the latest run there. The verdict is ``ctxbench compare``'s
-    (``ctxbench.compare.compare``: ratio of medians and a Mann-Whitney U test).
+    (``ctxbench.compare.compare``: the ratio of the two figures with its 95 % interval, each
+    side's uncertainty from its ring instances, or from its runs where it holds several).
 ``--ctxbench-compare-fail PCT``
-    with ``--ctxbench-compare``: a test fails when one of its points is significantly slower
-    than the baseline and its median more than PCT higher (``10%``, or ``10``), naming the
-    test, the point and both medians.
+    with ``--ctxbench-compare``: a test fails when one of its points is slower than the
+    baseline, the interval of the ratio above 1 and the ratio more than PCT (``10%``, or
+    ``10``), naming the test, the point, both figures and the interval. Without it the
+    threshold of "no change" is ``ctxbench.compare.DEFAULT_THRESHOLD``.
 
 At the end of the session one table lists every recorded point: test id, engine, transport,
 placement, procs, size, median µs, CV, verdict, and the change against the baseline when
@@ -124,8 +126,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--ctxbench-compare-fail",
         metavar="PCT",
         default=None,
-        help="with --ctxbench-compare: fail a test whose median is significantly slower "
-        "(Mann-Whitney, p < 0.05) by more than PCT, e.g. 10%%",
+        help="with --ctxbench-compare: fail a test whose figure is slower than the baseline's "
+        "(95%% interval of the ratio above 1) by more than PCT, e.g. 10%%",
     )
 
 
@@ -233,7 +235,10 @@ def _compare_test(state: _State, nodeid: str, results: list[Any]) -> pd.DataFram
     if base.empty or not results:
         return None
     try:
-        return compare(base, concat(_tagged(nodeid, r) for r in results), state.fail or 0.0)
+        new = concat(_tagged(nodeid, r) for r in results)
+        if state.fail is None:
+            return compare(base, new)
+        return compare(base, new, state.fail)
     except ValueError:  # no point in common: the test measures something else now
         return None
 
@@ -248,13 +253,19 @@ def _point(row: Any) -> str:
 
 
 def _regressions(nodeid: str, table: pd.DataFrame, fail: float) -> str:
+    from .compare import side
+
     lines = [f"ctxbench: {nodeid} is slower than the baseline by more than {100 * fail:g}%:"]
     for row in table[table["regressed"]].itertuples(index=False):
         change = "n/a" if math.isnan(row.ratio) else f"{100 * (row.ratio - 1):+.1f}%"
         lines.append(
-            f"  {_point(row)}: median {row.new_us:.3f} µs, baseline {row.base_us:.3f} µs "
-            f"({change}, Mann-Whitney p={row.p_value:.3g})"
+            f"  {_point(row)}: {row.new_us:.3f} µs, baseline {row.base_us:.3f} µs "
+            f"({change}, 95% interval of the ratio {row.ratio_low:.3g}-{row.ratio_high:.3g}; "
+            f"baseline on {side(row.units_base, row.level_base)}, "
+            f"this run on {side(row.units_new, row.level_new)})"
         )
+    for note in table.attrs.get("context") or []:
+        lines.append(f"  note: the baseline differs in {note}")
     return "\n".join(lines)
 
 
@@ -391,6 +402,15 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             f"ctxbench: compared with {state.baseline_path}: {verdicts.count('slower')} slower, "
             f"{verdicts.count('faster')} faster, {verdicts.count('no change')} no change"
         )
+        too_few = verdicts.count("too few to decide")
+        if too_few:
+            line += f", {too_few} too few to decide"
         if state.fail is not None:
             line += f"; {regressed} slower by more than {100 * state.fail:g}%"
         terminalreporter.write_line(line)
+        context = sorted({note for t in tables for note in t.attrs.get("context") or []})
+        if context:
+            terminalreporter.write_line(
+                f"ctxbench: the baseline differs in {'; '.join(context)}: "
+                "a difference may be the machine's, not the code's"
+            )

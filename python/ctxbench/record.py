@@ -123,6 +123,30 @@ def _numeric(value: Any) -> Any:
     return value
 
 
+def _topology(value: dict[str, Any]) -> dict[str, Any]:
+    """A matrix's topology read back: lists of numbers as arrays, the caches as dicts."""
+    out: dict[str, Any] = {}
+    for name, v in value.items():
+        if name == "caches":
+            out[name] = [{**c, "cpus": np.asarray(c["cpus"], dtype=np.int64)} for c in v]
+        elif name in ("smt_siblings", "cpu_caches"):
+            out[name] = [np.asarray(x, dtype=np.int64) for x in v]
+        elif name == "notes":
+            out[name] = list(v)
+        elif name == "distances":
+            out[name] = np.asarray(v, dtype=np.int64).reshape(len(v), len(v))
+        elif isinstance(v, list):
+            out[name] = _numeric(v) if v else np.zeros(0, dtype=np.int64)
+        else:
+            out[name] = _numeric(v)
+    return out
+
+
+# Entries whose shape the declaration cannot say (``ragged`` and string lists it can): how
+# each is read back, by kind and name.
+_READ_BACK = {("matrix", "topology"): _topology}
+
+
 def decode(rec: dict[str, Any]) -> dict[str, Any]:
     """Every entry of a record (``kind`` included) with its numpy arrays restored: lists of
     numbers become arrays, except where the declaration says otherwise (lists of strings,
@@ -131,8 +155,11 @@ def decode(rec: dict[str, Any]) -> dict[str, Any]:
     fields = {}
     for name, value in rec.items():
         spec = declared.get(name)
+        special = _READ_BACK.get((rec["kind"], name))
         if name in ("kind", "metadata") or value is None:
             fields[name] = value
+        elif special is not None:
+            fields[name] = special(value)
         elif spec is not None and spec.ragged:
             fields[name] = [np.asarray(v) for v in value]
         elif spec is not None and spec.type == "str" and spec.shape:

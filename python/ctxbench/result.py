@@ -18,7 +18,7 @@ from .record import decode
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ._core import PingpongDict, RingDict
+    from ._core import MatrixDict, PingpongDict, RingDict
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,8 +33,6 @@ class RingResult:
     ``stopped`` says, per point, why measuring ended: "repetitions" (the fixed count),
     "precision" (the 95 % interval of the median within ± ``precision`` × median),
     "max_repetitions" or "time_cap" (``max_time`` seconds of measuring).
-
-    Each field is declared, with its shape and range, in ``ctxbench.schema.RING``.
     """
 
     kind: ClassVar[str] = "ring"
@@ -80,6 +78,8 @@ class RingResult:
     max_time: float | None = None
     stopped: list[str] = field(default_factory=list)
     repetitions_made: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    block: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    instance_blocks: list[np.ndarray] = field(default_factory=list)
     max_repetitions: int | None = None
     cpu: int | None = None
     timeout: float | None = None
@@ -93,18 +93,15 @@ class RingResult:
         return cls(**raw, metadata=metadata)
 
     def stop_line(self) -> str:
-        """How each point stopped and what its phases cost, in one line."""
+        """How each point stopped, on what and at what cost, in one line; a point a cap
+        ended says what would narrow it."""
         if not self.stopped:
             return "how the points stopped was not recorded"
-        parts = []
-        for j, p in enumerate(self.procs.tolist()):
-            half = (self.stats["ci_high"][j] - self.stats["ci_low"][j]) / 2
-            rel = half / abs(self.latency_us[j]) if self.latency_us[j] else float("inf")
-            parts.append(
-                f"{p}: {self.stopped[j]} after {int(self.repetitions_made[j])} reps, "
-                f"±{rel:.1%}, {sum(float(v[j]) for v in self.phase_s.values()):.2f} s"
-            )
-        return "; ".join(parts)
+        return "; ".join(
+            _stop_phrase(self.stats, j, p, self.stopped[j], self.precision)
+            + f", {sum(float(v[j]) for v in self.phase_s.values()):.2f} s"
+            for j, p in enumerate(self.procs.tolist())
+        )
 
     def to_xgraph(self) -> str:
         """lat_ctx's output: a title line with size and overhead, then "procs µs" pairs.
@@ -168,6 +165,16 @@ class PingpongResult:
     cycles_per_switch: float | None
     tsc: dict[str, Any]
     cpus: np.ndarray
+    repetitions: int | None = None
+    precision: float | None = None
+    max_time: float | None = None
+    min_time: float | None = None
+    samples_us: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    stats: dict[str, Any] = field(default_factory=dict)
+    stopped: str | None = None
+    block: int | None = None
+    instance_blocks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    phase_s: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 
@@ -176,14 +183,20 @@ class PingpongResult:
         return cls(**raw, metadata=metadata)
 
     def to_perf(self) -> str:
-        """The fields `perf bench sched pipe` prints, in its layout."""
-        between = "threads" if self.threads else "processes"
+        """The fields `perf bench sched pipe` prints, in its layout (measured until precise:
+        the median repetition's figures, and their 95 % interval)."""
+        between = {"thread": "threads", "fiber": "fibers"}.get(self.engine, "processes")
+        interval = ""
+        if self.stats and np.isfinite(self.stats["ci_low"][0]):
+            low, high = float(self.stats["ci_low"][0]), float(self.stats["ci_high"][0])
+            interval = f"  [{low:.6f}, {high:.6f}] 95% interval\n"
         return (
             "# Running 'sched/pipe' benchmark:\n"
             f"# Executed {self.loops} {self.transport} operations between two {between}\n\n"
             f"     Total time: {self.elapsed_s:.3f} [sec]\n\n"
             f"{self.usecs_per_op:15.6f} usecs/op\n"
-            f"{int(self.ops_per_sec):15d} ops/sec\n"
+            + interval
+            + f"{int(self.ops_per_sec):15d} ops/sec\n"
             f"{self.usecs_per_switch:15.6f} usecs/switch\n"
             + (
                 f"{self.cycles_per_switch:15.1f} TSC cycles/switch\n"
@@ -191,6 +204,14 @@ class PingpongResult:
                 else ""
             )
         )
+
+    def stop_line(self) -> str:
+        """How measuring stopped, on what and at what cost, in one line."""
+        if not self.stopped or not self.stats or self.stopped == "repetitions":
+            return f"perf's fixed loop: {self.loops} round trips, one sample, no interval"
+        seconds = sum(float(v[0]) for v in self.phase_s.values())
+        phrase = _stop_phrase(self.stats, 0, "ping-pong", self.stopped, self.precision)
+        return f"{phrase}, {seconds:.2f} s"
 
     def __repr__(self) -> str:
         return (
@@ -200,9 +221,144 @@ class PingpongResult:
         )
 
 
-Result = Union[RingResult, PingpongResult]
+def _stop_phrase(stats: dict[str, Any], j: int, name: object, stopped: str, asked: Any) -> str:
+    """ "NAME: how it stopped, over how many instances, ±interval", and for a point a cap or
+    the run level ended, why it is wide and what would narrow it."""
+    median, low, high = (float(stats[k][j]) for k in ("median", "ci_low", "ci_high"))
+    rel = (high - low) / 2 / abs(median) if median and np.isfinite(low) else float("inf")
+    width = f"±{rel:.1%}" if np.isfinite(rel) else "no interval"
+    level = stats.get("level")
+    instances = stats.get("instances")
+    on = ""
+    if level is not None and instances is not None:
+        on = f" over {int(instances[j])} instance{'s' if int(instances[j]) != 1 else ''}"
+    phrase = f"{name}: {stopped}{on}, {width}"
+    runs = stats.get("sd_run")
+    if stopped == "run_spread" and runs is not None:
+        phrase += (
+            f" (runs on this machine differ by ±{float(runs[j]):.1%} beyond their own "
+            "errors: measuring longer would not narrow it)"
+        )
+    if stopped in ("time_cap", "max_repetitions") and asked is not None:
+        spread = stats.get("sd_instance")
+        between = float(spread[j]) / abs(median) if spread is not None and median else np.nan
+        cause = (
+            f"instances differ by {between:.1%}"
+            if np.isfinite(between)
+            else "too few instances for the interval"
+        )
+        cap = "max_time" if stopped == "time_cap" else "max_repetitions"
+        phrase += f" (asked ±{float(asked):.0%}: {cause}; raise {cap} or the precision)"
+    return phrase
+
+
+@dataclass(frozen=True, eq=False)
+class MatrixResult:
+    """The CPU×CPU wake-up matrix (``ctxbench.matrix``): one entry per cell, in the order the
+    cells were measured.
+
+    A cell (``cpu_from`` i, ``cpu_to`` j) is a ring of two participants pinned i→j, the timing
+    one on i. ``latency_us`` is its median net µs per switch: (round trip ÷ 2) − overhead, the
+    mean of the i→j and the j→i wake-up, with ``ci_low``/``ci_high`` its 95 % interval and
+    ``samples_us`` every repetition, shape (repetitions, cells). With ``record_hops``,
+    ``wake_us`` holds the i→j direction alone: wake-to-run percentiles of the hops into j,
+    whose stamps cross CPUs; ``clock_offset_bound_ns`` bounds the two clocks' offset
+    (checked before the cell) and ``clock_untrusted`` flags cells where it exceeds the
+    histogram's resolution. ``relation`` and ``numa_distance`` name the pair's class;
+    ``started_s`` is when the cell started (seconds after ``started_unix_s``);
+    ``memory_node_asked``/``memory_node_seen`` the NUMA placement and where a probe page
+    landed (-1: not placed). ``topology`` is the machine's (``ctxbench.topology``).
+    """
+
+    kind: ClassVar[str] = "matrix"
+    # BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
+    engine: str
+    transport: str
+    size_kb: int
+    repetitions: int | None
+    precision: float | None
+    max_time: float | None
+    warmup: int
+    min_time: float
+    record_hops: bool
+    per_class: int | None
+    passes: int
+    memory_node: str
+    cpus: np.ndarray
+    started_unix_s: float
+    topology: dict[str, Any]
+    cpu_from: np.ndarray
+    cpu_to: np.ndarray
+    relation: list[str]
+    numa_distance: np.ndarray
+    pass_index: np.ndarray
+    started_s: np.ndarray
+    elapsed_s: np.ndarray
+    latency_us: np.ndarray
+    min_us: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    cv: np.ndarray
+    verdict: list[str]
+    stopped: list[str]
+    repetitions_made: np.ndarray
+    samples_us: np.ndarray
+    raw_samples_us: np.ndarray
+    overhead_samples_us: np.ndarray
+    below_resolution: np.ndarray
+    switches_per_hop: np.ndarray
+    migrations: np.ndarray
+    work_verified: np.ndarray
+    cpus_seen: np.ndarray
+    memory_node_asked: np.ndarray
+    memory_node_seen: np.ndarray
+    clock_offset_bound_ns: np.ndarray
+    clock_untrusted: np.ndarray
+    wake_us: dict[str, Any] | None
+    warnings: list[str]
+    block: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    instance_blocks: list[np.ndarray] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    # END written by `python -m ctxbench._codegen`
+
+    @classmethod
+    def from_core(cls, raw: MatrixDict, metadata: dict[str, Any]) -> MatrixResult:
+        return cls(**raw, metadata=metadata)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The tidy frame: one row per (cell, repetition); see ``ctxbench.frame``."""
+        from .frame import to_frame
+
+        return to_frame(self)
+
+    def summary(self) -> pd.DataFrame:
+        """Per relation class: cells, median and range of the cells' medians (µs)."""
+        from ._matrix_table import class_summary
+
+        return class_summary(self.to_frame())
+
+    def save(self, path: PathLike, *, hostname: bool = True) -> None:
+        """Write to .json, .csv or .parquet by suffix; see ``ctxbench.files``."""
+        files.save([self], path, hostname=hostname)
+
+    def __repr__(self) -> str:
+        cells = len(self.cpu_from)
+        mode = f"{self.per_class} per class" if self.per_class else "every pair"
+        parts = []
+        for rel in dict.fromkeys(self.relation):
+            v = self.latency_us[np.asarray(self.relation) == rel]
+            parts.append(f"{rel} {np.median(v):.3g}")
+        return (
+            f"MatrixResult({self.engine}/{self.transport}, {len(self.cpus)} CPUs, {cells} "
+            f"cells ({mode}), median µs/switch {{{', '.join(parts)}}})"
+        )
+
+
+Result = Union[RingResult, PingpongResult, MatrixResult]
 # The one list of result kinds: the "kind" of a record names its class.
-KINDS: dict[str, type[Result]] = {cls.kind: cls for cls in (RingResult, PingpongResult)}
+KINDS: dict[str, type[Result]] = {
+    cls.kind: cls for cls in (RingResult, PingpongResult, MatrixResult)
+}
 
 
 def from_record(rec: dict[str, Any]) -> Result:

@@ -10,6 +10,7 @@ from ._progress import progress_bar
 from .api import ring
 from .files import PathLike
 from .frame import concat, require
+from .grid import Placement
 from .metadata import machine_identity
 from .record import encode
 from .result import RingResult
@@ -23,7 +24,7 @@ def sweep(
     sizes_kb: Sequence[int] = (0,),
     engines: Sequence[str] = ("process",),
     transports: Sequence[str | None] = (None,),
-    placements: Sequence[grids.Placement] = ("default",),
+    placements: Sequence[Placement] = ("default",),
     repetitions: int | None = None,
     out: PathLike | None = None,
     progress: bool | str = True,

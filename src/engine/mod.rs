@@ -184,7 +184,7 @@ pub trait Ring: Send {
     fn work_done(&self) -> (u64, u64);
     /// Switches per-hop latency recording on or off (only the timed repetitions record).
     fn record(&self, on: bool);
-    /// The ring's hop histogram (counts per `hops::bucket`, max ns), when recording.
+    /// The ring's hop histogram (counts per `hops::Lane` and bucket, max ns), when recording.
     fn hops(&self) -> Option<(Vec<u64>, u64)>;
     /// Hops per trip that run on the driving thread: 1 (its own), or all of them for fibers.
     fn driver_hops_per_trip(&self) -> u64 {

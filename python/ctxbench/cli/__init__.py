@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import _measure, _workflow
+from . import _matrix, _measure, _workflow
 
 
 def parser() -> argparse.ArgumentParser:
@@ -14,6 +14,7 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     _measure.add_parsers(sub)
     _workflow.add_parsers(sub)
+    _matrix.add_parsers(sub)
     return p
 
 

@@ -56,23 +56,48 @@ def _add_pipe(sub: Any) -> None:
         "pipe",
         help="perf bench sched pipe: two processes (or -T threads) ping-pong",
         description="Bounce a token between two processes; print perf bench sched pipe's "
-        "fields (one op = one round trip = two switches).",
+        "fields (one op = one round trip = two switches). By default measured until its "
+        "interval is within --precision, as a ring point; -l N is perf's fixed loop.",
     )
     pp.set_defaults(func=_pipe)
     pp.add_argument(
-        "-l", "--loops", type=int, default=1_000_000, help="round trips (default 1000000)"
+        "-l",
+        "--loops",
+        type=int,
+        default=None,
+        help="perf's form: exactly this many round trips timed as one run (perf's default "
+        "1000000); default: until --precision",
+    )
+    pp.add_argument(
+        "--precision",
+        type=float,
+        default=_core.DEFAULT_PRECISION,
+        help="stop when the 95%% interval is within +-this fraction "
+        f"(default {_core.DEFAULT_PRECISION})",
+    )
+    pp.add_argument(
+        "--max-time",
+        type=float,
+        default=_core.DEFAULT_MAX_TIME,
+        help=f"seconds of measuring at most (default {_core.DEFAULT_MAX_TIME})",
     )
     pp.add_argument(
         "-T",
         "--threaded",
         action="store_true",
-        help="two threads of one process instead of two processes",
+        help="two threads of one process instead of two processes (--engine thread)",
+    )
+    pp.add_argument(
+        "--engine",
+        choices=_core.ENGINES,
+        default=None,
+        help="who switches (default process; thread with -T)",
     )
     pp.add_argument(
         "--transport",
-        choices=_flags.transports("process", "thread"),
-        default="pipe",
-        help="how the token travels (default pipe)",
+        choices=_flags.transports(),
+        default=None,
+        help="how the token travels (default: the engine's first; pipe, resume for fibers)",
     )
     _flags.placement_flags(pp, "default")
     pp.add_argument("--json", action="store_true", help="print the full result as JSON")
@@ -145,10 +170,11 @@ def _ring(args: argparse.Namespace) -> int:
                 "(lat_ctx would have omitted this line)",
                 file=sys.stderr,
             )
-    if any(v != "stable" for v in r.stats["verdict"]):
-        one_cpu = bool(r.one_cpu.size) and bool(r.one_cpu.all())
-        for line in metadata.hints(r.metadata, one_cpu=one_cpu):
-            print(f"ctxbench: hint: {line}", file=sys.stderr)
+    stable = all(v == "stable" for v in r.stats["verdict"])
+    one_cpu = bool(r.one_cpu.size) and bool(r.one_cpu.all())
+    hints = metadata.hints(r.metadata, placement=r.placement, one_cpu=one_cpu, stable=stable)
+    for line in hints:
+        print(f"ctxbench: hint: {line}", file=sys.stderr)
     return 0
 
 
@@ -156,11 +182,16 @@ def _pipe(args: argparse.Namespace) -> int:
     r = pingpong(
         args.loops,
         threads=args.threaded,
+        engine=args.engine,
         transport=args.transport,
         placement=args.placement if args.placement is not None else "default",
         cpu=args.cpu,
+        precision=args.precision,
+        max_time=args.max_time,
     )
     _emit(encode(r, hostname=not args.no_hostname) if args.json else r.to_perf())
+    if r.stopped is not None and r.stopped != "precision":
+        print(f"ctxbench: stopped: {r.stop_line()}", file=sys.stderr)
     return 0
 
 

@@ -10,6 +10,7 @@ import argparse
 import sys
 from typing import Any
 
+from .. import _core
 from . import _flags
 
 PLOT_KINDS = ("lat_ctx", "compare", "sizes", "distribution", "machines")
@@ -105,8 +106,10 @@ def _add_compare(sub: Any) -> None:
     cp = sub.add_parser(
         "compare",
         help="compare two result files point by point; exit 1 when a point regressed",
-        description="Ratio of medians and a Mann-Whitney U test per point. Exit status 0 "
-        "when no point is slower by more than --threshold, 1 when one is.",
+        description="Per point: the ratio new/base with its 95%% interval, each side's "
+        "uncertainty from its ring instances (or its runs, where a file holds several). A "
+        "point is slower when the interval lies above 1 and the ratio exceeds 1 + "
+        "--threshold. Exit status 0 when no point is slower, 1 when one is.",
     )
     cp.set_defaults(func=_compare)
     cp.add_argument("base", help="the reference results file")
@@ -114,8 +117,9 @@ def _add_compare(sub: Any) -> None:
     cp.add_argument(
         "--threshold",
         type=float,
-        default=0.05,
-        help="relative slowdown that counts as a regression (default 0.05 = 5%%)",
+        default=_core.DEFAULT_PRECISION,
+        help="a change smaller than this fraction is no change, whatever its p-value "
+        f"(default {_core.DEFAULT_PRECISION:g})",
     )
     for side in ("base", "new"):
         cp.add_argument(
