@@ -38,7 +38,8 @@ nitpicky = True
 nitpick_ignore_regex = [
     # Types named in signatures that have no page of their own here.
     (r"py:class", r"(numpy|np|pandas|pd|matplotlib|distributed|pytest|_pytest|argparse)\..*"),
-    (r"py:class", r"(NDArray|Figure|Axes|DataFrame|Client|Placement|PathLike|StrPath)"),
+    (r"py:class", r"(NDArray|Figure|Axes|DataFrame|Client|Placement|PathLike|StrPath|Size)"),
+    (r"py:class", r"ctxbench\.plot\._style\..*"),
     (r"py:class", r"(ctxbench\._core\.)?(RingDict|PingpongDict)"),
     (r"py:class", r"(collections\.abc|typing|os|pathlib)\..*"),
 ]
@@ -76,3 +77,18 @@ html_static_path: list[str] = []
 
 # Progress bars are for people at a terminal, not for a docs build.
 os.environ.setdefault("CI", "true")
+
+
+def _draw_gallery(app: object) -> None:
+    """The gallery's figures (docs/gallery.md), drawn afresh from the committed sample runs
+    into docs/_gallery before the HTML is written."""
+    import runpy
+
+    if getattr(getattr(app, "builder", None), "format", None) != "html":
+        return
+    gallery = runpy.run_path(str(DOCS / "_scripts" / "gallery.py"))
+    gallery["main"](DOCS / "_gallery")
+
+
+def setup(app: object) -> None:
+    app.connect("builder-inited", _draw_gallery)  # type: ignore[attr-defined]

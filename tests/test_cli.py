@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FAST
@@ -18,6 +19,7 @@ import ctxbench
 from ctxbench import _core, files, xgraph
 from ctxbench.cli import main
 
+DATA = Path(__file__).parent / "data"
 # conftest's FAST as flags.
 FAST_FLAGS = ["-N", str(FAST["repetitions"]), "-W", "0", "--min-time", str(FAST["min_time"])]
 
@@ -205,6 +207,36 @@ def test_plot(swept: Path, tmp_path: Path, kind: str) -> None:
     fig = tmp_path / f"{kind}.png"
     assert main(["plot", str(swept), "-o", str(fig), "--kind", kind]) == 0
     assert fig.read_bytes().startswith(b"\x89PNG")
+
+
+def _drawn(monkeypatch: pytest.MonkeyPatch, *args: str) -> Any:
+    """The figure `ctxbench plot` would save (and the path), instead of saving it."""
+    from ctxbench.plot._style import StyledFigure
+
+    saved: list[tuple[Any, str]] = []
+    monkeypatch.setattr(StyledFigure, "savefig", lambda fig, path, **kw: saved.append((fig, path)))
+    assert main(["plot", *args]) == 0
+    (only,) = saved
+    return only[0]
+
+
+def test_plot_two_files_one_series_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = str(DATA / "sweep-a.json"), str(DATA / "sweep-b.json")
+    fig = _drawn(monkeypatch, a, b, "-o", str(tmp_path / "f.png"))
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert {"sweep-a.json", "sweep-b.json"} <= set(labels)
+    # Before/after: a column per size, medians above the ratio of each point.
+    fig = _drawn(monkeypatch, a, b, "--kind", "compare", "--size", "column", "-o", "f.pdf")
+    assert len(fig.axes) == 4 and fig.get_size_inches()[0] == 3.5
+    assert "sweep-a.json → sweep-b.json" in " ".join(fig._suptitle.get_text().split())
+    # Files of one name in two folders go by their paths.
+    (tmp_path / "x").mkdir()
+    copy = tmp_path / "x" / "sweep-a.json"
+    copy.write_bytes(Path(a).read_bytes())
+    fig = _drawn(monkeypatch, a, str(copy), "--log", "-o", "f.png")
+    labels = [t.get_text().replace("\n", "") for t in fig.legends[0].get_texts()]
+    assert {a, str(copy)} <= set(labels)
+    assert fig.axes[0].get_yscale() == "log"
 
 
 def test_compare_with_itself(swept: Path, capsys: pytest.CaptureFixture[str]) -> None:

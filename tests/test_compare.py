@@ -52,7 +52,7 @@ def leveled(
         size_kb=0,
         parallel=1,
         procs=2,
-        run=run,
+        run_id=run,
     )
 
 

@@ -21,7 +21,7 @@ Collector = Callable[[dict[str, str]], dict[str, object]]
 EXPECTED_TYPES: dict[str, tuple[type, ...]] = {
     "ctxbench_version": (str,),
     "date": (str,),
-    "run": (str,),
+    "run_id": (str,),
     "hostname": (str,),
     "machine": (str,),
     "kernel": (str,),

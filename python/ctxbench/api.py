@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import operator
 import warnings
 from collections.abc import Sequence
 from typing import Union
-
-import numpy as np
 
 from . import _core, _history, metadata
 from .result import PingpongResult, RingResult
@@ -70,12 +69,9 @@ def ring(
     (``"run_spread"``), and this run is kept for the next.
     """
     meta = result_metadata()
-    # Not list(procs): that fails on what the core should judge (None, a numpy integer)
-    # and would use up an iterator before the core sees it.
-    counts = np.atleast_1d(np.asarray(procs, dtype=object)).tolist()
     points = (
         _history_points(
-            counts,
+            procs,
             engine=engine,
             transport=transport if transport is not None else _core.default_transport(engine),
             placement=_core.placement_name(placement, cpu),
@@ -150,12 +146,20 @@ def lat_ctx(
     )
 
 
-def _history_points(counts: Sequence[object], **what: object) -> list[str] | None:
-    """The history id of each point of a run (None when a count is not an int: the core
-    then names the bad value)."""
-    if not all(isinstance(p, int) and not isinstance(p, bool) for p in counts):
+def _history_points(procs: object, **what: object) -> list[str] | None:
+    """The history id of each point of a run: one per count of ``procs`` (an int or a
+    sequence of ints). None for anything else, which is left for the core to name (and an
+    iterator is never consumed here)."""
+    counts = [procs] if not isinstance(procs, (Sequence, bool)) else procs
+    if isinstance(procs, (str, bytes)):
         return None
-    return [_history.point_id(procs=p, **what) for p in counts]
+    try:
+        ints = [operator.index(p) for p in counts]  # type: ignore[union-attr]
+    except TypeError:
+        return None
+    if any(isinstance(p, bool) for p in counts):  # type: ignore[union-attr]
+        return None
+    return [_history.point_id(procs=p, **what) for p in ints]
 
 
 def pingpong(

@@ -34,8 +34,8 @@ _CONTEXT = ("cpu_model", "kernel", "hypervisor", "ctxbench_version", "host")
 
 def _runs(group: pd.DataFrame) -> list[pd.DataFrame]:
     """The group's rows, one frame per run that measured the point."""
-    if "run" in group.columns and group["run"].notna().any():
-        return [g for _, g in group.groupby("run", sort=True, dropna=False)]
+    if "run_id" in group.columns and group["run_id"].notna().any():
+        return [g for _, g in group.groupby("run_id", sort=True, dropna=False)]
     return [group]
 
 

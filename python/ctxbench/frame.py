@@ -82,8 +82,8 @@ def require(module: str, feature: str, install: str = "'ctxbench[analysis]'") ->
 def _metadata_columns(metadata: dict[str, Any]) -> dict[str, Any]:
     columns = {k: metadata.get(k) for k in METADATA_COLUMNS}
     # Which measuring call made the rows: several runs of one point compare by their spread.
-    if "run" in metadata:
-        columns["run"] = metadata["run"]
+    if "run_id" in metadata:
+        columns["run_id"] = metadata["run_id"]
     # Set by the pytest plugin, so results can be traced back to the test that made them.
     if "test" in metadata:
         columns["test"] = metadata["test"]

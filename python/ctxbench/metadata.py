@@ -29,7 +29,7 @@ SYS_ROOT = Path("/sys")
 KEYS: tuple[str, ...] = (
     "ctxbench_version",
     "date",
-    "run",
+    "run_id",
     "hostname",
     "machine",
     "kernel",
@@ -362,7 +362,7 @@ def _collect(
         "date": _utc_now(),
         # Tells one measuring call's results from another's made in the same second: a
         # comparison uses the spread between runs where a side holds several.
-        "run": secrets.token_hex(6),
+        "run_id": secrets.token_hex(6),
         "hostname": platform.node() or None,
         # What a sweep resumes per (``grid.point_key``), and a fleet run names its machines by.
         "machine": machine_identity()["machine"],

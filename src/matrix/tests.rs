@@ -1,4 +1,4 @@
-//! The matrix on this machine's CPUs and on the sysfs fixtures: cells, classes, order, failures.
+//! Tests of the matrix: cell order, class selection, real cells on this machine, bad input.
 use super::*;
 use crate::engine::TransportKind;
 use crate::stop::Stop;

@@ -1,4 +1,4 @@
-//! The topology read from the sysfs fixtures and from this machine.
+//! Tests of the topology reader against the sysfs fixture trees and this machine.
 use super::sysfs::{cpu_list, size_kb};
 use super::*;
 use std::path::Path;

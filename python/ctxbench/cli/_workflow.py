@@ -87,7 +87,9 @@ def _add_plot(sub: Any) -> None:
         "plot",
         help="draw results (JSON, CSV, Parquet or lat_ctx xgraph files) to an image",
         description="Load one or more result files and draw them; the format follows the "
-        "output's suffix (.png, .svg, .pdf).",
+        "output's suffix (.png at 300 dpi, .svg, .pdf with TrueType fonts). Several files "
+        "are one labelled series each; --kind compare with two files draws them before/after "
+        "with the ratio per point.",
     )
     pl.set_defaults(func=_plot)
     pl.add_argument("results", nargs="+", help="result files")
@@ -96,10 +98,17 @@ def _add_plot(sub: Any) -> None:
         "--kind",
         choices=PLOT_KINDS,
         default="lat_ctx",
-        help="lat_ctx curve (default), compare bars, sizes (µs against procs × size, with "
-        "the CPU's caches marked), distribution ECDF or machines (a fleet run's machines "
-        "side by side)",
+        help="lat_ctx curve (default), compare points side by side (two files: before/after), "
+        "sizes (µs against procs × size, with the CPU's caches marked), distribution ECDF or "
+        "machines (a fleet run's machines side by side)",
     )
+    pl.add_argument(
+        "--size",
+        choices=("column", "page"),
+        default="page",
+        help="width of a two-column paper's column (3.5 in) or page (7.16 in); default page",
+    )
+    pl.add_argument("--log", action="store_true", help="µs on a logarithmic axis")
 
 
 def _add_compare(sub: Any) -> None:
@@ -213,9 +222,29 @@ def _plot(args: argparse.Namespace) -> int:
     from .. import files, plot
     from ..frame import concat
 
-    df = concat(files.load(path) for path in args.results)
-    getattr(plot, args.kind)(df).savefig(args.output, dpi=120)
+    frames = [files.load(path) for path in args.results]
+    options: dict[str, Any] = {"size": args.size, **({"log": True} if args.log else {})}
+    if len(frames) > 1:
+        # One labelled series per file, never one curve through all of them.
+        names = _run_names(args.results)
+        frames = [f.assign(run=name) for f, name in zip(frames, names)]
+        if args.kind == "compare" and len(frames) == 2:
+            fig = plot.compare(frames[0], new=frames[1], labels=tuple(names), **options)
+            fig.savefig(args.output)
+            return 0
+    getattr(plot, args.kind)(concat(frames), **options).savefig(args.output)
     return 0
+
+
+def _run_names(paths: list[str]) -> list[str]:
+    """Each file by its name; by its path as given where two names are the same; numbered
+    where a file is given twice."""
+    import os
+
+    for names in ([os.path.basename(p) for p in paths], list(paths)):
+        if len(set(names)) == len(names):
+            return names
+    return [f"{i}: {p}" for i, p in enumerate(paths, 1)]
 
 
 def _compare(args: argparse.Namespace) -> int:
