@@ -91,7 +91,7 @@ LONG_HOST = "compute-node-{:02d}.cluster.cs.example-university.edu"
 
 
 def synthetic(series: list[dict[str, Any]], procs: tuple[int, ...] = (2, 4, 8, 16)) -> pd.DataFrame:
-    """Rows as a sweep makes them, 5 repetitions a point, one point of the first series
+    """Rows as a sweep makes them, 5 ring instances a point, one point of the first series
     flagged bimodal; fibers 100 times faster than the rest, as measured."""
     rng = np.random.default_rng(0)
     rows = []
@@ -115,6 +115,9 @@ def synthetic(series: list[dict[str, Any]], procs: tuple[int, ...] = (2, 4, 8, 1
                         **point,
                         "procs": p,
                         "repetition": r,
+                        # each repetition a ring instance of its own, so runs compare
+                        "instance": r,
+                        "block": r,
                         "value": v,
                         "unit": "us",
                         "ci_low": np.quantile(values, 0.2),
