@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::placement::Placement;
 use crate::stats::RunLevel;
 use crate::stop::{Stop, BLOCK_REPETITIONS, MIN_BLOCKS};
-use crate::workload::MAX_SIZE_KB;
+use crate::workload::{Shape, DEFAULT_STRIDE_BYTES, MAX_SIZE_KB};
 
 /// The allowed range of one parameter, and the error that names it: `lo..=hi`, or above `lo`
 /// up to `hi` where `lo` itself means nothing (a duration of 0 s). Every range of a run is one
@@ -104,6 +104,8 @@ pub const BASELINE_PAIRS: Limit<u64> = Limit::between("pairs", 1, 1 << 40);
 /// The CPU matrix: cells per relation class, and passes over the cells.
 pub const PER_CLASS: Limit<u64> = Limit::between("per_class", 1, 100_000);
 pub const PASSES: Limit<u64> = Limit::between("passes", 1, 1_000);
+/// A cache sweep's rounds: the interval's blocks (fewer than 2 has no interval).
+pub const ROUNDS: Limit<u64> = Limit::between("rounds", 2, 1_000);
 /// Seconds per timed repetition.
 pub const MIN_TIME: Limit<f64> = Limit::above("min_time", 0.0, 60.0).in_unit(" seconds");
 /// Seconds without progress before a ring counts as hung.
@@ -123,6 +125,8 @@ pub struct Config {
     pub transport: TransportKind,
     pub procs: Vec<usize>,
     pub size_kb: usize,
+    /// Bytes between two words each participant sums (`workload::Shape`).
+    pub stride_bytes: usize,
     /// When a point has measured enough.
     pub stop: Stop,
     pub warmup: usize,
@@ -180,6 +184,7 @@ impl Config {
             transport: TransportKind::Pipe,
             procs,
             size_kb: 0,
+            stride_bytes: DEFAULT_STRIDE_BYTES,
             stop: Stop::Repetitions(11),
             warmup: 1,
             parallel: 1,
@@ -190,6 +195,16 @@ impl Config {
             record_hops: false,
             run_levels: Vec::new(),
         }
+    }
+
+    /// Each participant's array, checked.
+    pub fn shape(&self) -> Result<Shape> {
+        let shape = Shape::new(self.size_kb, self.stride_bytes)?;
+        #[cfg(test)]
+        if NEVER_WRITTEN.get() {
+            return Ok(shape.never_written());
+        }
+        Ok(shape)
     }
 
     pub fn validate(&self) -> Result<()> {
@@ -214,6 +229,7 @@ impl Config {
             ));
         }
         SIZE_KB.check(self.size_kb as u64)?;
+        self.shape()?;
         validate_stop(&self.stop)?;
         WARMUP.check(self.warmup as u64)?;
         PARALLEL.check(self.parallel as u64)?;
@@ -228,6 +244,13 @@ impl Config {
         TIMEOUT.check(self.timeout)?;
         Ok(())
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Test-only: rings started from this thread get arrays that are never written
+    /// (`Shape::never_written`), to force the zero-page case end to end.
+    pub static NEVER_WRITTEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! (where participants run), around one workload and one measured loop.
 
 pub mod barrier;
+pub mod cache;
 pub mod clock;
 pub mod config;
 pub mod counters;

@@ -110,6 +110,11 @@ count_args! {
     pairs_arg => config::BASELINE_PAIRS,
 }
 
+/// `stride_bytes=`: an int; its rule (a power of two in range) is `workload::Shape::new`'s.
+fn stride_arg(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
+    crate::workload::check_stride(int_arg(obj, "stride_bytes")?).map_err(|e| to_py(e, None))
+}
+
 /// `repetitions=`: None (measure until precise), or a fixed count.
 fn fixed_repetitions_arg(obj: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
     if obj.is_none() {
@@ -290,7 +295,8 @@ macro_rules! ring_arguments {
             repetitions=None, precision=stop::DEFAULT_PRECISION,
             max_time=stop::DEFAULT_MAX_TIME, max_repetitions=stop::DEFAULT_MAX_REPETITIONS,
             warmup=1, parallel=1, placement=None, cpu=None, min_time=None,
-            timeout=config::DEFAULT_TIMEOUT, record_hops=false, history=None))]
+            timeout=config::DEFAULT_TIMEOUT, record_hops=false, history=None,
+            stride_bytes=crate::workload::DEFAULT_STRIDE_BYTES))]
         #[allow(clippy::too_many_arguments)]
         fn $name<'py>(
             $py: Python<'py>,
@@ -310,6 +316,7 @@ macro_rules! ring_arguments {
             timeout: f64,
             record_hops: bool,
             history: Option<Vec<Option<RunHistory>>>,
+            #[pyo3(from_py_with = stride_arg)] stride_bytes: usize,
         ) -> PyResult<Bound<'py, PyDict>> {
             let (engine, transport) = engine_transport(engine, transport)?;
             let stop = stop_rule(repetitions, precision, max_repetitions, max_time);
@@ -318,6 +325,7 @@ macro_rules! ring_arguments {
                 transport,
                 procs,
                 size_kb,
+                stride_bytes,
                 stop,
                 warmup,
                 parallel,
@@ -368,6 +376,7 @@ fn config_dict<'py>(py: Python<'py>, cfg: &Config) -> PyResult<Bound<'py, PyDict
     d.set_item("placement", cfg.placement.name())?;
     d.set_item("cpu", cfg.placement.cpu())?;
     d.set_item("size_kb", cfg.size_kb)?;
+    d.set_item("stride_bytes", cfg.stride_bytes)?;
     set_stop_items(&d, &cfg.stop)?;
     let max_repetitions = match cfg.stop {
         Stop::Repetitions(_) => None,
@@ -415,6 +424,100 @@ fn set_stop_items(d: &Bound<'_, PyDict>, stop: &Stop) -> PyResult<()> {
     d.set_item("max_time", max_time)
 }
 
+/// The ring at every size of `sizes_kb` (which must hold 0), `rounds` times round-robin, and
+/// the split of each point's cost; see `ctxbench.cache_sweep`.
+#[pyfunction]
+#[pyo3(signature = (procs, sizes_kb, *, engine="process", transport=None,
+    stride_bytes=crate::workload::DEFAULT_STRIDE_BYTES, rounds=crate::cache::DEFAULT_ROUNDS,
+    placement=None, cpu=None, min_time=None, timeout=config::DEFAULT_TIMEOUT, line_bytes=64,
+    stream_kb=0))]
+#[allow(clippy::too_many_arguments)]
+fn cache_sweep<'py>(
+    py: Python<'py>,
+    #[pyo3(from_py_with = procs_arg)] procs: Vec<usize>,
+    sizes_kb: Vec<Bound<'py, PyAny>>,
+    engine: &str,
+    transport: Option<&str>,
+    #[pyo3(from_py_with = stride_arg)] stride_bytes: usize,
+    rounds: usize,
+    placement: Option<&Bound<'py, PyAny>>,
+    #[pyo3(from_py_with = cpu_arg)] cpu: Option<i64>,
+    min_time: Option<f64>,
+    timeout: f64,
+    line_bytes: usize,
+    #[pyo3(from_py_with = size_kb_arg)] stream_kb: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let sizes_kb = sizes_kb
+        .iter()
+        .map(size_kb_arg)
+        .collect::<PyResult<Vec<usize>>>()?;
+    let (engine, transport) = engine_transport(engine, transport)?;
+    let block = Stop::Repetitions(stop::BLOCK_REPETITIONS);
+    let base = Config {
+        engine,
+        transport,
+        stride_bytes,
+        placement: self::placement(placement, cpu)?,
+        min_time: min_time.unwrap_or(stop::PRECISION_MIN_TIME),
+        timeout,
+        stop: block,
+        ..Config::lat_ctx(procs)
+    };
+    let sweep = measure(py, |interrupt| {
+        crate::cache::sweep(&base, &sizes_kb, rounds, stream_kb, interrupt)
+    })?;
+    let zero = sweep.sizes_kb.iter().position(|&s| s == 0).unwrap_or(0);
+    let results = PyList::empty(py);
+    let split: Vec<Vec<crate::cache::Indirect>> = sweep
+        .sizes_kb
+        .iter()
+        .zip(&sweep.points)
+        .map(|(&size_kb, points)| {
+            let refilled = crate::cache::refilled_kb(size_kb, stride_bytes, line_bytes);
+            points
+                .iter()
+                .zip(&sweep.points[zero])
+                .map(|(p, z)| crate::cache::indirect(p, z, refilled))
+                .collect()
+        })
+        .collect();
+    for (&size_kb, points) in sweep.sizes_kb.iter().zip(&sweep.points) {
+        // The record says what was made: `rounds` blocks of BLOCK_REPETITIONS.
+        let cfg = Config {
+            size_kb,
+            stop: Stop::Repetitions(rounds * stop::BLOCK_REPETITIONS),
+            ..base.clone()
+        };
+        results.append(ring_dict(py, &cfg, summarize(&cfg, points))?)?;
+    }
+    let indirect = PyDict::new(py);
+    let field = |f: fn(&crate::cache::Indirect) -> f64| -> Vec<Vec<f64>> {
+        split
+            .iter()
+            .map(|row| row.iter().map(f).collect())
+            .collect()
+    };
+    indirect.set_item("us", matrix(py, &field(|i| i.us))?)?;
+    indirect.set_item("low_us", matrix(py, &field(|i| i.low_us))?)?;
+    indirect.set_item("high_us", matrix(py, &field(|i| i.high_us))?)?;
+    indirect.set_item(
+        "refill_kib_per_us",
+        matrix(py, &field(|i| i.refill_kib_per_us))?,
+    )?;
+    indirect.set_item("refill_low", matrix(py, &field(|i| i.refill_low))?)?;
+    indirect.set_item("refill_high", matrix(py, &field(|i| i.refill_high))?)?;
+    let d = PyDict::new(py);
+    d.set_item("results", results)?;
+    d.set_item("indirect", indirect)?;
+    let streamed = crate::cache::refilled_kb(sweep.stream_kb, stride_bytes, line_bytes);
+    let rates: Vec<f64> = sweep.stream_us.iter().map(|us| streamed / us).collect();
+    d.set_item("stream_kb", sweep.stream_kb)?;
+    d.set_item("stream_kib_per_us", rates.into_pyarray(py))?;
+    d.set_item("rounds", rounds)?;
+    d.set_item("line_bytes", line_bytes)?;
+    Ok(d)
+}
+
 /// The `RingDict` of `_core.pyi`: the run's configuration and its summary, as numpy arrays.
 fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bound<'py, PyDict>> {
     let d = config_dict(py, cfg)?;
@@ -452,6 +555,14 @@ fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bou
         "instructions_per_switch",
         per_switch(s.instructions_per_switch),
     )?;
+    hardware.set_item(
+        "cache_misses_per_switch",
+        per_switch(s.cache_misses_per_switch),
+    )?;
+    hardware.set_item(
+        "dtlb_misses_per_switch",
+        per_switch(s.dtlb_misses_per_switch),
+    )?;
     hardware.set_item("unavailable_reason", s.hardware_unavailable)?;
     d.set_item("hardware", hardware)?;
     d.set_item("counters_unavailable_reason", s.software_unavailable)?;
@@ -486,6 +597,7 @@ fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bou
         instance_blocks.append(ints(py, blocks))?;
     }
     d.set_item("instance_blocks", instance_blocks)?;
+    working_set_items(py, &d, &s.resident_kb)?;
     d.set_item("one_cpu", s.one_cpu.into_pyarray(py))?;
     Ok(d)
 }
@@ -502,6 +614,22 @@ fn phases_dict<'py>(py: Python<'py>, phase_s: &[Phases]) -> PyResult<Bound<'py, 
         phase(|p| p.setup_teardown).into_pyarray(py),
     )?;
     Ok(phases)
+}
+
+/// The working set's field of a ring result (issue 19), beside the stride `config_dict`
+/// records: per point the smallest resident private KiB of any participant's array (-1:
+/// unknown).
+fn working_set_items(
+    py: Python<'_>,
+    d: &Bound<'_, PyDict>,
+    resident_kb: &[Option<u64>],
+) -> PyResult<()> {
+    let resident: Vec<i64> = resident_kb
+        .iter()
+        .map(|kb| kb.map_or(-1, |kb| kb as i64))
+        .collect();
+    d.set_item("resident_kb", resident.into_pyarray(py))?;
+    Ok(())
 }
 
 /// Counts as an int64 array (numpy's default integer, whatever the Rust width).
@@ -599,8 +727,13 @@ fn hops_dicts<'py>(
 
 /// The checksum one pass of the workload over `size_kb` KiB produces.
 #[pyfunction]
-fn workload_checksum(#[pyo3(from_py_with = size_kb_arg)] size_kb: usize) -> PyResult<u64> {
-    Ok(crate::workload::Workload::expected_sum(size_kb))
+#[pyo3(signature = (size_kb, stride_bytes=crate::workload::DEFAULT_STRIDE_BYTES))]
+fn workload_checksum(
+    #[pyo3(from_py_with = size_kb_arg)] size_kb: usize,
+    #[pyo3(from_py_with = stride_arg)] stride_bytes: usize,
+) -> PyResult<u64> {
+    let shape = crate::workload::Shape::new(size_kb, stride_bytes).map_err(|e| to_py(e, None))?;
+    Ok(shape.expected_sum())
 }
 
 /// The figure and uncertainty of one point under the variance model (`stop::estimate`):
@@ -746,6 +879,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     topo::register(m)?;
     m.add("FIXED_MIN_TIME", stop::FIXED_MIN_TIME)?;
     m.add("PRECISION_MIN_TIME", stop::PRECISION_MIN_TIME)?;
+    m.add_function(wrap_pyfunction!(cache_sweep, m)?)?;
+    m.add("DEFAULT_ROUNDS", crate::cache::DEFAULT_ROUNDS)?;
     m.add("DEFAULT_TIMEOUT", config::DEFAULT_TIMEOUT)?;
     m.add("DEFAULT_PRECISION", stop::DEFAULT_PRECISION)?;
     m.add("DEFAULT_MAX_TIME", stop::DEFAULT_MAX_TIME)?;

@@ -42,6 +42,9 @@ pub struct RingSummary {
     /// Per switch, from hardware counters; `None` with the reason where unavailable.
     pub cycles_per_switch: Option<Vec<f64>>,
     pub instructions_per_switch: Option<Vec<f64>>,
+    /// Last-level cache misses and data-TLB read misses per switch (issue 19), same rule.
+    pub cache_misses_per_switch: Option<Vec<f64>>,
+    pub dtlb_misses_per_switch: Option<Vec<f64>>,
     pub hardware_unavailable: Option<String>,
     pub software_unavailable: Option<String>,
     /// Disagreements between what was counted and what the engine's model predicts.
@@ -68,6 +71,10 @@ pub struct RingSummary {
     pub stopped: Vec<Stopped>,
     pub block: Vec<usize>,
     pub instance_blocks: Vec<Vec<usize>>,
+    /// The working set, proven (issue 19): per point, the smallest KiB of any participant's
+    /// array found resident and its own after measuring; `None` where pagemap is unreadable.
+    /// Below `size_kb` it warns (zero page, swapped, still shared with a parent).
+    pub resident_kb: Vec<Option<u64>>,
     /// Every participant of the point ran on one CPU (`placement::Resolved::one_cpu`).
     pub one_cpu: Vec<bool>,
 }
@@ -234,7 +241,29 @@ const NS_PER_US: f64 = 1000.0;
 /// Every figure of a run of `cfg` that produced `points`.
 pub fn summarize(cfg: &Config, points: &[Point]) -> RingSummary {
     let model = Model::of(cfg.engine, cfg.transport);
-    summarize_with(points, model, cfg)
+    let mut s = summarize_with(points, model, cfg);
+    s.warnings.extend(
+        points
+            .iter()
+            .filter_map(|p| check_working_set(cfg.size_kb, p)),
+    );
+    s
+}
+
+/// A warning when some participant's array was not all resident and its own: the ring then
+/// summed less memory than `size_kb` says (the zero page of an array never written, pages
+/// swapped out, or pages still shared with the parent that forked it).
+fn check_working_set(size_kb: usize, p: &Point) -> Option<String> {
+    let kb = p.resident_kb?;
+    (kb < size_kb as u64).then(|| {
+        format!(
+            "{} participants: resident_kb={kb} < size_kb={size_kb}: a participant's work array \
+             was not all resident and its own (never written, so the shared zero page; \
+             swapped out; or still shared with its parent): the working set is smaller than \
+             it claims",
+            p.procs
+        )
+    })
 }
 
 fn summarize_with(points: &[Point], model: Model, cfg: &Config) -> RingSummary {
@@ -303,6 +332,8 @@ fn summarize_with(points: &[Point], model: Model, cfg: &Config) -> RingSummary {
             .collect(),
         cycles_per_switch: hw(&|p| p.counters.cycles),
         instructions_per_switch: hw(&|p| p.counters.instructions),
+        cache_misses_per_switch: hw(&|p| p.counters.cache_misses),
+        dtlb_misses_per_switch: hw(&|p| p.counters.dtlb_misses),
         hardware_unavailable: first.hardware_unavailable,
         software_unavailable: first.software_unavailable,
         warnings,
@@ -319,6 +350,7 @@ fn summarize_with(points: &[Point], model: Model, cfg: &Config) -> RingSummary {
         stopped: points.iter().map(|p| p.stopped).collect(),
         block: points.iter().map(|p| p.block).collect(),
         instance_blocks: points.iter().map(|p| p.instance_blocks.clone()).collect(),
+        resident_kb: points.iter().map(|p| p.resident_kb).collect(),
         one_cpu: points.iter().map(|p| p.one_cpu).collect(),
         cpus: points.iter().map(|p| p.cpus.clone()).collect(),
         trips: points.iter().map(|p| p.trips[0]).collect(),
@@ -427,6 +459,7 @@ mod tests {
             stopped: Stopped::Repetitions,
             block: 1,
             instance_blocks: vec![raw.len()],
+            resident_kb: Some(0),
             one_cpu: true,
         }
     }
@@ -536,5 +569,42 @@ mod tests {
                 .hops
                 .is_none()
         );
+    }
+
+    #[test]
+    fn an_array_never_written_is_caught_for_every_engine() {
+        use crate::config::NEVER_WRITTEN;
+        use crate::stop::Stop;
+        for &engine in Engine::ALL {
+            let cfg = Config {
+                engine,
+                transport: engine.default_transport(),
+                size_kb: 256,
+                min_time: 0.002,
+                stop: Stop::Repetitions(2),
+                ..Config::lat_ctx(vec![2, 3])
+            };
+            let written = summarize(&cfg, &crate::ring::run(&cfg, &mut || false).unwrap());
+            assert_eq!(written.resident_kb, vec![Some(256); 2], "{engine:?}");
+            assert!(
+                !written.warnings.iter().any(|w| w.contains("resident_kb")),
+                "{engine:?}: {:?}",
+                written.warnings
+            );
+            NEVER_WRITTEN.set(true);
+            let points = crate::ring::run(&cfg, &mut || false);
+            NEVER_WRITTEN.set(false);
+            let zero_page = summarize(&cfg, &points.unwrap());
+            assert_eq!(zero_page.resident_kb, vec![Some(0); 2], "{engine:?}");
+            assert!(zero_page.work_verified.iter().all(|&v| v), "{engine:?}");
+            for procs in [2, 3] {
+                let want = format!("{procs} participants: resident_kb=0 < size_kb=256");
+                assert!(
+                    zero_page.warnings.iter().any(|w| w.starts_with(&want)),
+                    "{engine:?}: {:?}",
+                    zero_page.warnings
+                );
+            }
+        }
     }
 }

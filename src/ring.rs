@@ -14,7 +14,6 @@ use crate::stats::RunLevel;
 use crate::stop::{self, Stop, Stopped, BLOCK_REPETITIONS, MIN_BLOCKS};
 use crate::sys;
 use crate::watchdog;
-use crate::workload::Workload;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -58,6 +57,9 @@ pub struct Point {
     pub stopped: Stopped,
     pub block: usize,
     pub instance_blocks: Vec<usize>,
+    /// The smallest KiB of any participant's work array found resident and its own after the
+    /// point (`Workload::resident_kb`); `None` where pagemap could not be read.
+    pub resident_kb: Option<u64>,
     /// Every participant ran on one CPU (`placement::Resolved::one_cpu`).
     pub one_cpu: bool,
 }
@@ -253,7 +255,7 @@ impl Point {
     /// Instances of one point as one: their repetitions in order, with the blocks each
     /// measured. The evidence of one extra counted repetition, the trip counts and the CPUs
     /// are the first instance's; histograms, rusage and phase times add up.
-    fn merge(instances: Vec<Point>, stopped: Stopped) -> Point {
+    pub(crate) fn merge(instances: Vec<Point>, stopped: Stopped) -> Point {
         let mut rest = instances.into_iter();
         let mut p = rest.next().expect("at least one instance");
         for q in rest {
@@ -271,6 +273,7 @@ impl Point {
             p.phase_s.warmup += q.phase_s.warmup;
             p.phase_s.measure += q.phase_s.measure;
             p.phase_s.setup_teardown += q.phase_s.setup_teardown;
+            p.resident_kb = p.resident_kb.zip(q.resident_kb).map(|(a, b)| a.min(b));
         }
         p.stopped = stopped;
         p
@@ -344,7 +347,7 @@ fn point(
         cfg.engine,
         cfg.transport,
         procs,
-        cfg.size_kb,
+        cfg.shape()?,
         cfg.record_hops,
         cpus,
         &mut *interrupt,
@@ -476,6 +479,8 @@ struct RingTotals {
     driver_hops_per_trip: u64,
     /// The rings' merged hop histogram and largest hop, when recording.
     hops: Option<(Vec<u64>, u64)>,
+    /// The smallest resident KiB of the drivers' arrays.
+    resident_kb: Option<u64>,
 }
 
 impl RingTotals {
@@ -483,6 +488,10 @@ impl RingTotals {
         RingTotals {
             work: rings.iter().map(|r| r.work_done()).collect(),
             driver_hops_per_trip: rings[0].driver_hops_per_trip(),
+            resident_kb: rings
+                .iter()
+                .map(|r| r.resident_kb())
+                .try_fold(u64::MAX, |low, kb| Some(low.min(kb?))),
             hops: rings.iter().map(|r| r.hops()).fold(None, hops::merge),
         }
     }
@@ -525,7 +534,7 @@ fn assemble(
         rings,
         counters,
     } = evidence;
-    let expected = Workload::expected_sum(run.cfg.size_kb);
+    let expected = run.cfg.shape().map_or(0, |s| s.expected_sum());
     let check = |&(passes, sum): &(u64, u64)| sum == passes.wrapping_mul(expected) && passes > 0;
     let work_verified = rings.work.iter().all(check) && report.work.iter().flatten().all(check);
     // Each observed task receives the token once per trip of the counted repetition.
@@ -567,6 +576,10 @@ fn assemble(
         stopped: drivers[0].stopped,
         block: run.cfg.stop.block(),
         instance_blocks: vec![drivers[0].series.raw_ns.len() / run.cfg.stop.block()],
+        resident_kb: rings
+            .resident_kb
+            .zip(report.resident_kb)
+            .map(|(a, b)| a.min(b)),
         one_cpu,
     }
 }

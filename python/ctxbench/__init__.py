@@ -15,19 +15,23 @@ from ._core import __version__ as __version__
 from ._matrix import matrix
 from ._topology import Topology, topology
 from .api import lat_ctx, pingpong, ring
+from .cache import CacheSweep, cache_sweep, knees
 from .files import load
 from .frame import concat
 from .result import MatrixResult, PingpongResult, RingResult
 from .sweep import sweep
 
 __all__ = [
+    "CacheSweep",
     "FIXED_MIN_TIME",
     "PRECISION_MIN_TIME",
     "MAX_PROCS",
     "MatrixResult",
     "PingpongResult",
     "RingResult",
+    "cache_sweep",
     "concat",
+    "knees",
     "lat_ctx",
     "load",
     "matrix",

@@ -25,6 +25,8 @@ __all__ = [
     "MATRIX_CELL_MIN_TIME",
     "MATRIX_CELL_MAX_TIME",
     "MATRIX_PER_CLASS",
+    "cache_sweep",
+    "DEFAULT_ROUNDS",
     "FIXED_MIN_TIME",
     "PRECISION_MIN_TIME",
     "CONFIDENCE",
@@ -48,6 +50,7 @@ DEFAULT_PRECISION: float
 DEFAULT_MAX_TIME: float
 DEFAULT_MAX_REPETITIONS: int
 MAX_PROCS: int
+DEFAULT_ROUNDS: int
 ENGINES: tuple[str, ...]
 TRANSPORTS: dict[str, tuple[str, ...]]
 PLACEMENTS: tuple[str, ...]
@@ -124,6 +127,8 @@ class PhasesDict(TypedDict):
 class HardwareDict(TypedDict):
     cycles_per_switch: _Floats | None
     instructions_per_switch: _Floats | None
+    cache_misses_per_switch: _Floats | None
+    dtlb_misses_per_switch: _Floats | None
     unavailable_reason: str | None
 
 _HopPercentilesDict = TypedDict(
@@ -194,6 +199,8 @@ class RingDict(TypedDict):
     timeout: float
     record_hops: bool
     one_cpu: NDArray[np.bool_]
+    stride_bytes: int | None
+    resident_kb: _Ints
 
 @type_check_only
 class RingConfigDict(TypedDict):
@@ -213,6 +220,7 @@ class RingConfigDict(TypedDict):
     cpu: int | None
     timeout: float
     record_hops: bool
+    stride_bytes: int | None
 
 @type_check_only
 class PingpongDict(TypedDict):
@@ -317,6 +325,7 @@ def ring(
     timeout: float = ...,
     record_hops: bool = False,
     history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
+    stride_bytes: int = ...,
 ) -> RingDict: ...
 def ring_config(
     procs: Sequence[int],
@@ -336,6 +345,7 @@ def ring_config(
     timeout: float = ...,
     record_hops: bool = False,
     history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
+    stride_bytes: int = ...,
 ) -> RingConfigDict: ...
 def ring_check(
     procs: Sequence[int],
@@ -355,7 +365,48 @@ def ring_check(
     timeout: float = ...,
     record_hops: bool = False,
     history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
+    stride_bytes: int = ...,
 ) -> RingConfigDict: ...
+
+@type_check_only
+class IndirectDict(TypedDict):
+    """Per (size, procs), shape (len(sizes_kb), len(procs)): net(size) - net(0) in µs per
+    switch with its 95 % interval from paired rounds, and KiB refilled per µs of it."""
+
+    us: _Floats
+    low_us: _Floats
+    high_us: _Floats
+    refill_kib_per_us: _Floats
+    refill_low: _Floats
+    refill_high: _Floats
+
+@type_check_only
+class CacheSweepDict(TypedDict):
+    """What `cache_sweep` returns: one `RingDict` per size, the cost split, the streaming
+    read's KiB per µs in each round."""
+
+    results: list[RingDict]
+    indirect: IndirectDict
+    stream_kb: int
+    stream_kib_per_us: _Floats
+    rounds: int
+    line_bytes: int
+
+def cache_sweep(
+    procs: Sequence[int],
+    sizes_kb: Sequence[int],
+    *,
+    engine: str = "process",
+    transport: str | None = None,
+    stride_bytes: int = ...,
+    rounds: int = ...,
+    placement: str | Sequence[int] | None = None,
+    cpu: int | None = None,
+    min_time: float | None = None,
+    timeout: float = ...,
+    line_bytes: int = 64,
+    stream_kb: int = 0,
+) -> CacheSweepDict: ...
 def pingpong(
     loops: int | None = None,
     *,
@@ -371,7 +422,7 @@ def pingpong(
     timeout: float = ...,
     history: tuple[Sequence[float], Sequence[float]] | None = None,
 ) -> PingpongDict: ...
-def workload_checksum(size_kb: int) -> int: ...
+def workload_checksum(size_kb: int, stride_bytes: int = ...) -> int: ...
 def estimate(
     samples: Sequence[float],
     block: int,

@@ -39,6 +39,7 @@ def ring(
     timeout: float = _core.DEFAULT_TIMEOUT,
     record_hops: bool = False,
     history: bool = True,
+    stride_bytes: int = 8,
 ) -> RingResult:
     """Pass a token round rings of ``procs`` participants and report µs per switch.
 
@@ -67,6 +68,12 @@ def ring(
     ``history=True`` each point's interval holds that spread (``stats["sd_run"]``, from the
     last runs kept by ``ctxbench._history``), a point whose interval it dominates stops early
     (``"run_spread"``), and this run is kept for the next.
+
+    ``stride_bytes`` is how each participant reads its ``size_kb`` array: 8 sums every word
+    (lmbench3's ``bread``), 64 one word per cache line (the cost is then the lines brought
+    in, not the adds); a power of two from 8 to 4096. ``result.resident_kb`` proves the
+    working set: per point, the smallest KiB of any participant's array found resident and
+    its own after measuring; below ``size_kb`` the result warns (zero page, swapped, shared).
     """
     meta = result_metadata()
     points = (
@@ -80,6 +87,8 @@ def ring(
             min_time=min_time,
             fixed=repetitions is not None,
             record_hops=record_hops,
+            # Another stride is another measurement; the default keeps earlier ids.
+            **({"stride_bytes": stride_bytes} if stride_bytes != 8 else {}),
         )
         if history
         else None
@@ -101,6 +110,7 @@ def ring(
         timeout=timeout,
         record_hops=record_hops,
         history=_history.earlier(meta, points) if points else None,
+        stride_bytes=stride_bytes,
     )
     result = RingResult.from_core(raw, meta)
     if points:
@@ -126,6 +136,7 @@ def lat_ctx(
     timeout: float = _core.DEFAULT_TIMEOUT,
     record_hops: bool = False,
     history: bool = True,
+    stride_bytes: int = 8,
 ) -> RingResult:
     """lmbench's lat_ctx: forked processes in a ring of Unix pipes (``ring`` with defaults)."""
     return ring(
@@ -143,6 +154,7 @@ def lat_ctx(
         timeout=timeout,
         record_hops=record_hops,
         history=history,
+        stride_bytes=stride_bytes,
     )
 
 

@@ -85,6 +85,8 @@ class RingResult:
     timeout: float | None = None
     record_hops: bool | None = None
     one_cpu: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
+    stride_bytes: int | None = None
+    resident_kb: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 

@@ -187,6 +187,9 @@ RING: dict[str, Field] = {
         fields={
             "cycles_per_switch": _float(P, min=0, nullable=True),
             "instructions_per_switch": _float(P, min=0, nullable=True),
+            # Issue 19; files from before it lack them.
+            "cache_misses_per_switch": _float(P, min=0, nullable=True, required=False),
+            "dtlb_misses_per_switch": _float(P, min=0, nullable=True, required=False),
             "unavailable_reason": Field("str", nullable=True),
         },
     ),
@@ -224,6 +227,9 @@ RING: dict[str, Field] = {
     # Every participant of the point ran on one CPU: a pinned one, the same one in a CPU
     # list, or the only one the caller may use. Blocking hops then cost at least one switch.
     "one_cpu": Field("bool", (P,), required=False),
+    # The working set (files from before it lack these).
+    "stride_bytes": _int(min=8, nullable=True, required=False, config=True),
+    "resident_kb": _int(P, min=-1, required=False, column=True),
     "metadata": METADATA,
 }
 

@@ -12,7 +12,7 @@ use crate::hops::HopLog;
 use crate::sys::{self, Guards, Shared, Slot};
 use crate::transport::TransportKind;
 use crate::wire::{self, STOP};
-use crate::workload::Workload;
+use crate::workload::{Shape, Workload};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,19 +34,22 @@ impl Switcher for Fiber {
     const TRANSPORTS: &'static [TransportKind] = &[TransportKind::Resume];
 
     fn start(_resume: TransportKind, s: Start) -> Result<Group> {
-        spawn(s.procs, s.size_kb, s.record, s.cpus)
+        spawn(s.procs, s.shape, s.record, s.cpus)
     }
 }
 
 pub fn spawn(
     procs: usize,
-    size_kb: usize,
+    shape: Shape,
     record: bool,
     cpus: &[Vec<Option<usize>>],
 ) -> Result<Group> {
     let parallel = cpus.len();
     let logs = super::hop_logs(parallel, procs, record)?;
     let slots = Arc::new(Shared::<Slot>::new(procs * parallel)?);
+    for s in slots.iter() {
+        s.resident_kb.store(-1, Ordering::Relaxed);
+    }
     let mut rings: Vec<Box<dyn Ring>> = Vec::with_capacity(parallel);
     for (r, placement) in cpus.iter().enumerate() {
         let mut fibers = Vec::with_capacity(procs - 1);
@@ -57,7 +60,7 @@ pub fn spawn(
                     "allocating a fiber stack",
                 )
             })?;
-            let work = Workload::new(size_kb)?;
+            let work = Workload::new(shape)?;
             let slots = Arc::clone(&slots);
             let cpu = placement[0];
             let log = logs[r].clone();
@@ -82,13 +85,15 @@ pub fn spawn(
                         Ordering::Relaxed,
                     );
                     slot.checksum.store(checksum, Ordering::Relaxed);
+                    let resident = work.resident_kb().map_or(-1, |kb| kb as i64);
+                    slot.resident_kb.store(resident, Ordering::Relaxed);
                     slot.passes.store(passes, Ordering::Release);
                 },
             ));
         }
         rings.push(Box::new(FiberRing {
             fibers,
-            work: Workload::new(size_kb)?,
+            work: Workload::new(shape)?,
             token: 0,
             checksum: 0,
             passes: 0,
@@ -182,6 +187,10 @@ impl Ring for FiberRing {
 
     fn progress(&self) -> Arc<AtomicU64> {
         Arc::clone(&self.progress)
+    }
+
+    fn resident_kb(&self) -> Option<u64> {
+        self.work.resident_kb()
     }
 
     fn work_done(&self) -> (u64, u64) {

@@ -11,6 +11,7 @@ use crate::hops::HopLog;
 use crate::sys::{Guards, Shared, Slot};
 use crate::token::Driver;
 use crate::transport::{Transport, WithTransport};
+use crate::workload::Shape;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -49,10 +50,10 @@ pub trait OverAnyTransport {
 }
 
 /// What every engine starts: `cpus.len()` rings of `procs` participants, `cpus[ring][i]`
-/// pinning each, with a `size_kb` work array and hop recording when `record`.
+/// pinning each, with a work array of `shape` and hop recording when `record`.
 pub struct Start<'a, 'i> {
     pub procs: usize,
-    pub size_kb: usize,
+    pub shape: Shape,
     pub record: bool,
     pub cpus: &'a [Vec<Option<usize>>],
     pub interrupt: Interrupt<'i>,
@@ -182,6 +183,8 @@ pub trait Ring: Send {
     fn progress(&self) -> Arc<AtomicU64>;
     /// (workload passes, checksum) of participant 0.
     fn work_done(&self) -> (u64, u64);
+    /// KiB of participant 0's array resident and its own; `None` where pagemap is unreadable.
+    fn resident_kb(&self) -> Option<u64>;
     /// Switches per-hop latency recording on or off (only the timed repetitions record).
     fn record(&self, on: bool);
     /// The ring's hop histogram (counts per `hops::Lane` and bucket, max ns), when recording.
@@ -211,6 +214,9 @@ impl<T: Transport> Ring for Driver<T> {
     fn work_done(&self) -> (u64, u64) {
         Driver::work_done(self)
     }
+    fn resident_kb(&self) -> Option<u64> {
+        Driver::resident_kb(self)
+    }
     fn record(&self, on: bool) {
         if let Some(log) = &self.log {
             log.record(on);
@@ -226,13 +232,13 @@ impl<T: Transport> Ring for Driver<T> {
 fn group<T: Transport>(
     rings: Vec<Arc<T>>,
     logs: Vec<Option<Arc<HopLog>>>,
-    size_kb: usize,
+    shape: Shape,
     procs: usize,
     members: Box<dyn Members>,
 ) -> Result<Group> {
     let mut drivers: Vec<Box<dyn Ring>> = Vec::with_capacity(rings.len());
     for (ring, log) in rings.into_iter().zip(logs) {
-        let work = crate::workload::Workload::new(size_kb)?;
+        let work = crate::workload::Workload::new(shape)?;
         drivers.push(Box::new(Driver::new(ring, work, procs, log)?));
     }
     Ok(Group {
@@ -261,6 +267,8 @@ pub struct Report {
     pub voluntary: u64,
     pub involuntary: u64,
     pub passes: u64,
+    /// The smallest `Slot::resident_kb` of those participants; `None` if any did not report.
+    pub resident_kb: Option<u64>,
 }
 
 /// The participants an engine started, other than the drivers.
@@ -288,7 +296,7 @@ pub fn spawn(
     engine: Engine,
     transport: TransportKind,
     procs: usize,
-    size_kb: usize,
+    shape: Shape,
     record: bool,
     cpus: &[Vec<Option<usize>>],
     interrupt: Interrupt,
@@ -296,7 +304,7 @@ pub fn spawn(
     check_combination(engine, transport)?;
     let start = Start {
         procs,
-        size_kb,
+        shape,
         record,
         cpus,
         interrupt,
@@ -368,6 +376,10 @@ fn report(slots: &Shared<Slot>, procs: usize, failure: Option<String>) -> Report
         voluntary: members().map(|s| s.nvcsw.load(Ordering::Acquire)).sum(),
         involuntary: members().map(|s| s.nivcsw.load(Ordering::Acquire)).sum(),
         passes: members().map(|s| s.passes.load(Ordering::Acquire)).sum(),
+        resident_kb: members()
+            .map(|s| u64::try_from(s.resident_kb.load(Ordering::Acquire)).ok())
+            .try_fold(u64::MAX, |low, kb| Some(low.min(kb?)))
+            .filter(|_| slots.len() > rings),
         cpus: (0..rings)
             .map(|r| {
                 (1..procs)
@@ -428,7 +440,7 @@ mod tests {
                 engine,
                 TransportKind::Pipe,
                 procs,
-                0,
+                Shape::every_word(0).unwrap(),
                 false,
                 &cpus,
                 &mut || {
@@ -453,9 +465,17 @@ mod tests {
             (Engine::Process, TransportKind::Resume),
             (Engine::Thread, TransportKind::Resume),
         ] {
-            let e = spawn(engine, t, 2, 0, false, &cpus, &mut || false)
-                .err()
-                .unwrap();
+            let e = spawn(
+                engine,
+                t,
+                2,
+                Shape::every_word(0).unwrap(),
+                false,
+                &cpus,
+                &mut || false,
+            )
+            .err()
+            .unwrap();
             assert_eq!(Err(e), check_combination(engine, t));
         }
     }

@@ -12,7 +12,7 @@ use crate::sys::{self, Shared, Slot};
 use crate::token;
 use crate::transport::{Scope, Transport};
 use crate::wire::STOP;
-use crate::workload::Workload;
+use crate::workload::{Shape, Workload};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -28,13 +28,13 @@ impl OverAnyTransport for Process {
     const PARTICIPANT_BYTES: u64 = 512 * 1024;
 
     fn spawn<T: Transport>(s: Start) -> Result<Group> {
-        spawn::<T>(s.procs, s.size_kb, s.record, s.cpus, s.interrupt)
+        spawn::<T>(s.procs, s.shape, s.record, s.cpus, s.interrupt)
     }
 }
 
 pub fn spawn<T: Transport>(
     procs: usize,
-    size_kb: usize,
+    shape: Shape,
     record: bool,
     cpus: &[Vec<Option<usize>>],
     mut interrupt: Interrupt,
@@ -46,8 +46,10 @@ pub fn spawn<T: Transport>(
     for s in slots.iter() {
         s.cpu.store(-1, Ordering::Relaxed);
         s.exit.store(-1, Ordering::Relaxed);
+        s.resident_kb.store(-1, Ordering::Relaxed);
     }
-    let template = Workload::new(size_kb)?;
+    let template = Workload::new(shape)?;
+    template.inherit_on_fork()?;
     let oom_kills = memory::oom_kills();
     let logs = super::hop_logs(parallel, procs, record)?;
     let mut rings = (0..parallel)
@@ -107,7 +109,7 @@ pub fn spawn<T: Transport>(
     };
     forked?;
     wait_ready(&children.slots, &children, procs, &mut interrupt)?;
-    super::group(rings, logs, size_kb, procs, Box::new(children))
+    super::group(rings, logs, shape, procs, Box::new(children))
 }
 
 /// A forked participant. Never returns.
@@ -394,11 +396,16 @@ mod tests {
     /// waiting, and only the watchdog's path (`casualty`, then `abort`) ends the run.
     fn killed_participant_ends_the_run(transport: TransportKind) {
         let cpus = [vec![None; 3]];
-        let Group { mut rings, members } =
-            spawn(Engine::Process, transport, 3, 0, false, &cpus, &mut || {
-                false
-            })
-            .unwrap();
+        let Group { mut rings, members } = spawn(
+            Engine::Process,
+            transport,
+            3,
+            Shape::every_word(0).unwrap(),
+            false,
+            &cpus,
+            &mut || false,
+        )
+        .unwrap();
         let (_, pid) = members.tids()[0];
         // SAFETY: our own child.
         unsafe { libc::kill(pid, libc::SIGKILL) };

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::sys::{self, Shared, Slot};
 use crate::token;
 use crate::transport::{Scope, Transport};
-use crate::workload::Workload;
+use crate::workload::{Shape, Workload};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -24,13 +24,13 @@ impl OverAnyTransport for Thread {
     const PARTICIPANT_BYTES: u64 = 64 * 1024;
 
     fn spawn<T: Transport>(s: Start) -> Result<Group> {
-        spawn::<T>(s.procs, s.size_kb, s.record, s.cpus, s.interrupt)
+        spawn::<T>(s.procs, s.shape, s.record, s.cpus, s.interrupt)
     }
 }
 
 pub fn spawn<T: Transport>(
     procs: usize,
-    size_kb: usize,
+    shape: Shape,
     record: bool,
     cpus: &[Vec<Option<usize>>],
     mut interrupt: Interrupt,
@@ -40,6 +40,7 @@ pub fn spawn<T: Transport>(
     for s in slots.iter() {
         s.cpu.store(-1, Ordering::Relaxed);
         s.exit.store(-1, Ordering::Relaxed);
+        s.resident_kb.store(-1, Ordering::Relaxed);
     }
     let rings = (0..parallel)
         .map(|_| T::ring(procs, Scope::Threads).map(Arc::new))
@@ -66,7 +67,7 @@ pub fn spawn<T: Transport>(
                             return token::EXIT_ERRNO;
                         }
                     }
-                    let Ok(work) = Workload::new(size_kb) else {
+                    let Ok(work) = Workload::new(shape) else {
                         return token::EXIT_ERRNO;
                     };
                     let _registered = ring.attach(i);
@@ -84,7 +85,7 @@ pub fn spawn<T: Transport>(
         }
     }
     wait_ready(&slots, &members, procs, &mut interrupt)?;
-    super::group(rings, logs, size_kb, procs, Box::new(members))
+    super::group(rings, logs, shape, procs, Box::new(members))
 }
 
 struct Threads<T: Transport> {
