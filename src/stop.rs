@@ -16,9 +16,10 @@ pub enum Stop {
     /// round-robin over the points, until the point's next-run interval
     /// (`stats::Estimate::next_run_interval`) lies within ± `target` × its figure — after at
     /// least `MIN_INSTANCES` instances and `MIN_BLOCKS` blocks — or, where earlier runs
-    /// showed a run level (`stats::RunLevel`), until measuring longer could no longer narrow
-    /// the interval much (`RUN_DOMINANCE`), or one more block would pass `max_repetitions`,
-    /// or the next instance would end more than halfway past `max_time` seconds.
+    /// showed a run level (`stats::RunLevel`) that alone keeps the interval wider than that,
+    /// until measuring longer could narrow it by little (`RUN_DOMINANCE`), or one more block
+    /// would pass `max_repetitions`, or the next instance would end more than halfway past
+    /// `max_time` seconds.
     Precision {
         target: f64,
         max_repetitions: usize,
@@ -51,9 +52,10 @@ pub const FIXED_MIN_TIME: f64 = 0.05;
 pub const CONFIDENCE: f64 = 0.95;
 /// Relative half-width above which a point is `Unstable` rather than `Noisy`.
 const NOISY_HALF_WIDTH: f64 = 0.10;
-/// A point whose within-run standard error is at most this fraction of the run level's
-/// stops: measuring on could narrow its interval by 5 % at most (√(1 + 1/9) = 1.054).
-const RUN_DOMINANCE: f64 = 1.0 / 3.0;
+/// A point whose run level alone keeps its interval wider than the precision asked stops
+/// once its within-run standard error is at most this fraction of the run level's:
+/// measuring on could then narrow its interval by a fifth at most (√(1 + 0.75²) = 1.25).
+const RUN_DOMINANCE: f64 = 0.75;
 
 impl Stop {
     /// Seconds per repetition when the caller names none.
@@ -157,8 +159,10 @@ pub fn decide(
             return Some(Stopped::Precision);
         }
         if let Some(run) = run {
+            let t = stats::t_quantile(CONFIDENCE, e.uncertainty.df);
+            let out_of_reach = t * std::f64::consts::SQRT_2 * run.sd > target;
             let within = stats::uncertainty(&layout).se;
-            if e.center > 0.0 && within <= RUN_DOMINANCE * run.sd * e.center {
+            if out_of_reach && e.center > 0.0 && within <= RUN_DOMINANCE * run.sd * e.center {
                 return Some(Stopped::RunSpread);
             }
         }
@@ -409,7 +413,15 @@ mod tests {
             decide(&stop, &samples, &shape, Some(&small), 0.0),
             Some(Stopped::Precision)
         );
-        let noisy = blocks(&[90.0, 110.0, 95.0, 105.0, 92.0, 108.0]);
+        // One that leaves the precision within reach does not stop a point that has not
+        // reached it: the run measures on.
+        let reachable = RunLevel {
+            sd: 0.005,
+            df: 19.0,
+        };
+        let wider = blocks(&[100.0, 103.0, 97.0, 102.0, 98.0, 100.0]);
+        assert_eq!(decide(&stop, &wider, &shape, Some(&reachable), 0.0), None);
+        let noisy = blocks(&[80.0, 120.0, 85.0, 115.0, 82.0, 118.0]);
         assert_eq!(decide(&stop, &noisy, &shape, Some(&wide), 0.0), None);
         assert_eq!(Stopped::RunSpread.as_str(), "run_spread");
     }
