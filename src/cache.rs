@@ -12,7 +12,7 @@
 //! cost's interval comes from the per-round differences against it (paired, so drift common
 //! to a round cancels).
 
-use crate::config::Config;
+use crate::config::{self, Config};
 use crate::error::{Error, Result};
 use crate::memory;
 use crate::ring::{self, Interrupt, Point};
@@ -21,8 +21,7 @@ use crate::stop::{Stop, Stopped, BLOCK_REPETITIONS, CONFIDENCE};
 use crate::workload::{Shape, Workload};
 use std::time::Instant;
 
-/// Rounds of a sweep: the interval's blocks. Fewer than 2 has no interval.
-pub const ROUNDS: (usize, usize) = (2, 1000);
+/// Rounds of a sweep by default (`config::ROUNDS` is their range).
 pub const DEFAULT_ROUNDS: usize = 5;
 /// Streaming-read passes timed per round.
 const STREAM_PASSES: usize = 3;
@@ -86,13 +85,7 @@ fn check(
             "must include 0: the direct cost every indirect cost is measured against",
         ));
     }
-    let (lo, hi) = ROUNDS;
-    if !(lo..=hi).contains(&rounds) {
-        return Err(Error::invalid(
-            "rounds",
-            format!("must be between {lo} and {hi}, got {rounds}"),
-        ));
-    }
+    config::ROUNDS.check(rounds as u64)?;
     let configs = sizes_kb
         .iter()
         .map(|&size_kb| {
@@ -311,6 +304,7 @@ mod tests {
             block: 1,
             instance_blocks: vec![2, 2],
             resident_kb: None,
+            one_cpu: true,
         };
         let zero = point(&[1.0, 1.0, 2.0, 2.0]);
         let size = point(&[4.0, 4.0, 5.0, 5.0]);

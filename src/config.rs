@@ -9,85 +9,113 @@ use crate::stats::RunLevel;
 use crate::stop::{Stop, BLOCK_REPETITIONS, MIN_BLOCKS};
 use crate::workload::{Shape, DEFAULT_STRIDE_BYTES, MAX_SIZE_KB};
 
-/// The allowed range of one integer parameter.
+/// The allowed range of one parameter, and the error that names it: `lo..=hi`, or above `lo`
+/// up to `hi` where `lo` itself means nothing (a duration of 0 s). Every range of a run is one
+/// of the `Limit`s below.
 #[derive(Debug, Clone, Copy)]
-pub struct Limit {
+pub struct Limit<T> {
     pub param: &'static str,
-    pub lo: u64,
-    pub hi: u64,
+    pub lo: T,
+    pub hi: T,
+    pub lo_excluded: bool,
+    /// What the numbers are, for the message: " seconds", "".
+    pub unit: &'static str,
 }
 
-impl Limit {
-    /// `value` if it lies in the range, else an error naming the parameter and the range.
-    pub fn check(&self, value: u64) -> Result<u64> {
-        if (self.lo..=self.hi).contains(&value) {
+impl<T: Copy> Limit<T> {
+    /// `lo..=hi`.
+    pub const fn between(param: &'static str, lo: T, hi: T) -> Self {
+        Limit {
+            param,
+            lo,
+            hi,
+            lo_excluded: false,
+            unit: "",
+        }
+    }
+
+    /// Above `lo`, up to `hi`.
+    pub const fn above(param: &'static str, lo: T, hi: T) -> Self {
+        Limit {
+            lo_excluded: true,
+            ..Self::between(param, lo, hi)
+        }
+    }
+
+    pub const fn in_unit(self, unit: &'static str) -> Self {
+        Limit { unit, ..self }
+    }
+}
+
+impl<T: PartialOrd + Copy + std::fmt::Display> Limit<T> {
+    /// `value` if it lies in the range (NaN never does), else an error naming the parameter
+    /// and the range.
+    pub fn check(&self, value: T) -> Result<T> {
+        let above_lo = if self.lo_excluded {
+            value > self.lo
+        } else {
+            value >= self.lo
+        };
+        if above_lo && value <= self.hi {
             Ok(value)
         } else {
             Err(self.outside(value))
         }
     }
 
-    /// The same for a signed value as a caller typed it (a negative one is outside too).
+    fn outside(&self, value: impl std::fmt::Display) -> Error {
+        let (lo, hi, unit) = (self.lo, self.hi, self.unit);
+        let range = if self.lo_excluded {
+            format!("> {lo} and <= {hi}{unit}")
+        } else {
+            format!("between {lo} and {hi}{unit}")
+        };
+        Error::invalid(self.param, format!("must be {range}, got {value}"))
+    }
+}
+
+impl Limit<u64> {
+    /// The same for a signed count as a caller typed it (a negative one is outside too).
     pub fn count(&self, value: i64) -> Result<usize> {
         match u64::try_from(value) {
             Ok(v) => self.check(v).map(|v| v as usize),
             Err(_) => Err(self.outside(value)),
         }
     }
-
-    fn outside(&self, value: impl std::fmt::Display) -> Error {
-        Error::invalid(
-            self.param,
-            format!("must be between {} and {}, got {value}", self.lo, self.hi),
-        )
-    }
 }
 
 /// lmbench3 allows 2048; beyond this a ring is a fork bomb, not a benchmark. Also the limit
 /// on procs × parallel.
-pub const PROCS: Limit = Limit {
-    param: "procs",
-    lo: 2,
-    hi: 100_000,
-};
-pub const SIZE_KB: Limit = Limit {
-    param: "size_kb",
-    lo: 0,
-    hi: MAX_SIZE_KB as u64,
-};
-pub const REPETITIONS: Limit = Limit {
-    param: "repetitions",
-    lo: 1,
-    hi: 10_000,
-};
-pub const WARMUP: Limit = Limit {
-    param: "warmup",
-    lo: 0,
-    hi: 1_000,
-};
-pub const PARALLEL: Limit = Limit {
-    param: "parallel",
-    lo: 1,
-    hi: 1_024,
-};
+pub const PROCS: Limit<u64> = Limit::between("procs", 2, 100_000);
+pub const SIZE_KB: Limit<u64> = Limit::between("size_kb", 0, MAX_SIZE_KB as u64);
+pub const REPETITIONS: Limit<u64> = Limit::between("repetitions", 1, 10_000);
+/// Precision mode's cap on repetitions: at least the blocks an interval needs.
+pub const MAX_REPETITIONS: Limit<u64> = Limit::between(
+    "max_repetitions",
+    (BLOCK_REPETITIONS * MIN_BLOCKS) as u64,
+    REPETITIONS.hi,
+);
+pub const WARMUP: Limit<u64> = Limit::between("warmup", 0, 1_000);
+pub const PARALLEL: Limit<u64> = Limit::between("parallel", 1, 1_024);
 /// Round trips of a ping-pong run.
-pub const LOOPS: Limit = Limit {
-    param: "loops",
-    lo: 1,
-    hi: 10_000_000_000,
-};
+pub const LOOPS: Limit<u64> = Limit::between("loops", 1, 10_000_000_000);
 /// Resume+suspend pairs of the bare-coroutine baseline the fiber engine is compared with.
-pub const BASELINE_PAIRS: Limit = Limit {
-    param: "pairs",
-    lo: 1,
-    hi: 1 << 40,
-};
-pub const MAX_PROCS: usize = PROCS.hi as usize;
-
-/// Seconds per timed repetition: (lower bound exclusive, upper bound inclusive).
-pub const MIN_TIME_S: (f64, f64) = (0.0, 60.0);
+pub const BASELINE_PAIRS: Limit<u64> = Limit::between("pairs", 1, 1 << 40);
+/// The CPU matrix: cells per relation class, and passes over the cells.
+pub const PER_CLASS: Limit<u64> = Limit::between("per_class", 1, 100_000);
+pub const PASSES: Limit<u64> = Limit::between("passes", 1, 1_000);
+/// A cache sweep's rounds: the interval's blocks (fewer than 2 has no interval).
+pub const ROUNDS: Limit<u64> = Limit::between("rounds", 2, 1_000);
+/// Seconds per timed repetition.
+pub const MIN_TIME: Limit<f64> = Limit::above("min_time", 0.0, 60.0).in_unit(" seconds");
 /// Seconds without progress before a ring counts as hung.
-pub const TIMEOUT_S: (f64, f64) = (0.1, 3600.0);
+pub const TIMEOUT: Limit<f64> = Limit::between("timeout", 0.1, 3600.0).in_unit(" seconds");
+/// Precision mode: the relative half-width of the interval asked for.
+pub const PRECISION: Limit<f64> =
+    Limit::above("precision", 0.0, 0.5).in_unit(" (a fraction of the median)");
+/// Precision mode: seconds of measuring per point.
+pub const MAX_TIME: Limit<f64> = Limit::above("max_time", 0.0, 3600.0).in_unit(" seconds");
+pub const MAX_PROCS: usize = PROCS.hi as usize;
 
 pub const DEFAULT_TIMEOUT: f64 = 10.0;
 
@@ -117,11 +145,6 @@ pub struct Config {
     pub run_levels: Vec<Option<RunLevel>>,
 }
 
-/// Seconds of measuring per point in precision mode.
-pub const MAX_TIME_S: (f64, f64) = (0.0, 3600.0);
-/// Relative half-width: (lower bound exclusive, upper bound inclusive).
-pub const PRECISION_RANGE: (f64, f64) = (0.0, 0.5);
-
 /// The stopping rule's parameters, each in its range.
 fn validate_stop(stop: &Stop) -> Result<()> {
     match *stop {
@@ -131,28 +154,9 @@ fn validate_stop(stop: &Stop) -> Result<()> {
             max_repetitions,
             max_time,
         } => {
-            let (lo, hi) = PRECISION_RANGE;
-            if !(target > lo && target <= hi) {
-                return Err(Error::invalid(
-                    "precision",
-                    format!("must be > {lo} and <= {hi} (a fraction of the median), got {target}"),
-                ));
-            }
-            let floor = (BLOCK_REPETITIONS * MIN_BLOCKS) as u64;
-            Limit {
-                param: "max_repetitions",
-                lo: floor,
-                ..REPETITIONS
-            }
-            .check(max_repetitions as u64)?;
-            let (lo, hi) = MAX_TIME_S;
-            if !(max_time > lo && max_time <= hi) {
-                return Err(Error::invalid(
-                    "max_time",
-                    format!("must be > {lo} and <= {hi} seconds, got {max_time}"),
-                ));
-            }
-            Ok(())
+            PRECISION.check(target)?;
+            MAX_REPETITIONS.check(max_repetitions as u64)?;
+            MAX_TIME.check(max_time).map(drop)
         }
     }
 }
@@ -236,23 +240,8 @@ impl Config {
                 format!("procs x parallel must be at most {MAX_PROCS}"),
             ));
         }
-        let (lo, hi) = MIN_TIME_S;
-        if !(self.min_time > lo && self.min_time <= hi) {
-            return Err(Error::invalid(
-                "min_time",
-                format!("must be > {lo} and <= {hi} seconds, got {}", self.min_time),
-            ));
-        }
-        let (lo, hi) = TIMEOUT_S;
-        if !(self.timeout >= lo && self.timeout <= hi) {
-            return Err(Error::invalid(
-                "timeout",
-                format!(
-                    "must be between {lo} and {hi} seconds, got {}",
-                    self.timeout
-                ),
-            ));
-        }
+        MIN_TIME.check(self.min_time)?;
+        TIMEOUT.check(self.timeout)?;
         Ok(())
     }
 }
@@ -360,5 +349,17 @@ mod tests {
         );
         assert!(PROCS.count(1).is_err());
         assert!(LOOPS.check(0).is_err());
+        let message = |limit: Limit<f64>, x: f64| limit.check(x).unwrap_err().to_string();
+        assert_eq!(
+            message(MIN_TIME, 0.0),
+            "min_time: must be > 0 and <= 60 seconds, got 0"
+        );
+        assert_eq!(
+            message(TIMEOUT, 0.05),
+            "timeout: must be between 0.1 and 3600 seconds, got 0.05"
+        );
+        assert!(message(PRECISION, f64::NAN).ends_with("(a fraction of the median), got NaN"));
+        assert_eq!(MAX_TIME.check(3600.0).unwrap(), 3600.0);
+        assert_eq!(TIMEOUT.check(0.1).unwrap(), 0.1);
     }
 }

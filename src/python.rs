@@ -6,7 +6,7 @@ mod topo;
 use crate::config::{self, Config, Plan};
 use crate::engine::{Engine, TransportKind};
 use crate::error::Error;
-use crate::placement::{Named, Placement, NAMES, POLICIES};
+use crate::placement::{self as placements, Named, Placement};
 use crate::result::{self, summarize, HopSummary, PointStats, RingSummary};
 use crate::ring as core;
 use crate::ring::Phases;
@@ -53,7 +53,8 @@ fn placement(obj: Option<&Bound<'_, PyAny>>, cpu: Option<i64>) -> PyResult<Place
 fn placement_type(obj: &Bound<'_, PyAny>) -> PyErr {
     let type_name = obj.get_type().name().map(|n| n.to_string());
     PyTypeError::new_err(format!(
-        "placement: expected {NAMES}, got {}",
+        "placement: expected {}, got {}",
+        placements::expected(),
         type_name.unwrap_or_default()
     ))
 }
@@ -70,7 +71,7 @@ fn engine_transport(engine: &str, transport: Option<&str>) -> PyResult<(Engine, 
 /// An integer argument as a count within `limit`: anything with `__index__` (numpy integers
 /// too) but `bool`, which Python counts as an int and no caller means as a count. Errors name
 /// the parameter: a `TypeError` for the type, a `ValueError` for the range.
-fn count_arg(obj: &Bound<'_, PyAny>, limit: config::Limit) -> PyResult<usize> {
+fn count_arg(obj: &Bound<'_, PyAny>, limit: config::Limit<u64>) -> PyResult<usize> {
     limit
         .count(int_arg(obj, limit.param)?)
         .map_err(|e| to_py(e, None))
@@ -102,10 +103,7 @@ macro_rules! count_args {
 count_args! {
     size_kb_arg => config::SIZE_KB,
     repetitions_arg => config::REPETITIONS,
-    max_repetitions_arg => config::Limit {
-        param: "max_repetitions",
-        ..config::REPETITIONS
-    },
+    max_repetitions_arg => config::MAX_REPETITIONS,
     warmup_arg => config::WARMUP,
     parallel_arg => config::PARALLEL,
     loops_arg => config::LOOPS,
@@ -287,54 +285,112 @@ fn tsc_dict<'py>(
     Ok(d)
 }
 
-/// Runs the token ring for each process count; see `ctxbench.ring` for the arguments.
-#[pyfunction]
-#[pyo3(signature = (procs, *, engine="process", transport=None, size_kb=0, repetitions=None,
-    precision=stop::DEFAULT_PRECISION, max_time=stop::DEFAULT_MAX_TIME,
-    max_repetitions=stop::DEFAULT_MAX_REPETITIONS, warmup=1, parallel=1, placement=None,
-    cpu=None, min_time=None, timeout=config::DEFAULT_TIMEOUT, record_hops=false, history=None,
-    stride_bytes=crate::workload::DEFAULT_STRIDE_BYTES))]
-#[allow(clippy::too_many_arguments)]
-fn ring<'py>(
-    py: Python<'py>,
-    #[pyo3(from_py_with = procs_arg)] procs: Vec<usize>,
-    engine: &str,
-    transport: Option<&str>,
-    #[pyo3(from_py_with = size_kb_arg)] size_kb: usize,
-    #[pyo3(from_py_with = fixed_repetitions_arg)] repetitions: Option<usize>,
-    precision: f64,
-    max_time: f64,
-    #[pyo3(from_py_with = max_repetitions_arg)] max_repetitions: usize,
-    #[pyo3(from_py_with = warmup_arg)] warmup: usize,
-    #[pyo3(from_py_with = parallel_arg)] parallel: usize,
-    placement: Option<&Bound<'py, PyAny>>,
-    #[pyo3(from_py_with = cpu_arg)] cpu: Option<i64>,
-    min_time: Option<f64>,
-    timeout: f64,
-    record_hops: bool,
-    history: Option<Vec<Option<RunHistory>>>,
-    #[pyo3(from_py_with = stride_arg)] stride_bytes: usize,
-) -> PyResult<Bound<'py, PyDict>> {
-    let (engine, transport) = engine_transport(engine, transport)?;
-    let stop = stop_rule(repetitions, precision, max_repetitions, max_time);
-    let cfg = Config {
-        engine,
-        transport,
-        procs,
-        size_kb,
-        stride_bytes,
-        stop,
-        warmup,
-        parallel,
-        placement: self::placement(placement, cpu)?,
-        min_time: min_time.unwrap_or(stop.default_min_time()),
-        timeout,
-        plan: Plan::Calibrated { overhead: true },
-        record_hops,
-        run_levels: run_levels(history),
+/// `ring`, `ring_config` and `ring_check` take the same arguments, converted into one
+/// `Config`: one signature with its defaults for all three. `$cfg` is that `Config` in `$body`.
+macro_rules! ring_arguments {
+    ($(#[$doc:meta])* fn $name:ident($py:ident, $cfg:ident) $body:block) => {
+        $(#[$doc])*
+        #[pyfunction]
+        #[pyo3(signature = (procs, *, engine="process", transport=None, size_kb=0,
+            repetitions=None, precision=stop::DEFAULT_PRECISION,
+            max_time=stop::DEFAULT_MAX_TIME, max_repetitions=stop::DEFAULT_MAX_REPETITIONS,
+            warmup=1, parallel=1, placement=None, cpu=None, min_time=None,
+            timeout=config::DEFAULT_TIMEOUT, record_hops=false, history=None,
+            stride_bytes=crate::workload::DEFAULT_STRIDE_BYTES))]
+        #[allow(clippy::too_many_arguments)]
+        fn $name<'py>(
+            $py: Python<'py>,
+            #[pyo3(from_py_with = procs_arg)] procs: Vec<usize>,
+            engine: &str,
+            transport: Option<&str>,
+            #[pyo3(from_py_with = size_kb_arg)] size_kb: usize,
+            #[pyo3(from_py_with = fixed_repetitions_arg)] repetitions: Option<usize>,
+            precision: f64,
+            max_time: f64,
+            #[pyo3(from_py_with = max_repetitions_arg)] max_repetitions: usize,
+            #[pyo3(from_py_with = warmup_arg)] warmup: usize,
+            #[pyo3(from_py_with = parallel_arg)] parallel: usize,
+            placement: Option<&Bound<'py, PyAny>>,
+            #[pyo3(from_py_with = cpu_arg)] cpu: Option<i64>,
+            min_time: Option<f64>,
+            timeout: f64,
+            record_hops: bool,
+            history: Option<Vec<Option<RunHistory>>>,
+            #[pyo3(from_py_with = stride_arg)] stride_bytes: usize,
+        ) -> PyResult<Bound<'py, PyDict>> {
+            let (engine, transport) = engine_transport(engine, transport)?;
+            let stop = stop_rule(repetitions, precision, max_repetitions, max_time);
+            let $cfg = Config {
+                engine,
+                transport,
+                procs,
+                size_kb,
+                stride_bytes,
+                stop,
+                warmup,
+                parallel,
+                placement: self::placement(placement, cpu)?,
+                min_time: min_time.unwrap_or(stop.default_min_time()),
+                timeout,
+                plan: Plan::Calibrated { overhead: true },
+                record_hops,
+                run_levels: run_levels(history),
+            };
+            $body
+        }
     };
-    let points = measure(py, |interrupt| core::run(&cfg, interrupt))?;
-    ring_dict(py, &cfg, summarize(&cfg, &points))
+}
+
+ring_arguments! {
+    /// Runs the token ring for each process count; see `ctxbench.ring` for the arguments.
+    fn ring(py, cfg) {
+        let points = measure(py, |interrupt| core::run(&cfg, interrupt))?;
+        ring_dict(py, &cfg, summarize(&cfg, &points))
+    }
+}
+
+ring_arguments! {
+    /// What `ring` would record of what was asked (the defaults filled in), its arguments
+    /// checked as on any machine; `ring_check` also checks them against this one.
+    fn ring_config(py, cfg) {
+        cfg.validate().map_err(|e| to_py(e, None))?;
+        config_dict(py, &cfg)
+    }
+}
+
+ring_arguments! {
+    /// `ring_config`, checked as `ring` checks it here before it starts anything: the
+    /// placement against this thread's CPUs, the transports that need one CPU, the memory.
+    fn ring_check(py, cfg) {
+        core::check(&cfg).map_err(|e| to_py(e, None))?;
+        config_dict(py, &cfg)
+    }
+}
+
+/// What a ring result records of its configuration: what the caller asked, with the
+/// defaults filled in as the run used them.
+fn config_dict<'py>(py: Python<'py>, cfg: &Config) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("engine", cfg.engine.name())?;
+    d.set_item("transport", cfg.transport.name())?;
+    d.set_item("placement", cfg.placement.name())?;
+    d.set_item("cpu", cfg.placement.cpu())?;
+    d.set_item("size_kb", cfg.size_kb)?;
+    d.set_item("stride_bytes", cfg.stride_bytes)?;
+    set_stop_items(&d, &cfg.stop)?;
+    let max_repetitions = match cfg.stop {
+        Stop::Repetitions(_) => None,
+        Stop::Precision {
+            max_repetitions, ..
+        } => Some(max_repetitions),
+    };
+    d.set_item("max_repetitions", max_repetitions)?;
+    d.set_item("warmup", cfg.warmup)?;
+    d.set_item("parallel", cfg.parallel)?;
+    d.set_item("min_time", cfg.min_time)?;
+    d.set_item("timeout", cfg.timeout)?;
+    d.set_item("record_hops", cfg.record_hops)?;
+    Ok(d)
 }
 
 /// The stopping rule a caller asked for: a fixed count is lmbench's way; without one,
@@ -464,19 +520,11 @@ fn cache_sweep<'py>(
 
 /// The `RingDict` of `_core.pyi`: the run's configuration and its summary, as numpy arrays.
 fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("engine", cfg.engine.name())?;
-    d.set_item("transport", cfg.transport.name())?;
-    d.set_item("placement", cfg.placement.name())?;
-    d.set_item("size_kb", cfg.size_kb)?;
-    set_stop_items(&d, &cfg.stop)?;
+    let d = config_dict(py, cfg)?;
     let stopped = s.stopped.iter().map(|x| x.as_str());
     d.set_item("stopped", PyList::new(py, stopped)?)?;
     let made: Vec<usize> = s.samples_us.iter().map(Vec::len).collect();
     d.set_item("repetitions_made", ints(py, &made))?;
-    d.set_item("warmup", cfg.warmup)?;
-    d.set_item("parallel", cfg.parallel)?;
-    d.set_item("min_time", cfg.min_time)?;
     d.set_item("procs", ints(py, &s.procs))?;
     d.set_item("samples_us", by_repetition(py, &s.samples_us)?)?;
     d.set_item("raw_samples_us", by_repetition(py, &s.raw_samples_us)?)?;
@@ -549,7 +597,8 @@ fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bou
         instance_blocks.append(ints(py, blocks))?;
     }
     d.set_item("instance_blocks", instance_blocks)?;
-    working_set_items(py, &d, cfg, &s.resident_kb)?;
+    working_set_items(py, &d, &s.resident_kb)?;
+    d.set_item("one_cpu", s.one_cpu.into_pyarray(py))?;
     Ok(d)
 }
 
@@ -567,15 +616,14 @@ fn phases_dict<'py>(py: Python<'py>, phase_s: &[Phases]) -> PyResult<Bound<'py, 
     Ok(phases)
 }
 
-/// The working set's fields of a ring result (issue 19): the stride it was read with, and
-/// per point the smallest resident private KiB of any participant's array (-1: unknown).
+/// The working set's field of a ring result (issue 19), beside the stride `config_dict`
+/// records: per point the smallest resident private KiB of any participant's array (-1:
+/// unknown).
 fn working_set_items(
     py: Python<'_>,
     d: &Bound<'_, PyDict>,
-    cfg: &Config,
     resident_kb: &[Option<u64>],
 ) -> PyResult<()> {
-    d.set_item("stride_bytes", cfg.stride_bytes)?;
     let resident: Vec<i64> = resident_kb
         .iter()
         .map(|kb| kb.map_or(-1, |kb| kb as i64))
@@ -826,8 +874,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fiber_baseline_ns, m)?)?;
     m.add_function(wrap_pyfunction!(default_transport, m)?)?;
     m.add_function(wrap_pyfunction!(placement_name, m)?)?;
+    m.add_function(wrap_pyfunction!(ring_config, m)?)?;
+    m.add_function(wrap_pyfunction!(ring_check, m)?)?;
     topo::register(m)?;
-    m.add("DEFAULT_MIN_TIME", stop::FIXED_MIN_TIME)?;
+    m.add("FIXED_MIN_TIME", stop::FIXED_MIN_TIME)?;
     m.add("PRECISION_MIN_TIME", stop::PRECISION_MIN_TIME)?;
     m.add_function(wrap_pyfunction!(cache_sweep, m)?)?;
     m.add("DEFAULT_ROUNDS", crate::cache::DEFAULT_ROUNDS)?;
@@ -839,15 +889,15 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_PROCS", config::MAX_PROCS)?;
     m.add(
         "ENGINES",
-        PyTuple::new(m.py(), Engine::ALL.map(Engine::name))?,
+        PyTuple::new(m.py(), Engine::ALL.iter().map(|e| e.name()))?,
     )?;
     let transports = PyDict::new(m.py());
-    for engine in Engine::ALL {
+    for &engine in Engine::ALL {
         let names: Vec<&str> = engine.transports().iter().map(|t| t.name()).collect();
         transports.set_item(engine.name(), PyTuple::new(m.py(), names)?)?;
     }
     m.add("TRANSPORTS", transports)?;
-    m.add("PLACEMENTS", PyTuple::new(m.py(), POLICIES)?)?;
+    m.add("PLACEMENTS", PyTuple::new(m.py(), placements::policies())?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("COMPILER", env!("CTXBENCH_RUSTC"))?;
     Ok(())

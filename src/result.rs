@@ -7,7 +7,6 @@ use crate::clock::{self, Tsc};
 use crate::config::Config;
 use crate::engine::{Engine, TransportKind};
 use crate::hops;
-use crate::placement::Placement;
 use crate::ring::{Phases, Point};
 use crate::stats::{self, Description, Estimate, Layout, RunLevel, Spreads, Uncertainty};
 use crate::stop::{self, Stop, Stopped, Verdict};
@@ -76,6 +75,8 @@ pub struct RingSummary {
     /// array found resident and its own after measuring; `None` where pagemap is unreadable.
     /// Below `size_kb` it warns (zero page, swapped, still shared with a parent).
     pub resident_kb: Vec<Option<u64>>,
+    /// Every participant of the point ran on one CPU (`placement::Resolved::one_cpu`).
+    pub one_cpu: Vec<bool>,
 }
 
 /// What the statistics say of one point's samples: their description, the point's figure
@@ -193,35 +194,35 @@ pub enum Model {
     /// one switch per hop, and at most two: a woken participant often preempts its waker,
     /// which runs again later only to block. Fewer when the receiver is still running on
     /// another CPU.
-    Blocking { single_cpu: bool },
+    Blocking,
     /// sched_yield: at least one switch per hop, more when the scheduler picks a task that
     /// does not hold the token.
     Yielding,
 }
 
 impl Model {
-    /// The model for a run: what its engine, transport and placement make the kernel do.
-    pub fn of(engine: Engine, transport: TransportKind, placement: &Placement) -> Self {
+    /// The model for a run: what its engine and transport make the kernel do (and, for
+    /// blocking hops, whether a point ran on one CPU: `Point::one_cpu`).
+    pub fn of(engine: Engine, transport: TransportKind) -> Self {
         match (engine, transport) {
             (Engine::Fiber, _) => Model::Invisible,
             (_, TransportKind::Yield) => Model::Yielding,
-            _ => Model::Blocking {
-                single_cpu: matches!(placement, Placement::Single(_)),
-            },
+            _ => Model::Blocking,
         }
     }
 }
 
-fn check_model(model: Model, procs: usize, per_hop: f64) -> Option<String> {
+fn check_model(model: Model, p: &Point, per_hop: f64) -> Option<String> {
+    let procs = p.procs;
     let what = match model {
         Model::Invisible if per_hop > 0.05 => {
             "fibers should cost no kernel switch: the driving thread was descheduled"
         }
-        Model::Blocking { single_cpu: true } if per_hop < 0.9 => {
+        Model::Blocking if p.one_cpu && per_hop < 0.9 => {
             "fewer than one switch per hop on one CPU: participants found the token without \
              sleeping (spinning?)"
         }
-        Model::Blocking { .. } if per_hop > 2.05 => {
+        Model::Blocking if per_hop > 2.05 => {
             "more than two switches per hop: participants were preempted by other work or woke \
              spuriously"
         }
@@ -239,7 +240,7 @@ const NS_PER_US: f64 = 1000.0;
 
 /// Every figure of a run of `cfg` that produced `points`.
 pub fn summarize(cfg: &Config, points: &[Point]) -> RingSummary {
-    let model = Model::of(cfg.engine, cfg.transport, &cfg.placement);
+    let model = Model::of(cfg.engine, cfg.transport);
     let mut s = summarize_with(points, model, cfg);
     s.warnings.extend(
         points
@@ -310,7 +311,7 @@ fn summarize_with(points: &[Point], model: Model, cfg: &Config) -> RingSummary {
         .unwrap_or_default();
     let warnings = points
         .iter()
-        .filter_map(|p| check_model(model, p.procs, per_hop(p).0))
+        .filter_map(|p| check_model(model, p, per_hop(p).0))
         .collect();
     let tsc = clock::tsc();
     let tsc_cycles_per_switch = tsc.is_ok().then(|| {
@@ -350,6 +351,7 @@ fn summarize_with(points: &[Point], model: Model, cfg: &Config) -> RingSummary {
         block: points.iter().map(|p| p.block).collect(),
         instance_blocks: points.iter().map(|p| p.instance_blocks.clone()).collect(),
         resident_kb: points.iter().map(|p| p.resident_kb).collect(),
+        one_cpu: points.iter().map(|p| p.one_cpu).collect(),
         cpus: points.iter().map(|p| p.cpus.clone()).collect(),
         trips: points.iter().map(|p| p.trips[0]).collect(),
         overhead_rounds: points.iter().map(|p| p.overhead_rounds[0]).collect(),
@@ -458,6 +460,7 @@ mod tests {
             block: 1,
             instance_blocks: vec![raw.len()],
             resident_kb: Some(0),
+            one_cpu: true,
         }
     }
 
@@ -468,12 +471,10 @@ mod tests {
         }
     }
 
-    const BLOCKING_ONE_CPU: Model = Model::Blocking { single_cpu: true };
-
     #[test]
     fn net_samples_are_raw_minus_overhead_per_repetition() {
         let p = point(2, &[3000.0, 4000.0, 5000.0], &[1000.0, 1000.0, 2000.0]);
-        let s = summarize_with(&[p], BLOCKING_ONE_CPU, &fixed());
+        let s = summarize_with(&[p], Model::Blocking, &fixed());
         assert_eq!(s.samples_us, vec![vec![2.0, 3.0, 3.0]]);
         assert_eq!(s.stats[0].description.median, 3.0);
         assert_eq!(s.stats[0].description.min, 2.0);
@@ -492,11 +493,7 @@ mod tests {
 
     #[test]
     fn a_switch_below_the_overhead_is_flagged_not_dropped() {
-        let s = summarize_with(
-            &[point(2, &[1000.0], &[1500.0])],
-            BLOCKING_ONE_CPU,
-            &fixed(),
-        );
+        let s = summarize_with(&[point(2, &[1000.0], &[1500.0])], Model::Blocking, &fixed());
         assert_eq!(s.stats[0].description.median, -0.5);
         assert_eq!(s.below_resolution, vec![true]);
     }
@@ -505,13 +502,22 @@ mod tests {
     fn counts_outside_the_model_warn() {
         let mut p = point(8, &[3000.0], &[1000.0]);
         p.counters.switches = Some(10);
-        let s = summarize_with(&[p.clone()], BLOCKING_ONE_CPU, &fixed());
+        let s = summarize_with(&[p.clone()], Model::Blocking, &fixed());
         assert_eq!(s.warnings.len(), 1);
         assert!(
             s.warnings[0].contains("switches_per_hop=0.10"),
             "{:?}",
             s.warnings
         );
+        assert_eq!(s.one_cpu, vec![true]);
+        // Across CPUs a receiver may find the token without sleeping: no warning.
+        let spread = Point {
+            one_cpu: false,
+            ..p.clone()
+        };
+        assert!(summarize_with(&[spread], Model::Blocking, &fixed())
+            .warnings
+            .is_empty());
         p.counters.switches = Some(0);
         assert!(summarize_with(&[p.clone()], Model::Invisible, &fixed())
             .warnings
@@ -527,24 +533,12 @@ mod tests {
     }
 
     #[test]
-    fn the_model_follows_engine_transport_and_placement() {
+    fn the_model_follows_engine_and_transport() {
         use TransportKind::*;
-        assert_eq!(
-            Model::of(Engine::Fiber, Resume, &Placement::Single(None)),
-            Model::Invisible
-        );
-        assert_eq!(
-            Model::of(Engine::Thread, Yield, &Placement::Single(None)),
-            Model::Yielding
-        );
-        assert_eq!(
-            Model::of(Engine::Process, Pipe, &Placement::Default),
-            Model::Blocking { single_cpu: false }
-        );
-        assert_eq!(
-            Model::of(Engine::Process, Futex, &Placement::Single(Some(0))),
-            BLOCKING_ONE_CPU
-        );
+        assert_eq!(Model::of(Engine::Fiber, Resume), Model::Invisible);
+        assert_eq!(Model::of(Engine::Thread, Yield), Model::Yielding);
+        assert_eq!(Model::of(Engine::Process, Pipe), Model::Blocking);
+        assert_eq!(Model::of(Engine::Process, Futex), Model::Blocking);
     }
 
     #[test]
@@ -557,7 +551,7 @@ mod tests {
         a.hops = Some((counts, 9_100));
         let mut b = a.clone();
         b.hops = Some((vec![0; hops::BUCKETS], 0));
-        let h = summarize_with(&[a.clone(), b], BLOCKING_ONE_CPU, &fixed())
+        let h = summarize_with(&[a.clone(), b], Model::Blocking, &fixed())
             .hops
             .expect("both points recorded");
         assert_eq!(h.counts.len(), 2);
@@ -571,7 +565,7 @@ mod tests {
         assert_eq!(h.percentiles_us[4].1, vec![9.1, 0.0]);
         // A point that did not record: no histogram at all, not a partial one.
         assert!(
-            summarize_with(&[a, point(2, &[1.0], &[0.5])], BLOCKING_ONE_CPU, &fixed())
+            summarize_with(&[a, point(2, &[1.0], &[0.5])], Model::Blocking, &fixed())
                 .hops
                 .is_none()
         );
@@ -581,7 +575,7 @@ mod tests {
     fn an_array_never_written_is_caught_for_every_engine() {
         use crate::config::NEVER_WRITTEN;
         use crate::stop::Stop;
-        for engine in Engine::ALL {
+        for &engine in Engine::ALL {
             let cfg = Config {
                 engine,
                 transport: engine.default_transport(),

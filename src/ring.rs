@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::hops;
 use crate::measure::{run_driver, DriverRun, PointRun, Seat, Series, Timing};
 use crate::memory;
-use crate::placement::{self, Placement};
+use crate::placement::{self, Placement, Resolved};
 use crate::stats::RunLevel;
 use crate::stop::{self, Stop, Stopped, BLOCK_REPETITIONS, MIN_BLOCKS};
 use crate::sys;
@@ -60,6 +60,8 @@ pub struct Point {
     /// The smallest KiB of any participant's work array found resident and its own after the
     /// point (`Workload::resident_kb`); `None` where pagemap could not be read.
     pub resident_kb: Option<u64>,
+    /// Every participant ran on one CPU (`placement::Resolved::one_cpu`).
+    pub one_cpu: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -72,30 +74,7 @@ pub struct Rusage {
 
 /// Runs the whole configuration, one point per participant count.
 pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
-    cfg.validate()?;
-    let allowed = sys::allowed_cpus()?;
-    // Every point's placement is checked before the first is measured.
-    let mut placements = Vec::with_capacity(cfg.procs.len());
-    for &procs in &cfg.procs {
-        let cpus = cfg.placement.resolve(&allowed, procs, cfg.parallel)?;
-        placement::check_one_cpu(cfg.transport, &allowed, &cpus)?;
-        placements.push((procs, cpus));
-    }
-    // Refuse what cannot fit before forking anything, not halfway through the sweep.
-    let largest = cfg.procs.iter().max().copied().unwrap_or(0);
-    let need = memory::ring_bytes(
-        cfg.engine.participant_bytes(),
-        largest,
-        cfg.parallel,
-        cfg.size_kb,
-    );
-    memory::check(
-        need,
-        &format!(
-            "{} x {largest} participants with {} KiB each",
-            cfg.parallel, cfg.size_kb
-        ),
-    )?;
+    let placements = check(cfg)?;
     let _sigpipe = sys::Blocked::new(libc::SIGPIPE);
     if let Stop::Precision { .. } = cfg.stop {
         return precise_points(cfg, &placements, interrupt);
@@ -110,6 +89,36 @@ pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
     Ok(points)
 }
 
+/// Everything `run` refuses before it starts a participant: the configuration, every
+/// point's placement against this thread's affinity mask, and (before forking anything, not
+/// halfway through a sweep) the memory the largest point needs. Returns each participant
+/// count with where its participants run.
+pub fn check(cfg: &Config) -> Result<Vec<(usize, Resolved)>> {
+    cfg.validate()?;
+    let allowed = sys::allowed_cpus()?;
+    let mut placements = Vec::with_capacity(cfg.procs.len());
+    for &procs in &cfg.procs {
+        let cpus = cfg.placement.resolve(&allowed, procs, cfg.parallel)?;
+        placement::check_one_cpu(cfg.transport, &cpus)?;
+        placements.push((procs, cpus));
+    }
+    let largest = cfg.procs.iter().max().copied().unwrap_or(0);
+    let need = memory::ring_bytes(
+        cfg.engine.participant_bytes(),
+        largest,
+        cfg.parallel,
+        cfg.size_kb,
+    );
+    memory::check(
+        need,
+        &format!(
+            "{} x {largest} participants with {} KiB each",
+            cfg.parallel, cfg.size_kb
+        ),
+    )?;
+    Ok(placements)
+}
+
 /// Precision mode: fresh ring instances of every point, round after round (one instance of
 /// each point still measuring per round), until each point's interval of the median, built
 /// from the spread between its blocks, is narrow enough or it reaches a cap. Round-robin
@@ -120,7 +129,7 @@ pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
 /// Each point comes back as one `Point` holding its blocks in order.
 fn precise_points(
     cfg: &Config,
-    placements: &[(usize, Vec<Vec<Option<usize>>>)],
+    placements: &[(usize, Resolved)],
     interrupt: Interrupt,
 ) -> Result<Vec<Point>> {
     let Stop::Precision {
@@ -328,7 +337,7 @@ pub fn pingpong_config(
 fn point(
     cfg: &Config,
     procs: usize,
-    cpus: &[Vec<Option<usize>>],
+    cpus: &Resolved,
     known: Option<&[Timing]>,
     blocks: &dyn Fn(f64) -> usize,
     interrupt: Interrupt,
@@ -374,7 +383,7 @@ fn point(
         rings: totals,
         counters,
     };
-    Ok(assemble(&run, &drivers, evidence, &tasks, t0))
+    Ok(assemble(&run, &drivers, evidence, &tasks, t0, cpus.one_cpu))
 }
 
 /// Drives every ring at once, ring 0 from this thread (the only one that opens the kernel
@@ -518,6 +527,7 @@ fn assemble(
     evidence: Evidence,
     tasks: &[(usize, libc::pid_t)],
     t0: Instant,
+    one_cpu: bool,
 ) -> Point {
     let Evidence {
         report,
@@ -570,6 +580,7 @@ fn assemble(
             .resident_kb
             .zip(report.resident_kb)
             .map(|(a, b)| a.min(b)),
+        one_cpu,
     }
 }
 

@@ -63,6 +63,46 @@ def test_explicit_cpu_list_and_spread() -> None:
     assert r.cpus[0][0].tolist() == [cpus[i % len(cpus)] for i in range(4)]
 
 
+def test_a_list_of_one_cpu_is_one_cpu_everywhere(capsys: pytest.CaptureFixture[str]) -> None:
+    """ "On one CPU" is decided once, in the core, over the CPUs a placement resolves to: the
+    switch model, the transports that need one CPU and the CLI's hints all see the same."""
+    from ctxbench import metadata
+    from ctxbench.cli import main
+
+    cpus = sorted(os.sched_getaffinity(0))
+    c = cpus[-1]
+    for placement, cpu in [("single", c), ([c], None), ([c, c], None)]:
+        r = ctxbench.ring([2, 3], placement=placement, cpu=cpu, **FAST)
+        assert r.one_cpu.tolist() == [True, True], placement
+        # The model's one-CPU transport runs where `single` runs.
+        ctxbench.ring([2], transport="yield", placement=placement, cpu=cpu, **FAST)
+    if len(cpus) > 1:
+        for placement in ("spread", [cpus[0], c]):
+            assert not ctxbench.ring([2], placement=placement, **FAST).one_cpu.any()
+            with pytest.raises(ValueError, match="needs every participant on one CPU"):
+                ctxbench.ring([2], transport="yield", placement=placement, **FAST)
+
+    # The CLI's unpinned hint follows the same decision: an unpinned run that may use one
+    # CPU only is on one CPU, and no hop of it crosses CPUs.
+    hint = "unpinned: the share of hops that cross CPUs"
+    flags = ["-N", "2", "-W", "0", "--min-time", "0.002", "--placement"]
+    for placement in (str(c), "single"):
+        capsys.readouterr()
+        assert main(["lat-ctx", *flags, placement, "2"]) == 0
+        assert hint not in capsys.readouterr().err, placement
+    before = os.sched_getaffinity(0)
+    for allowed in ([c], cpus):
+        os.sched_setaffinity(0, allowed)
+        try:
+            capsys.readouterr()
+            assert main(["lat-ctx", *flags, "default", "2"]) == 0
+        finally:
+            os.sched_setaffinity(0, before)
+        assert (hint in capsys.readouterr().err) == (len(allowed) > 1), allowed
+    assert metadata.hints({}, placement="default", one_cpu=True) == []
+    assert hint in metadata.hints({}, placement="default", one_cpu=False)[0]
+
+
 def test_parallel_rings_report_per_ring(no_leaks: None) -> None:
     r = ctxbench.lat_ctx([2, 4], parallel=3, placement="balanced", **FAST)
     assert r.ring_us.shape == (2, 3)

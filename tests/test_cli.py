@@ -16,7 +16,7 @@ from conftest import FAST
 from test_compare import steady
 
 import ctxbench
-from ctxbench import _core, files
+from ctxbench import _core, files, xgraph
 from ctxbench.cli import main
 
 DATA = Path(__file__).parent / "data"
@@ -188,7 +188,7 @@ def test_sweep_xgraph_one_block_per_series(swept: Path, capsys: pytest.CaptureFi
     assert blocks[1].splitlines()[0].startswith('"size=4k ovr=')
     assert [line.split()[0] for line in blocks[0].splitlines()[1:]] == ["2", "3"]
     # lat_ctx's own format: ctxbench (and lmbench's tools) read it back.
-    df = files.read_xgraph(out)
+    df = xgraph.read(out)
     assert sorted(set(zip(df["size_kb"], df["procs"]))) == [(0, 2), (0, 3), (4, 2), (4, 3)]
 
 

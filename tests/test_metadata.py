@@ -23,6 +23,7 @@ EXPECTED_TYPES: dict[str, tuple[type, ...]] = {
     "date": (str,),
     "run_id": (str,),
     "hostname": (str,),
+    "machine": (str,),
     "kernel": (str,),
     "cpu_model": (str,),
     "cpu_count": (int,),

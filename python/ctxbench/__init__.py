@@ -10,7 +10,7 @@ from __future__ import annotations
 
 # plot, files, frame and sweep import pandas and matplotlib only when used.
 from . import plot
-from ._core import DEFAULT_MIN_TIME, MAX_PROCS
+from ._core import FIXED_MIN_TIME, MAX_PROCS, PRECISION_MIN_TIME
 from ._core import __version__ as __version__
 from ._matrix import matrix
 from ._topology import Topology, topology
@@ -23,7 +23,8 @@ from .sweep import sweep
 
 __all__ = [
     "CacheSweep",
-    "DEFAULT_MIN_TIME",
+    "FIXED_MIN_TIME",
+    "PRECISION_MIN_TIME",
     "MAX_PROCS",
     "MatrixResult",
     "PingpongResult",

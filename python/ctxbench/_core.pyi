@@ -17,6 +17,8 @@ __all__ = [
     "fiber_baseline_ns",
     "default_transport",
     "placement_name",
+    "ring_config",
+    "ring_check",
     "topology",
     "matrix",
     "RELATIONS",
@@ -25,7 +27,7 @@ __all__ = [
     "MATRIX_PER_CLASS",
     "cache_sweep",
     "DEFAULT_ROUNDS",
-    "DEFAULT_MIN_TIME",
+    "FIXED_MIN_TIME",
     "PRECISION_MIN_TIME",
     "CONFIDENCE",
     "DEFAULT_TIMEOUT",
@@ -40,7 +42,7 @@ __all__ = [
     "COMPILER",
 ]
 
-DEFAULT_MIN_TIME: float
+FIXED_MIN_TIME: float
 PRECISION_MIN_TIME: float
 CONFIDENCE: float
 DEFAULT_TIMEOUT: float
@@ -62,38 +64,6 @@ MATRIX_PER_CLASS: int
 _Floats = NDArray[np.float64]
 _Ints = NDArray[np.int64]
 
-_Level = Literal["repetition", "block", "instance", "run"]
-_Stopped = Literal["repetitions", "precision", "max_repetitions", "time_cap", "run_spread"]
-
-@type_check_only
-class StatsDict(TypedDict):
-    """Per point: the statistics of its net samples (`result::PointStats`), one array per
-    field. `ci_low`/`ci_high`: the 95 % interval that holds the next run's figure (NaN: none);
-    `se`, `df`, `level`: the point's standard error, its degrees of freedom and the level of
-    the variance model it comes from; `sd_*`: the spread seen at each level."""
-
-    min: _Floats
-    median: _Floats
-    mean: _Floats
-    max: _Floats
-    stdev: _Floats
-    cv: _Floats
-    ci_low: _Floats
-    ci_high: _Floats
-    se: _Floats
-    se_within: _Floats
-    df: _Floats
-    level: list[_Level]
-    sd_repetition: _Floats
-    sd_block: _Floats
-    sd_instance: _Floats
-    sd_run: _Floats
-    runs_seen: _Floats
-    instances: _Ints
-    outliers: _Ints
-    clusters: _Ints
-    verdict: list[Literal["stable", "noisy", "unstable", "bimodal"]]
-
 @type_check_only
 class EstimateDict(TypedDict):
     """A figure and its uncertainty under the variance model."""
@@ -113,18 +83,52 @@ class DifferenceDict(TypedDict):
     p_value: float
     df: float
 
+# BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
+_Verdict = Literal["stable", "noisy", "unstable", "bimodal"]
+_Level = Literal["repetition", "block", "instance", "run"]
+_SwitchSource = Literal["perf", "rusage"]
+_Stopped = Literal["repetitions", "precision", "max_repetitions", "time_cap", "run_spread"]
+_Relation = Literal[
+    "same-cpu", "smt-sibling", "shared-l2", "shared-llc", "same-package", "cross-package"
+]
+
+@type_check_only
+class StatsDict(TypedDict):
+    min: _Floats
+    median: _Floats
+    mean: _Floats
+    max: _Floats
+    ci_low: _Floats
+    ci_high: _Floats
+    stdev: _Floats
+    cv: _Floats
+    outliers: _Ints
+    clusters: _Ints
+    verdict: list[_Verdict]
+    se: _Floats
+    se_within: _Floats
+    sd_run: _Floats
+    runs_seen: _Floats
+    df: _Floats
+    level: list[_Level]
+    sd_repetition: _Floats
+    sd_block: _Floats
+    sd_instance: _Floats
+    instances: _Ints
+
+@type_check_only
+class PhasesDict(TypedDict):
+    calibration: _Floats
+    warmup: _Floats
+    measure: _Floats
+    setup_teardown: _Floats
+
 @type_check_only
 class HardwareDict(TypedDict):
     cycles_per_switch: _Floats | None
     instructions_per_switch: _Floats | None
     cache_misses_per_switch: _Floats | None
     dtlb_misses_per_switch: _Floats | None
-    unavailable_reason: str | None
-
-@type_check_only
-class TscDict(TypedDict):
-    ghz: float | None
-    read_cost_cycles: float | None
     unavailable_reason: str | None
 
 _HopPercentilesDict = TypedDict(
@@ -138,67 +142,89 @@ class HopHistogramDict(TypedDict):
     counts: NDArray[np.uint64]
 
 @type_check_only
-class PhasesDict(TypedDict):
-    calibration: _Floats
-    warmup: _Floats
-    measure: _Floats
-    setup_teardown: _Floats
+class TscDict(TypedDict):
+    ghz: float | None
+    read_cost_cycles: float | None
+    unavailable_reason: str | None
 
 @type_check_only
 class RingDict(TypedDict):
-    """What `ring` returns; `ctxbench.RingResult` has exactly these fields plus `metadata`."""
+    """What `ring` returns: the fields of `ctxbench.RingResult` but `metadata`."""
 
     engine: str
     transport: str
     placement: str
     size_kb: int
     repetitions: int | None
-    precision: float | None
-    max_time: float | None
-    stopped: list[_Stopped]
-    repetitions_made: _Ints
     warmup: int
     parallel: int
     min_time: float
     procs: _Ints
-    samples_us: _Floats
-    raw_samples_us: _Floats
-    overhead_samples_us: _Floats
     latency_us: _Floats
     min_us: _Floats
+    samples_us: _Floats
     raw_us: _Floats
-    overhead_point_us: _Floats
+    raw_samples_us: _Floats
     overhead_us: float
+    overhead_point_us: _Floats
+    overhead_samples_us: _Floats
     ring_us: _Floats
     below_resolution: NDArray[np.bool_]
     stats: StatsDict
-    switches_per_hop: _Floats
-    counted_us: _Floats
-    switch_source: list[Literal["perf", "rusage"]]
-    involuntary_switches: _Ints
-    migrations: _Ints
-    hardware: HardwareDict
-    counters_unavailable_reason: str | None
-    warnings: list[str]
-    tsc_cycles_per_switch: _Floats | None
-    tsc: TscDict
-    hop_percentiles_us: _HopPercentilesDict | None
-    hop_histogram: HopHistogramDict | None
     cpus: list[_Ints]
     trips: _Ints
     overhead_rounds: _Ints
     work_verified: NDArray[np.bool_]
     phase_s: PhasesDict
+    switches_per_hop: _Floats
+    switch_source: list[_SwitchSource]
+    counted_us: _Floats
+    involuntary_switches: _Ints
+    migrations: _Ints
+    hardware: HardwareDict
+    counters_unavailable_reason: str | None
+    warnings: list[str]
+    hop_percentiles_us: _HopPercentilesDict | None
+    hop_histogram: HopHistogramDict | None
+    tsc_cycles_per_switch: _Floats | None
+    tsc: TscDict
+    precision: float | None
+    max_time: float | None
+    stopped: list[_Stopped]
+    repetitions_made: _Ints
     block: _Ints
     instance_blocks: list[_Ints]
-    # The working set (issue 19): the stride each array is read with, and per point the
-    # smallest resident private KiB of any participant's array (-1: pagemap unreadable).
-    stride_bytes: int
+    max_repetitions: int | None
+    cpu: int | None
+    timeout: float
+    record_hops: bool
+    one_cpu: NDArray[np.bool_]
+    stride_bytes: int | None
     resident_kb: _Ints
 
 @type_check_only
+class RingConfigDict(TypedDict):
+    """What `ring_config` returns: what a `ring` records of what was asked."""
+
+    engine: str
+    transport: str
+    placement: str
+    size_kb: int
+    repetitions: int | None
+    warmup: int
+    parallel: int
+    min_time: float
+    precision: float | None
+    max_time: float | None
+    max_repetitions: int | None
+    cpu: int | None
+    timeout: float
+    record_hops: bool
+    stride_bytes: int | None
+
+@type_check_only
 class PingpongDict(TypedDict):
-    """What `pingpong` returns; `ctxbench.PingpongResult` has these fields plus `metadata`."""
+    """What `pingpong` returns: the fields of `ctxbench.PingpongResult` but `metadata`."""
 
     loops: int
     threads: bool
@@ -223,6 +249,64 @@ class PingpongDict(TypedDict):
     instance_blocks: _Ints
     phase_s: PhasesDict
 
+_WakeDict = TypedDict(
+    "_WakeDict",
+    {"p50": _Floats, "p90": _Floats, "p99": _Floats, "p99.9": _Floats},
+)
+
+@type_check_only
+class MatrixDict(TypedDict):
+    """What `matrix` returns: the fields of `ctxbench.MatrixResult` but `metadata`."""
+
+    engine: str
+    transport: str
+    size_kb: int
+    repetitions: int | None
+    precision: float | None
+    max_time: float | None
+    warmup: int
+    min_time: float
+    record_hops: bool
+    per_class: int | None
+    passes: int
+    memory_node: str
+    cpus: _Ints
+    started_unix_s: float
+    topology: TopologyDict
+    cpu_from: _Ints
+    cpu_to: _Ints
+    relation: list[_Relation]
+    numa_distance: _Ints
+    pass_index: _Ints
+    started_s: _Floats
+    elapsed_s: _Floats
+    latency_us: _Floats
+    min_us: _Floats
+    ci_low: _Floats
+    ci_high: _Floats
+    cv: _Floats
+    verdict: list[str]
+    stopped: list[str]
+    repetitions_made: _Ints
+    samples_us: _Floats
+    raw_samples_us: _Floats
+    overhead_samples_us: _Floats
+    below_resolution: NDArray[np.bool_]
+    switches_per_hop: _Floats
+    migrations: _Ints
+    work_verified: NDArray[np.bool_]
+    cpus_seen: _Ints
+    memory_node_asked: _Ints
+    memory_node_seen: _Ints
+    clock_offset_bound_ns: _Floats
+    clock_untrusted: NDArray[np.bool_]
+    wake_us: _WakeDict | None
+    warnings: list[str]
+    block: _Ints
+    instance_blocks: list[_Ints]
+
+# END written by `python -m ctxbench._codegen`
+
 def ring(
     procs: Sequence[int],
     *,
@@ -243,6 +327,46 @@ def ring(
     history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
     stride_bytes: int = ...,
 ) -> RingDict: ...
+def ring_config(
+    procs: Sequence[int],
+    *,
+    engine: str = "process",
+    transport: str | None = None,
+    size_kb: int = 0,
+    repetitions: int | None = None,
+    precision: float = ...,
+    max_time: float = ...,
+    max_repetitions: int = ...,
+    warmup: int = 1,
+    parallel: int = 1,
+    placement: str | Sequence[int] | None = None,
+    cpu: int | None = None,
+    min_time: float | None = None,
+    timeout: float = ...,
+    record_hops: bool = False,
+    history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
+    stride_bytes: int = ...,
+) -> RingConfigDict: ...
+def ring_check(
+    procs: Sequence[int],
+    *,
+    engine: str = "process",
+    transport: str | None = None,
+    size_kb: int = 0,
+    repetitions: int | None = None,
+    precision: float = ...,
+    max_time: float = ...,
+    max_repetitions: int = ...,
+    warmup: int = 1,
+    parallel: int = 1,
+    placement: str | Sequence[int] | None = None,
+    cpu: int | None = None,
+    min_time: float | None = None,
+    timeout: float = ...,
+    record_hops: bool = False,
+    history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
+    stride_bytes: int = ...,
+) -> RingConfigDict: ...
 
 @type_check_only
 class IndirectDict(TypedDict):
@@ -346,62 +470,6 @@ class TopologyDict(TypedDict):
     affinity: _Ints | None
     notes: list[str]
     relations: NotRequired[NDArray[np.uint8]]
-
-_WakeDict = TypedDict(
-    "_WakeDict", {"p50": _Floats, "p90": _Floats, "p99": _Floats, "p99.9": _Floats}
-)
-
-@type_check_only
-class MatrixDict(TypedDict):
-    """What `matrix` returns: the run's settings, then one entry per cell in the order the
-    cells were measured; `ctxbench.MatrixResult` has these fields plus `metadata`."""
-
-    engine: str
-    transport: str
-    size_kb: int
-    repetitions: int | None
-    precision: float | None
-    max_time: float | None
-    warmup: int
-    min_time: float
-    record_hops: bool
-    per_class: int | None
-    passes: int
-    memory_node: str
-    cpus: _Ints
-    started_unix_s: float
-    topology: TopologyDict
-    cpu_from: _Ints
-    cpu_to: _Ints
-    relation: list[str]
-    numa_distance: _Ints
-    pass_index: _Ints
-    started_s: _Floats
-    elapsed_s: _Floats
-    latency_us: _Floats
-    min_us: _Floats
-    ci_low: _Floats
-    ci_high: _Floats
-    cv: _Floats
-    verdict: list[str]
-    stopped: list[str]
-    repetitions_made: _Ints
-    samples_us: _Floats
-    raw_samples_us: _Floats
-    overhead_samples_us: _Floats
-    below_resolution: NDArray[np.bool_]
-    switches_per_hop: _Floats
-    migrations: _Ints
-    work_verified: NDArray[np.bool_]
-    cpus_seen: _Ints
-    memory_node_asked: _Ints
-    memory_node_seen: _Ints
-    clock_offset_bound_ns: _Floats
-    clock_untrusted: NDArray[np.bool_]
-    wake_us: _WakeDict | None
-    warnings: list[str]
-    block: _Ints
-    instance_blocks: list[_Ints]
 
 def topology(sysfs: str = "/sys") -> TopologyDict: ...
 def matrix(

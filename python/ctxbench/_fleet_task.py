@@ -6,7 +6,7 @@ starts this module instead, waits for it, and reads back the result record it pr
 
 stdin: ``{"ring": {ring's arguments}, "parent": pid, "version": "x.y.z"}``, or ``"matrix"``
 with ``_core.matrix``'s arguments (``cpus`` among them) instead of ``"ring"``.
-stdout: the record (``files.record``) with ``metadata["started"]``/``["finished"]`` added,
+stdout: the record (``record.encode``) with ``metadata["started"]``/``["finished"]`` added,
 UTC ISO timestamps taken right around the measurement.
 """
 
@@ -41,7 +41,7 @@ def now() -> str:
 
 def measure(args: dict[str, Any]) -> dict[str, Any]:
     import ctxbench
-    from ctxbench.files import record
+    from ctxbench.record import encode
 
     if args["version"] != ctxbench.__version__:
         raise RuntimeError(
@@ -61,7 +61,7 @@ def measure(args: dict[str, Any]) -> dict[str, Any]:
             kwargs = dict(args["ring"])
             result = ctxbench.ring(kwargs.pop("procs"), **kwargs)
         finished = now()
-    rec = record(result)
+    rec = encode(result)
     rec["metadata"].update(started=started, finished=finished)
     return rec
 

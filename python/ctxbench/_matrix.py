@@ -11,11 +11,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from . import _core
 from ._progress import check, progress_bar
 from .api import result_metadata
-from .files import save
-from .result import MatrixResult, PathLike, check_writable
-
-# The formats a matrix is written in (lat_ctx's xgraph holds ring curves only).
-MATRIX_SUFFIXES = (".json", ".csv", ".parquet")
+from .files import PathLike, check_writable, format_of, save, suffixes
+from .result import MatrixResult
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -143,8 +140,12 @@ def matrix(
 
 def _check_out(out: PathLike) -> None:
     """Fail before measuring on a file the result cannot be written to."""
-    if Path(out).suffix.lower() not in MATRIX_SUFFIXES:
-        raise ValueError(f"out: {out}: a matrix is written as {', '.join(MATRIX_SUFFIXES)}")
+    # lat_ctx's xgraph text holds ring curves only.
+    if Path(out).suffix.lower() not in suffixes("records", "table"):
+        raise ValueError(
+            f"out: {out}: a matrix is written as {', '.join(suffixes('records', 'table'))}"
+        )
+    format_of(out)
     check_writable(out)
 
 

@@ -27,11 +27,12 @@ dask-jobqueue); ctxbench adds no scheduler, RPC or SSH of its own. The rules:
 
 ``CTXBENCH_MACHINE_ID`` and ``CTXBENCH_BOOT_ID``, set in a worker's environment, replace the two
 ids: for containers without ``/etc/machine-id``, and for tests that fake several machines on one.
+The grid, its checks, the out file and a point's key are ``ctxbench.grid``'s, as for a local
+sweep.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
@@ -41,21 +42,19 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from . import _core
+from . import grid as grids
 from ._progress import progress_bar
-from .files import PathLike, read_records, records_frame, write_records
+from .files import PathLike, records_frame, save, write_records
 from .frame import concat, require
-from .result import Key, planned_key, point_key
+from .grid import Placement
+from .metadata import machine_identity
 
 if TYPE_CHECKING:
     import pandas as pd
 
-Placement = Union[str, Sequence[int]]
-
-MACHINE_ID_ENV = "CTXBENCH_MACHINE_ID"
-BOOT_ID_ENV = "CTXBENCH_BOOT_ID"
 INSTALL = "'ctxbench[fleet]'"
 # The fields a fleet run adds to each record's metadata (and so to each row of the frame).
 FIELDS = ("host", "worker", "worker_address", "machine", "started", "finished")
@@ -84,40 +83,6 @@ class FleetError(RuntimeError):
 
 
 # --- on the workers ---------------------------------------------------------------------------
-
-
-def _first_line(*paths: str) -> str | None:
-    for path in paths:
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read().strip()
-        except OSError:
-            continue
-        if text:
-            return text
-    return None
-
-
-def _digest(text: str) -> str:
-    # An application-specific id, as machine-id(5) recommends, instead of the raw one.
-    return hashlib.sha256(f"ctxbench:{text}".encode()).hexdigest()[:8]
-
-
-def machine_identity() -> dict[str, str]:
-    """``machine``: "<machine-id hash>-<boot-id hash>"; ``kernel``: the boot id's hash, which
-    names the lock of this kernel. Overridable with $CTXBENCH_MACHINE_ID / $CTXBENCH_BOOT_ID."""
-    machine_id = (
-        os.environ.get(MACHINE_ID_ENV)
-        or _first_line("/etc/machine-id", "/var/lib/dbus/machine-id")
-        or socket.gethostname()
-    )
-    boot_id = (
-        os.environ.get(BOOT_ID_ENV)
-        or _first_line("/proc/sys/kernel/random/boot_id")
-        or f"{socket.gethostname()}-unknown-boot"
-    )
-    kernel = _digest(boot_id)
-    return {"machine": f"{_digest(machine_id)}-{kernel}", "kernel": kernel}
 
 
 def _probe(dask_worker: Any) -> dict[str, Any]:
@@ -160,14 +125,6 @@ def _measure(
 
 
 # --- on the client ----------------------------------------------------------------------------
-
-
-def _label(key: Key) -> str:
-    engine, transport, placement, size_kb, procs, _, parallel = key
-    return (
-        f"{engine}/{transport} {placement} size={size_kb}k P={parallel} "
-        f"procs={','.join(map(str, procs))}"
-    )
 
 
 def _connect(scheduler: str, timeout: float) -> Any:
@@ -213,6 +170,24 @@ def _machines(client: Any, scheduler: str) -> tuple[dict[str, dict[str, Any]], l
     return designated, standby
 
 
+def _check_on_every_machine(
+    client: Any, designated: dict[str, dict[str, Any]], points: list[grids.GridPoint]
+) -> None:
+    """Every point checked on the machine that will measure it (its CPUs, its memory) before
+    any is measured: ``grid.check_here`` on each designated worker."""
+    workers = {w["worker_address"]: w for w in designated.values()}
+    found = client.run(grids.check_here, points, workers=list(workers), on_error="return")
+    refused = {a: r for a, r in found.items() if r is not None}
+    if refused:
+        raise FleetError(
+            "the grid cannot run on every machine; nothing was measured: "
+            + "; ".join(
+                f"worker {workers[a]['worker']!r} (host {workers[a]['host']}): {r}"
+                for a, r in sorted(refused.items())
+            )
+        )
+
+
 def _workers(client: Any) -> set[str]:
     """The addresses of the workers the scheduler has now."""
     # Not client.scheduler_info(): since distributed 2025 the client's periodic refresh can
@@ -249,48 +224,34 @@ def sweep(
         raise ValueError("fleet sweep: give exactly one of scheduler= and client=")
     require("pandas", "ctxbench.sweep")
     require("distributed", "ctxbench fleet runs", install=INSTALL)
-    grid: list[tuple[Key, dict[str, Any]]] = []
-    for engine in engines:
-        for transport in transports:
-            transport = transport or _core.default_transport(engine)
-            for placement in placements:
-                for size_kb in sizes_kb:
-                    for p in procs:
-                        ring = {
-                            **ring_kwargs,
-                            "procs": [int(p)],
-                            "engine": engine,
-                            "transport": transport,
-                            "size_kb": int(size_kb),
-                            "placement": placement
-                            if isinstance(placement, str)
-                            else [int(c) for c in placement],
-                            "repetitions": None if repetitions is None else int(repetitions),
-                        }
-                        grid.append((planned_key([int(p)], ring), ring))
-    json.dumps([ring for _, ring in grid])  # the arguments must travel: fail here, not there
+    points = grids.grid(
+        procs, sizes_kb, engines, transports, placements, repetitions, ring_kwargs, here=False
+    )
+    json.dumps([p.kwargs for p in points])  # the arguments must travel: fail here, not there
+    with grids.OutFile.open(out) as book:
+        return _sweep(points, book, out, progress, scheduler, client, connect_timeout, poll)
 
-    records: list[dict[str, Any]] = []
-    if out is not None:
-        if os.path.exists(out):
-            records = read_records(out)
-        else:
-            write_records(records, out)  # also proves the path is writable
-    done = {
-        (rec["metadata"]["machine"], point_key(rec)): rec
-        for rec in records
-        if rec["kind"] == "ring" and (rec.get("metadata") or {}).get("machine")
-    }
 
+def _sweep(
+    points: list[grids.GridPoint],
+    book: grids.OutFile,
+    out: PathLike | None,
+    progress: bool | str,
+    scheduler: str | None,
+    client: Any,
+    connect_timeout: float,
+    poll: float,
+) -> pd.DataFrame:
     own = client is None
     if own:
         client = _connect(str(scheduler), connect_timeout)
     address = str(scheduler or client.scheduler.address)
     try:
         designated, standby = _machines(client, address)
-        todo = {m: [(k, r) for k, r in grid if (m, k) not in done] for m, w in designated.items()}
+        _check_on_every_machine(client, designated, points)
+        todo = {m: [p for p in points if not book.done(p.key(m))] for m in designated}
         bar = progress_bar(progress, sum(map(len, todo.values())), "ctxbench fleet")
-        running: dict[Any, tuple[str, Key]] = {}
+        running: dict[Any, tuple[str, grids.GridPoint]] = {}
         unmeasured: dict[str, list[str]] = {}
         failed: dict[str, str] = {}
         version = _core.__version__
@@ -299,7 +260,7 @@ def sweep(
         def submit(machine: str) -> None:
             if not todo[machine]:
                 return
-            key, ring = todo[machine].pop(0)
+            point = todo[machine].pop(0)
             w = designated[machine]
             where = {
                 "host": w["host"],
@@ -309,7 +270,7 @@ def sweep(
             }
             future = client.submit(
                 _measure,
-                ring,
+                {**point.kwargs, "procs": point.procs},
                 f"ctxbench-kernel-{w['kernel']}",
                 where,
                 version,
@@ -318,7 +279,7 @@ def sweep(
                 pure=False,
                 retries=0,
             )
-            running[future] = (machine, key)
+            running[future] = (machine, point)
             future.add_done_callback(lambda _: arrived.set())
 
         try:
@@ -328,31 +289,27 @@ def sweep(
                 arrived.wait(poll)
                 arrived.clear()
                 for future in [f for f in running if f.done()]:
-                    machine, key = running.pop(future)
+                    machine, point = running.pop(future)
                     worker = designated[machine]["worker"]
                     if future.status == "finished":
-                        rec = future.result()
-                        done[(machine, key)] = rec
-                        if out is not None:
-                            records.append(rec)
-                            write_records(records, out)
+                        book.add(point.key(machine), future.result())
                     elif future.status == "error":
-                        failed[f"{worker}: {_label(key)}"] = str(future.exception())
+                        failed[f"{worker}: {point.label()}"] = str(future.exception())
                     else:  # cancelled by the scheduler: its worker is going
-                        unmeasured.setdefault(worker, []).append(_label(key))
+                        unmeasured.setdefault(worker, []).append(point.label())
                     if bar is not None:
                         bar.update(1)
                     submit(machine)
                 alive = _workers(client)
-                for future, (machine, key) in list(running.items()):
+                for future, (machine, point) in list(running.items()):
                     w = designated[machine]
                     if w["worker_address"] not in alive:
                         # Lost: its points are not moved to another worker (another machine).
                         running.pop(future)
                         future.cancel()
-                        lost = [key] + [k for k, _ in todo[machine]]
+                        lost = [point, *todo[machine]]
                         todo[machine] = []
-                        unmeasured.setdefault(w["worker"], []).extend(map(_label, lost))
+                        unmeasured.setdefault(w["worker"], []).extend(p.label() for p in lost)
         finally:
             for future in running:  # interrupted: leave nothing queued on the cluster
                 try:
@@ -365,7 +322,8 @@ def sweep(
         if own:
             client.close()
 
-    frames = [records_frame([done[(m, k)]]) for m in designated for k, _ in grid if (m, k) in done]
+    done = [p.key(m) for m in designated for p in points]
+    frames = [book.frame(key) for key in done if book.done(key)]
     df = concat(frames)
     df.attrs["fleet"] = {
         "scheduler": address,
@@ -422,8 +380,6 @@ def matrix(
     if out is not None and str(out).lower().endswith(".json"):
         write_records([done[m] for m in designated if m in done], out)
     elif out is not None:
-        from .files import save
-
         save(df, out)
     if lost or failed:
         by_name = {w["worker"]: w for w in designated.values()}

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .schema import CONFIG, RING
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -37,16 +39,11 @@ METADATA_COLUMNS: tuple[str, ...] = (
 )
 # Set on fleet runs (ctxbench.fleet): who measured the point, on which machine, and when.
 FLEET_COLUMNS: tuple[str, ...] = ("host", "worker", "machine", "started", "finished")
-# Per-point numeric arrays some results carry (shape (len(procs),)); listed here so a new one
-# becomes a column by adding its name.
-OPTIONAL_POINT_ARRAYS: tuple[str, ...] = (
-    "switches_per_hop",
-    "involuntary_switches",
-    "migrations",
-    "stopped",
-    "repetitions_made",
-    "resident_kb",
-)
+# Per-point arrays a ring result repeats on its rows: those declared ``column=True`` in
+# ``schema.RING``.
+POINT_COLUMNS: tuple[str, ...] = tuple(name for name, spec in RING.items() if spec.column)
+# What was asked (``config=True``), repeated on every row, beyond the point's key above.
+CONFIG_COLUMNS: tuple[str, ...] = tuple(name for name in CONFIG if name not in POINT_KEY)
 
 # A matrix cell's figures, repeated on each of its rows (``_matrix_columns``).
 MATRIX_CELL_ARRAYS: tuple[str, ...] = (
@@ -154,13 +151,15 @@ def _ring_columns(r: Any) -> dict[str, Any]:
     for name in ("sd_run", "runs_seen"):
         if name in stats:
             columns[name] = np.asarray(stats[name], dtype=np.float64)[point]
-    for name in OPTIONAL_POINT_ARRAYS:
+    for name in POINT_COLUMNS:
         values = getattr(r, name, None)
         if values is not None and len(values) == npoints:
             columns[name] = np.asarray(values)[point]
-    # How the arrays were read (issue 19); results from before it have no stride.
-    if getattr(r, "stride_bytes", None) is not None:
-        columns["stride_bytes"] = r.stride_bytes
+    for name in CONFIG_COLUMNS:
+        value = getattr(r, name, None)
+        # An empty numeric cell is NaN, as a table file reads it back.
+        numeric = RING[name].type in ("int", "float")
+        columns[name] = np.nan if value is None and numeric else value
     return _made(columns)
 
 

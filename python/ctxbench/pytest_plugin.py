@@ -66,8 +66,6 @@ class _State:
 
 STATE = pytest.StashKey[_State]()
 RECORDER = pytest.StashKey["Recorder"]()
-# Kept for code that read the recorded (nodeid, result) pairs from the stash.
-RESULTS = pytest.StashKey[list[tuple[str, Any]]]()
 
 
 class Recorder:
@@ -197,7 +195,6 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--ctxbench-save {path}: use a .json, .csv or .parquet file name")
     state = _State()
     config.stash[STATE] = state
-    config.stash[RESULTS] = state.recorded
     fail = config.getoption("--ctxbench-compare-fail")
     run = config.getoption("--ctxbench-compare")
     if fail is not None:

@@ -1,8 +1,10 @@
 """What a ctxbench file must hold, declared once per kind and format, and the one checker of
 each declaration: the JSON record of every result kind (``RECORDS``), the tidy table that CSV
 and Parquet files hold (``TABLE_COLUMNS``, ``TABLE_ROWS``) and lmbench's xgraph text
-(``XGRAPH``). The loaders in ``ctxbench.result`` and ``ctxbench.files`` turn a ``Bad`` into a
-``ValueError`` naming the file and where in it (record, line or row).
+(``XGRAPH``). ``RECORDS`` is also the one list of each result's fields: the result classes and
+the stub of what the core returns are written from it (``python -m ctxbench._codegen``). The
+loaders turn a ``Bad`` into a ``ValueError`` naming the file and where in it (record, line or
+row).
 
 Net figures (``latency_us``, ``samples_us``, ``value`` ...) may be negative: a switch below
 the method's resolution gives a net time <= 0, and ``below_resolution`` says so (``FLAG``).
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
@@ -48,6 +50,22 @@ class Field:
     choices: tuple[str, ...] | None = None
     required: bool = True  # False: an older file may lack it
     fields: Mapping[str, Field] | None = None
+    # What the code beside the files needs (``ctxbench._codegen`` writes it from these): a
+    # list of arrays of different lengths; unsigned integers in memory; the name of a dict's
+    # TypedDict in ``_core.pyi`` (written from ``fields``, or one the stub declares by hand);
+    # the stub's annotation where no rule gives it; the strings the core gives today (the
+    # stub's ``Literal``, not checked in files, so that a newer ctxbench's values still load);
+    # and a per-point array that the tidy table repeats as a column of the same name.
+    ragged: bool = False
+    unsigned: bool = False
+    name: str | None = None
+    stub: str | None = None
+    literals: tuple[str, ...] | None = None
+    column: bool = False
+    # What the caller asked, as the run used it (defaults filled in): ``_core.ring_config``
+    # returns exactly these; with its procs and machine they are what makes a point of a
+    # sweep the same point (``grid.point_key``); the table repeats each as a column.
+    config: bool = False
 
 
 class Bad(Exception):
@@ -72,6 +90,7 @@ R = "repetitions"
 
 TSC = Field(
     "dict",
+    name="TscDict",
     fields={
         "ghz": _float(min=0, nullable=True),
         "read_cost_cycles": _float(min=0, nullable=True),
@@ -95,17 +114,23 @@ METADATA = Field(
 HOP_PERCENTILES = ("p50", "p90", "p99", "p99.9", "max")
 # The variance model's levels, innermost first (``ctxbench._core.estimate``).
 LEVELS = ("repetition", "block", "instance", "run")
+STOPPED = ("repetitions", "precision", "max_repetitions", "time_cap", "run_spread")
+VERDICTS = ("stable", "noisy", "unstable", "bimodal")
 PHASES = ("calibration", "warmup", "measure", "setup_teardown")
 
+# The fields of each result kind, in the order its class and its record hold them: every
+# required field before the optional ones, ``metadata`` last. One declaration per field: the
+# class (``result.RingResult``), the stub of what the core returns (``_core.pyi``), the
+# record's check and the table's column follow from it (``python -m ctxbench._codegen``).
 RING: dict[str, Field] = {
-    "engine": Field("str"),
-    "transport": Field("str"),
-    "placement": Field("str"),
-    "size_kb": _int(min=0),
-    "repetitions": _int(min=1, nullable=True),  # null: precision mode
-    "warmup": _int(min=0),
-    "parallel": _int(min=1),
-    "min_time": _float(min=0),
+    "engine": Field("str", config=True),
+    "transport": Field("str", config=True),
+    "placement": Field("str", config=True),
+    "size_kb": _int(min=0, config=True),
+    "repetitions": _int(min=1, nullable=True, config=True),  # null: precision mode
+    "warmup": _int(min=0, config=True),
+    "parallel": _int(min=1, config=True),
+    "min_time": _float(min=0, config=True),
     "procs": _int(P, min=2),
     "latency_us": _float(P),
     "min_us": _float(P),
@@ -121,6 +146,7 @@ RING: dict[str, Field] = {
     "below_resolution": Field("bool", (P,)),
     "stats": Field(
         "dict",
+        name="StatsDict",
         fields={
             **{k: _float(P) for k in ("min", "median", "mean", "max")},
             # NaN: no interval (a point with one unit to go on).
@@ -129,7 +155,7 @@ RING: dict[str, Field] = {
             "cv": _float(P, min=0, inf=True),
             "outliers": _int(P, min=0),
             "clusters": _int(P, min=1),
-            "verdict": Field("str", (P,)),
+            "verdict": Field("str", (P,), literals=VERDICTS),
             # The variance model (files from before it lack these).
             **{
                 k: _float(P, min=0, nan=True, holes=True, required=False)
@@ -145,18 +171,19 @@ RING: dict[str, Field] = {
             "instances": _int(P, min=1, required=False),
         },
     ),
-    "cpus": _int(P, "parallel", None, min=-1),  # [point][ring][participant]
+    "cpus": _int(P, "parallel", None, min=-1, ragged=True),  # [point][ring][participant]
     "trips": _int(P, min=0),
     "overhead_rounds": _int(P, min=0),
     "work_verified": Field("bool", (P,)),
-    "phase_s": Field("dict", fields={k: _float(P, min=0) for k in PHASES}),
-    "switches_per_hop": _float(P, min=0),
-    "switch_source": Field("str", (P,)),
+    "phase_s": Field("dict", name="PhasesDict", fields={k: _float(P, min=0) for k in PHASES}),
+    "switches_per_hop": _float(P, min=0, column=True),
+    "switch_source": Field("str", (P,), literals=("perf", "rusage")),
     "counted_us": _float(P, min=0),
-    "involuntary_switches": _int(P, min=0),
-    "migrations": _int(P, min=-1),  # -1: counters unavailable
+    "involuntary_switches": _int(P, min=0, column=True),
+    "migrations": _int(P, min=-1, column=True),  # -1: counters unavailable
     "hardware": Field(
         "dict",
+        name="HardwareDict",
         fields={
             "cycles_per_switch": _float(P, min=0, nullable=True),
             "instructions_per_switch": _float(P, min=0, nullable=True),
@@ -171,27 +198,38 @@ RING: dict[str, Field] = {
     "hop_percentiles_us": Field(
         "dict",
         nullable=True,
+        name="_HopPercentilesDict",
         # A point without hops has none: NaN in files written before NaN became null.
         fields={k: _float(P, min=0, nan=True, holes=True) for k in HOP_PERCENTILES},
     ),
     "hop_histogram": Field(
         "dict",
         nullable=True,
-        fields={"edges_us": _float(None, min=0), "counts": _int(P, None, min=0)},
+        name="HopHistogramDict",
+        fields={"edges_us": _float(None, min=0), "counts": _int(P, None, min=0, unsigned=True)},
     ),
     "tsc_cycles_per_switch": _float(P, nullable=True),  # net: may be negative
     "tsc": TSC,
-    # Precision mode (files from before it lack these; a record leaves out the unset ones).
-    "precision": _float(min=0, nullable=True, required=False),
-    "max_time": _float(min=0, nullable=True, required=False),
-    "stopped": Field("str", (P,), required=False),
-    "repetitions_made": _int(P, min=0, required=False),
-    # Repetitions per block and blocks per ring instance (files from before lack them).
+    # Added later: files from before lack them, and a record leaves out the unset ones.
+    # Precision mode: null with a fixed number of repetitions.
+    "precision": _float(min=0, nullable=True, required=False, config=True),
+    "max_time": _float(min=0, nullable=True, required=False, config=True),
+    "stopped": Field("str", (P,), required=False, literals=STOPPED, column=True),
+    "repetitions_made": _int(P, min=0, required=False, column=True),
+    # Repetitions per block and blocks per ring instance.
     "block": _int(P, min=1, required=False),
-    "instance_blocks": _int(P, None, min=0, required=False),
+    "instance_blocks": _int(P, None, min=0, required=False, ragged=True),
+    "max_repetitions": _int(min=1, nullable=True, required=False, config=True),
+    # The CPU given to placement "single" (null: the first allowed one, or another placement).
+    "cpu": _int(min=0, nullable=True, required=False, config=True),
+    "timeout": _float(min=0, required=False, config=True),
+    "record_hops": Field("bool", required=False, config=True),
+    # Every participant of the point ran on one CPU: a pinned one, the same one in a CPU
+    # list, or the only one the caller may use. Blocking hops then cost at least one switch.
+    "one_cpu": Field("bool", (P,), required=False),
     # The working set (files from before it lack these).
-    "stride_bytes": _int(min=8, nullable=True, required=False),
-    "resident_kb": _int(P, min=-1, required=False),
+    "stride_bytes": _int(min=8, nullable=True, required=False, config=True),
+    "resident_kb": _int(P, min=-1, required=False, column=True),
     "metadata": METADATA,
 }
 
@@ -215,11 +253,13 @@ PINGPONG: dict[str, Field] = {
     "max_time": _float(min=0, nullable=True, required=False),
     "min_time": _float(min=0, required=False),
     "samples_us": _float(None, min=0, required=False),
-    "stats": Field("dict", required=False),
-    "stopped": Field("str", required=False),
+    "stats": Field("dict", required=False, name="StatsDict"),  # as a ring's, of one point
+    "stopped": Field("str", required=False, literals=STOPPED),
     "block": _int(min=1, required=False),
     "instance_blocks": _int(None, min=0, required=False),
-    "phase_s": Field("dict", required=False, fields={k: _float(1, min=0) for k in PHASES}),
+    "phase_s": Field(
+        "dict", required=False, name="PhasesDict", fields={k: _float(1, min=0) for k in PHASES}
+    ),
     "metadata": METADATA,
 }
 
@@ -227,6 +267,7 @@ C = "cells"  # len(cpu_from)
 # Of the machine's topology a matrix record keeps, what its table and plot read.
 MATRIX_TOPOLOGY = Field(
     "dict",
+    stub="TopologyDict",  # the core gives all of ``topology()``'s; the record keeps these
     fields={
         **{k: _int(None, min=-1) for k in ("cpus", "package", "core", "llc", "node")},
         "order": _int(None, min=0),
@@ -283,11 +324,12 @@ MATRIX: dict[str, Field] = {
     "wake_us": Field(
         "dict",
         nullable=True,
+        name="_WakeDict",
         fields={k: _float(C, min=0, nan=True, holes=True) for k in WAKE_PERCENTILES},
     ),
     "warnings": Field("str", (None,)),
     "block": _int(C, min=1, required=False),
-    "instance_blocks": _int(C, None, min=0, required=False),
+    "instance_blocks": _int(C, None, min=0, required=False, ragged=True),
     "metadata": METADATA,
 }
 
@@ -427,19 +469,12 @@ TABLE_COLUMNS: dict[str, Field] = {
     "ci_high": _float(),
     "verdict": Field("str"),
     "below_resolution": Field("bool"),
-    "switches_per_hop": _float(min=0),
-    "involuntary_switches": _int(min=0),
-    "migrations": _int(min=-1),
     "usecs_per_op": _float(min=0),
     "ops_per_sec": _float(min=0),
-    "stopped": Field("str"),
-    "repetitions_made": _int(min=0),
     "block": _int(min=0),
     "instance": _int(min=0),
     "sd_run": _float(min=0),
     "runs_seen": _float(min=0),
-    "resident_kb": _int(min=-1),
-    "stride_bytes": _int(min=8),
     "source": Field("str"),
     **{k: Field("str") for k in ("kernel", "cpu_model", "ctxbench_version", "date", "test")},
     # Matrix rows: the cell, its class, where each CPU sits (-1: unknown), its evidence.
@@ -460,6 +495,16 @@ TABLE_COLUMNS: dict[str, Field] = {
     "clock_untrusted": Field("bool"),
     **{f"wake_{k.replace('.', '')}_us": _float(min=0) for k in WAKE_PERCENTILES},
 }
+# A ring's per-point columns and what was asked, as ``RING`` declares them.
+TABLE_COLUMNS.update(
+    {
+        name: replace(spec, shape=())
+        for name, spec in RING.items()
+        if (spec.column or spec.config) and name not in TABLE_COLUMNS
+    }
+)
+# What the caller asked of a ring (``config=True``), in declaration order.
+CONFIG: tuple[str, ...] = tuple(name for name, spec in RING.items() if spec.config)
 # Columns every table has, even one without rows (what ``concat([])`` gives).
 TABLE_REQUIRED = (
     "benchmark",

@@ -2,69 +2,21 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Union
+from typing import TYPE_CHECKING, Any, Callable
 
-from . import _core
+from . import grid as grids
 from ._progress import progress_bar
 from .api import ring
-from .files import XGRAPH_SUFFIXES, records_frame
-from .frame import concat, require, to_frame
-from .result import (
-    PathLike,
-    RingResult,
-    check_writable,
-    planned_key,
-    point_key,
-    read_records,
-    record,
-    withhold_hostname,
-    write_records,
-)
+from .files import PathLike
+from .frame import concat, require
+from .grid import Placement
+from .metadata import machine_identity
+from .record import encode
+from .result import RingResult
 
 if TYPE_CHECKING:
     import pandas as pd
-
-Placement = Union[str, Sequence[int]]
-# Suffixes ctxbench.load reads as another format than the JSON a sweep writes.
-OTHER_FORMATS = (".csv", ".parquet", *XGRAPH_SUFFIXES)
-
-
-def _grid(
-    engines: Sequence[str],
-    transports: Sequence[str | None],
-    placements: Sequence[Placement],
-    sizes_kb: Sequence[int],
-    procs: Sequence[int],
-) -> list[tuple[str, str | None, Placement, int, int]]:
-    return [
-        (engine, transport, placement, size_kb, p)
-        for engine in engines
-        for transport in transports
-        for placement in placements
-        for size_kb in sizes_kb
-        for p in procs
-    ]
-
-
-def _open(out: PathLike | None) -> list[dict[str, Any]]:
-    """The records already in ``out``; a new ``out`` is created empty. Either way, an ``out``
-    that cannot be written fails here, before the first point is measured."""
-    if out is None:
-        return []
-    if Path(out).suffix.lower() in OTHER_FORMATS:
-        raise ValueError(
-            f"{out}: sweep writes a JSON results file; name it .json (save the frame it "
-            "returns, or ctxbench.load(out), to CSV or Parquet)"
-        )
-    if os.path.exists(out):
-        records = read_records(out)
-        check_writable(out)
-        return records
-    write_records([], out)
-    return []
 
 
 def sweep(
@@ -86,15 +38,22 @@ def sweep(
     """Run ``measure`` (``ctxbench.ring``) once per grid point and return the tidy frame of
     the grid.
 
+    The grid is engines × transports × placements × sizes_kb × procs; a transport of None
+    is each engine's default (pipe, or resume for fibers). Every point is checked before the
+    first is measured. Other keyword arguments (``warmup``, ``parallel``, ``min_time``, ...)
+    go to ``measure``.
+
+    With ``out`` (.json, .csv or .parquet), each finished point is written to that file
+    (rewritten atomically, keeping its mode) before the next starts, and points already in
+    it are not measured again: rerun after a crash or Ctrl-C to resume. A point is the same
+    point when everything that changes its number is the same: what was asked (engine,
+    transport, placement and cpu, size_kb, procs, parallel, repetitions or precision,
+    max_time, max_repetitions, min_time, warmup, timeout, record_hops) and the machine
+    (``metadata.machine_identity``: after a reboot a sweep measures again). While a sweep
+    runs, no other sweep may write its ``out``: see ``ctxbench.grid``.
+
     ``hostname=False`` keeps this machine's name out of ``out``: every record in it (those
     already there too) holds ``metadata.HOSTNAME_WITHHELD`` instead.
-
-    The grid is engines × transports × placements × sizes_kb × procs; a transport of None
-    is each engine's default (pipe, or resume for fibers). With ``out``, each
-    finished point is appended to that JSON file (rewritten atomically) before the next
-    starts, and points already in it (same engine, transport, placement, size_kb, procs,
-    repetitions and parallel) are not measured again: rerun after a crash or Ctrl-C to resume.
-    Other keyword arguments (``warmup``, ``parallel``, ``min_time``, ...) go to ``measure``.
 
     ``progress=True`` shows a tqdm bar when someone is watching: stderr is a terminal or
     this runs in Jupyter/IPython, and ``CI`` is not set in the environment; ``"force"``
@@ -127,39 +86,24 @@ def sweep(
         )
     # Fail before an hour of measuring, not after it.
     require("pandas", "ctxbench.sweep")
-    records = _open(out)
-    if not hostname and records:
-        records = [withhold_hostname(rec) for rec in records]
-        write_records(records, out)  # even when every point is done already
-    # Points a fleet measured on some machine are not this machine's points.
-    done = {
-        point_key(rec): rec
-        for rec in records
-        if rec["kind"] == RingResult.kind and "machine" not in rec.get("metadata", {})
-    }
-    grid = _grid(engines, transports, placements, sizes_kb, procs)
-    bar = progress_bar(progress, len(grid), "ctxbench sweep")
+    points = grids.grid(procs, sizes_kb, engines, transports, placements, repetitions, ring_kwargs)
+    machine = machine_identity()["machine"]
     frames = []
-    try:
-        for engine, transport, placement, size_kb, p in grid:
-            transport = transport or _core.default_transport(engine)
-            args = {"engine": engine, "transport": transport, "size_kb": size_kb}
-            args.update(placement=placement, repetitions=repetitions, **ring_kwargs)
-            key = planned_key([p], args)
+    with grids.OutFile.open(out, hostname=hostname) as book:
+        bar = progress_bar(progress, len(points), "ctxbench sweep")
+        try:
+            for point in points:
+                key = point.key(machine)
+                if bar is not None:
+                    bar.set_postfix_str(point.label())
+                if not book.done(key):
+                    rec = encode(measure(point.procs, **point.kwargs), hostname=hostname)
+                    rec["metadata"].setdefault("machine", machine)
+                    book.add(key, rec)
+                frames.append(book.frame(key))
+                if bar is not None:
+                    bar.update(1)
+        finally:
             if bar is not None:
-                bar.set_postfix_str(f"{engine}/{transport} {key[2]} {size_kb}k procs={p}")
-            if key in done:
-                frames.append(records_frame([done[key]]))
-            else:
-                result = measure([p], **args)
-                if out is not None:
-                    done[key] = record(result, hostname=hostname)
-                    records.append(done[key])
-                    write_records(records, out)
-                frames.append(to_frame(result))
-            if bar is not None:
-                bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
+                bar.close()
     return concat(frames)

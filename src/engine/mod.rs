@@ -26,64 +26,126 @@ pub type Interrupt<'a> = &'a mut (dyn FnMut() -> bool + 'a);
 /// costs about a millisecond each, so a ring of thousands answers Ctrl-C within ~0.1 s.
 const STARTS_PER_CHECK: usize = 64;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engine {
-    Process,
-    Thread,
-    Fiber,
+/// One engine as the `engines!` table needs it; each engine's file implements it.
+pub trait Switcher {
+    /// The name callers give and results record.
+    const NAME: &'static str;
+    /// Memory one participant costs besides its work array, from measurements of this
+    /// project (`memory::ring_bytes` budgets with it).
+    const PARTICIPANT_BYTES: u64;
+    /// The transports it can use, its default first.
+    const TRANSPORTS: &'static [TransportKind];
+    /// Starts the rings of `start` with `transport`, one of `TRANSPORTS`.
+    fn start(transport: TransportKind, start: Start) -> Result<Group>;
 }
 
-const ENGINES: &str = "'process', 'thread' or 'fiber'";
+/// An engine whose participants the kernel schedules (processes, threads): any `Transport`
+/// carries its token, so this is all it implements; its `Switcher` follows (below).
+pub trait OverAnyTransport {
+    const NAME: &'static str;
+    /// As `Switcher::PARTICIPANT_BYTES`.
+    const PARTICIPANT_BYTES: u64;
+    /// Starts the rings of `start` over transport `T`.
+    fn spawn<T: Transport>(start: Start) -> Result<Group>;
+}
+
+/// What every engine starts: `cpus.len()` rings of `procs` participants, `cpus[ring][i]`
+/// pinning each, with a work array of `shape` and hop recording when `record`.
+pub struct Start<'a, 'i> {
+    pub procs: usize,
+    pub shape: Shape,
+    pub record: bool,
+    pub cpus: &'a [Vec<Option<usize>>],
+    pub interrupt: Interrupt<'i>,
+}
+
+impl<E: OverAnyTransport> Switcher for E {
+    const NAME: &'static str = E::NAME;
+    const PARTICIPANT_BYTES: u64 = E::PARTICIPANT_BYTES;
+    const TRANSPORTS: &'static [TransportKind] = TransportKind::BETWEEN_TASKS;
+
+    /// `E::spawn::<T>` for the `Transport` that `transport` names.
+    fn start(transport: TransportKind, start: Start) -> Result<Group> {
+        struct Over<'a, 'i, E>(Start<'a, 'i>, std::marker::PhantomData<E>);
+        impl<E: OverAnyTransport> WithTransport for Over<'_, '_, E> {
+            type Output = Result<Group>;
+            fn call<T: Transport>(self) -> Result<Group> {
+                E::spawn::<T>(self.0)
+            }
+        }
+        transport
+            .dispatch(Over::<E>(start, std::marker::PhantomData))
+            .unwrap_or_else(|| Err(unsupported(E::NAME, Self::TRANSPORTS, transport)))
+    }
+}
+
+/// Every engine, one line each: `module::Type`, where `module` is a file of this folder and
+/// `Type` implements `Switcher`. A line makes the variant `Engine::Type`, whose name, cost,
+/// transports and start are the type's. The first line is the default engine.
+macro_rules! engines {
+    ($($module:ident :: $kind:ident),+ $(,)?) => {
+        /// Who switches: one of the engines.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Engine {
+            $($kind,)+
+        }
+
+        impl Engine {
+            pub const ALL: &'static [Engine] = &[$(Engine::$kind),+];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Engine::$kind => <$module::$kind as Switcher>::NAME,)+
+                }
+            }
+
+            /// Memory one participant costs besides its work array.
+            pub fn participant_bytes(self) -> u64 {
+                match self {
+                    $(Engine::$kind => <$module::$kind as Switcher>::PARTICIPANT_BYTES,)+
+                }
+            }
+
+            /// The transports this engine can use, its default first.
+            pub fn transports(self) -> &'static [TransportKind] {
+                match self {
+                    $(Engine::$kind => <$module::$kind as Switcher>::TRANSPORTS,)+
+                }
+            }
+
+            fn start(self, transport: TransportKind, start: Start) -> Result<Group> {
+                match self {
+                    $(Engine::$kind => <$module::$kind as Switcher>::start(transport, start),)+
+                }
+            }
+        }
+    };
+}
+
+engines! {
+    process::Process,
+    thread::Thread,
+    fiber::Fiber,
+}
 
 impl Engine {
-    pub const ALL: [Engine; 3] = [Engine::Process, Engine::Thread, Engine::Fiber];
-
     pub fn parse(name: &str) -> Result<Self> {
-        match name {
-            "process" => Ok(Engine::Process),
-            "thread" => Ok(Engine::Thread),
-            "fiber" => Ok(Engine::Fiber),
-            _ => Err(Error::invalid(
-                "engine",
-                format!("unknown engine {name:?}; expected {ENGINES}"),
-            )),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Engine::Process => "process",
-            Engine::Thread => "thread",
-            Engine::Fiber => "fiber",
-        }
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|e| e.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<_> = Self::ALL.iter().map(|e| e.name()).collect();
+                Error::invalid(
+                    "engine",
+                    format!("unknown engine {name:?}; expected one of {names:?}"),
+                )
+            })
     }
 
     /// The transport used when none is named.
     pub fn default_transport(self) -> TransportKind {
-        match self {
-            Engine::Process | Engine::Thread => TransportKind::Pipe,
-            Engine::Fiber => TransportKind::Resume,
-        }
-    }
-
-    /// Memory one participant costs besides its work array: a forked Python process its page
-    /// tables and copied pages (about 0.5 MiB each, measured as the drop of MemAvailable over
-    /// a 1,000-process ring: the manual's accuracy pages); a thread the touched part of its
-    /// stack and its kernel stack; a fiber its touched stack.
-    pub fn participant_bytes(self) -> u64 {
-        match self {
-            Engine::Process => 512 * 1024,
-            Engine::Thread => 64 * 1024,
-            Engine::Fiber => 8 * 1024,
-        }
-    }
-
-    /// The transports this engine can use, its default first.
-    pub fn transports(self) -> &'static [TransportKind] {
-        match self {
-            Engine::Process | Engine::Thread => TransportKind::BETWEEN_TASKS,
-            Engine::Fiber => &[TransportKind::Resume],
-        }
+        self.transports()[0]
     }
 }
 
@@ -92,18 +154,17 @@ pub fn check_combination(engine: Engine, transport: TransportKind) -> Result<()>
     if engine.transports().contains(&transport) {
         Ok(())
     } else {
-        Err(unsupported(engine, transport))
+        Err(unsupported(engine.name(), engine.transports(), transport))
     }
 }
 
-fn unsupported(engine: Engine, transport: TransportKind) -> Error {
-    let names: Vec<_> = engine.transports().iter().map(|t| t.name()).collect();
+fn unsupported(engine: &str, transports: &[TransportKind], transport: TransportKind) -> Error {
+    let names: Vec<_> = transports.iter().map(|t| t.name()).collect();
     Error::invalid(
         "transport",
         format!(
-            "{:?} does not work with engine {:?}; valid transports for it: {names:?}",
+            "{:?} does not work with engine {engine:?}; valid transports for it: {names:?}",
             transport.name(),
-            engine.name()
         ),
     )
 }
@@ -240,45 +301,15 @@ pub fn spawn(
     cpus: &[Vec<Option<usize>>],
     interrupt: Interrupt,
 ) -> Result<Group> {
-    let start = |forked, interrupt| OverTransport {
-        forked,
+    check_combination(engine, transport)?;
+    let start = Start {
         procs,
         shape,
         record,
         cpus,
         interrupt,
     };
-    let started = match engine {
-        Engine::Process => transport.dispatch(start(true, interrupt)),
-        Engine::Thread => transport.dispatch(start(false, interrupt)),
-        Engine::Fiber => {
-            (transport == TransportKind::Resume).then(|| fiber::spawn(procs, shape, record, cpus))
-        }
-    };
-    started.unwrap_or_else(|| Err(unsupported(engine, transport)))
-}
-
-/// The process or thread engine's `spawn`, for whichever transport `dispatch` names.
-struct OverTransport<'a, 'i> {
-    forked: bool,
-    procs: usize,
-    shape: Shape,
-    record: bool,
-    cpus: &'a [Vec<Option<usize>>],
-    interrupt: Interrupt<'i>,
-}
-
-impl WithTransport for OverTransport<'_, '_> {
-    type Output = Result<Group>;
-
-    fn call<T: Transport>(self) -> Result<Group> {
-        let (procs, shape, record, cpus) = (self.procs, self.shape, self.record, self.cpus);
-        if self.forked {
-            process::spawn::<T>(procs, shape, record, cpus, self.interrupt)
-        } else {
-            thread::spawn::<T>(procs, shape, record, cpus, self.interrupt)
-        }
-    }
+    engine.start(transport, start)
 }
 
 /// Between starting participants: `Interrupted` every `STARTS_PER_CHECK` participants if
@@ -378,8 +409,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_engine_parses_by_its_name() {
+        for &engine in Engine::ALL {
+            assert_eq!(Engine::parse(engine.name()).unwrap(), engine);
+        }
+        assert_eq!(Engine::ALL[0], Engine::Process);
+        let e = Engine::parse("p").unwrap_err().to_string();
+        assert!(e.contains(r#"["process", "thread", "fiber"]"#), "{e}");
+    }
+
+    #[test]
     fn every_transport_parses_by_its_name() {
-        for &engine in &Engine::ALL {
+        for &engine in Engine::ALL {
             assert_eq!(engine.transports()[0], engine.default_transport());
             for &t in engine.transports() {
                 assert_eq!(TransportKind::parse(t.name()).unwrap(), t);

@@ -4,7 +4,7 @@
 //! copies on write) exists before `fork`; after it the child makes raw syscalls only and
 //! leaves with `_exit`, which is what makes forking from a multi-threaded Python safe.
 
-use super::{check_start, wait_ready, Group, Interrupt, Members, Report};
+use super::{check_start, wait_ready, Group, Interrupt, Members, OverAnyTransport, Report, Start};
 use crate::error::{Error, Result};
 use crate::hops::HopLog;
 use crate::memory;
@@ -16,6 +16,21 @@ use crate::workload::{Shape, Workload};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// Forked processes, as lat_ctx.
+pub struct Process;
+
+impl OverAnyTransport for Process {
+    const NAME: &'static str = "process";
+    /// A forked Python process costs its page tables and copied pages: about 0.5 MiB each,
+    /// measured as the drop of MemAvailable over a 1,000-process ring (the manual's
+    /// accuracy pages).
+    const PARTICIPANT_BYTES: u64 = 512 * 1024;
+
+    fn spawn<T: Transport>(s: Start) -> Result<Group> {
+        spawn::<T>(s.procs, s.shape, s.record, s.cpus, s.interrupt)
+    }
+}
 
 pub fn spawn<T: Transport>(
     procs: usize,

@@ -1,7 +1,7 @@
 //! The same ring made of OS threads in the calling process: participants share the address
 //! space, so a hop is a thread switch without a change of page tables.
 
-use super::{check_start, wait_ready, Group, Interrupt, Members, Report};
+use super::{check_start, wait_ready, Group, Interrupt, Members, OverAnyTransport, Report, Start};
 use crate::error::{Error, Result};
 use crate::sys::{self, Shared, Slot};
 use crate::token;
@@ -14,6 +14,19 @@ use std::thread::JoinHandle;
 /// The participants' code is shallow (the work loop and a syscall); keep 10,000-thread
 /// rings affordable.
 const STACK_BYTES: usize = 256 * 1024;
+
+/// OS threads of the calling process.
+pub struct Thread;
+
+impl OverAnyTransport for Thread {
+    const NAME: &'static str = "thread";
+    /// The touched part of its stack and its kernel stack.
+    const PARTICIPANT_BYTES: u64 = 64 * 1024;
+
+    fn spawn<T: Transport>(s: Start) -> Result<Group> {
+        spawn::<T>(s.procs, s.shape, s.record, s.cpus, s.interrupt)
+    }
+}
 
 pub fn spawn<T: Transport>(
     procs: usize,

@@ -20,7 +20,7 @@ pub use numa::Placed;
 pub use plan::{class_of, classes, plan, Class, Planned};
 pub use skew::OffsetBound;
 
-use crate::config::{Config, Limit};
+use crate::config::{Config, PASSES, PER_CLASS};
 use crate::engine::{Engine, Interrupt};
 use crate::error::{Error, Result};
 use crate::hops::{self, Lane};
@@ -36,16 +36,6 @@ pub const CELL_MIN_TIME: f64 = 0.002;
 pub const CELL_MAX_TIME: f64 = 0.1;
 /// Cells per class in class mode by default.
 pub const DEFAULT_PER_CLASS: usize = 8;
-pub const PER_CLASS: Limit = Limit {
-    param: "per_class",
-    lo: 1,
-    hi: 100_000,
-};
-pub const PASSES: Limit = Limit {
-    param: "passes",
-    lo: 1,
-    hi: 1_000,
-};
 
 /// Where a cell's memory goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,11 +6,9 @@ use super::{
     by_repetition, count_arg, engine_transport, fixed_repetitions_arg, int_arg, ints,
     max_repetitions_arg, set_stop_items, size_kb_arg, stop_rule, to_py, warmup_arg,
 };
-use crate::config::{self, Config, Plan};
+use crate::config::{self, Config, Plan, PASSES, PER_CLASS};
 use crate::error::Error;
-use crate::matrix::{
-    Cell, Matrix, MatrixConfig, Memory, CELL_MAX_TIME, CELL_MIN_TIME, PASSES, PER_CLASS,
-};
+use crate::matrix::{Cell, Matrix, MatrixConfig, Memory, CELL_MAX_TIME, CELL_MIN_TIME};
 use crate::stop::{self, Stop};
 use crate::topology::{CacheShare, Cpu, Relation, Topology};
 use numpy::{IntoPyArray, PyArray2};

@@ -139,7 +139,7 @@ def _matrix(args: argparse.Namespace) -> int:
     from .._matrix import matrix
     from .._matrix_table import format_matrix
     from ..fleet import FleetError
-    from ..result import record
+    from ..record import encode
 
     try:
         with warnings.catch_warnings(record=True) as heard:
@@ -169,7 +169,7 @@ def _matrix(args: argparse.Namespace) -> int:
         print(f"ctxbench: hint: {str(w.message).removeprefix('ctxbench: ')}", file=sys.stderr)
     local = not hasattr(result, "columns")
     if args.json and local:
-        print(json.dumps(record(result, hostname=not args.no_hostname), indent=1))
+        print(json.dumps(encode(result, hostname=not args.no_hostname), indent=1))
     elif args.json:
         print(result.to_json(orient="records"))
     else:

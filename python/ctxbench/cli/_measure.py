@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _core, metadata
 from ..api import pingpong, result_metadata, ring
-from ..result import record
+from ..record import encode
 from . import _flags
 
 
@@ -193,7 +193,7 @@ def _ring(args: argparse.Namespace) -> int:
         stride_bytes=args.stride_bytes,
         **_flags.stopping(args),
     )
-    _emit(record(r, hostname=not args.no_hostname) if args.json else r.to_xgraph())
+    _emit(encode(r, hostname=not args.no_hostname) if args.json else r.to_xgraph())
     if any(how not in ("precision", "repetitions") for how in r.stopped):
         print(f"ctxbench: stopped: {r.stop_line()}", file=sys.stderr)
     for p, low in zip(r.procs.tolist(), r.below_resolution.tolist()):
@@ -204,7 +204,9 @@ def _ring(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     stable = all(v == "stable" for v in r.stats["verdict"])
-    for line in metadata.hints(r.metadata, placement=r.placement, stable=stable):
+    one_cpu = bool(r.one_cpu.size) and bool(r.one_cpu.all())
+    hints = metadata.hints(r.metadata, placement=r.placement, one_cpu=one_cpu, stable=stable)
+    for line in hints:
         print(f"ctxbench: hint: {line}", file=sys.stderr)
     return 0
 
@@ -220,7 +222,7 @@ def _pipe(args: argparse.Namespace) -> int:
         precision=args.precision,
         max_time=args.max_time,
     )
-    _emit(record(r, hostname=not args.no_hostname) if args.json else r.to_perf())
+    _emit(encode(r, hostname=not args.no_hostname) if args.json else r.to_perf())
     if r.stopped is not None and r.stopped != "precision":
         print(f"ctxbench: stopped: {r.stop_line()}", file=sys.stderr)
     return 0

@@ -60,7 +60,12 @@ def _add_sweep(sub: Any) -> None:
         action="store_true",
         help="keep this machine's name out of --out (written as '(withheld)')",
     )
-    sw.add_argument("--out", required=True, help="results JSON file, appended to and resumed")
+    sw.add_argument(
+        "--out",
+        required=True,
+        help="results file (.json, .csv or .parquet): each point written as it finishes, "
+        "finished points not measured again",
+    )
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.add_argument(
         "--scheduler",
