@@ -223,7 +223,7 @@ def _pipe(args: argparse.Namespace) -> int:
         max_time=args.max_time,
     )
     _emit(encode(r, hostname=not args.no_hostname) if args.json else r.to_perf())
-    if r.stopped is not None and r.stopped != "precision":
+    if r.stopped not in (None, "precision", "repetitions"):
         print(f"ctxbench: stopped: {r.stop_line()}", file=sys.stderr)
     return 0
 
