@@ -143,8 +143,8 @@ def _add_compare(sub: Any) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> int:
+    from .._sweep import sweep
     from ..fleet import FleetError
-    from ..sweep import sweep
 
     try:
         df = sweep(
