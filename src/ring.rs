@@ -11,7 +11,7 @@ use crate::measure::{run_driver, DriverRun, PointRun, Seat, Series, Timing};
 use crate::memory;
 use crate::placement::{self, Placement, Resolved};
 use crate::stats::RunLevel;
-use crate::stop::{self, Stop, Stopped, BLOCK_REPETITIONS, MIN_BLOCKS};
+use crate::stop::{self, Stop, Stopped, BLOCK_REPETITIONS, MIN_BLOCKS, MIN_INSTANCES};
 use crate::sys;
 use crate::watchdog;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -142,13 +142,13 @@ fn precise_points(
     };
     // Before the first instance has measured, a block's time is estimated from `min_time`,
     // and stopping the instance from starting it (exiting costs about what forking did). It
-    // measures at least the blocks an interval needs, so that a point the time cap ends
-    // after one instance still has one.
+    // measures its share of the blocks an interval needs, so that the second instance, the
+    // first that lets the interval see the instance level, starts early.
     let first_blocks = |spawn_s: f64| {
         let block_s = (BLOCK_REPETITIONS + 1) as f64 * cfg.min_time;
         let left = stop::blocks_left(max_repetitions, 0);
         let blocks = stop::instance_blocks(2.0 * spawn_s, block_s, max_time, left);
-        blocks.max(MIN_BLOCKS.min(left))
+        blocks.max((MIN_BLOCKS / MIN_INSTANCES).min(left))
     };
     let mut state: Vec<Precise> = (0..placements.len())
         .map(|j| Precise {

@@ -44,7 +44,7 @@ pub const DEFAULT_MAX_TIME: f64 = 0.2;
 pub const DEFAULT_MAX_REPETITIONS: usize = 400;
 /// Seconds per timed repetition in precision mode: short, because instances and blocks, not
 /// long repetitions, average the machine's drift out.
-pub const PRECISION_MIN_TIME: f64 = 0.005;
+pub const PRECISION_MIN_TIME: f64 = 0.002;
 /// Seconds per timed repetition with a fixed count: long enough that a repetition holds
 /// thousands of trips; short enough that lmbench's 11 take about a second.
 pub const FIXED_MIN_TIME: f64 = 0.05;

@@ -108,7 +108,8 @@ def repetition_flags(p: argparse.ArgumentParser) -> None:
         "--min-time",
         type=float,
         default=None,
-        help="seconds per timed repetition (default 0.005; 0.05 with -N)",
+        help=f"seconds per timed repetition (default {_core.PRECISION_MIN_TIME}; "
+        f"{_core.FIXED_MIN_TIME} with -N)",
     )
 
 
