@@ -599,3 +599,19 @@ def test_a_fixed_count_is_lmbenchs_way() -> None:
 def test_bad_stopping_rules_name_the_parameter(kwargs: dict[str, object], param: str) -> None:
     with pytest.raises((ValueError, TypeError), match=param):
         ctxbench.lat_ctx(2, **kwargs)  # type: ignore[arg-type]
+
+
+def test_names_and_public_modules_import_on_first_use() -> None:
+    """``import ctxbench`` is light, and every public name and module is there when used."""
+    code = (
+        "import sys, ctxbench\n"
+        "assert 'pandas' not in sys.modules and 'ctxbench.api' not in sys.modules\n"
+        "for name in ctxbench.__all__: getattr(ctxbench, name)\n"
+        "for module in ('api', 'compare', 'files', 'frame', 'metadata', 'result'):\n"
+        "    assert getattr(ctxbench, module).__name__ == 'ctxbench.' + module\n"
+        "for missing in ('nope', '_nope'):\n"
+        "    try: getattr(ctxbench, missing)\n"
+        "    except AttributeError: pass\n"
+        "    else: raise SystemExit(missing)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

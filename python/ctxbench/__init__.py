@@ -13,6 +13,7 @@ frame or a figure).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from ._core import FIXED_MIN_TIME as FIXED_MIN_TIME
@@ -63,12 +64,20 @@ __all__ = sorted(["FIXED_MIN_TIME", "PRECISION_MIN_TIME", "MAX_PROCS", "__versio
 
 def __getattr__(name: str) -> Any:
     home = _HOME.get(name, "")
+    if home == "" and _is_public_submodule(name):
+        home = None  # ``ctxbench.api``, ``ctxbench.compare``: as an eager import allowed
     if home == "":
         raise AttributeError(f"module 'ctxbench' has no attribute {name!r}")
     module = importlib.import_module(f".{name}" if home is None else home, __name__)
     value = module if home is None else getattr(module, name)
     globals()[name] = value
     return value
+
+
+def _is_public_submodule(name: str) -> bool:
+    if name.startswith("_"):
+        return False
+    return importlib.util.find_spec(f"{__name__}.{name}") is not None
 
 
 def __dir__() -> list[str]:
