@@ -3,7 +3,7 @@
  * reference (benches/reference.py compiles it with `cc -O2` and alternates it with
  * `ctxbench lat-ctx`).
  *
- *   ctxring [-s KB] [-N reps] [-T seconds] [-1] [-I] procs
+ *   ctxring [-s KB] [-N reps] [-T seconds] [-1] [-I] [-Z pattern|memset|calloc] procs
  *
  * The classic algorithm: `procs` pipes; participants 1..procs-1 are forked, participant i
  * reads a 4-byte token from pipe i-1, sums its private array, adds one to the token and
@@ -17,11 +17,23 @@
  * again, untimed, for as many hops, on pipes of its own, while the ring idles, as
  * ctxbench does when it interleaves its overhead measurement.
  *
+ * -Z says how each participant's array is made. "pattern" (the default): mapped before
+ * forking, word i set to i, rewritten by each child so its pages are its own; every pass is
+ * checked. "memset" and "calloc" do what lmbench3's lat_ctx does, each participant after
+ * forking: malloc + bzero, which gcc -O2 turns into calloc (so "memset" calls memset through
+ * a volatile pointer to keep its stores), or calloc itself. Fresh pages from calloc are
+ * never written: above glibc's mmap threshold (128 KiB) every read maps the kernel's shared
+ * zero page, one hot 4 KiB page whatever -s says. Both sum zeros (checksum 0).
+ *
  * The workload is the definition ctxbench's src/workload.rs uses, that of lmbench3's bread:
  * 8-byte words; blocks of 128 words, each summed as one expression of 128 terms and then
  * added to the running sum; then blocks of 16 words the same way; then single words. Word i
  * holds i, so a pass over n words returns n(n-1)/2, which every participant checks on every
  * pass (a wrong sum ends it, and a participant's death fails the run).
+ *
+ * switches_per_hop: the participants' context switches (voluntary and involuntary, from
+ * getrusage(RUSAGE_CHILDREN) once they are reaped) over the hops they made (one per trip),
+ * as ctxbench's switches_per_hop counts them.
  *
  * Each of `reps` repetitions (11 by default) runs enough trips to last `seconds` (0.01 by
  * default, calibrated once); the medians are reported. Output: one line of key=value pairs.
@@ -71,6 +83,28 @@ __attribute__((noinline)) static word sum_words(const word *p, size_t n)
 static word *data;
 static size_t words;
 static word expected;
+enum fill { PATTERN, MEMSET, CALLOC };
+static enum fill fill = PATTERN;
+/* Through a volatile pointer, gcc cannot fold malloc + memset into calloc. */
+static void *(*volatile memset_v)(void *, int, size_t) = memset;
+
+/* lmbench3's way, in the participant that will sum it (see -Z). */
+static void own_array(void)
+{
+	if (!words)
+		return;
+	if (fill == CALLOC) {
+		data = calloc(words, sizeof(word));
+	} else {
+		data = malloc(words * sizeof(word));
+		if (data)
+			memset_v(data, 0, words * sizeof(word));
+	}
+	if (!data) {
+		fprintf(stderr, "ctxring: out of memory\n");
+		_exit(1);
+	}
+}
 
 static void die(const char *what)
 {
@@ -145,13 +179,20 @@ int main(int argc, char **argv)
 	long kb = 0;
 	int reps = 11, pin = 0, interleave = 0, c;
 	double min_time = 0.01;
-	while ((c = getopt(argc, argv, "s:N:T:1I")) != -1) {
+	while ((c = getopt(argc, argv, "s:N:T:1IZ:")) != -1) {
 		switch (c) {
 		case 's': kb = atol(optarg); break;
 		case 'N': reps = atoi(optarg); break;
 		case 'T': min_time = atof(optarg); break;
 		case '1': pin = 1; break;
 		case 'I': interleave = 1; break;
+		case 'Z':
+			fill = !strcmp(optarg, "pattern") ? PATTERN
+			     : !strcmp(optarg, "memset")  ? MEMSET
+			     : !strcmp(optarg, "calloc")  ? CALLOC : (enum fill)-1;
+			if (fill != PATTERN && fill != MEMSET && fill != CALLOC)
+				goto usage;
+			break;
 		default: goto usage;
 		}
 	}
@@ -174,8 +215,10 @@ int main(int argc, char **argv)
 			die("sched_setaffinity");
 	}
 	words = (size_t)kb * 1024 / sizeof(word);
-	expected = (word)words * (words ? words - 1 : 0) / 2;
-	if (words) {
+	expected = fill == PATTERN ? (word)words * (words ? words - 1 : 0) / 2 : 0;
+	if (fill != PATTERN) {
+		own_array();
+	} else if (words) {
 		data = mmap(NULL, words * sizeof(word), PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (data == MAP_FAILED)
@@ -194,6 +237,7 @@ int main(int argc, char **argv)
 		if (pipe(fds[i]) || (interleave && pipe(ofds[i])))
 			die("pipe");
 	int32_t tok = 0;
+	long all_trips = 0; /* every trip the participants make: one hop each */
 	/* A participant that dies is reported by SIGCHLD; a hung ring ends here. */
 	alarm(300);
 	double t, per_hop[MAXREPS], per_switch[MAXREPS], trip_us[MAXREPS];
@@ -223,9 +267,15 @@ int main(int argc, char **argv)
 			die("fork");
 		if (pids[i] == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			/* Rewrite the pattern: the copy-on-write pages become this child's own. */
-			for (size_t w = 0; w < words; w++)
-				data[w] = w;
+			if (fill != PATTERN) {
+				/* As lmbench3, a fresh array of the child's own; the parent's copy is
+				 * left alone (freeing it would hand calloc a used chunk to clear). */
+				own_array();
+			} else {
+				/* Rewrite the pattern: the copy-on-write pages become this child's own. */
+				for (size_t w = 0; w < words; w++)
+					data[w] = w;
+			}
 			for (;;) {
 				get(fds[i - 1][0], &tok);
 				work();
@@ -234,7 +284,12 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	/* The first trip starts everyone and faults their arrays in; then calibrate. */
+	/* One untimed trip starts everyone and faults their arrays in (at large sizes it alone
+	 * can outlast -T, which would leave the calibration at one trip); then calibrate. */
+	put(fds[0][1], &tok);
+	get(fds[procs - 1][0], &tok);
+	work();
+	all_trips++;
 	long trips = 1;
 	for (;;) {
 		t = now();
@@ -249,6 +304,7 @@ int main(int argc, char **argv)
 			}
 		}
 		t = now() - t;
+		all_trips += trips;
 		if (t >= min_time)
 			break;
 		trips = t > min_time / 64 ? (long)(trips * min_time / t * 1.1) + 1 : trips * 8;
@@ -261,6 +317,7 @@ int main(int argc, char **argv)
 			work();
 		}
 		trip_us[r] = (now() - t) / trips * 1e6;
+		all_trips += trips;
 		per_switch[r] = trip_us[r] / procs - ovr;
 		if (interleave)
 			overhead(ofds, procs, hops, &tok);
@@ -270,11 +327,16 @@ int main(int argc, char **argv)
 		kill(pids[i], SIGKILL);
 		waitpid(pids[i], NULL, 0);
 	}
+	struct rusage ru;
+	getrusage(RUSAGE_CHILDREN, &ru);
+	double switches = (double)(ru.ru_nvcsw + ru.ru_nivcsw) / ((double)all_trips * (procs - 1));
 	printf("procs=%d size_kb=%ld per_switch_us=%.4f ovr_us=%.4f trip_us=%.4f reps=%d "
-	       "trips=%ld hops=%ld\n",
-	       procs, kb, median(per_switch, reps), ovr, median(trip_us, reps), reps, trips, hops);
+	       "trips=%ld hops=%ld switches_per_hop=%.3f\n",
+	       procs, kb, median(per_switch, reps), ovr, median(trip_us, reps), reps, trips, hops,
+	       switches);
 	return 0;
 usage:
-	fprintf(stderr, "usage: ctxring [-s KB] [-N reps] [-T seconds] [-1] [-I] procs\n");
+	fprintf(stderr, "usage: ctxring [-s KB] [-N reps] [-T seconds] [-1] [-I] "
+			"[-Z pattern|memset|calloc] procs\n");
 	return 2;
 }

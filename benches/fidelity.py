@@ -65,7 +65,7 @@ def pingpong_vs_perf(rounds: int, loops: int) -> list[tuple[str, str]]:
     return rows
 
 
-def run_spread(runs: int, min_time: float) -> list[tuple[str, str]]:
+def run_spread(runs: int, min_time: float | None) -> list[tuple[str, str]]:
     """CV of the reported median over whole runs, and how often the next run's median falls
     inside the previous run's confidence interval."""
     rows = []
@@ -90,7 +90,7 @@ def run_spread(runs: int, min_time: float) -> list[tuple[str, str]]:
     return rows
 
 
-def engines(min_time: float) -> list[tuple[str, str]]:
+def engines(min_time: float | None) -> list[tuple[str, str]]:
     rows = []
     baseline = _core.fiber_baseline_ns(2_000_000)
     results = {}
@@ -167,8 +167,9 @@ def main() -> None:
           f"{meta['cpu_count']} CPUs, kernel {meta['kernel']}, {meta['date']}\n")  # fmt: skip
     sections: list[tuple[str, Callable[[], list[tuple[str, str]]]]] = [
         ("vs perf bench sched pipe", lambda: pingpong_vs_perf(rounds, loops)),
-        ("run-to-run spread", lambda: run_spread(runs, mt or _core.DEFAULT_MIN_TIME)),
-        ("engines", lambda: engines(mt or _core.DEFAULT_MIN_TIME)),
+        # None: precision mode's own default (PRECISION_MIN_TIME), as users get it.
+        ("run-to-run spread", lambda: run_spread(runs, mt)),
+        ("engines", lambda: engines(mt)),
         ("standard sweep", lambda: standard_sweep(mt)),
         ("scale", scale),
     ]

@@ -94,7 +94,8 @@ def main() -> None:
     ap.add_argument("--procs", type=int, default=2)
     ap.add_argument("--size-kb", type=int, default=0)
     ap.add_argument("--repetitions", type=int, default=11)
-    ap.add_argument("--min-time", type=float, default=ctxbench.DEFAULT_MIN_TIME)
+    # A fixed count of repetitions (-N), so that mode's default length of one.
+    ap.add_argument("--min-time", type=float, default=ctxbench.FIXED_MIN_TIME)
     args = ap.parse_args()
     import distributed
 

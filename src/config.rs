@@ -5,95 +5,121 @@
 use crate::engine::{self, Engine, TransportKind};
 use crate::error::{Error, Result};
 use crate::placement::Placement;
-use crate::workload::MAX_SIZE_KB;
+use crate::stats::RunLevel;
+use crate::stop::{Stop, BLOCK_REPETITIONS, MIN_BLOCKS};
+use crate::workload::{Shape, DEFAULT_STRIDE_BYTES, MAX_SIZE_KB};
 
-/// The allowed range of one integer parameter.
+/// The allowed range of one parameter, and the error that names it: `lo..=hi`, or above `lo`
+/// up to `hi` where `lo` itself means nothing (a duration of 0 s). Every range of a run is one
+/// of the `Limit`s below.
 #[derive(Debug, Clone, Copy)]
-pub struct Limit {
+pub struct Limit<T> {
     pub param: &'static str,
-    pub lo: u64,
-    pub hi: u64,
+    pub lo: T,
+    pub hi: T,
+    pub lo_excluded: bool,
+    /// What the numbers are, for the message: " seconds", "".
+    pub unit: &'static str,
 }
 
-impl Limit {
-    /// `value` if it lies in the range, else an error naming the parameter and the range.
-    pub fn check(&self, value: u64) -> Result<u64> {
-        if (self.lo..=self.hi).contains(&value) {
+impl<T: Copy> Limit<T> {
+    /// `lo..=hi`.
+    pub const fn between(param: &'static str, lo: T, hi: T) -> Self {
+        Limit {
+            param,
+            lo,
+            hi,
+            lo_excluded: false,
+            unit: "",
+        }
+    }
+
+    /// Above `lo`, up to `hi`.
+    pub const fn above(param: &'static str, lo: T, hi: T) -> Self {
+        Limit {
+            lo_excluded: true,
+            ..Self::between(param, lo, hi)
+        }
+    }
+
+    pub const fn in_unit(self, unit: &'static str) -> Self {
+        Limit { unit, ..self }
+    }
+}
+
+impl<T: PartialOrd + Copy + std::fmt::Display> Limit<T> {
+    /// `value` if it lies in the range (NaN never does), else an error naming the parameter
+    /// and the range.
+    pub fn check(&self, value: T) -> Result<T> {
+        let above_lo = if self.lo_excluded {
+            value > self.lo
+        } else {
+            value >= self.lo
+        };
+        if above_lo && value <= self.hi {
             Ok(value)
         } else {
             Err(self.outside(value))
         }
     }
 
-    /// The same for a signed value as a caller typed it (a negative one is outside too).
+    pub fn outside(&self, value: impl std::fmt::Display) -> Error {
+        let (lo, hi, unit) = (self.lo, self.hi, self.unit);
+        let range = if self.lo_excluded {
+            format!("> {lo} and <= {hi}{unit}")
+        } else {
+            format!("between {lo} and {hi}{unit}")
+        };
+        Error::invalid(self.param, format!("must be {range}, got {value}"))
+    }
+}
+
+impl Limit<u64> {
+    /// The same for a signed count as a caller typed it (a negative one is outside too).
     pub fn count(&self, value: i64) -> Result<usize> {
         match u64::try_from(value) {
             Ok(v) => self.check(v).map(|v| v as usize),
             Err(_) => Err(self.outside(value)),
         }
     }
-
-    pub fn outside(&self, value: impl std::fmt::Display) -> Error {
-        Error::invalid(
-            self.param,
-            format!("must be between {} and {}, got {value}", self.lo, self.hi),
-        )
-    }
 }
 
 /// lmbench3 allows 2048; beyond this a ring is a fork bomb, not a benchmark. Also the limit
 /// on procs × parallel.
-pub const PROCS: Limit = Limit {
-    param: "procs",
-    lo: 2,
-    hi: 100_000,
-};
-pub const SIZE_KB: Limit = Limit {
-    param: "size_kb",
-    lo: 0,
-    hi: MAX_SIZE_KB as u64,
-};
-pub const REPETITIONS: Limit = Limit {
-    param: "repetitions",
-    lo: 1,
-    hi: 10_000,
-};
-pub const WARMUP: Limit = Limit {
-    param: "warmup",
-    lo: 0,
-    hi: 1_000,
-};
-pub const PARALLEL: Limit = Limit {
-    param: "parallel",
-    lo: 1,
-    hi: 1_024,
-};
+pub const PROCS: Limit<u64> = Limit::between("procs", 2, 100_000);
+pub const SIZE_KB: Limit<u64> = Limit::between("size_kb", 0, MAX_SIZE_KB as u64);
+pub const REPETITIONS: Limit<u64> = Limit::between("repetitions", 1, 10_000);
+/// Precision mode's cap on repetitions: at least the blocks an interval needs.
+pub const MAX_REPETITIONS: Limit<u64> = Limit::between(
+    "max_repetitions",
+    (BLOCK_REPETITIONS * MIN_BLOCKS) as u64,
+    REPETITIONS.hi,
+);
+pub const WARMUP: Limit<u64> = Limit::between("warmup", 0, 1_000);
+pub const PARALLEL: Limit<u64> = Limit::between("parallel", 1, 1_024);
 /// Round trips of a ping-pong run.
-pub const LOOPS: Limit = Limit {
-    param: "loops",
-    lo: 1,
-    hi: 10_000_000_000,
-};
+pub const LOOPS: Limit<u64> = Limit::between("loops", 1, 10_000_000_000);
 /// Resume+suspend pairs of the bare-coroutine baseline the fiber engine is compared with.
-pub const BASELINE_PAIRS: Limit = Limit {
-    param: "pairs",
-    lo: 1,
-    hi: 1 << 40,
-};
+pub const BASELINE_PAIRS: Limit<u64> = Limit::between("pairs", 1, 1 << 40);
+/// The CPU matrix: cells per relation class, and passes over the cells.
+pub const PER_CLASS: Limit<u64> = Limit::between("per_class", 1, 100_000);
+pub const PASSES: Limit<u64> = Limit::between("passes", 1, 1_000);
+/// A cache sweep's rounds: the interval's blocks (fewer than 2 has no interval).
+pub const ROUNDS: Limit<u64> = Limit::between("rounds", 2, 1_000);
+/// Seconds per timed repetition.
+pub const MIN_TIME: Limit<f64> = Limit::above("min_time", 0.0, 60.0).in_unit(" seconds");
+/// Seconds without progress before a ring counts as hung.
+pub const TIMEOUT: Limit<f64> = Limit::between("timeout", 0.1, 3600.0).in_unit(" seconds");
+/// Precision mode: the relative half-width of the interval asked for.
+pub const PRECISION: Limit<f64> =
+    Limit::above("precision", 0.0, 0.5).in_unit(" (a fraction of the median)");
+/// Precision mode: seconds of measuring per point.
+pub const MAX_TIME: Limit<f64> = Limit::above("max_time", 0.0, 3600.0).in_unit(" seconds");
 pub const MAX_PROCS: usize = PROCS.hi as usize;
 /// Process counts one run may name: far beyond any sweep, and a bound on reading a
 /// caller's iterator.
 pub const MAX_POINTS: usize = 10_000;
 
-/// Seconds per timed repetition: (lower bound exclusive, upper bound inclusive).
-pub const MIN_TIME_S: (f64, f64) = (0.0, 60.0);
-/// Seconds without progress before a ring counts as hung.
-pub const TIMEOUT_S: (f64, f64) = (0.1, 3600.0);
-
-/// Why 0.05 s: long enough that a repetition holds thousands of trips and the clock read is
-/// noise; short enough that 11 interleaved pairs of a point take about a second (README,
-/// "Choosing `min_time`").
-pub const DEFAULT_MIN_TIME: f64 = 0.05;
 pub const DEFAULT_TIMEOUT: f64 = 10.0;
 
 #[derive(Debug, Clone)]
@@ -102,6 +128,8 @@ pub struct Config {
     pub transport: TransportKind,
     pub procs: Vec<usize>,
     pub size_kb: usize,
+    /// Bytes between two words each participant sums (`workload::Shape`).
+    pub stride_bytes: usize,
     /// When a point has measured enough.
     pub stop: Stop,
     pub warmup: usize,
@@ -114,125 +142,44 @@ pub struct Config {
     pub plan: Plan,
     /// Record every hop's wake-to-run latency during the timed repetitions.
     pub record_hops: bool,
+    /// What earlier runs of each point on this machine showed of the spread between runs,
+    /// one entry per count in `procs` (empty: nothing known). Widens the interval and stops
+    /// a point that measuring longer could not make more precise (`stop::decide`).
+    pub run_levels: Vec<Option<RunLevel>>,
 }
 
-/// When a point has measured enough.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stop {
-    /// lmbench's way: exactly this many timed repetitions, each followed by an overhead
-    /// repetition of its own.
-    Repetitions(usize),
-    /// Blocks of `BLOCK_REPETITIONS` repetitions with one overhead repetition per block,
-    /// measured on fresh ring instances (new participants, new pages) of at least
-    /// `INSTANCE_BLOCKS` blocks each, until the 95 % interval of the median (built from the
-    /// spread between block medians, see `stats::summarize_blocks`) lies within ± `target` ×
-    /// median — after at least `MIN_BLOCKS` blocks — or one more block would pass
-    /// `max_repetitions`, or the next instance would end more than halfway past `max_time`
-    /// seconds. Fresh instances because a ring's level can depend on
-    /// its pages and its tasks' places in the scheduler; blocks because on a busy host the
-    /// level drifts within one instance as much as between instances.
-    Precision {
-        target: f64,
-        max_repetitions: usize,
-        max_time: f64,
-    },
-}
-
-/// Repetitions per block in precision mode (one overhead repetition per block).
-pub const BLOCK_REPETITIONS: usize = 4;
-/// Fewest and most blocks per ring instance in precision mode: more where starting and
-/// stopping an instance costs more (many participants, a large forking parent), so that
-/// measuring stays most of the time spent.
-pub const INSTANCE_BLOCKS: (usize, usize) = (2, 8);
-/// Blocks before the interval is trusted: with fewer, Student's t is too wide.
-pub const MIN_BLOCKS: usize = 4;
-/// The relative half-width asked for by default: run-to-run spread of about 1 %.
-pub const DEFAULT_PRECISION: f64 = 0.02;
-/// Seconds of measuring after which a point stops whatever its interval.
-pub const DEFAULT_MAX_TIME: f64 = 0.2;
-pub const DEFAULT_MAX_REPETITIONS: usize = 400;
-/// Seconds per repetition in precision mode: short, because blocks, not long repetitions,
-/// average the host's drift out.
-pub const PRECISION_MIN_TIME: f64 = 0.005;
-/// Relative half-width: (lower bound exclusive, upper bound inclusive).
-pub const PRECISION_RANGE: (f64, f64) = (0.0, 0.5);
-
-impl Stop {
-    /// The default stopping rule: precision.
-    pub fn precision() -> Self {
+/// The stopping rule's parameters, each in its range.
+fn validate_stop(stop: &Stop) -> Result<()> {
+    match *stop {
+        Stop::Repetitions(n) => REPETITIONS.check(n as u64).map(drop),
         Stop::Precision {
-            target: DEFAULT_PRECISION,
-            max_repetitions: DEFAULT_MAX_REPETITIONS,
-            max_time: DEFAULT_MAX_TIME,
-        }
-    }
-
-    /// Seconds per repetition when the caller names none.
-    pub fn default_min_time(&self) -> f64 {
-        match self {
-            Stop::Repetitions(_) => DEFAULT_MIN_TIME,
-            Stop::Precision { .. } => PRECISION_MIN_TIME,
-        }
-    }
-
-    /// Consecutive repetitions that form one block of the interval.
-    pub fn block(&self, made: usize) -> usize {
-        match self {
-            Stop::Repetitions(_) => made.max(1),
-            Stop::Precision { .. } => BLOCK_REPETITIONS,
-        }
-    }
-
-    fn validate(&self) -> Result<()> {
-        match *self {
-            Stop::Repetitions(n) => REPETITIONS.check(n as u64).map(drop),
-            Stop::Precision {
-                target,
-                max_repetitions,
-                max_time,
-            } => {
-                let (lo, hi) = PRECISION_RANGE;
-                if !(target > lo && target <= hi) {
-                    return Err(Error::invalid(
-                        "precision",
-                        format!(
-                            "must be > {lo} and <= {hi} (a fraction of the median), got {target}"
-                        ),
-                    ));
-                }
-                let floor = (BLOCK_REPETITIONS * MIN_BLOCKS) as u64;
-                Limit {
-                    param: "max_repetitions",
-                    lo: floor,
-                    ..REPETITIONS
-                }
-                .check(max_repetitions as u64)?;
-                let (lo, hi) = MAX_TIME_S;
-                if !(max_time > lo && max_time <= hi) {
-                    return Err(Error::invalid(
-                        "max_time",
-                        format!("must be > {lo} and <= {hi} seconds, got {max_time}"),
-                    ));
-                }
-                Ok(())
-            }
+            target,
+            max_repetitions,
+            max_time,
+        } => {
+            PRECISION.check(target)?;
+            MAX_REPETITIONS.check(max_repetitions as u64)?;
+            MAX_TIME.check(max_time).map(drop)
         }
     }
 }
-
-/// Seconds of measuring per point in precision mode.
-pub const MAX_TIME_S: (f64, f64) = (0.0, 3600.0);
 
 /// How many trips a timed repetition makes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Plan {
-    /// Calibrated so a repetition lasts `min_time`, with an overhead repetition after each.
-    Calibrated,
+    /// Calibrated so a repetition lasts `min_time`; with `overhead`, an overhead repetition
+    /// after each block, subtracted (lat_ctx), without, raw times (a ping-pong, as perf's).
+    Calibrated { overhead: bool },
     /// Exactly this many trips and no overhead measurement: `perf bench sched pipe`'s loop.
     Fixed(u64),
 }
 
 impl Config {
+    /// The run level of the `j`-th count in `procs`, if earlier runs showed one.
+    pub fn run_level(&self, j: usize) -> Option<&RunLevel> {
+        self.run_levels.get(j).and_then(Option::as_ref)
+    }
+
     /// lmbench's choices: forked processes, pipes, 11 repetitions after one warm-up.
     pub fn lat_ctx(procs: Vec<usize>) -> Self {
         Config {
@@ -240,15 +187,27 @@ impl Config {
             transport: TransportKind::Pipe,
             procs,
             size_kb: 0,
+            stride_bytes: DEFAULT_STRIDE_BYTES,
             stop: Stop::Repetitions(11),
             warmup: 1,
             parallel: 1,
             placement: Placement::Default,
-            min_time: DEFAULT_MIN_TIME,
+            min_time: crate::stop::FIXED_MIN_TIME,
             timeout: DEFAULT_TIMEOUT,
-            plan: Plan::Calibrated,
+            plan: Plan::Calibrated { overhead: true },
             record_hops: false,
+            run_levels: Vec::new(),
         }
+    }
+
+    /// Each participant's array, checked.
+    pub fn shape(&self) -> Result<Shape> {
+        let shape = Shape::new(self.size_kb, self.stride_bytes)?;
+        #[cfg(test)]
+        if NEVER_WRITTEN.get() {
+            return Ok(shape.never_written());
+        }
+        Ok(shape)
     }
 
     pub fn validate(&self) -> Result<()> {
@@ -268,8 +227,19 @@ impl Config {
         for &p in &self.procs {
             PROCS.check(p as u64)?;
         }
+        if !self.run_levels.is_empty() && self.run_levels.len() != self.procs.len() {
+            return Err(Error::invalid(
+                "history",
+                format!(
+                    "must hold one entry per count in procs ({}), got {}",
+                    self.procs.len(),
+                    self.run_levels.len()
+                ),
+            ));
+        }
         SIZE_KB.check(self.size_kb as u64)?;
-        self.stop.validate()?;
+        self.shape()?;
+        validate_stop(&self.stop)?;
         WARMUP.check(self.warmup as u64)?;
         PARALLEL.check(self.parallel as u64)?;
         let max_procs = self.procs.iter().max().copied().unwrap_or(0);
@@ -279,25 +249,17 @@ impl Config {
                 format!("procs x parallel must be at most {MAX_PROCS}"),
             ));
         }
-        let (lo, hi) = MIN_TIME_S;
-        if !(self.min_time > lo && self.min_time <= hi) {
-            return Err(Error::invalid(
-                "min_time",
-                format!("must be > {lo} and <= {hi} seconds, got {}", self.min_time),
-            ));
-        }
-        let (lo, hi) = TIMEOUT_S;
-        if !(self.timeout >= lo && self.timeout <= hi) {
-            return Err(Error::invalid(
-                "timeout",
-                format!(
-                    "must be between {lo} and {hi} seconds, got {}",
-                    self.timeout
-                ),
-            ));
-        }
+        MIN_TIME.check(self.min_time)?;
+        TIMEOUT.check(self.timeout)?;
         Ok(())
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Test-only: rings started from this thread get arrays that are never written
+    /// (`Shape::never_written`), to force the zero-page case end to end.
+    pub static NEVER_WRITTEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 #[cfg(test)]
@@ -396,5 +358,17 @@ mod tests {
         );
         assert!(PROCS.count(1).is_err());
         assert!(LOOPS.check(0).is_err());
+        let message = |limit: Limit<f64>, x: f64| limit.check(x).unwrap_err().to_string();
+        assert_eq!(
+            message(MIN_TIME, 0.0),
+            "min_time: must be > 0 and <= 60 seconds, got 0"
+        );
+        assert_eq!(
+            message(TIMEOUT, 0.05),
+            "timeout: must be between 0.1 and 3600 seconds, got 0.05"
+        );
+        assert!(message(PRECISION, f64::NAN).ends_with("(a fraction of the median), got NaN"));
+        assert_eq!(MAX_TIME.check(3600.0).unwrap(), 3600.0);
+        assert_eq!(TIMEOUT.check(0.1).unwrap(), 0.1);
     }
 }

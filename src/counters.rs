@@ -7,7 +7,7 @@
 //! user-only counter (all that perf_event_paranoid=2 allows an unprivileged user) reads 0.
 //! Such a counter is reported unavailable, with the reason, never as zero.
 
-use perf_event::events::{Hardware, Software};
+use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware, Software};
 use perf_event::{Builder, Counter, Group};
 
 /// Totals over the window between `start` and `stop`, for all observed tasks.
@@ -17,6 +17,9 @@ pub struct Totals {
     pub migrations: Option<u64>,
     pub cycles: Option<u64>,
     pub instructions: Option<u64>,
+    /// Last-level cache misses and data-TLB read misses, where the CPU counts them.
+    pub cache_misses: Option<u64>,
+    pub dtlb_misses: Option<u64>,
     /// Why software counters are missing (`None` when present).
     pub software_unavailable: Option<String>,
     /// Why hardware counters are missing.
@@ -26,13 +29,15 @@ pub struct Totals {
 struct Task {
     software: Option<(Group, Counter, Counter)>,
     hardware: Option<(Group, Counter, Counter)>,
+    memory: Option<(Group, Counter, Counter)>,
 }
 
 pub struct Counters {
     tasks: Vec<Task>,
-    start: Vec<[u64; 4]>,
+    start: Vec<[u64; 6]>,
     software_unavailable: Option<String>,
     hardware_unavailable: Option<String>,
+    memory_unavailable: Option<String>,
 }
 
 fn reason(what: &str, e: &std::io::Error) -> String {
@@ -78,6 +83,7 @@ impl Counters {
             start: Vec::new(),
             software_unavailable: None,
             hardware_unavailable: None,
+            memory_unavailable: None,
         };
         // After the first refusal of a kind, trying again per task would only cost syscalls.
         let attempt = |unavailable: &mut Option<String>, what, tid, a, b| {
@@ -103,15 +109,36 @@ impl Counters {
                 Builder::new(Hardware::CPU_CYCLES),
                 Builder::new(Hardware::INSTRUCTIONS),
             );
-            c.tasks.push(Task { software, hardware });
+            // Cache and TLB misses only where cycles could be counted: without hardware
+            // counters at all, one reason says why for both.
+            let memory = if hardware.is_some() {
+                attempt(
+                    &mut c.memory_unavailable,
+                    "cache and dTLB miss counters",
+                    tid,
+                    Builder::new(Hardware::CACHE_MISSES),
+                    Builder::new(Cache {
+                        which: CacheId::DTLB,
+                        operation: CacheOp::READ,
+                        result: CacheResult::MISS,
+                    }),
+                )
+            } else {
+                None
+            };
+            c.tasks.push(Task {
+                software,
+                hardware,
+                memory,
+            });
         }
         c
     }
 
     /// Descriptors each observed task costs (for the RLIMIT_NOFILE budget).
-    pub const FDS_PER_TASK: u64 = 6;
+    pub const FDS_PER_TASK: u64 = 9;
 
-    fn read(&mut self) -> Vec<[u64; 4]> {
+    fn read(&mut self) -> Vec<[u64; 6]> {
         let read = |g: &mut Option<(Group, Counter, Counter)>| -> Option<(u64, u64)> {
             let (group, a, b) = g.as_mut()?;
             let data = group.read().ok()?;
@@ -122,7 +149,8 @@ impl Counters {
             .map(|t| {
                 let (s0, s1) = read(&mut t.software).unwrap_or((0, 0));
                 let (h0, h1) = read(&mut t.hardware).unwrap_or((0, 0));
-                [s0, s1, h0, h1]
+                let (m0, m1) = read(&mut t.memory).unwrap_or((0, 0));
+                [s0, s1, h0, h1, m0, m1]
             })
             .collect()
     }
@@ -133,22 +161,28 @@ impl Counters {
 
     pub fn stop(&mut self) -> Totals {
         let end = self.read();
-        let mut sum = [0u64; 4];
+        let mut sum = [0u64; 6];
         for (a, b) in self.start.iter().zip(&end) {
-            for k in 0..4 {
+            for k in 0..6 {
                 sum[k] += b[k].saturating_sub(a[k]);
             }
         }
         // A partial set (some tasks opened, a later one refused) is not a total: drop it.
         let sw = self.software_unavailable.is_none() && !self.tasks.is_empty();
         let hw = self.hardware_unavailable.is_none() && !self.tasks.is_empty();
+        let mem = hw && self.memory_unavailable.is_none();
         Totals {
             switches: sw.then_some(sum[0]),
             migrations: sw.then_some(sum[1]),
             cycles: hw.then_some(sum[2]),
             instructions: hw.then_some(sum[3]),
+            cache_misses: mem.then_some(sum[4]),
+            dtlb_misses: mem.then_some(sum[5]),
             software_unavailable: self.software_unavailable.clone(),
-            hardware_unavailable: self.hardware_unavailable.clone(),
+            hardware_unavailable: self
+                .hardware_unavailable
+                .clone()
+                .or_else(|| self.memory_unavailable.clone()),
         }
     }
 }

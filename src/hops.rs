@@ -14,6 +14,47 @@ const SUB: u64 = 1 << SUB_BITS;
 const TOP_BIT: u32 = 41;
 pub const BUCKETS: usize = (2 * SUB + (TOP_BIT - 1 - SUB_BITS) as u64 * SUB) as usize;
 
+/// Hops are counted in two lanes by who receives them: participant 0 (the driver, which
+/// times the ring) and every other participant. A log's counts are the lanes one after the
+/// other (`LANES` × `BUCKETS`); `merged` folds them into one histogram. In a ring of two
+/// pinned to CPUs i (the driver) and j, `Lane::Others` holds the i→j wake-ups and
+/// `Lane::Driver` the j→i ones: the matrix's per-direction percentiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    Driver = 0,
+    Others = 1,
+}
+
+pub const LANES: usize = 2;
+
+impl Lane {
+    fn of(receiver: usize) -> Self {
+        if receiver == 0 {
+            Lane::Driver
+        } else {
+            Lane::Others
+        }
+    }
+}
+
+/// One lane of a log's counts (a single histogram of `BUCKETS` is its own every lane).
+pub fn lane(counts: &[u64], lane: Lane) -> &[u64] {
+    if counts.len() < LANES * BUCKETS {
+        return counts;
+    }
+    let at = lane as usize * BUCKETS;
+    &counts[at..at + BUCKETS]
+}
+
+/// Every lane of a log's counts added up into one histogram.
+pub fn merged(counts: &[u64]) -> Vec<u64> {
+    let mut out = vec![0; BUCKETS.min(counts.len())];
+    for chunk in counts.chunks(BUCKETS) {
+        out.iter_mut().zip(chunk).for_each(|(o, c)| *o += c);
+    }
+    out
+}
+
 pub fn bucket(ns: u64) -> usize {
     let v = ns.min((1 << TOP_BIT) - 1);
     if v < 2 * SUB {
@@ -43,9 +84,10 @@ pub struct HopLog {
     on: Shared<AtomicU32>,
 }
 
-/// CLOCK_MONOTONIC in ns: the vDSO, no syscall, safe after `fork`.
+/// CLOCK_MONOTONIC in ns: the vDSO, no syscall, safe after `fork`. The clock of every
+/// hop stamp (and of the matrix's cross-CPU offset check).
 #[inline]
-fn now_ns() -> u64 {
+pub fn now_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -59,7 +101,7 @@ impl HopLog {
     pub fn new(n: usize) -> Result<Self> {
         Ok(HopLog {
             sent: Shared::new(n)?,
-            counts: Shared::new(BUCKETS)?,
+            counts: Shared::new(LANES * BUCKETS)?,
             max: Shared::new(1)?,
             on: Shared::new(1)?,
         })
@@ -87,11 +129,13 @@ impl HopLog {
         // 0: the hop began before recording was switched on.
         if sent != 0 {
             let ns = now_ns().saturating_sub(sent);
-            self.counts[bucket(ns)].fetch_add(1, Ordering::Relaxed);
+            let at = Lane::of(i) as usize * BUCKETS + bucket(ns);
+            self.counts[at].fetch_add(1, Ordering::Relaxed);
             self.max[0].fetch_max(ns, Ordering::Relaxed);
         }
     }
 
+    /// The lanes' counts, one after the other (see `Lane`).
     pub fn counts(&self) -> Vec<u64> {
         self.counts
             .iter()
@@ -101,6 +145,18 @@ impl HopLog {
 
     pub fn max_ns(&self) -> u64 {
         self.max[0].load(Ordering::Acquire)
+    }
+}
+
+/// Two hop logs (counts per bucket, largest hop in ns) as one: counts added, the larger
+/// maximum; a side that recorded nothing leaves the other.
+pub fn merge(a: Option<(Vec<u64>, u64)>, b: Option<(Vec<u64>, u64)>) -> Option<(Vec<u64>, u64)> {
+    match (a, b) {
+        (Some((mut counts, max)), Some((more, other))) => {
+            counts.iter_mut().zip(more).for_each(|(x, y)| *x += y);
+            Some((counts, max.max(other)))
+        }
+        (a, b) => a.or(b),
     }
 }
 
@@ -144,6 +200,15 @@ mod tests {
     }
 
     #[test]
+    fn merged_logs_add_counts_and_keep_the_larger_maximum() {
+        let a = Some((vec![1, 2, 0], 50));
+        let b = Some((vec![0, 3, 4], 70));
+        assert_eq!(merge(a.clone(), b), Some((vec![1, 5, 4], 70)));
+        assert_eq!(merge(a.clone(), None), a);
+        assert_eq!(merge(None, None), None);
+    }
+
+    #[test]
     fn percentiles_of_known_counts() {
         let mut counts = vec![0; BUCKETS];
         counts[bucket(10)] = 90;
@@ -156,5 +221,28 @@ mod tests {
         let p999 = percentile(&counts, 0.999);
         assert!((p999 - 100_000.0).abs() < 100_000.0 / 32.0, "{p999}");
         assert!(percentile(&vec![0; BUCKETS], 0.5).is_nan());
+    }
+
+    #[test]
+    fn lanes_split_by_receiver_and_merge() {
+        let log = HopLog::new(2).unwrap();
+        log.record(true);
+        for (to, times) in [(1, 3), (0, 2)] {
+            for _ in 0..times {
+                log.sending(to);
+                log.received(to);
+            }
+        }
+        let counts = log.counts();
+        assert_eq!(counts.len(), LANES * BUCKETS);
+        let total = |c: &[u64]| c.iter().sum::<u64>();
+        assert_eq!(total(lane(&counts, Lane::Others)), 3);
+        assert_eq!(total(lane(&counts, Lane::Driver)), 2);
+        assert_eq!(total(&merged(&counts)), 5);
+        assert_eq!(merged(&counts).len(), BUCKETS);
+        // A histogram of one lane is its own merge and its own every lane.
+        let one = merged(&counts);
+        assert_eq!(merged(&one), one);
+        assert_eq!(lane(&one, Lane::Driver), &one[..]);
     }
 }

@@ -5,20 +5,24 @@
 //! (where participants run), around one workload and one measured loop.
 
 pub mod barrier;
+pub mod cache;
 pub mod clock;
 pub mod config;
 pub mod counters;
 pub mod engine;
 pub mod error;
 pub mod hops;
+pub mod matrix;
 pub mod measure;
 pub mod memory;
 pub mod placement;
 pub mod result;
 pub mod ring;
 pub mod stats;
+pub mod stop;
 mod sys;
 pub mod token;
+pub mod topology;
 pub mod transport;
 pub mod watchdog;
 pub mod wire;
@@ -29,4 +33,5 @@ mod python;
 
 pub use config::{Config, Plan};
 pub use error::{Error, Result};
-pub use ring::{pingpong, run, PingPong, Point};
+pub use result::{pingpong, summarize, PingPong, RingSummary};
+pub use ring::{pingpong_config, run, Point};

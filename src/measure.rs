@@ -4,10 +4,10 @@
 
 use crate::barrier::Barrier;
 use crate::clock;
-use crate::config::{Config, Plan, Stop, BLOCK_REPETITIONS, INSTANCE_BLOCKS, MIN_BLOCKS};
+use crate::config::{Config, Plan};
 use crate::engine::{Interrupt, Ring};
 use crate::error::{Error, Result};
-use crate::stats;
+use crate::stop::{Stop, Stopped, BLOCK_REPETITIONS};
 use crate::sys;
 use std::time::Instant;
 
@@ -16,13 +16,11 @@ use std::time::Instant;
 const CHECK_EVERY_S: f64 = 0.1;
 /// The same for a fixed plan, in trips; also the most trips the counted repetition makes.
 const FIXED_CHUNK_TRIPS: u64 = 10_000;
-/// Untimed trips before every block of timed repetitions (each follows an overhead
-/// repetition, in which the ring idles): an eighth of a repetition, at least four trips.
-/// Measured pinned on the 2-CPU VM, 5 ms repetitions, the first one of a block over the
-/// median of the other three: 1.19 at 128 participants and 1.42 at 256 without; 1.06 and
-/// 1.36 after one trip; 1.03 and 1.02-1.16 after two; 1.02-1.03 at 256 after four; 1.00 at 8
-/// and 64 either way. lmbench and the C ring run their repetitions back to back and measure
-/// the overhead apart.
+/// Untimed trips before every block of timed repetitions: each block follows an overhead
+/// repetition, in which the ring idles, and an idle ring of hundreds of participants comes
+/// back slowly; four trips bring it back to speed (docs: accuracy, "Hundreds of
+/// processes"). lmbench and the C ring run their repetitions back to back and measure the
+/// overhead apart, so they need none.
 const REWARM_DIVISOR: u64 = 8;
 const REWARM_MIN_TRIPS: u64 = 4;
 
@@ -54,75 +52,6 @@ impl<'a> PointRun<'a> {
             barrier: Barrier::new(rings),
         }
     }
-}
-
-/// How a point's measuring ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stopped {
-    /// The fixed number of repetitions was made.
-    Repetitions,
-    /// The interval of the median became as narrow as asked.
-    Precision,
-    /// The ceiling on repetitions came first.
-    MaxRepetitions,
-    /// The time cap came first.
-    TimeCap,
-}
-
-impl Stopped {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Stopped::Repetitions => "repetitions",
-            Stopped::Precision => "precision",
-            Stopped::MaxRepetitions => "max_repetitions",
-            Stopped::TimeCap => "time_cap",
-        }
-    }
-}
-
-/// Whether a point in precision mode has measured enough, given the net values (any unit)
-/// of each block measured so far and the seconds the point will have taken halfway through
-/// its next instance. `None`: measure another instance.
-pub fn verdict(stop: &Stop, blocks: &[Vec<f64>], elapsed: f64) -> Option<Stopped> {
-    let Stop::Precision {
-        target,
-        max_repetitions,
-        max_time,
-    } = *stop
-    else {
-        return Some(Stopped::Repetitions);
-    };
-    let finite = blocks.iter().flatten().all(|x| x.is_finite());
-    if blocks.len() >= MIN_BLOCKS && finite {
-        let s = stats::summarize_blocks(blocks);
-        if s.median > 0.0 && (s.ci_high - s.ci_low) / 2.0 <= target * s.median {
-            return Some(Stopped::Precision);
-        }
-    }
-    let made: usize = blocks.iter().map(Vec::len).sum();
-    if made + BLOCK_REPETITIONS > max_repetitions {
-        Some(Stopped::MaxRepetitions)
-    } else if elapsed >= max_time {
-        Some(Stopped::TimeCap)
-    } else {
-        None
-    }
-}
-
-/// Blocks for a point's next ring instance: enough that measuring takes at least twice what
-/// starting, warming and stopping an instance took (`setup_s`, beside `block_s` per block),
-/// within `INSTANCE_BLOCKS`; no more than the `left_s` seconds before the time cap allow,
-/// nor than `left_blocks` before the ceiling on repetitions.
-pub fn instance_blocks(setup_s: f64, block_s: f64, left_s: f64, left_blocks: usize) -> usize {
-    let (lo, hi) = INSTANCE_BLOCKS;
-    let blocks = if block_s > 0.0 {
-        let wanted = (2.0 * setup_s / block_s).ceil();
-        let affordable = (left_s / block_s).ceil().max(1.0);
-        (wanted.min(affordable) as usize).clamp(lo, hi)
-    } else {
-        lo
-    };
-    blocks.min(left_blocks).max(1)
 }
 
 /// Each timed repetition's per-hop time, in ns and TSC cycles, of the ring and of its
@@ -206,9 +135,13 @@ fn measure(
     let t = Instant::now();
     let Timing { trips, rounds } = match (seat.known, cfg.plan) {
         (Some(known), _) => known,
-        (None, Plan::Calibrated) => Timing {
+        (None, Plan::Calibrated { overhead }) => Timing {
             trips: calibrate(cfg.min_time, &mut |n| ring.trips(n), &mut check)?,
-            rounds: calibrate(cfg.min_time, &mut |n| ring.overhead(n), &mut check)?,
+            rounds: if overhead {
+                calibrate(cfg.min_time, &mut |n| ring.overhead(n), &mut check)?
+            } else {
+                0
+            },
         },
         (None, Plan::Fixed(trips)) => Timing { trips, rounds: 0 },
     };
@@ -234,7 +167,9 @@ fn measure(
     phases.measure = t.elapsed().as_secs_f64();
     let (counted_trips, counted_ns) = match (seat.known, cfg.plan) {
         (Some(_), _) => (0, f64::NAN),
-        (None, Plan::Calibrated) => (trips, counted(ring, run, trips, counting, &mut check)?),
+        (None, Plan::Calibrated { .. }) => {
+            (trips, counted(ring, run, trips, counting, &mut check)?)
+        }
         (None, Plan::Fixed(_)) => {
             let n = trips.min(FIXED_CHUNK_TRIPS);
             (n, counted(ring, run, n, counting, &mut check)?)
@@ -279,7 +214,7 @@ fn pin(cpu: Option<usize>) -> Result<AffinityGuard> {
 /// How many chunks a repetition is cut into (see `CHECK_EVERY_S`).
 fn chunks(cfg: &Config) -> u64 {
     match cfg.plan {
-        Plan::Calibrated => (cfg.min_time / CHECK_EVERY_S).ceil().max(1.0) as u64,
+        Plan::Calibrated { .. } => (cfg.min_time / CHECK_EVERY_S).ceil().max(1.0) as u64,
         Plan::Fixed(trips) => trips.div_ceil(FIXED_CHUNK_TRIPS),
     }
 }
@@ -342,9 +277,9 @@ fn overhead_repetition(
 /// repetitions, each block followed by one overhead repetition that stands for the ring
 /// repetitions before it. lmbench's way (`Stop::Repetitions`) is blocks of one; precision
 /// mode's instance is `run.blocks` blocks of `BLOCK_REPETITIONS`, the hot-cache loop being
-/// steady where the ring drifts (whether the point needs another instance is `verdict`'s
-/// call). Every block starts with untimed trips (`rewarm`); hops are recorded during the
-/// timed repetitions only.
+/// steady where the ring drifts (whether the point needs another instance is `stop::decide`'s
+/// call). Every block starts with untimed trips (`rewarm`); hops are recorded during the timed
+/// repetitions only.
 fn timed_blocks(
     ring: &mut dyn Ring,
     run: &PointRun,
@@ -372,7 +307,7 @@ fn timed_blocks(
 /// fixed plan: `perf bench sched pipe` times its loop from the first trip.
 fn rewarm(ring: &mut dyn Ring, run: &PointRun, trips: u64) -> Result<()> {
     match run.cfg.plan {
-        Plan::Calibrated => ring.trips((trips / REWARM_DIVISOR).max(REWARM_MIN_TRIPS)),
+        Plan::Calibrated { .. } => ring.trips((trips / REWARM_DIVISOR).max(REWARM_MIN_TRIPS)),
         Plan::Fixed(_) => Ok(()),
     }
 }
@@ -528,80 +463,5 @@ mod tests {
         );
         assert!(r.is_err());
         assert_eq!(runs, 0);
-    }
-
-    fn precise(target: f64, max_repetitions: usize, max_time: f64) -> Stop {
-        Stop::Precision {
-            target,
-            max_repetitions,
-            max_time,
-        }
-    }
-
-    fn blocks(levels: &[f64]) -> Vec<Vec<f64>> {
-        levels.iter().map(|&m| vec![m; BLOCK_REPETITIONS]).collect()
-    }
-
-    #[test]
-    fn verdict_waits_for_min_blocks_then_stops_on_the_interval() {
-        let stop = precise(0.02, 400, 10.0);
-        let steady = blocks(&[100.0; MIN_BLOCKS]);
-        assert_eq!(verdict(&stop, &steady[..MIN_BLOCKS - 1], 0.0), None);
-        assert_eq!(verdict(&stop, &steady, 0.0), Some(Stopped::Precision));
-        // Blocks at 90, 110, 100, 100: a half-width of t(3) * 8.2 / 2, far beyond 2 %.
-        let drifting = blocks(&[90.0, 110.0, 100.0, 100.0]);
-        assert_eq!(verdict(&stop, &drifting, 0.0), None);
-        assert_eq!(
-            verdict(&precise(0.5, 400, 10.0), &drifting, 0.0),
-            Some(Stopped::Precision)
-        );
-    }
-
-    #[test]
-    fn verdict_names_the_cap_that_came_first() {
-        let noisy = blocks(&[50.0, 150.0, 50.0, 150.0]);
-        let made = noisy.len() * BLOCK_REPETITIONS;
-        // Stopped when not even one more block fits under the ceiling.
-        assert_eq!(
-            verdict(
-                &precise(0.01, made + BLOCK_REPETITIONS - 1, 10.0),
-                &noisy,
-                0.0
-            ),
-            Some(Stopped::MaxRepetitions)
-        );
-        assert_eq!(
-            verdict(&precise(0.01, made + BLOCK_REPETITIONS, 10.0), &noisy, 0.0),
-            None
-        );
-        assert_eq!(
-            verdict(&precise(0.01, 400, 0.5), &noisy, 0.6),
-            Some(Stopped::TimeCap)
-        );
-        assert_eq!(verdict(&precise(0.01, 400, 0.5), &noisy, 0.1), None);
-        // A switch below the method's resolution never counts as precise.
-        let below = blocks(&[-1.0; 4]);
-        assert_eq!(verdict(&precise(0.5, 400, 10.0), &below, 0.0), None);
-        assert_eq!(
-            verdict(&Stop::Repetitions(11), &noisy, 0.0),
-            Some(Stopped::Repetitions)
-        );
-    }
-
-    #[test]
-    fn instance_blocks_grow_with_the_cost_of_an_instance() {
-        let (lo, hi) = INSTANCE_BLOCKS;
-        // Cheap to start (2 participants): the fewest.
-        assert_eq!(instance_blocks(0.004, 0.025, 1.0, 100), lo);
-        // Starting costs 3 blocks' time: 6 blocks keep measuring at two thirds.
-        assert_eq!(instance_blocks(0.075, 0.025, 1.0, 100), 6);
-        assert_eq!(instance_blocks(10.0, 0.025, 100.0, 100), hi);
-        // Near the time cap, no more than fits (but never fewer than the floor).
-        assert_eq!(instance_blocks(0.075, 0.025, 0.08, 100), 4);
-        assert_eq!(instance_blocks(0.075, 0.025, 0.0, 100), lo);
-        assert_eq!(instance_blocks(0.01, 0.0, 1.0, 100), lo);
-        // Near the ceiling on repetitions, what is left of it.
-        assert_eq!(instance_blocks(0.075, 0.025, 1.0, 3), 3);
-        assert_eq!(instance_blocks(0.075, 0.025, 1.0, 1), 1);
     }
 }

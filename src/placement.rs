@@ -18,8 +18,48 @@ pub enum Placement {
     List(Vec<usize>),
 }
 
-pub const NAMES: &str = "'default', 'single', 'spread', 'balanced' or a list of CPU ids";
-pub const POLICIES: [&str; 4] = ["default", "single", "spread", "balanced"];
+/// How a policy's placement is made from the CPU `single` was given.
+type Make = fn(Option<usize>) -> Placement;
+
+/// Every policy a caller can name, one line each: its name, and the placement it is (`cpu`
+/// is the CPU for `single`, which no other policy takes). A new policy is a variant above, a
+/// line here and its rule in `Placement::resolve`.
+const POLICIES: [(&str, Make); 4] = [
+    ("default", |_| Placement::Default),
+    ("single", Placement::Single),
+    ("spread", |_| Placement::Spread),
+    ("balanced", |_| Placement::Balanced),
+];
+
+/// The names of the policies, in the table's order.
+pub fn policies() -> impl ExactSizeIterator<Item = &'static str> {
+    POLICIES.iter().map(|&(name, _)| name)
+}
+
+/// What a caller may name, for error messages: "'default', 'single', ... or a list of CPU ids".
+pub fn expected() -> String {
+    let names: Vec<String> = policies().map(|n| format!("'{n}'")).collect();
+    format!("{} or a list of CPU ids", names.join(", "))
+}
+
+/// Where the participants of every ring run, and whether that is one CPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// One CPU (or none: the scheduler decides) per participant, `[ring][participant]`.
+    pub cpus: Vec<Vec<Option<usize>>>,
+    /// Every participant runs on one CPU: all are pinned to the same one, or the caller may
+    /// only use one anyway. The one home of this rule: the switch model (`result::Model`),
+    /// the transports that need one CPU and the hints Python prints all read it from here.
+    pub one_cpu: bool,
+}
+
+impl std::ops::Deref for Resolved {
+    type Target = [Vec<Option<usize>>];
+
+    fn deref(&self) -> &Self::Target {
+        &self.cpus
+    }
+}
 
 /// How a caller names a placement.
 #[derive(Debug, Clone, Copy)]
@@ -48,16 +88,15 @@ impl Placement {
         let cpu = cpu.map(|c| cpu_id("cpu", c)).transpose()?;
         let p = match named {
             None => Placement::Default,
-            Some(Named::Policy("default")) => Placement::Default,
-            Some(Named::Policy("single")) => Placement::Single(cpu),
-            Some(Named::Policy("spread")) => Placement::Spread,
-            Some(Named::Policy("balanced")) => Placement::Balanced,
-            Some(Named::Policy(name)) => {
-                return Err(Error::invalid(
-                    "placement",
-                    format!("unknown placement {name:?}; expected {NAMES}"),
-                ))
-            }
+            Some(Named::Policy(name)) => match POLICIES.iter().find(|&&(n, _)| n == name) {
+                Some((_, make)) => make(cpu),
+                None => {
+                    return Err(Error::invalid(
+                        "placement",
+                        format!("unknown placement {name:?}; expected {}", expected()),
+                    ))
+                }
+            },
             Some(Named::Cpus(ids)) => Placement::List(
                 ids.iter()
                     .map(|&c| cpu_id("placement", c))
@@ -73,18 +112,36 @@ impl Placement {
         Ok(p)
     }
 
+    /// The name a result records: the policy's, or the CPU list ("[0, 1]").
     pub fn name(&self) -> String {
-        match self {
-            Placement::Default => "default".into(),
-            Placement::Single(_) => "single".into(),
-            Placement::Spread => "spread".into(),
-            Placement::Balanced => "balanced".into(),
-            Placement::List(c) => format!("{c:?}"),
+        let same =
+            |make: &Make| std::mem::discriminant(&make(None)) == std::mem::discriminant(self);
+        match POLICIES.iter().find(|(_, make)| same(make)) {
+            Some((name, _)) => (*name).into(),
+            None => match self {
+                Placement::List(c) => format!("{c:?}"),
+                _ => unreachable!("every placement but a list is a policy of the table"),
+            },
         }
     }
 
-    /// One CPU (or none) per participant: `result[ring][participant]`.
-    pub fn resolve(
+    /// The CPU `single` was given, if any.
+    pub fn cpu(&self) -> Option<usize> {
+        match self {
+            Placement::Single(cpu) => *cpu,
+            _ => None,
+        }
+    }
+
+    /// One CPU (or none) per participant, `[ring][participant]`, within the caller's
+    /// affinity mask `allowed`, and whether that is one CPU.
+    pub fn resolve(&self, allowed: &[usize], procs: usize, parallel: usize) -> Result<Resolved> {
+        let cpus = self.cpus(allowed, procs, parallel)?;
+        let one_cpu = on_one_cpu(allowed, &cpus);
+        Ok(Resolved { cpus, one_cpu })
+    }
+
+    fn cpus(
         &self,
         allowed: &[usize],
         procs: usize,
@@ -119,9 +176,11 @@ impl Placement {
                 grid(&|_, _| Some(c))
             }
             // With one CPU these would measure `single` under another name.
-            Placement::Spread if n == 1 => return Err(one_cpu("spread", "participants", first)),
+            Placement::Spread if n == 1 => {
+                return Err(spread_on_one_cpu("spread", "participants", first))
+            }
             Placement::Balanced if n == 1 && parallel > 1 => {
-                return Err(one_cpu("balanced", "parallel rings", first))
+                return Err(spread_on_one_cpu("balanced", "parallel rings", first))
             }
             Placement::Spread => grid(&|_, i| Some(allowed[i % n])),
             Placement::Balanced => grid(&|r, _| Some(allowed[r % n])),
@@ -139,7 +198,7 @@ impl Placement {
 }
 
 /// A policy that spreads over CPUs asked for where only CPU `first` is allowed.
-fn one_cpu(name: &str, what: &str, first: usize) -> Error {
+fn spread_on_one_cpu(name: &str, what: &str, first: usize) -> Error {
     Error::invalid(
         "placement",
         format!(
@@ -150,9 +209,9 @@ fn one_cpu(name: &str, what: &str, first: usize) -> Error {
     )
 }
 
-/// Whether a resolved placement (`Placement::resolve`) puts every participant on one CPU, or
-/// the caller may only use one anyway.
-pub fn on_one_cpu(allowed: &[usize], cpus: &[Vec<Option<usize>>]) -> bool {
+/// Whether CPUs resolved within `allowed` put every participant on one CPU, or the caller
+/// may only use one anyway (`Resolved::one_cpu`).
+fn on_one_cpu(allowed: &[usize], cpus: &[Vec<Option<usize>>]) -> bool {
     let first = cpus
         .first()
         .and_then(|ring| ring.first())
@@ -163,12 +222,8 @@ pub fn on_one_cpu(allowed: &[usize], cpus: &[Vec<Option<usize>>]) -> bool {
 
 /// A transport without a wake-up path (`single_cpu_only`) works only with every participant
 /// on one CPU.
-pub fn check_one_cpu(
-    transport: TransportKind,
-    allowed: &[usize],
-    cpus: &[Vec<Option<usize>>],
-) -> Result<()> {
-    if !transport.single_cpu_only() || on_one_cpu(allowed, cpus) {
+pub fn check_one_cpu(transport: TransportKind, placed: &Resolved) -> Result<()> {
+    if !transport.single_cpu_only() || placed.one_cpu {
         return Ok(());
     }
     Err(Error::invalid(
@@ -187,7 +242,7 @@ mod tests {
     #[test]
     fn policies_resolve() {
         let allowed = [0, 1, 3];
-        let flat = |p: Placement, procs, par| p.resolve(&allowed, procs, par).unwrap();
+        let flat = |p: Placement, procs, par| p.resolve(&allowed, procs, par).unwrap().cpus;
         assert_eq!(flat(Placement::Default, 2, 1), vec![vec![None, None]]);
         assert_eq!(flat(Placement::Single(None), 2, 1), vec![vec![Some(0); 2]]);
         assert_eq!(
@@ -220,7 +275,7 @@ mod tests {
         assert!(e.to_string().contains("parallel rings"), "{e}");
         // One ring on the first allowed CPU is what balanced means anywhere.
         assert_eq!(
-            Placement::Balanced.resolve(&[5], 2, 1).unwrap(),
+            Placement::Balanced.resolve(&[5], 2, 1).unwrap().cpus,
             vec![vec![Some(5); 2]]
         );
     }
@@ -266,20 +321,52 @@ mod tests {
     }
 
     #[test]
+    fn policies_are_named_by_the_table() {
+        let names: Vec<&str> = policies().collect();
+        assert_eq!(names, ["default", "single", "spread", "balanced"]);
+        for name in names {
+            let p = Placement::from_request(Some(Named::Policy(name)), None).unwrap();
+            assert_eq!(p.name(), name);
+        }
+        assert_eq!(Placement::Single(Some(3)).name(), "single");
+        assert_eq!(Placement::Single(Some(3)).cpu(), Some(3));
+        assert!(expected().starts_with("'default', 'single', 'spread', 'balanced' or"));
+    }
+
+    #[test]
+    fn one_cpu_is_decided_over_the_resolved_cpus() {
+        let allowed = [0, 1];
+        let one =
+            |p: Placement, procs, parallel| p.resolve(&allowed, procs, parallel).unwrap().one_cpu;
+        assert!(one(Placement::Single(Some(1)), 3, 2));
+        assert!(one(Placement::Single(None), 3, 1));
+        // A list of one CPU, or of one CPU repeated, is one CPU as much as `single` is.
+        assert!(one(Placement::List(vec![1]), 3, 2));
+        assert!(one(Placement::List(vec![0, 0]), 4, 1));
+        assert!(!one(Placement::List(vec![0, 1]), 2, 1));
+        // A list whose other CPUs this point does not reach.
+        assert!(one(Placement::List(vec![1, 1, 0]), 2, 1));
+        assert!(!one(Placement::List(vec![1, 1, 0]), 3, 1));
+        assert!(!one(Placement::Default, 3, 2));
+        assert!(!one(Placement::Spread, 2, 1));
+        // Balanced puts each ring on a CPU of its own: one ring is one CPU.
+        assert!(one(Placement::Balanced, 3, 1));
+        assert!(!one(Placement::Balanced, 3, 2));
+        // A caller that may use one CPU only is on one CPU whatever the policy (spreading
+        // policies are refused there: `spreading_over_one_allowed_cpu_is_refused_naming_it`).
+        assert!(Placement::Default.resolve(&[1], 2, 2).unwrap().one_cpu);
+        assert!(Placement::Balanced.resolve(&[1], 2, 1).unwrap().one_cpu);
+    }
+
+    #[test]
     fn single_cpu_transports_need_one_cpu() {
         let allowed = [0, 1];
-        let grid = |p: Placement| p.resolve(&allowed, 3, 2).unwrap();
-        assert!(on_one_cpu(&allowed, &grid(Placement::Single(Some(1)))));
-        assert!(!on_one_cpu(&allowed, &grid(Placement::Default)));
-        assert!(!on_one_cpu(&allowed, &grid(Placement::Balanced)));
-        assert!(on_one_cpu(
-            &[1],
-            &Placement::Default.resolve(&[1], 2, 1).unwrap()
-        ));
-        let spread = grid(Placement::Spread);
-        assert!(check_one_cpu(TransportKind::Pipe, &allowed, &spread).is_ok());
+        let spread = Placement::Spread.resolve(&allowed, 3, 2).unwrap();
+        let listed = Placement::List(vec![1]).resolve(&allowed, 3, 2).unwrap();
+        assert!(check_one_cpu(TransportKind::Pipe, &spread).is_ok());
+        assert!(check_one_cpu(TransportKind::Yield, &listed).is_ok());
         assert!(matches!(
-            check_one_cpu(TransportKind::Yield, &allowed, &spread),
+            check_one_cpu(TransportKind::Yield, &spread),
             Err(Error::Invalid {
                 param: "placement",
                 ..

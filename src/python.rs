@@ -1,14 +1,17 @@
 //! The pyo3 bindings: Python arguments in, numpy arrays out. Errors are mapped to Python
 //! exceptions here and nowhere else.
 
-use crate::config::{self, Config, Plan, Stop};
+mod topo;
+
+use crate::config::{self, Config, Plan};
 use crate::engine::{Engine, TransportKind};
 use crate::error::Error;
-use crate::placement::{Named, Placement, NAMES, POLICIES};
-use crate::result::{summarize, HopSummary, RingSummary};
+use crate::placement::{self as placements, Named, Placement};
+use crate::result::{self, summarize, HopSummary, PointStats, RingSummary};
 use crate::ring as core;
 use crate::ring::Phases;
-use crate::stats::Summary;
+use crate::stats::{self, Estimate, Level, Uncertainty};
+use crate::stop::{self, Stop};
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::exceptions::{
     PyImportError, PyMemoryError, PyOSError, PyRuntimeError, PyTypeError, PyValueError,
@@ -42,7 +45,7 @@ fn placement(obj: Option<&Bound<'_, PyAny>>, cpu: Option<i64>) -> PyResult<Place
         }
         Some(o) => {
             // One CPU per participant is the most a list can say.
-            let ids = items(o, "placement", NAMES, config::MAX_PROCS)?;
+            let ids = items(o, "placement", &placements::expected(), config::MAX_PROCS)?;
             if ids.len() > config::MAX_PROCS {
                 return Err(PyValueError::new_err(format!(
                     "placement: lists more than {} CPU ids, one per participant at most",
@@ -116,7 +119,7 @@ fn engine_transport(engine: &str, transport: Option<&str>) -> PyResult<(Engine, 
 /// An integer argument as a count within `limit`: anything with `__index__` (numpy integers
 /// too) but `bool`, which Python counts as an int and no caller means as a count. Errors name
 /// the parameter: a `TypeError` for the type, a `ValueError` for the range.
-fn count_arg(obj: &Bound<'_, PyAny>, limit: config::Limit) -> PyResult<usize> {
+fn count_arg(obj: &Bound<'_, PyAny>, limit: config::Limit<u64>) -> PyResult<usize> {
     let counted = match int_value(obj, limit.param)? {
         Int::Fits(v) => limit.count(v),
         Int::TooWide(text) => Err(limit.outside(text)),
@@ -204,14 +207,16 @@ macro_rules! count_args {
 count_args! {
     size_kb_arg => config::SIZE_KB,
     repetitions_arg => config::REPETITIONS,
-    max_repetitions_arg => config::Limit {
-        param: "max_repetitions",
-        ..config::REPETITIONS
-    },
+    max_repetitions_arg => config::MAX_REPETITIONS,
     warmup_arg => config::WARMUP,
     parallel_arg => config::PARALLEL,
     loops_arg => config::LOOPS,
     pairs_arg => config::BASELINE_PAIRS,
+}
+
+/// `stride_bytes=`: an int; its rule (a power of two in range) is `workload::Shape::new`'s.
+fn stride_arg(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
+    crate::workload::check_stride(int_arg(obj, "stride_bytes")?).map_err(|e| to_py(e, None))
 }
 
 /// `repetitions=`: None (measure until precise), or a fixed count.
@@ -276,48 +281,107 @@ fn measure<T: Send>(
     outcome.map_err(|e| to_py(e, pending.take()))
 }
 
-/// Two participants bounce the token `loops` times, as `perf bench sched pipe` does.
+/// Two participants bounce the token, as `perf bench sched pipe` does: `loops` round trips
+/// timed as one run (perf's form), or, without `loops`, until precise as a ring point.
 #[pyfunction]
-#[pyo3(signature = (loops=1_000_000, *, threads=false, transport="pipe", placement=None,
-    cpu=None, timeout=10.0))]
+#[pyo3(signature = (loops=None, *, threads=false, engine=None, transport=None, placement=None,
+    cpu=None, precision=stop::DEFAULT_PRECISION, max_time=stop::DEFAULT_MAX_TIME,
+    max_repetitions=stop::DEFAULT_MAX_REPETITIONS, min_time=None,
+    timeout=config::DEFAULT_TIMEOUT, history=None))]
+#[allow(clippy::too_many_arguments)]
 fn pingpong<'py>(
     py: Python<'py>,
-    #[pyo3(from_py_with = loops_arg)] loops: usize,
+    #[pyo3(from_py_with = optional_loops_arg)] loops: Option<usize>,
     threads: bool,
-    transport: &str,
+    engine: Option<&str>,
+    transport: Option<&str>,
     placement: Option<&Bound<'py, PyAny>>,
     #[pyo3(from_py_with = cpu_arg)] cpu: Option<i64>,
+    #[pyo3(from_py_with = precision_arg)] precision: f64,
+    #[pyo3(from_py_with = max_time_arg)] max_time: f64,
+    #[pyo3(from_py_with = max_repetitions_arg)] max_repetitions: usize,
+    #[pyo3(from_py_with = min_time_arg)] min_time: Option<f64>,
     #[pyo3(from_py_with = timeout_arg)] timeout: f64,
+    history: Option<RunHistory>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let engine = if threads { "thread" } else { "process" };
-    let (engine, transport) = engine_transport(engine, Some(transport))?;
-    let placement = self::placement(placement, cpu)?;
-    let loops = loops as u64;
-    let name = placement.name();
-    let p = measure(py, |interrupt| {
-        core::pingpong(engine, transport, placement, loops, timeout, interrupt)
-    })?;
+    // perf's -T is the thread engine; any engine can be named, fibers too.
+    let engine = match (engine, threads) {
+        (None, true) => "thread",
+        (None, false) => "process",
+        (Some(name), false) | (Some(name @ "thread"), true) => name,
+        (Some(name), true) => {
+            return Err(PyValueError::new_err(format!(
+                "threads: True means engine=\"thread\", but engine={name:?} was named"
+            )))
+        }
+    };
+    let (engine, transport) = engine_transport(engine, transport)?;
+    let stop = Stop::Precision {
+        target: precision,
+        max_repetitions,
+        max_time,
+    };
+    let cfg = Config {
+        run_levels: run_levels(Some(vec![history])),
+        ..core::pingpong_config(
+            engine,
+            transport,
+            self::placement(placement, cpu)?,
+            loops.map(|n| n as u64),
+            stop,
+            min_time,
+            timeout,
+        )
+        .map_err(|e| to_py(e, None))?
+    };
+    let mut points = measure(py, |interrupt| core::run(&cfg, interrupt))?;
+    let p = result::pingpong(&cfg, &points.remove(0));
     let d = PyDict::new(py);
     d.set_item("loops", p.loops)?;
-    d.set_item("threads", threads)?;
+    d.set_item("threads", engine == Engine::Thread)?;
     d.set_item("engine", engine.name())?;
     d.set_item("transport", transport.name())?;
-    d.set_item("placement", name)?;
+    d.set_item("placement", cfg.placement.name())?;
+    set_stop_items(&d, &cfg.stop)?;
+    d.set_item("min_time", cfg.min_time)?;
     d.set_item("elapsed_s", p.elapsed_s)?;
     d.set_item("usecs_per_op", p.usecs_per_op)?;
     d.set_item("ops_per_sec", p.ops_per_sec)?;
     d.set_item("usecs_per_switch", p.usecs_per_switch)?;
     d.set_item("cycles_per_switch", p.cycles_per_switch)?;
     d.set_item("tsc", tsc_dict(py, &crate::clock::tsc())?)?;
+    d.set_item("cpus", ints(py, &p.cpus))?;
+    d.set_item("samples_us", p.samples_us.into_pyarray(py))?;
+    d.set_item("stats", stats_dict(py, std::slice::from_ref(&p.stats))?)?;
+    d.set_item("stopped", p.stopped.as_str())?;
+    d.set_item("block", p.block)?;
+    d.set_item("instance_blocks", ints(py, &p.instance_blocks))?;
     d.set_item(
-        "cpus",
-        p.cpus
-            .iter()
-            .map(|&c| i64::from(c))
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
+        "phase_s",
+        phases_dict(py, std::slice::from_ref(&p.phase_s))?,
     )?;
     Ok(d)
+}
+
+/// Earlier runs of one point on this machine: each run's ln figure and its relative
+/// standard error (`stats::run_level`).
+type RunHistory = (Vec<f64>, Vec<f64>);
+
+/// The run level of each point from its history (`None`: nothing known).
+fn run_levels(history: Option<Vec<Option<RunHistory>>>) -> Vec<Option<stats::RunLevel>> {
+    history
+        .unwrap_or_default()
+        .into_iter()
+        .map(|h| h.and_then(|(figures, ses)| stats::run_level(&figures, &ses)))
+        .collect()
+}
+
+/// `loops=`: None (measure until precise), or perf's fixed count.
+fn optional_loops_arg(obj: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    loops_arg(obj).map(Some)
 }
 
 /// {"ghz", "read_cost_cycles", "unavailable_reason"} of the TSC calibration.
@@ -332,67 +396,135 @@ fn tsc_dict<'py>(
     Ok(d)
 }
 
-/// Runs the token ring for each process count; see `ctxbench.ring` for the arguments.
-#[pyfunction]
-#[pyo3(signature = (procs, *, engine="process", transport=None, size_kb=0, repetitions=None,
-    precision=config::DEFAULT_PRECISION, max_time=config::DEFAULT_MAX_TIME,
-    max_repetitions=config::DEFAULT_MAX_REPETITIONS, warmup=1, parallel=1, placement=None,
-    cpu=None, min_time=None, timeout=config::DEFAULT_TIMEOUT, record_hops=false))]
-#[allow(clippy::too_many_arguments)]
-fn ring<'py>(
-    py: Python<'py>,
-    #[pyo3(from_py_with = procs_arg)] procs: Vec<usize>,
-    engine: &str,
-    transport: Option<&str>,
-    #[pyo3(from_py_with = size_kb_arg)] size_kb: usize,
-    #[pyo3(from_py_with = fixed_repetitions_arg)] repetitions: Option<usize>,
-    #[pyo3(from_py_with = precision_arg)] precision: f64,
-    #[pyo3(from_py_with = max_time_arg)] max_time: f64,
-    #[pyo3(from_py_with = max_repetitions_arg)] max_repetitions: usize,
-    #[pyo3(from_py_with = warmup_arg)] warmup: usize,
-    #[pyo3(from_py_with = parallel_arg)] parallel: usize,
-    placement: Option<&Bound<'py, PyAny>>,
-    #[pyo3(from_py_with = cpu_arg)] cpu: Option<i64>,
-    #[pyo3(from_py_with = min_time_arg)] min_time: Option<f64>,
-    #[pyo3(from_py_with = timeout_arg)] timeout: f64,
-    record_hops: bool,
-) -> PyResult<Bound<'py, PyDict>> {
-    let (engine, transport) = engine_transport(engine, transport)?;
-    // A fixed count is lmbench's way; without one, measure until precise.
-    let stop = match repetitions {
+/// `ring`, `ring_config` and `ring_check` take the same arguments, converted into one
+/// `Config`: one signature with its defaults for all three. `$cfg` is that `Config` in `$body`.
+macro_rules! ring_arguments {
+    ($(#[$doc:meta])* fn $name:ident($py:ident, $cfg:ident) $body:block) => {
+        $(#[$doc])*
+        #[pyfunction]
+        #[pyo3(signature = (procs, *, engine="process", transport=None, size_kb=0,
+            repetitions=None, precision=stop::DEFAULT_PRECISION,
+            max_time=stop::DEFAULT_MAX_TIME, max_repetitions=stop::DEFAULT_MAX_REPETITIONS,
+            warmup=1, parallel=1, placement=None, cpu=None, min_time=None,
+            timeout=config::DEFAULT_TIMEOUT, record_hops=false, history=None,
+            stride_bytes=crate::workload::DEFAULT_STRIDE_BYTES))]
+        #[allow(clippy::too_many_arguments)]
+        fn $name<'py>(
+            $py: Python<'py>,
+            #[pyo3(from_py_with = procs_arg)] procs: Vec<usize>,
+            engine: &str,
+            transport: Option<&str>,
+            #[pyo3(from_py_with = size_kb_arg)] size_kb: usize,
+            #[pyo3(from_py_with = fixed_repetitions_arg)] repetitions: Option<usize>,
+            #[pyo3(from_py_with = precision_arg)] precision: f64,
+            #[pyo3(from_py_with = max_time_arg)] max_time: f64,
+            #[pyo3(from_py_with = max_repetitions_arg)] max_repetitions: usize,
+            #[pyo3(from_py_with = warmup_arg)] warmup: usize,
+            #[pyo3(from_py_with = parallel_arg)] parallel: usize,
+            placement: Option<&Bound<'py, PyAny>>,
+            #[pyo3(from_py_with = cpu_arg)] cpu: Option<i64>,
+            #[pyo3(from_py_with = min_time_arg)] min_time: Option<f64>,
+            #[pyo3(from_py_with = timeout_arg)] timeout: f64,
+            record_hops: bool,
+            history: Option<Vec<Option<RunHistory>>>,
+            #[pyo3(from_py_with = stride_arg)] stride_bytes: usize,
+        ) -> PyResult<Bound<'py, PyDict>> {
+            let (engine, transport) = engine_transport(engine, transport)?;
+            let stop = stop_rule(repetitions, precision, max_repetitions, max_time);
+            let $cfg = Config {
+                engine,
+                transport,
+                procs,
+                size_kb,
+                stride_bytes,
+                stop,
+                warmup,
+                parallel,
+                placement: self::placement(placement, cpu)?,
+                min_time: min_time.unwrap_or(stop.default_min_time()),
+                timeout,
+                plan: Plan::Calibrated { overhead: true },
+                record_hops,
+                run_levels: run_levels(history),
+            };
+            $body
+        }
+    };
+}
+
+ring_arguments! {
+    /// Runs the token ring for each process count; see `ctxbench.ring` for the arguments.
+    fn ring(py, cfg) {
+        let points = measure(py, |interrupt| core::run(&cfg, interrupt))?;
+        ring_dict(py, &cfg, summarize(&cfg, &points))
+    }
+}
+
+ring_arguments! {
+    /// What `ring` would record of what was asked (the defaults filled in), its arguments
+    /// checked as on any machine; `ring_check` also checks them against this one.
+    fn ring_config(py, cfg) {
+        cfg.validate().map_err(|e| to_py(e, None))?;
+        config_dict(py, &cfg)
+    }
+}
+
+ring_arguments! {
+    /// `ring_config`, checked as `ring` checks it here before it starts anything: the
+    /// placement against this thread's CPUs, the transports that need one CPU, the memory.
+    fn ring_check(py, cfg) {
+        core::check(&cfg).map_err(|e| to_py(e, None))?;
+        config_dict(py, &cfg)
+    }
+}
+
+/// What a ring result records of its configuration: what the caller asked, with the
+/// defaults filled in as the run used them.
+fn config_dict<'py>(py: Python<'py>, cfg: &Config) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("engine", cfg.engine.name())?;
+    d.set_item("transport", cfg.transport.name())?;
+    d.set_item("placement", cfg.placement.name())?;
+    d.set_item("cpu", cfg.placement.cpu())?;
+    d.set_item("size_kb", cfg.size_kb)?;
+    d.set_item("stride_bytes", cfg.stride_bytes)?;
+    set_stop_items(&d, &cfg.stop)?;
+    let max_repetitions = match cfg.stop {
+        Stop::Repetitions(_) => None,
+        Stop::Precision {
+            max_repetitions, ..
+        } => Some(max_repetitions),
+    };
+    d.set_item("max_repetitions", max_repetitions)?;
+    d.set_item("warmup", cfg.warmup)?;
+    d.set_item("parallel", cfg.parallel)?;
+    d.set_item("min_time", cfg.min_time)?;
+    d.set_item("timeout", cfg.timeout)?;
+    d.set_item("record_hops", cfg.record_hops)?;
+    Ok(d)
+}
+
+/// The stopping rule a caller asked for: a fixed count is lmbench's way; without one,
+/// measure until precise.
+fn stop_rule(
+    repetitions: Option<usize>,
+    precision: f64,
+    max_repetitions: usize,
+    max_time: f64,
+) -> Stop {
+    match repetitions {
         Some(n) => Stop::Repetitions(n),
         None => Stop::Precision {
             target: precision,
             max_repetitions,
             max_time,
         },
-    };
-    let cfg = Config {
-        engine,
-        transport,
-        procs,
-        size_kb,
-        stop,
-        warmup,
-        parallel,
-        placement: self::placement(placement, cpu)?,
-        min_time: min_time.unwrap_or(stop.default_min_time()),
-        timeout,
-        plan: Plan::Calibrated,
-        record_hops,
-    };
-    let points = measure(py, |interrupt| core::run(&cfg, interrupt))?;
-    ring_dict(py, &cfg, summarize(&cfg, &points))
+    }
 }
 
-/// The `RingDict` of `_core.pyi`: the run's configuration and its summary, as numpy arrays.
-fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("engine", cfg.engine.name())?;
-    d.set_item("transport", cfg.transport.name())?;
-    d.set_item("placement", cfg.placement.name())?;
-    d.set_item("size_kb", cfg.size_kb)?;
-    let (repetitions, precision, max_time) = match cfg.stop {
+/// A result's `repetitions`, `precision` and `max_time`: the stopping rule it ran under.
+fn set_stop_items(d: &Bound<'_, PyDict>, stop: &Stop) -> PyResult<()> {
+    let (repetitions, precision, max_time) = match *stop {
         Stop::Repetitions(n) => (Some(n), None, None),
         Stop::Precision {
             target, max_time, ..
@@ -400,14 +532,110 @@ fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bou
     };
     d.set_item("repetitions", repetitions)?;
     d.set_item("precision", precision)?;
-    d.set_item("max_time", max_time)?;
+    d.set_item("max_time", max_time)
+}
+
+/// The ring at every size of `sizes_kb` (which must hold 0), `rounds` times round-robin, and
+/// the split of each point's cost; see `ctxbench.cache_sweep`.
+#[pyfunction]
+#[pyo3(signature = (procs, sizes_kb, *, engine="process", transport=None,
+    stride_bytes=crate::workload::DEFAULT_STRIDE_BYTES, rounds=crate::cache::DEFAULT_ROUNDS,
+    placement=None, cpu=None, min_time=None, timeout=config::DEFAULT_TIMEOUT, line_bytes=64,
+    stream_kb=0))]
+#[allow(clippy::too_many_arguments)]
+fn cache_sweep<'py>(
+    py: Python<'py>,
+    #[pyo3(from_py_with = procs_arg)] procs: Vec<usize>,
+    sizes_kb: Vec<Bound<'py, PyAny>>,
+    engine: &str,
+    transport: Option<&str>,
+    #[pyo3(from_py_with = stride_arg)] stride_bytes: usize,
+    rounds: usize,
+    placement: Option<&Bound<'py, PyAny>>,
+    #[pyo3(from_py_with = cpu_arg)] cpu: Option<i64>,
+    #[pyo3(from_py_with = min_time_arg)] min_time: Option<f64>,
+    #[pyo3(from_py_with = timeout_arg)] timeout: f64,
+    line_bytes: usize,
+    #[pyo3(from_py_with = size_kb_arg)] stream_kb: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let sizes_kb = sizes_kb
+        .iter()
+        .map(size_kb_arg)
+        .collect::<PyResult<Vec<usize>>>()?;
+    let (engine, transport) = engine_transport(engine, transport)?;
+    let block = Stop::Repetitions(stop::BLOCK_REPETITIONS);
+    let base = Config {
+        engine,
+        transport,
+        stride_bytes,
+        placement: self::placement(placement, cpu)?,
+        min_time: min_time.unwrap_or(stop::PRECISION_MIN_TIME),
+        timeout,
+        stop: block,
+        ..Config::lat_ctx(procs)
+    };
+    let sweep = measure(py, |interrupt| {
+        crate::cache::sweep(&base, &sizes_kb, rounds, stream_kb, interrupt)
+    })?;
+    let zero = sweep.sizes_kb.iter().position(|&s| s == 0).unwrap_or(0);
+    let results = PyList::empty(py);
+    let split: Vec<Vec<crate::cache::Indirect>> = sweep
+        .sizes_kb
+        .iter()
+        .zip(&sweep.points)
+        .map(|(&size_kb, points)| {
+            let refilled = crate::cache::refilled_kb(size_kb, stride_bytes, line_bytes);
+            points
+                .iter()
+                .zip(&sweep.points[zero])
+                .map(|(p, z)| crate::cache::indirect(p, z, refilled))
+                .collect()
+        })
+        .collect();
+    for (&size_kb, points) in sweep.sizes_kb.iter().zip(&sweep.points) {
+        // The record says what was made: `rounds` blocks of BLOCK_REPETITIONS.
+        let cfg = Config {
+            size_kb,
+            stop: Stop::Repetitions(rounds * stop::BLOCK_REPETITIONS),
+            ..base.clone()
+        };
+        results.append(ring_dict(py, &cfg, summarize(&cfg, points))?)?;
+    }
+    let indirect = PyDict::new(py);
+    let field = |f: fn(&crate::cache::Indirect) -> f64| -> Vec<Vec<f64>> {
+        split
+            .iter()
+            .map(|row| row.iter().map(f).collect())
+            .collect()
+    };
+    indirect.set_item("us", matrix(py, &field(|i| i.us))?)?;
+    indirect.set_item("low_us", matrix(py, &field(|i| i.low_us))?)?;
+    indirect.set_item("high_us", matrix(py, &field(|i| i.high_us))?)?;
+    indirect.set_item(
+        "refill_kib_per_us",
+        matrix(py, &field(|i| i.refill_kib_per_us))?,
+    )?;
+    indirect.set_item("refill_low", matrix(py, &field(|i| i.refill_low))?)?;
+    indirect.set_item("refill_high", matrix(py, &field(|i| i.refill_high))?)?;
+    let d = PyDict::new(py);
+    d.set_item("results", results)?;
+    d.set_item("indirect", indirect)?;
+    let streamed = crate::cache::refilled_kb(sweep.stream_kb, stride_bytes, line_bytes);
+    let rates: Vec<f64> = sweep.stream_us.iter().map(|us| streamed / us).collect();
+    d.set_item("stream_kb", sweep.stream_kb)?;
+    d.set_item("stream_kib_per_us", rates.into_pyarray(py))?;
+    d.set_item("rounds", rounds)?;
+    d.set_item("line_bytes", line_bytes)?;
+    Ok(d)
+}
+
+/// The `RingDict` of `_core.pyi`: the run's configuration and its summary, as numpy arrays.
+fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bound<'py, PyDict>> {
+    let d = config_dict(py, cfg)?;
     let stopped = s.stopped.iter().map(|x| x.as_str());
     d.set_item("stopped", PyList::new(py, stopped)?)?;
     let made: Vec<usize> = s.samples_us.iter().map(Vec::len).collect();
     d.set_item("repetitions_made", ints(py, &made))?;
-    d.set_item("warmup", cfg.warmup)?;
-    d.set_item("parallel", cfg.parallel)?;
-    d.set_item("min_time", cfg.min_time)?;
     d.set_item("procs", ints(py, &s.procs))?;
     d.set_item("samples_us", by_repetition(py, &s.samples_us)?)?;
     d.set_item("raw_samples_us", by_repetition(py, &s.raw_samples_us)?)?;
@@ -415,8 +643,8 @@ fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bou
         "overhead_samples_us",
         by_repetition(py, &s.overhead_samples_us)?,
     )?;
-    d.set_item("latency_us", column(py, &s.stats, |x| x.median))?;
-    d.set_item("min_us", column(py, &s.stats, |x| x.min))?;
+    d.set_item("latency_us", column(py, &s.stats, |x| x.description.median))?;
+    d.set_item("min_us", column(py, &s.stats, |x| x.description.min))?;
     d.set_item("raw_us", s.raw_us.into_pyarray(py))?;
     d.set_item("overhead_point_us", s.overhead_point_us.into_pyarray(py))?;
     d.set_item("overhead_us", s.overhead_us)?;
@@ -437,6 +665,14 @@ fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bou
     hardware.set_item(
         "instructions_per_switch",
         per_switch(s.instructions_per_switch),
+    )?;
+    hardware.set_item(
+        "cache_misses_per_switch",
+        per_switch(s.cache_misses_per_switch),
+    )?;
+    hardware.set_item(
+        "dtlb_misses_per_switch",
+        per_switch(s.dtlb_misses_per_switch),
     )?;
     hardware.set_item("unavailable_reason", s.hardware_unavailable)?;
     d.set_item("hardware", hardware)?;
@@ -465,8 +701,22 @@ fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bou
     d.set_item("trips", ints(py, &s.trips))?;
     d.set_item("overhead_rounds", ints(py, &s.overhead_rounds))?;
     d.set_item("work_verified", s.work_verified.into_pyarray(py))?;
+    d.set_item("phase_s", phases_dict(py, &s.phase_s)?)?;
+    d.set_item("block", ints(py, &s.block))?;
+    let instance_blocks = PyList::empty(py);
+    for blocks in &s.instance_blocks {
+        instance_blocks.append(ints(py, blocks))?;
+    }
+    d.set_item("instance_blocks", instance_blocks)?;
+    working_set_items(py, &d, &s.resident_kb)?;
+    d.set_item("one_cpu", s.one_cpu.into_pyarray(py))?;
+    Ok(d)
+}
+
+/// Seconds per phase, one array per phase (one value per point).
+fn phases_dict<'py>(py: Python<'py>, phase_s: &[Phases]) -> PyResult<Bound<'py, PyDict>> {
     let phases = PyDict::new(py);
-    let phase = |f: fn(&Phases) -> f64| s.phase_s.iter().map(f).collect::<Vec<_>>();
+    let phase = |f: fn(&Phases) -> f64| phase_s.iter().map(f).collect::<Vec<_>>();
     phases.set_item("calibration", phase(|p| p.calibration).into_pyarray(py))?;
     phases.set_item("warmup", phase(|p| p.warmup).into_pyarray(py))?;
     phases.set_item("measure", phase(|p| p.measure).into_pyarray(py))?;
@@ -474,8 +724,23 @@ fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bou
         "setup_teardown",
         phase(|p| p.setup_teardown).into_pyarray(py),
     )?;
-    d.set_item("phase_s", phases)?;
-    Ok(d)
+    Ok(phases)
+}
+
+/// The working set's field of a ring result (issue 19), beside the stride `config_dict`
+/// records: per point the smallest resident private KiB of any participant's array (-1:
+/// unknown).
+fn working_set_items(
+    py: Python<'_>,
+    d: &Bound<'_, PyDict>,
+    resident_kb: &[Option<u64>],
+) -> PyResult<()> {
+    let resident: Vec<i64> = resident_kb
+        .iter()
+        .map(|kb| kb.map_or(-1, |kb| kb as i64))
+        .collect();
+    d.set_item("resident_kb", resident.into_pyarray(py))?;
+    Ok(())
 }
 
 /// Counts as an int64 array (numpy's default integer, whatever the Rust width).
@@ -509,26 +774,48 @@ fn matrix<'py, T: numpy::Element + Clone>(
 
 fn column<'py>(
     py: Python<'py>,
-    stats: &[Summary],
-    field: fn(&Summary) -> f64,
+    stats: &[PointStats],
+    field: fn(&PointStats) -> f64,
 ) -> Bound<'py, PyArray1<f64>> {
     stats.iter().map(field).collect::<Vec<_>>().into_pyarray(py)
 }
 
-/// `stats.summarize` of every point, one array per field.
-fn stats_dict<'py>(py: Python<'py>, stats: &[Summary]) -> PyResult<Bound<'py, PyDict>> {
+/// Every point's `PointStats`, one array per field.
+fn stats_dict<'py>(py: Python<'py>, stats: &[PointStats]) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("min", column(py, stats, |x| x.min))?;
-    d.set_item("median", column(py, stats, |x| x.median))?;
-    d.set_item("mean", column(py, stats, |x| x.mean))?;
-    d.set_item("max", column(py, stats, |x| x.max))?;
-    d.set_item("stdev", column(py, stats, |x| x.stdev))?;
-    d.set_item("cv", column(py, stats, |x| x.cv))?;
+    d.set_item("min", column(py, stats, |x| x.description.min))?;
+    d.set_item("median", column(py, stats, |x| x.description.median))?;
+    d.set_item("mean", column(py, stats, |x| x.description.mean))?;
+    d.set_item("max", column(py, stats, |x| x.description.max))?;
+    d.set_item("stdev", column(py, stats, |x| x.description.stdev))?;
+    d.set_item("cv", column(py, stats, |x| x.description.cv))?;
     d.set_item("ci_low", column(py, stats, |x| x.ci_low))?;
     d.set_item("ci_high", column(py, stats, |x| x.ci_high))?;
-    let counts = |f: fn(&Summary) -> usize| stats.iter().map(f).collect::<Vec<_>>();
-    d.set_item("outliers", ints(py, &counts(|x| x.outliers)))?;
-    d.set_item("clusters", ints(py, &counts(|x| x.clusters)))?;
+    // An unknown standard error (one unit to go on) is NaN, as the interval is.
+    let se = |x: &PointStats| match x.estimate.uncertainty.se {
+        s if s.is_finite() => s,
+        _ => f64::NAN,
+    };
+    d.set_item("se", column(py, stats, se))?;
+    let se_within = |x: &PointStats| match x.within.se {
+        s if s.is_finite() => s,
+        _ => f64::NAN,
+    };
+    d.set_item("se_within", column(py, stats, se_within))?;
+    d.set_item("df", column(py, stats, |x| x.estimate.uncertainty.df))?;
+    let levels = stats.iter().map(|x| x.estimate.uncertainty.level.as_str());
+    d.set_item("level", PyList::new(py, levels)?)?;
+    d.set_item("sd_repetition", column(py, stats, |x| x.spreads.repetition))?;
+    d.set_item("sd_block", column(py, stats, |x| x.spreads.block))?;
+    d.set_item("sd_instance", column(py, stats, |x| x.spreads.instance))?;
+    let run = |x: &PointStats| x.run_level.map_or(f64::NAN, |r| r.sd);
+    d.set_item("sd_run", column(py, stats, run))?;
+    let runs = |x: &PointStats| x.run_level.map_or(0.0, |r| r.df + 1.0);
+    d.set_item("runs_seen", column(py, stats, runs))?;
+    let counts = |f: fn(&PointStats) -> usize| stats.iter().map(f).collect::<Vec<_>>();
+    d.set_item("instances", ints(py, &counts(|x| x.instances)))?;
+    d.set_item("outliers", ints(py, &counts(|x| x.description.outliers)))?;
+    d.set_item("clusters", ints(py, &counts(|x| x.description.clusters)))?;
     let verdicts = stats.iter().map(|x| x.verdict.as_str());
     d.set_item("verdict", PyList::new(py, verdicts)?)?;
     Ok(d)
@@ -551,21 +838,110 @@ fn hops_dicts<'py>(
 
 /// The checksum one pass of the workload over `size_kb` KiB produces.
 #[pyfunction]
-fn workload_checksum(#[pyo3(from_py_with = size_kb_arg)] size_kb: usize) -> PyResult<u64> {
-    Ok(crate::workload::Workload::expected_sum(size_kb))
+#[pyo3(signature = (size_kb, stride_bytes=crate::workload::DEFAULT_STRIDE_BYTES))]
+fn workload_checksum(
+    #[pyo3(from_py_with = size_kb_arg)] size_kb: usize,
+    #[pyo3(from_py_with = stride_arg)] stride_bytes: usize,
+) -> PyResult<u64> {
+    let shape = crate::workload::Shape::new(size_kb, stride_bytes).map_err(|e| to_py(e, None))?;
+    Ok(shape.expected_sum())
 }
 
-/// Mann-Whitney U test: (U of `a`, two-sided p-value); see `stats::mann_whitney`.
+/// The figure and uncertainty of one point under the variance model (`stop::estimate`):
+/// its samples in measuring order, `block` repetitions per block, `instance_blocks` blocks
+/// per ring instance, and the run level its run knew of (`run_sd`, relative, over
+/// `runs_seen` earlier runs). A dict {"center", "se", "df", "level"}.
 #[pyfunction]
-fn mann_whitney(a: Vec<f64>, b: Vec<f64>) -> PyResult<(f64, f64)> {
-    for (param, v) in [("a", &a), ("b", &b)] {
-        if v.is_empty() || v.iter().any(|x| !x.is_finite()) {
-            return Err(PyValueError::new_err(format!(
-                "{param}: must hold at least one value, all finite"
-            )));
-        }
+#[pyo3(signature = (samples, block, instance_blocks, run_sd=None, runs_seen=None))]
+fn estimate<'py>(
+    py: Python<'py>,
+    samples: Vec<f64>,
+    block: usize,
+    instance_blocks: Vec<usize>,
+    run_sd: Option<f64>,
+    runs_seen: Option<f64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    finite_values("samples", &samples)?;
+    if block == 0 {
+        return Err(PyValueError::new_err("block: must be at least 1, got 0"));
     }
-    Ok(crate::stats::mann_whitney(&a, &b))
+    let run = match (run_sd, runs_seen) {
+        (Some(sd), Some(runs)) if sd.is_finite() && sd >= 0.0 && runs >= 2.0 => {
+            Some(stats::RunLevel { sd, df: runs - 1.0 })
+        }
+        _ => None,
+    };
+    let layout = stats::Layout {
+        samples: &samples,
+        block,
+        instance_blocks: &instance_blocks,
+    };
+    estimate_dict(py, &stop::estimate(&layout, run.as_ref()))
+}
+
+/// The estimate from whole runs' figures of one point: their mean, the spread between runs
+/// its uncertainty (`stats::runs_estimate`).
+#[pyfunction]
+fn runs_estimate<'py>(py: Python<'py>, figures: Vec<f64>) -> PyResult<Bound<'py, PyDict>> {
+    finite_values("figures", &figures)?;
+    estimate_dict(py, &stats::runs_estimate(&figures))
+}
+
+/// `new` against `base`, each an `estimate` dict: {"ratio", "low", "high", "p_value", "df"}
+/// (`stats::difference`, at the results' confidence).
+#[pyfunction]
+fn difference<'py>(
+    py: Python<'py>,
+    base: &Bound<'py, PyDict>,
+    new: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = stats::difference(&estimate_of(base)?, &estimate_of(new)?, stop::CONFIDENCE);
+    let out = PyDict::new(py);
+    out.set_item("ratio", d.ratio)?;
+    out.set_item("low", d.low)?;
+    out.set_item("high", d.high)?;
+    out.set_item("p_value", d.p_value)?;
+    out.set_item("df", d.df)?;
+    Ok(out)
+}
+
+fn finite_values(param: &str, values: &[f64]) -> PyResult<()> {
+    if values.is_empty() || values.iter().any(|x| !x.is_finite()) {
+        return Err(PyValueError::new_err(format!(
+            "{param}: must hold at least one value, all finite"
+        )));
+    }
+    Ok(())
+}
+
+fn estimate_dict<'py>(py: Python<'py>, e: &Estimate) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("center", e.center)?;
+    d.set_item("se", e.uncertainty.se)?;
+    d.set_item("df", e.uncertainty.df)?;
+    d.set_item("level", e.uncertainty.level.as_str())?;
+    Ok(d)
+}
+
+/// An `estimate` dict back: the level named by its word.
+fn estimate_of(d: &Bound<'_, PyDict>) -> PyResult<Estimate> {
+    let item = |key: &str| -> PyResult<Bound<'_, PyAny>> {
+        d.get_item(key)?
+            .ok_or_else(|| PyValueError::new_err(format!("estimate: missing {key:?}")))
+    };
+    let word: String = item("level")?.extract()?;
+    let level = [Level::Repetition, Level::Block, Level::Instance, Level::Run]
+        .into_iter()
+        .find(|l| l.as_str() == word)
+        .ok_or_else(|| PyValueError::new_err(format!("estimate: unknown level {word:?}")))?;
+    Ok(Estimate {
+        center: item("center")?.extract()?,
+        uncertainty: Uncertainty {
+            se: item("se")?.extract()?,
+            df: item("df")?.extract()?,
+            level,
+        },
+    })
 }
 
 /// The name a result records for this placement (as `ring` would): "single", "[0, 1]", ...
@@ -659,27 +1035,36 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ring, m)?)?;
     m.add_function(wrap_pyfunction!(pingpong, m)?)?;
     m.add_function(wrap_pyfunction!(workload_checksum, m)?)?;
-    m.add_function(wrap_pyfunction!(mann_whitney, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
+    m.add_function(wrap_pyfunction!(runs_estimate, m)?)?;
+    m.add_function(wrap_pyfunction!(difference, m)?)?;
     m.add_function(wrap_pyfunction!(fiber_baseline_ns, m)?)?;
     m.add_function(wrap_pyfunction!(default_transport, m)?)?;
     m.add_function(wrap_pyfunction!(placement_name, m)?)?;
-    m.add("DEFAULT_MIN_TIME", config::DEFAULT_MIN_TIME)?;
+    m.add_function(wrap_pyfunction!(ring_config, m)?)?;
+    m.add_function(wrap_pyfunction!(ring_check, m)?)?;
+    topo::register(m)?;
+    m.add("FIXED_MIN_TIME", stop::FIXED_MIN_TIME)?;
+    m.add("PRECISION_MIN_TIME", stop::PRECISION_MIN_TIME)?;
+    m.add_function(wrap_pyfunction!(cache_sweep, m)?)?;
+    m.add("DEFAULT_ROUNDS", crate::cache::DEFAULT_ROUNDS)?;
     m.add("DEFAULT_TIMEOUT", config::DEFAULT_TIMEOUT)?;
-    m.add("DEFAULT_PRECISION", config::DEFAULT_PRECISION)?;
-    m.add("DEFAULT_MAX_TIME", config::DEFAULT_MAX_TIME)?;
-    m.add("DEFAULT_MAX_REPETITIONS", config::DEFAULT_MAX_REPETITIONS)?;
+    m.add("DEFAULT_PRECISION", stop::DEFAULT_PRECISION)?;
+    m.add("DEFAULT_MAX_TIME", stop::DEFAULT_MAX_TIME)?;
+    m.add("DEFAULT_MAX_REPETITIONS", stop::DEFAULT_MAX_REPETITIONS)?;
+    m.add("CONFIDENCE", stop::CONFIDENCE)?;
     m.add("MAX_PROCS", config::MAX_PROCS)?;
     m.add(
         "ENGINES",
-        PyTuple::new(m.py(), Engine::ALL.map(Engine::name))?,
+        PyTuple::new(m.py(), Engine::ALL.iter().map(|e| e.name()))?,
     )?;
     let transports = PyDict::new(m.py());
-    for engine in Engine::ALL {
+    for &engine in Engine::ALL {
         let names: Vec<&str> = engine.transports().iter().map(|t| t.name()).collect();
         transports.set_item(engine.name(), PyTuple::new(m.py(), names)?)?;
     }
     m.add("TRANSPORTS", transports)?;
-    m.add("PLACEMENTS", PyTuple::new(m.py(), POLICIES)?)?;
+    m.add("PLACEMENTS", PyTuple::new(m.py(), placements::policies())?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("COMPILER", env!("CTXBENCH_RUSTC"))?;
     Ok(())

@@ -7,10 +7,9 @@ use crate::clock::{self, Tsc};
 use crate::config::Config;
 use crate::engine::{Engine, TransportKind};
 use crate::hops;
-use crate::measure::Stopped;
-use crate::placement::Placement;
 use crate::ring::{Phases, Point};
-use crate::stats::{self, Summary};
+use crate::stats::{self, Description, Estimate, Layout, RunLevel, Spreads, Uncertainty};
+use crate::stop::{self, Stop, Stopped, Verdict};
 
 #[derive(Debug, Clone)]
 pub struct RingSummary {
@@ -21,8 +20,8 @@ pub struct RingSummary {
     /// Raw µs per hop and overhead µs per hop, same layout.
     pub raw_samples_us: Vec<Vec<f64>>,
     pub overhead_samples_us: Vec<Vec<f64>>,
-    /// Per point: summary of the net samples, and medians of raw and overhead.
-    pub stats: Vec<Summary>,
+    /// Per point: the statistics of the net samples, and medians of raw and overhead.
+    pub stats: Vec<PointStats>,
     pub raw_us: Vec<f64>,
     pub overhead_point_us: Vec<f64>,
     /// Median of every overhead sample of the run: the `ovr=` of the xgraph title.
@@ -43,6 +42,9 @@ pub struct RingSummary {
     /// Per switch, from hardware counters; `None` with the reason where unavailable.
     pub cycles_per_switch: Option<Vec<f64>>,
     pub instructions_per_switch: Option<Vec<f64>>,
+    /// Last-level cache misses and data-TLB read misses per switch (issue 19), same rule.
+    pub cache_misses_per_switch: Option<Vec<f64>>,
+    pub dtlb_misses_per_switch: Option<Vec<f64>>,
     pub hardware_unavailable: Option<String>,
     pub software_unavailable: Option<String>,
     /// Disagreements between what was counted and what the engine's model predicts.
@@ -64,8 +66,75 @@ pub struct RingSummary {
     pub phase_s: Vec<Phases>,
     /// Wake-to-run latency of every hop, when recording.
     pub hops: Option<HopSummary>,
-    /// Why each point's timed repetitions ended.
+    /// Why each point's timed repetitions ended; its repetitions per block, and blocks per
+    /// ring instance (the levels of the variance model).
     pub stopped: Vec<Stopped>,
+    pub block: Vec<usize>,
+    pub instance_blocks: Vec<Vec<usize>>,
+    /// The working set, proven (issue 19): per point, the smallest KiB of any participant's
+    /// array found resident and its own after measuring; `None` where pagemap is unreadable.
+    /// Below `size_kb` it warns (zero page, swapped, still shared with a parent).
+    pub resident_kb: Vec<Option<u64>>,
+    /// Every participant of the point ran on one CPU (`placement::Resolved::one_cpu`).
+    pub one_cpu: Vec<bool>,
+}
+
+/// What the statistics say of one point's samples: their description, the point's figure
+/// with its uncertainty under the variance model (`stats`), the 95 % interval that holds the
+/// next run's figure, each level's spread, and the verdict word.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointStats {
+    pub description: Description,
+    pub estimate: Estimate,
+    /// The run level earlier runs showed, included in `estimate`, if any, and the
+    /// uncertainty of this run alone (what the next run's history keeps).
+    pub run_level: Option<RunLevel>,
+    pub within: Uncertainty,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub spreads: Spreads,
+    pub instances: usize,
+    pub verdict: Verdict,
+}
+
+impl PointStats {
+    /// Of `samples` measured in blocks of `block` repetitions, `instance_blocks` blocks per
+    /// ring instance, held to `stop`'s precision, with the run level earlier runs showed.
+    pub fn of(
+        samples: &[f64],
+        block: usize,
+        instance_blocks: &[usize],
+        stop: &Stop,
+        run_level: Option<&RunLevel>,
+    ) -> Self {
+        let layout = Layout {
+            samples,
+            block,
+            instance_blocks,
+        };
+        let description = stats::describe(samples);
+        let estimate = stop::estimate(&layout, run_level);
+        let within = stop::estimate(&layout, None).uncertainty;
+        // No interval at all (one unit to go on) is NaN, not ±inf: "none", in every format.
+        let (low, high) = estimate.next_run_interval(stop::CONFIDENCE);
+        let finite = low.is_finite() && high.is_finite();
+        let (ci_low, ci_high) = if finite {
+            (low, high)
+        } else {
+            (f64::NAN, f64::NAN)
+        };
+        PointStats {
+            verdict: stop::verdict(&estimate, stop.target(), description.clusters),
+            description,
+            estimate,
+            run_level: run_level.copied(),
+            within,
+            ci_low,
+            ci_high,
+            spreads: stats::spreads(&layout),
+            instances: instance_blocks.len(),
+        }
+    }
 }
 
 /// Percentiles of the hop latencies and the histogram they come from, trimmed after the last
@@ -86,10 +155,12 @@ const HOP_QUANTILES: [(&str, f64); 4] =
 impl HopSummary {
     /// `None` unless every point recorded its hops.
     fn of(points: &[Point]) -> Option<Self> {
-        let logs: Vec<&(Vec<u64>, u64)> = points
+        // Both lanes (hops into participant 0 and into the others) in one histogram.
+        let merged: Vec<(Vec<u64>, u64)> = points
             .iter()
-            .map(|p| p.hops.as_ref())
+            .map(|p| p.hops.as_ref().map(|(c, m)| (hops::merged(c), *m)))
             .collect::<Option<_>>()?;
+        let logs: Vec<&(Vec<u64>, u64)> = merged.iter().collect();
         let used = logs
             .iter()
             .filter_map(|(c, _)| c.iter().rposition(|&x| x > 0))
@@ -121,37 +192,37 @@ pub enum Model {
     Invisible,
     /// Every hop blocks the receiver until the sender wakes it. On one CPU that is at least
     /// one switch per hop, and at most two: a woken participant often preempts its waker,
-    /// which runs again later only to block (measured: 1.0 with 2 participants, about 1.5
-    /// with 8). Fewer when the receiver is still running on another CPU.
-    Blocking { single_cpu: bool },
+    /// which runs again later only to block. Fewer when the receiver is still running on
+    /// another CPU.
+    Blocking,
     /// sched_yield: at least one switch per hop, more when the scheduler picks a task that
     /// does not hold the token.
     Yielding,
 }
 
 impl Model {
-    /// The model for a run: what its engine, transport and placement make the kernel do.
-    pub fn of(engine: Engine, transport: TransportKind, placement: &Placement) -> Self {
+    /// The model for a run: what its engine and transport make the kernel do (and, for
+    /// blocking hops, whether a point ran on one CPU: `Point::one_cpu`).
+    pub fn of(engine: Engine, transport: TransportKind) -> Self {
         match (engine, transport) {
             (Engine::Fiber, _) => Model::Invisible,
             (_, TransportKind::Yield) => Model::Yielding,
-            _ => Model::Blocking {
-                single_cpu: matches!(placement, Placement::Single(_)),
-            },
+            _ => Model::Blocking,
         }
     }
 }
 
-fn check_model(model: Model, procs: usize, per_hop: f64) -> Option<String> {
+fn check_model(model: Model, p: &Point, per_hop: f64) -> Option<String> {
+    let procs = p.procs;
     let what = match model {
         Model::Invisible if per_hop > 0.05 => {
             "fibers should cost no kernel switch: the driving thread was descheduled"
         }
-        Model::Blocking { single_cpu: true } if per_hop < 0.9 => {
+        Model::Blocking if p.one_cpu && per_hop < 0.9 => {
             "fewer than one switch per hop on one CPU: participants found the token without \
              sleeping (spinning?)"
         }
-        Model::Blocking { .. } if per_hop > 2.05 => {
+        Model::Blocking if per_hop > 2.05 => {
             "more than two switches per hop: participants were preempted by other work or woke \
              spuriously"
         }
@@ -169,36 +240,51 @@ const NS_PER_US: f64 = 1000.0;
 
 /// Every figure of a run of `cfg` that produced `points`.
 pub fn summarize(cfg: &Config, points: &[Point]) -> RingSummary {
-    let model = Model::of(cfg.engine, cfg.transport, &cfg.placement);
-    summarize_with(points, model)
-}
-
-fn summarize_with(points: &[Point], model: Model) -> RingSummary {
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    // Each point's series, one value per repetition (averaged over the parallel rings).
-    let per_rep = |f: &dyn Fn(&Point, usize) -> f64| -> Vec<Vec<f64>> {
+    let model = Model::of(cfg.engine, cfg.transport);
+    let mut s = summarize_with(points, model, cfg);
+    s.warnings.extend(
         points
             .iter()
-            .map(|p| (0..p.raw_ns.len()).map(|k| f(p, k)).collect())
+            .filter_map(|p| check_working_set(cfg.size_kb, p)),
+    );
+    s
+}
+
+/// A warning when some participant's array was not all resident and its own: the ring then
+/// summed less memory than `size_kb` says (the zero page of an array never written, pages
+/// swapped out, or pages still shared with the parent that forked it).
+fn check_working_set(size_kb: usize, p: &Point) -> Option<String> {
+    let kb = p.resident_kb?;
+    (kb < size_kb as u64).then(|| {
+        format!(
+            "{} participants: resident_kb={kb} < size_kb={size_kb}: a participant's work array \
+             was not all resident and its own (never written, so the shared zero page; \
+             swapped out; or still shared with its parent): the working set is smaller than \
+             it claims",
+            p.procs
+        )
+    })
+}
+
+fn summarize_with(points: &[Point], model: Model, cfg: &Config) -> RingSummary {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let us = |v: Vec<f64>| v.into_iter().map(|x| x / NS_PER_US).collect::<Vec<_>>();
+    // Each point's series, one value per repetition (averaged over the parallel rings).
+    let samples_us: Vec<Vec<f64>> = points.iter().map(|p| us(p.net_ns())).collect();
+    let per_rep = |series: fn(&Point) -> &Vec<Vec<f64>>| -> Vec<Vec<f64>> {
+        points
+            .iter()
+            .map(|p| series(p).iter().map(|r| mean(r) / NS_PER_US).collect())
             .collect()
     };
-    let net = |p: &Point, k: usize, r: usize| (p.raw_ns[k][r] - p.overhead_ns[k][r]) / NS_PER_US;
-    let samples_us = per_rep(&|p, k| {
-        mean(
-            &(0..p.raw_ns[k].len())
-                .map(|r| net(p, k, r))
-                .collect::<Vec<_>>(),
-        )
-    });
-    let raw_samples_us = per_rep(&|p, k| mean(&p.raw_ns[k]) / NS_PER_US);
-    let overhead_samples_us = per_rep(&|p, k| mean(&p.overhead_ns[k]) / NS_PER_US);
-    // The interval of the median comes from blocks where the point was measured in blocks.
-    let stats: Vec<Summary> = points
+    let raw_samples_us = per_rep(|p| &p.raw_ns);
+    let overhead_samples_us = per_rep(|p| &p.overhead_ns);
+    let stats: Vec<PointStats> = points
         .iter()
         .zip(&samples_us)
-        .map(|(p, v)| {
-            let blocks: Vec<Vec<f64>> = v.chunks(p.block.max(1)).map(<[f64]>::to_vec).collect();
-            stats::summarize_blocks(&blocks)
+        .enumerate()
+        .map(|(j, (p, v))| {
+            PointStats::of(v, p.block, &p.instance_blocks, &cfg.stop, cfg.run_level(j))
         })
         .collect();
     let all_overhead: Vec<f64> = points
@@ -225,24 +311,13 @@ fn summarize_with(points: &[Point], model: Model) -> RingSummary {
         .unwrap_or_default();
     let warnings = points
         .iter()
-        .filter_map(|p| check_model(model, p.procs, per_hop(p).0))
+        .filter_map(|p| check_model(model, p, per_hop(p).0))
         .collect();
     let tsc = clock::tsc();
     let tsc_cycles_per_switch = tsc.is_ok().then(|| {
         points
             .iter()
-            .map(|p| {
-                let net: Vec<f64> = (0..p.raw_cycles.len())
-                    .map(|k| {
-                        let rings = p.raw_cycles[k].len();
-                        (0..rings)
-                            .map(|r| p.raw_cycles[k][r] - p.overhead_cycles[k][r])
-                            .sum::<f64>()
-                            / rings as f64
-                    })
-                    .collect();
-                stats::median(&net)
-            })
+            .map(|p| stats::median(&p.net_cycles()))
             .collect()
     });
     RingSummary {
@@ -257,6 +332,8 @@ fn summarize_with(points: &[Point], model: Model) -> RingSummary {
             .collect(),
         cycles_per_switch: hw(&|p| p.counters.cycles),
         instructions_per_switch: hw(&|p| p.counters.instructions),
+        cache_misses_per_switch: hw(&|p| p.counters.cache_misses),
+        dtlb_misses_per_switch: hw(&|p| p.counters.dtlb_misses),
         hardware_unavailable: first.hardware_unavailable,
         software_unavailable: first.software_unavailable,
         warnings,
@@ -267,18 +344,14 @@ fn summarize_with(points: &[Point], model: Model) -> RingSummary {
             .map(|v| stats::median(v))
             .collect(),
         overhead_us: stats::median(&all_overhead),
-        ring_us: points
-            .iter()
-            .map(|p| {
-                let reps = p.raw_ns.len();
-                (0..p.raw_ns[0].len())
-                    .map(|r| stats::median(&(0..reps).map(|k| net(p, k, r)).collect::<Vec<_>>()))
-                    .collect()
-            })
-            .collect(),
-        below_resolution: stats.iter().map(|s| s.median <= 0.0).collect(),
+        ring_us: points.iter().map(ring_medians_us).collect(),
+        below_resolution: stats.iter().map(|s| s.description.median <= 0.0).collect(),
         counted_us: points.iter().map(|p| p.counted_ns / NS_PER_US).collect(),
         stopped: points.iter().map(|p| p.stopped).collect(),
+        block: points.iter().map(|p| p.block).collect(),
+        instance_blocks: points.iter().map(|p| p.instance_blocks.clone()).collect(),
+        resident_kb: points.iter().map(|p| p.resident_kb).collect(),
+        one_cpu: points.iter().map(|p| p.one_cpu).collect(),
         cpus: points.iter().map(|p| p.cpus.clone()).collect(),
         trips: points.iter().map(|p| p.trips[0]).collect(),
         overhead_rounds: points.iter().map(|p| p.overhead_rounds[0]).collect(),
@@ -289,6 +362,68 @@ fn summarize_with(points: &[Point], model: Model) -> RingSummary {
         samples_us,
         raw_samples_us,
         overhead_samples_us,
+    }
+}
+
+/// Median net µs per switch of each parallel ring of a point.
+fn ring_medians_us(p: &Point) -> Vec<f64> {
+    let net = p.net_by_ring();
+    (0..net.first().map_or(0, Vec::len))
+        .map(|r| stats::median(&net.iter().map(|rep| rep[r]).collect::<Vec<_>>()) / NS_PER_US)
+        .collect()
+}
+
+/// A ping-pong's figures: perf's (one op is one round trip, two switches; raw time, nothing
+/// subtracted) and, measured until precise, the statistics of a ring point.
+#[derive(Debug, Clone)]
+pub struct PingPong {
+    /// Round trips timed, and the seconds they took.
+    pub loops: u64,
+    pub elapsed_s: f64,
+    /// µs per round trip: the median repetition's (perf's form: the whole loop's mean).
+    pub usecs_per_op: f64,
+    pub ops_per_sec: f64,
+    pub usecs_per_switch: f64,
+    /// TSC cycles per switch where the TSC is a clock (see `clock::tsc`).
+    pub cycles_per_switch: Option<f64>,
+    /// CPU each of the two participants was last on.
+    pub cpus: Vec<i32>,
+    /// µs per round trip of every timed repetition, and their statistics.
+    pub samples_us: Vec<f64>,
+    pub stats: PointStats,
+    pub stopped: Stopped,
+    pub block: usize,
+    pub instance_blocks: Vec<usize>,
+    pub phase_s: Phases,
+}
+
+/// The `PingPong` of the point a `ring::pingpong_config` run measured.
+pub fn pingpong(cfg: &Config, p: &Point) -> PingPong {
+    // One trip of a ring of two is a round trip; raw times are per hop.
+    let per_op = |per_hop: f64| per_hop * 2.0 / NS_PER_US;
+    let samples_us: Vec<f64> = p.raw_ns.iter().map(|r| per_op(r[0])).collect();
+    let trips = p.trips[0];
+    let loops = trips * samples_us.len() as u64;
+    let elapsed_s = samples_us.iter().sum::<f64>() * trips as f64 / 1e6;
+    let run = cfg.run_level(0);
+    let stats = PointStats::of(&samples_us, p.block, &p.instance_blocks, &cfg.stop, run);
+    let usecs_per_op = stats.description.median;
+    PingPong {
+        loops,
+        elapsed_s,
+        usecs_per_op,
+        ops_per_sec: 1e6 / usecs_per_op,
+        usecs_per_switch: usecs_per_op / 2.0,
+        cycles_per_switch: clock::tsc()
+            .ok()
+            .map(|_| stats::median(&p.raw_cycles.iter().map(|r| r[0]).collect::<Vec<_>>())),
+        cpus: p.cpus[0].clone(),
+        samples_us,
+        stats,
+        stopped: p.stopped,
+        block: p.block,
+        instance_blocks: p.instance_blocks.clone(),
+        phase_s: p.phase_s,
     }
 }
 
@@ -322,19 +457,27 @@ mod tests {
             rusage: Rusage::default(),
             phase_s: Phases::default(),
             stopped: Stopped::Repetitions,
-            block: raw.len(),
+            block: 1,
+            instance_blocks: vec![raw.len()],
+            resident_kb: Some(0),
+            one_cpu: true,
         }
     }
 
-    const BLOCKING_ONE_CPU: Model = Model::Blocking { single_cpu: true };
+    fn fixed() -> Config {
+        Config {
+            stop: Stop::Repetitions(3),
+            ..Config::lat_ctx(vec![2])
+        }
+    }
 
     #[test]
     fn net_samples_are_raw_minus_overhead_per_repetition() {
         let p = point(2, &[3000.0, 4000.0, 5000.0], &[1000.0, 1000.0, 2000.0]);
-        let s = summarize_with(&[p], BLOCKING_ONE_CPU);
+        let s = summarize_with(&[p], Model::Blocking, &fixed());
         assert_eq!(s.samples_us, vec![vec![2.0, 3.0, 3.0]]);
-        assert_eq!(s.stats[0].median, 3.0);
-        assert_eq!(s.stats[0].min, 2.0);
+        assert_eq!(s.stats[0].description.median, 3.0);
+        assert_eq!(s.stats[0].description.min, 2.0);
         assert_eq!(s.raw_us, vec![4.0]);
         assert_eq!(s.overhead_point_us, vec![1.0]);
         assert_eq!(s.overhead_us, 1.0);
@@ -350,8 +493,8 @@ mod tests {
 
     #[test]
     fn a_switch_below_the_overhead_is_flagged_not_dropped() {
-        let s = summarize_with(&[point(2, &[1000.0], &[1500.0])], BLOCKING_ONE_CPU);
-        assert_eq!(s.stats[0].median, -0.5);
+        let s = summarize_with(&[point(2, &[1000.0], &[1500.0])], Model::Blocking, &fixed());
+        assert_eq!(s.stats[0].description.median, -0.5);
         assert_eq!(s.below_resolution, vec![true]);
     }
 
@@ -359,15 +502,24 @@ mod tests {
     fn counts_outside_the_model_warn() {
         let mut p = point(8, &[3000.0], &[1000.0]);
         p.counters.switches = Some(10);
-        let s = summarize_with(&[p.clone()], BLOCKING_ONE_CPU);
+        let s = summarize_with(&[p.clone()], Model::Blocking, &fixed());
         assert_eq!(s.warnings.len(), 1);
         assert!(
             s.warnings[0].contains("switches_per_hop=0.10"),
             "{:?}",
             s.warnings
         );
+        assert_eq!(s.one_cpu, vec![true]);
+        // Across CPUs a receiver may find the token without sleeping: no warning.
+        let spread = Point {
+            one_cpu: false,
+            ..p.clone()
+        };
+        assert!(summarize_with(&[spread], Model::Blocking, &fixed())
+            .warnings
+            .is_empty());
         p.counters.switches = Some(0);
-        assert!(summarize_with(&[p.clone()], Model::Invisible)
+        assert!(summarize_with(&[p.clone()], Model::Invisible, &fixed())
             .warnings
             .is_empty());
         p.counters.switches = None;
@@ -376,29 +528,17 @@ mod tests {
             involuntary: 10,
             passes: 20,
         };
-        let s = summarize_with(&[p], Model::Yielding);
+        let s = summarize_with(&[p], Model::Yielding, &fixed());
         assert_eq!((s.switches_per_hop[0], s.switch_source[0]), (2.0, "rusage"));
     }
 
     #[test]
-    fn the_model_follows_engine_transport_and_placement() {
+    fn the_model_follows_engine_and_transport() {
         use TransportKind::*;
-        assert_eq!(
-            Model::of(Engine::Fiber, Resume, &Placement::Single(None)),
-            Model::Invisible
-        );
-        assert_eq!(
-            Model::of(Engine::Thread, Yield, &Placement::Single(None)),
-            Model::Yielding
-        );
-        assert_eq!(
-            Model::of(Engine::Process, Pipe, &Placement::Default),
-            Model::Blocking { single_cpu: false }
-        );
-        assert_eq!(
-            Model::of(Engine::Process, Futex, &Placement::Single(Some(0))),
-            BLOCKING_ONE_CPU
-        );
+        assert_eq!(Model::of(Engine::Fiber, Resume), Model::Invisible);
+        assert_eq!(Model::of(Engine::Thread, Yield), Model::Yielding);
+        assert_eq!(Model::of(Engine::Process, Pipe), Model::Blocking);
+        assert_eq!(Model::of(Engine::Process, Futex), Model::Blocking);
     }
 
     #[test]
@@ -411,7 +551,7 @@ mod tests {
         a.hops = Some((counts, 9_100));
         let mut b = a.clone();
         b.hops = Some((vec![0; hops::BUCKETS], 0));
-        let h = summarize_with(&[a.clone(), b], BLOCKING_ONE_CPU)
+        let h = summarize_with(&[a.clone(), b], Model::Blocking, &fixed())
             .hops
             .expect("both points recorded");
         assert_eq!(h.counts.len(), 2);
@@ -425,9 +565,46 @@ mod tests {
         assert_eq!(h.percentiles_us[4].1, vec![9.1, 0.0]);
         // A point that did not record: no histogram at all, not a partial one.
         assert!(
-            summarize_with(&[a, point(2, &[1.0], &[0.5])], BLOCKING_ONE_CPU)
+            summarize_with(&[a, point(2, &[1.0], &[0.5])], Model::Blocking, &fixed())
                 .hops
                 .is_none()
         );
+    }
+
+    #[test]
+    fn an_array_never_written_is_caught_for_every_engine() {
+        use crate::config::NEVER_WRITTEN;
+        use crate::stop::Stop;
+        for &engine in Engine::ALL {
+            let cfg = Config {
+                engine,
+                transport: engine.default_transport(),
+                size_kb: 256,
+                min_time: 0.002,
+                stop: Stop::Repetitions(2),
+                ..Config::lat_ctx(vec![2, 3])
+            };
+            let written = summarize(&cfg, &crate::ring::run(&cfg, &mut || false).unwrap());
+            assert_eq!(written.resident_kb, vec![Some(256); 2], "{engine:?}");
+            assert!(
+                !written.warnings.iter().any(|w| w.contains("resident_kb")),
+                "{engine:?}: {:?}",
+                written.warnings
+            );
+            NEVER_WRITTEN.set(true);
+            let points = crate::ring::run(&cfg, &mut || false);
+            NEVER_WRITTEN.set(false);
+            let zero_page = summarize(&cfg, &points.unwrap());
+            assert_eq!(zero_page.resident_kb, vec![Some(0); 2], "{engine:?}");
+            assert!(zero_page.work_verified.iter().all(|&v| v), "{engine:?}");
+            for procs in [2, 3] {
+                let want = format!("{procs} participants: resident_kb=0 < size_kb=256");
+                assert!(
+                    zero_page.warnings.iter().any(|w| w.starts_with(&want)),
+                    "{engine:?}: {:?}",
+                    zero_page.warnings
+                );
+            }
+        }
     }
 }

@@ -3,17 +3,18 @@
 //! down on every path. Plus `run` (every count) and `pingpong` (perf's loop).
 
 use crate::barrier::Barrier;
-use crate::clock;
-use crate::config::{self, Config, Plan, Stop};
+use crate::config::{self, Config, Plan};
 use crate::counters::{Counters, Totals};
 use crate::engine::{self, Engine, Group, Members, Report, Ring, TransportKind};
 use crate::error::{Error, Result};
-use crate::measure::{self, run_driver, DriverRun, PointRun, Seat, Series, Stopped, Timing};
+use crate::hops;
+use crate::measure::{run_driver, DriverRun, PointRun, Seat, Series, Timing};
 use crate::memory;
-use crate::placement::{self, Placement};
+use crate::placement::{self, Placement, Resolved};
+use crate::stats::RunLevel;
+use crate::stop::{self, Stop, Stopped, BLOCK_REPETITIONS, MIN_BLOCKS, MIN_INSTANCES};
 use crate::sys;
 use crate::watchdog;
-use crate::workload::Workload;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -44,16 +45,24 @@ pub struct Point {
     /// Raw per-hop time of that counted repetition (ring 0): what counting costs shows
     /// against `raw_ns`.
     pub counted_ns: f64,
-    /// Merged hop histogram (counts per `hops::bucket`) and the largest hop in ns, when
-    /// recording.
+    /// Hop histogram merged over the rings (counts per `hops::Lane` and bucket) and the
+    /// largest hop in ns, when recording.
     pub hops: Option<(Vec<u64>, u64)>,
     /// Lifetime rusage of the participants other than participant 0.
     pub rusage: Rusage,
     /// Seconds spent in calibration, warm-up, the timed repetitions, and start/teardown.
     pub phase_s: Phases,
-    /// Why the timed repetitions ended, and how many consecutive ones form a block.
+    /// Why the timed repetitions ended, how many consecutive ones form a block, and how
+    /// many consecutive blocks each ring instance measured (the levels of
+    /// `stats::Layout`).
     pub stopped: Stopped,
     pub block: usize,
+    pub instance_blocks: Vec<usize>,
+    /// The smallest KiB of any participant's work array found resident and its own after the
+    /// point (`Workload::resident_kb`); `None` where pagemap could not be read.
+    pub resident_kb: Option<u64>,
+    /// Every participant ran on one CPU (`placement::Resolved::one_cpu`).
+    pub one_cpu: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -66,34 +75,7 @@ pub struct Rusage {
 
 /// Runs the whole configuration, one point per participant count.
 pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
-    cfg.validate()?;
-    let allowed = sys::allowed_cpus()?;
-    // Every point's placement is checked before the first is measured.
-    let mut placements = Vec::with_capacity(cfg.procs.len());
-    for &procs in &cfg.procs {
-        let cpus = cfg.placement.resolve(&allowed, procs, cfg.parallel)?;
-        placement::check_one_cpu(cfg.transport, &allowed, &cpus)?;
-        placements.push((procs, cpus));
-    }
-    // Refuse what cannot fit before forking anything, not halfway through the sweep.
-    let largest = cfg.procs.iter().max().copied().unwrap_or(0);
-    let page_tables = memory::page_table_bytes();
-    let each = cfg.engine.participant_bytes(page_tables);
-    let need = memory::ring_bytes(each, largest, cfg.parallel, cfg.size_kb);
-    let forked = match cfg.engine {
-        Engine::Process => format!(
-            ", each forked one copying this process's {:.1} MiB of page tables",
-            page_tables as f64 / f64::from(1 << 20)
-        ),
-        _ => String::new(),
-    };
-    memory::check(
-        need,
-        &format!(
-            "{} x {largest} participants with {} KiB each{forked}",
-            cfg.parallel, cfg.size_kb
-        ),
-    )?;
+    let placements = check(cfg)?;
     let _sigpipe = sys::Blocked::new(libc::SIGPIPE);
     if let Stop::Precision { .. } = cfg.stop {
         return precise_points(cfg, &placements, interrupt);
@@ -108,6 +90,49 @@ pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
     Ok(points)
 }
 
+/// Everything `run` refuses before it starts a participant: the configuration, every
+/// point's placement against this thread's affinity mask, and (before forking anything, not
+/// halfway through a sweep) the memory the largest point needs. Returns each participant
+/// count with where its participants run.
+pub fn check(cfg: &Config) -> Result<Vec<(usize, Resolved)>> {
+    cfg.validate()?;
+    let allowed = sys::allowed_cpus()?;
+    let mut placements = Vec::with_capacity(cfg.procs.len());
+    for &procs in &cfg.procs {
+        let cpus = cfg.placement.resolve(&allowed, procs, cfg.parallel)?;
+        placement::check_one_cpu(cfg.transport, &cpus)?;
+        placements.push((procs, cpus));
+    }
+    let largest = cfg.procs.iter().max().copied().unwrap_or(0);
+    let (need, what) = rings_need(cfg.engine, largest, cfg.parallel, cfg.size_kb);
+    memory::check(need, &what)?;
+    Ok(placements)
+}
+
+/// Bytes `parallel` rings of `procs` participants of `engine` with `size_kb` arrays need,
+/// budgeted from the caller's footprint now (each fork copies its page tables), and the
+/// words that name them in a `MemoryError`.
+pub fn rings_need(engine: Engine, procs: usize, parallel: usize, size_kb: usize) -> (u64, String) {
+    let page_tables = if engine.forks() {
+        memory::page_table_bytes()
+    } else {
+        0
+    };
+    let each = engine.participant_bytes(page_tables);
+    let forked = if engine.forks() {
+        format!(
+            ", each forked one copying this process's {:.1} MiB of page tables",
+            page_tables as f64 / f64::from(1 << 20)
+        )
+    } else {
+        String::new()
+    };
+    (
+        memory::ring_bytes(each, procs, parallel, size_kb),
+        format!("{parallel} x {procs} participants with {size_kb} KiB each{forked}"),
+    )
+}
+
 /// Precision mode: fresh ring instances of every point, round after round (one instance of
 /// each point still measuring per round), until each point's interval of the median, built
 /// from the spread between its blocks, is narrow enough or it reaches a cap. Round-robin
@@ -118,7 +143,7 @@ pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
 /// Each point comes back as one `Point` holding its blocks in order.
 fn precise_points(
     cfg: &Config,
-    placements: &[(usize, Vec<Vec<Option<usize>>>)],
+    placements: &[(usize, Resolved)],
     interrupt: Interrupt,
 ) -> Result<Vec<Point>> {
     let Stop::Precision {
@@ -131,15 +156,20 @@ fn precise_points(
     };
     // Before the first instance has measured, a block's time is estimated from `min_time`,
     // and stopping the instance from starting it (exiting costs about what forking did). It
-    // measures at least the blocks an interval needs, so that a point the time cap ends
-    // after one instance still has one.
+    // measures its share of the blocks an interval needs, so that the second instance, the
+    // first that lets the interval see the instance level, starts early.
     let first_blocks = |spawn_s: f64| {
-        let block_s = (config::BLOCK_REPETITIONS + 1) as f64 * cfg.min_time;
-        let left = blocks_left(max_repetitions, 0);
-        let blocks = measure::instance_blocks(2.0 * spawn_s, block_s, max_time, left);
-        blocks.max(config::MIN_BLOCKS.min(left))
+        let block_s = (BLOCK_REPETITIONS + 1) as f64 * cfg.min_time;
+        let left = stop::blocks_left(max_repetitions, 0);
+        let blocks = stop::instance_blocks(2.0 * spawn_s, block_s, max_time, left);
+        blocks.max((MIN_BLOCKS / MIN_INSTANCES).min(left))
     };
-    let mut state: Vec<Precise> = placements.iter().map(|_| Precise::default()).collect();
+    let mut state: Vec<Precise> = (0..placements.len())
+        .map(|j| Precise {
+            run: cfg.run_level(j).copied(),
+            ..Precise::default()
+        })
+        .collect();
     while state.iter().any(|p| p.stopped.is_none()) {
         for ((procs, cpus), p) in placements.iter().zip(&mut state) {
             if p.stopped.is_some() {
@@ -163,17 +193,15 @@ fn precise_points(
         .collect())
 }
 
-/// Blocks that still fit under `max_repetitions` after `made` blocks.
-fn blocks_left(max_repetitions: usize, made: usize) -> usize {
-    max_repetitions.saturating_sub(made * config::BLOCK_REPETITIONS) / config::BLOCK_REPETITIONS
-}
-
 /// One point's progress in precision mode.
 #[derive(Default)]
 struct Precise {
     instances: Vec<Point>,
-    /// Net per-hop ns of every block so far.
-    blocks: Vec<Vec<f64>>,
+    /// Net per-hop ns of every repetition so far, and the blocks each instance measured.
+    samples: Vec<f64>,
+    instance_blocks: Vec<usize>,
+    /// What earlier runs of the point showed of the spread between runs.
+    run: Option<RunLevel>,
     /// Blocks of the next instance: `None` before the first, which decides once its
     /// participants run.
     next_blocks: Option<usize>,
@@ -182,7 +210,7 @@ struct Precise {
 }
 
 impl Precise {
-    /// Takes in an instance that took `wall` seconds: its blocks, the size of the next
+    /// Takes in an instance that took `wall` seconds: its samples, the size of the next
     /// instance, and whether the point has measured enough.
     fn add(&mut self, instance: Point, wall: f64, stop: &Stop) {
         let Stop::Precision {
@@ -195,23 +223,20 @@ impl Precise {
         };
         self.spent += wall;
         let measuring = instance.phase_s.measure;
-        let made = instance.raw_ns.len() / config::BLOCK_REPETITIONS;
-        self.blocks.extend(
-            instance
-                .net_ns()
-                .chunks(config::BLOCK_REPETITIONS)
-                .map(<[f64]>::to_vec),
-        );
+        let made = instance.raw_ns.len() / BLOCK_REPETITIONS;
+        self.samples.extend(instance.net_ns());
+        self.instance_blocks.push(made);
         self.instances.push(instance);
         let setup_s = wall - measuring;
         let block_s = measuring / made.max(1) as f64;
-        let left = blocks_left(max_repetitions, self.blocks.len());
-        let next = measure::instance_blocks(setup_s, block_s, max_time - self.spent, left);
+        let left = stop::blocks_left(max_repetitions, self.samples.len() / BLOCK_REPETITIONS);
+        let next = stop::instance_blocks(setup_s, block_s, max_time - self.spent, left);
         self.next_blocks = Some(next);
         // No instance that would end more than halfway past the cap: a point then takes
         // about `max_time`, not up to a whole instance more.
         let halfway = self.spent + (setup_s + next as f64 * block_s) / 2.0;
-        self.stopped = measure::verdict(stop, &self.blocks, halfway);
+        let run = self.run.as_ref();
+        self.stopped = stop::decide(stop, &self.samples, &self.instance_blocks, run, halfway);
     }
 }
 
@@ -225,38 +250,36 @@ impl Point {
             .collect()
     }
 
-    /// Net per-hop ns of each repetition, averaged over the parallel rings.
-    fn net_ns(&self) -> Vec<f64> {
-        self.raw_ns
-            .iter()
-            .zip(&self.overhead_ns)
-            .map(|(raw, ovr)| {
-                raw.iter().zip(ovr).map(|(r, o)| r - o).sum::<f64>() / raw.len() as f64
-            })
-            .collect()
+    /// Net per-hop ns of each repetition, `[repetition][ring]`: its raw time minus the
+    /// overhead repetition that stands for it.
+    pub fn net_by_ring(&self) -> Vec<Vec<f64>> {
+        net(&self.raw_ns, &self.overhead_ns)
     }
 
-    /// Instances of one point as one: their repetitions in order, in blocks of
-    /// `BLOCK_REPETITIONS`.
-    /// The evidence of one extra counted repetition, the trip counts and the CPUs are the
-    /// first instance's; histograms, rusage and phase times add up.
-    fn merge(instances: Vec<Point>, stopped: Stopped) -> Point {
+    /// Net per-hop ns of each repetition, averaged over the parallel rings.
+    pub fn net_ns(&self) -> Vec<f64> {
+        ring_mean(&self.net_by_ring())
+    }
+
+    /// The same in TSC cycles.
+    pub fn net_cycles(&self) -> Vec<f64> {
+        ring_mean(&net(&self.raw_cycles, &self.overhead_cycles))
+    }
+
+    /// Instances of one point as one: their repetitions in order, with the blocks each
+    /// measured. The evidence of one extra counted repetition, the trip counts and the CPUs
+    /// are the first instance's; histograms, rusage and phase times add up.
+    pub(crate) fn merge(instances: Vec<Point>, stopped: Stopped) -> Point {
         let mut rest = instances.into_iter();
         let mut p = rest.next().expect("at least one instance");
-        p.block = config::BLOCK_REPETITIONS;
         for q in rest {
             p.raw_ns.extend(q.raw_ns);
             p.overhead_ns.extend(q.overhead_ns);
             p.raw_cycles.extend(q.raw_cycles);
             p.overhead_cycles.extend(q.overhead_cycles);
+            p.instance_blocks.extend(q.instance_blocks);
             p.work_verified &= q.work_verified;
-            p.hops = match (p.hops.take(), q.hops) {
-                (Some((mut a, m)), Some((b, n))) => {
-                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                    Some((a, m.max(n)))
-                }
-                (a, b) => a.or(b),
-            };
+            p.hops = hops::merge(p.hops.take(), q.hops);
             p.rusage.voluntary += q.rusage.voluntary;
             p.rusage.involuntary += q.rusage.involuntary;
             p.rusage.passes += q.rusage.passes;
@@ -264,56 +287,61 @@ impl Point {
             p.phase_s.warmup += q.phase_s.warmup;
             p.phase_s.measure += q.phase_s.measure;
             p.phase_s.setup_teardown += q.phase_s.setup_teardown;
+            p.resident_kb = p.resident_kb.zip(q.resident_kb).map(|(a, b)| a.min(b));
         }
         p.stopped = stopped;
         p
     }
 }
 
-/// `perf bench sched pipe`: two participants bounce the token `loops` times; one op is one
-/// round trip (two switches). Timed as one run, as perf does; no overhead is subtracted.
-#[derive(Debug, Clone)]
-pub struct PingPong {
-    pub loops: u64,
-    pub elapsed_s: f64,
-    pub usecs_per_op: f64,
-    pub ops_per_sec: f64,
-    pub usecs_per_switch: f64,
-    /// TSC cycles per switch where the TSC is a clock (see `clock::tsc`).
-    pub cycles_per_switch: Option<f64>,
-    /// CPU each of the two participants was last on.
-    pub cpus: Vec<i32>,
+/// `raw − overhead`, element by element, `[repetition][ring]`.
+fn net(raw: &[Vec<f64>], overhead: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    raw.iter()
+        .zip(overhead)
+        .map(|(r, o)| r.iter().zip(o).map(|(r, o)| r - o).collect())
+        .collect()
 }
 
-pub fn pingpong(
+/// Each repetition's mean over the parallel rings.
+fn ring_mean(by_ring: &[Vec<f64>]) -> Vec<f64> {
+    by_ring
+        .iter()
+        .map(|rings| rings.iter().sum::<f64>() / rings.len() as f64)
+        .collect()
+}
+
+/// `perf bench sched pipe` as a configuration: two participants bounce the token, with no
+/// workload and no overhead subtracted; one op is one round trip (two switches). With
+/// `loops`, perf's form: that many round trips timed as one run. Without, repetitions of
+/// `min_time` seconds (None: `stop`'s default) in ring instances until `stop`, like a ring
+/// point, so that a ping-pong has an interval and compares. `run` measures it.
+pub fn pingpong_config(
     engine: Engine,
     transport: TransportKind,
     placement: Placement,
-    loops: u64,
+    loops: Option<u64>,
+    stop: Stop,
+    min_time: Option<f64>,
     timeout: f64,
-    interrupt: Interrupt,
-) -> Result<PingPong> {
-    config::LOOPS.check(loops)?;
-    let cfg = Config {
+) -> Result<Config> {
+    let (stop, plan, warmup) = match loops {
+        Some(n) => (
+            Stop::Repetitions(1),
+            Plan::Fixed(config::LOOPS.check(n)?),
+            0,
+        ),
+        None => (stop, Plan::Calibrated { overhead: false }, 1),
+    };
+    Ok(Config {
         engine,
         transport,
         placement,
-        stop: Stop::Repetitions(1),
-        warmup: 0,
+        stop,
+        warmup,
         timeout,
-        plan: Plan::Fixed(loops),
+        plan,
+        min_time: min_time.unwrap_or(stop.default_min_time()),
         ..Config::lat_ctx(vec![2])
-    };
-    let p = run(&cfg, interrupt)?.remove(0);
-    let elapsed_s = p.raw_ns[0][0] * 2.0 * loops as f64 / 1e9;
-    Ok(PingPong {
-        loops,
-        elapsed_s,
-        usecs_per_op: elapsed_s * 1e6 / loops as f64,
-        ops_per_sec: loops as f64 / elapsed_s,
-        usecs_per_switch: elapsed_s * 1e6 / loops as f64 / 2.0,
-        cycles_per_switch: clock::tsc().ok().map(|_| p.raw_cycles[0][0]),
-        cpus: p.cpus[0].clone(),
     })
 }
 
@@ -323,7 +351,7 @@ pub fn pingpong(
 fn point(
     cfg: &Config,
     procs: usize,
-    cpus: &[Vec<Option<usize>>],
+    cpus: &Resolved,
     known: Option<&[Timing]>,
     blocks: &dyn Fn(f64) -> usize,
     interrupt: Interrupt,
@@ -333,7 +361,7 @@ fn point(
         cfg.engine,
         cfg.transport,
         procs,
-        cfg.size_kb,
+        cfg.shape()?,
         cfg.record_hops,
         cpus,
         &mut *interrupt,
@@ -369,7 +397,7 @@ fn point(
         rings: totals,
         counters,
     };
-    Ok(assemble(&run, &drivers, evidence, &tasks, t0))
+    Ok(assemble(&run, &drivers, evidence, &tasks, t0, cpus.one_cpu))
 }
 
 /// Drives every ring at once, ring 0 from this thread (the only one that opens the kernel
@@ -464,6 +492,8 @@ struct RingTotals {
     driver_hops_per_trip: u64,
     /// The rings' merged hop histogram and largest hop, when recording.
     hops: Option<(Vec<u64>, u64)>,
+    /// The smallest resident KiB of the drivers' arrays.
+    resident_kb: Option<u64>,
 }
 
 impl RingTotals {
@@ -471,13 +501,11 @@ impl RingTotals {
         RingTotals {
             work: rings.iter().map(|r| r.work_done()).collect(),
             driver_hops_per_trip: rings[0].driver_hops_per_trip(),
-            hops: rings
+            resident_kb: rings
                 .iter()
-                .filter_map(|r| r.hops())
-                .reduce(|(mut a, m), (b, n)| {
-                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                    (a, m.max(n))
-                }),
+                .map(|r| r.resident_kb())
+                .try_fold(u64::MAX, |low, kb| Some(low.min(kb?))),
+            hops: rings.iter().map(|r| r.hops()).fold(None, hops::merge),
         }
     }
 }
@@ -517,13 +545,14 @@ fn assemble(
     evidence: Evidence,
     tasks: &[(usize, libc::pid_t)],
     t0: Instant,
+    one_cpu: bool,
 ) -> Point {
     let Evidence {
         report,
         rings,
         counters,
     } = evidence;
-    let expected = Workload::expected_sum(run.cfg.size_kb);
+    let expected = run.cfg.shape().map_or(0, |s| s.expected_sum());
     let check = |&(passes, sum): &(u64, u64)| sum == passes.wrapping_mul(expected) && passes > 0;
     let work_verified = rings.work.iter().all(check) && report.work.iter().flatten().all(check);
     // Each observed task receives the token once per trip of the counted repetition.
@@ -563,7 +592,13 @@ fn assemble(
         },
         phase_s: phases(drivers, t0),
         stopped: drivers[0].stopped,
-        block: run.cfg.stop.block(drivers[0].series.raw_ns.len()),
+        block: run.cfg.stop.block(),
+        instance_blocks: vec![drivers[0].series.raw_ns.len() / run.cfg.stop.block()],
+        resident_kb: rings
+            .resident_kb
+            .zip(report.resident_kb)
+            .map(|(a, b)| a.min(b)),
+        one_cpu,
     }
 }
 

@@ -1,20 +1,25 @@
-//! Statistics over a handful of repeated benchmark samples.
+//! Pure statistics over one point's samples and the levels they were measured in; no policy
+//! (when to stop and which word describes a point are `stop`'s). Distribution quantiles come
+//! from `statrs`.
 //!
-//! Benchmarks are repeated only 5-50 times, so everything here favours
-//! robust, order-based statistics (median, quantiles, bootstrap) over
-//! assumptions of normality.
+//! The variance model. A point's samples (net µs per switch, one per timed repetition) are
+//! grouped in levels, innermost first:
+//!
+//! - **repetitions** inside a *block* (consecutive repetitions between two overhead
+//!   repetitions),
+//! - **blocks** inside a ring *instance* (one set of freshly started participants, with their
+//!   own pages, stacks and places in the scheduler),
+//! - **instances** inside a *run* (one call, one process),
+//! - **runs** (and machines), which one run cannot see.
+//!
+//! Samples of one block share the same seconds of the machine, and blocks of one instance its
+//! pages and task placement, so a level's units are not independent draws of the level above:
+//! the uncertainty of a point's figure comes from the highest level that has replicates
+//! (`uncertainty`), with the degrees of freedom that level really has.
 
-/// Below this coefficient of variation a result is reproducible enough to
-/// compare across runs without further thought.
-pub const STABLE_CV: f64 = 0.02;
-/// Below this the result is usable but differences of a few percent between
-/// runs should not be trusted.
-pub const NOISY_CV: f64 = 0.10;
+use statrs::distribution::{ContinuousCDF, FisherSnedecor, Normal, StudentsT};
 
-const BOOTSTRAP_RESAMPLES: usize = 2000;
-// A fixed seed keeps reports reproducible: re-running `summarize` on the same
-// samples must print the same interval, otherwise diffs of reports are noise.
-const BOOTSTRAP_SEED: u64 = 0x5EED_0C7B_E4C4_0001;
+/// Tukey's fences: samples beyond 1.5 IQR of the quartiles are outliers.
 const TUKEY_K: f64 = 1.5;
 
 // Bimodality thresholds; see `count_clusters` for the reasoning.
@@ -24,27 +29,14 @@ const ALWAYS_ENOUGH_CLUSTER_SIZE: usize = 3;
 const MIN_GAP_OF_MEDIAN: f64 = 0.05;
 const MIN_GAP_OVER_POOLED_SD: f64 = 8.0;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    Stable,
-    Noisy,
-    Unstable,
-    Bimodal,
-}
+/// Instances are pooled with blocks when their spread is not above the blocks' at this
+/// significance (Bancroft's rule for pooling a random effect with the error term: a liberal
+/// level, so that an instance effect the data can barely see is still kept).
+const POOLING_ALPHA: f64 = 0.25;
 
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Stable => "stable",
-            Verdict::Noisy => "noisy",
-            Verdict::Unstable => "unstable",
-            Verdict::Bimodal => "bimodal",
-        }
-    }
-}
-
+/// Moments, order statistics and shape of one point's samples.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
+pub struct Description {
     pub n: usize,
     pub min: f64,
     pub max: f64,
@@ -54,14 +46,10 @@ pub struct Summary {
     pub stdev: f64,
     /// `stdev / |mean|`; infinite when the mean is 0 but the samples vary.
     pub cv: f64,
-    /// Bootstrap 95% confidence interval of the median (percentile method).
-    pub ci_low: f64,
-    pub ci_high: f64,
     /// Samples outside Tukey's fences (1.5 IQR beyond the quartiles).
     pub outliers: usize,
     /// 1, or 2 when the samples split into two well separated groups.
     pub clusters: usize,
-    pub verdict: Verdict,
 }
 
 /// Median of unsorted samples; NaN for an empty slice.
@@ -72,23 +60,22 @@ pub fn median(xs: &[f64]) -> f64 {
     quantile_sorted(&sorted_copy(xs), 0.5)
 }
 
-/// Summarizes repeated measurements.
+/// Describes repeated measurements.
 ///
 /// # Panics
 ///
-/// On empty input or any NaN/infinite sample: a silently poisoned summary is
-/// worse than a crash, because it would be published as a benchmark result.
-pub fn summarize(xs: &[f64]) -> Summary {
+/// On empty input or any NaN/infinite sample: a silently poisoned summary is worse than a
+/// crash, because it would be published as a benchmark result.
+pub fn describe(xs: &[f64]) -> Description {
     assert!(
         !xs.is_empty(),
-        "summarize: need at least one sample, got an empty slice"
+        "describe: need at least one sample, got an empty slice"
     );
     if let Some((i, x)) = xs.iter().enumerate().find(|(_, x)| !x.is_finite()) {
-        panic!("summarize: sample {i} is not finite ({x}); all samples must be finite");
+        panic!("describe: sample {i} is not finite ({x}); all samples must be finite");
     }
-
-    // Everything below works on sorted data so the result does not depend on
-    // the order the repetitions happened to run in, down to the last bit.
+    // Sorted first, so that the result does not depend on the order of the repetitions,
+    // down to the last bit.
     let s = sorted_copy(xs);
     let n = s.len();
     let mean = mean(&s);
@@ -104,10 +91,7 @@ pub fn summarize(xs: &[f64]) -> Summary {
     } else {
         0.0
     };
-    let (ci_low, ci_high) = bootstrap_median_ci(&s);
-    let clusters = count_clusters(&s);
-
-    Summary {
+    Description {
         n,
         min: s[0],
         max: s[n - 1],
@@ -115,76 +99,393 @@ pub fn summarize(xs: &[f64]) -> Summary {
         mean,
         stdev,
         cv,
-        ci_low,
-        ci_high,
         outliers: count_outliers(&s),
-        clusters,
-        verdict: classify(cv, clusters),
+        clusters: count_clusters(&s),
     }
 }
 
-/// Summarizes measurements taken in consecutive blocks (runs of repetitions separated in time,
-/// or on separate ring instances). The median and spread are those of all samples; the 95 %
-/// interval of the median comes from the spread *between* block medians (Student's t with
-/// blocks − 1 degrees of freedom), because on a drifting host repetitions within one block
-/// are correlated and an interval built from them is too narrow to hold the next run's
-/// median. With one block it is the bootstrap interval of `summarize`.
-///
-/// # Panics
-///
-/// As `summarize`, and on an empty block.
-pub fn summarize_blocks(blocks: &[Vec<f64>]) -> Summary {
-    let all: Vec<f64> = blocks.iter().flatten().copied().collect();
-    let mut summary = summarize(&all);
-    if blocks.len() >= 2 {
-        let (lo, hi) = block_interval(summary.median, blocks);
-        summary.ci_low = lo;
-        summary.ci_high = hi;
-    }
-    summary
+/// A level of the variance model, innermost first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Repetition,
+    Block,
+    Instance,
+    Run,
 }
 
-/// `center` ± t(0.975, b − 1) · sd(block medians) / √b.
-fn block_interval(center: f64, blocks: &[Vec<f64>]) -> (f64, f64) {
-    let medians: Vec<f64> = blocks
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Repetition => "repetition",
+            Level::Block => "block",
+            Level::Instance => "instance",
+            Level::Run => "run",
+        }
+    }
+}
+
+/// One point's samples in the order they were measured, and how they are grouped: runs of
+/// `block` consecutive samples form the blocks, runs of `instance_blocks[i]` consecutive
+/// blocks the instances. A fixed-repetition point (lmbench's way) is one instance of one
+/// block.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout<'a> {
+    pub samples: &'a [f64],
+    pub block: usize,
+    pub instance_blocks: &'a [usize],
+}
+
+impl Layout<'_> {
+    /// The samples of each instance, cut into its blocks.
+    fn instances(&self) -> Vec<Vec<&[f64]>> {
+        let block = self.block.max(1);
+        let mut blocks = self.samples.chunks(block);
+        let mut out: Vec<Vec<&[f64]>> = self
+            .instance_blocks
+            .iter()
+            .map(|&n| blocks.by_ref().take(n).collect())
+            .filter(|b: &Vec<&[f64]>| !b.is_empty())
+            .collect();
+        // Samples the layout does not account for form one more instance, never vanish.
+        let rest: Vec<&[f64]> = blocks.collect();
+        if !rest.is_empty() {
+            out.push(rest);
+        }
+        out
+    }
+
+    /// The units the uncertainty rests on, per instance: block medians (a block's repetitions
+    /// share its seconds, and a median ignores the lone slow repetition that the heavy tail of
+    /// these samples holds), or the samples themselves where a block is one repetition.
+    fn units(&self) -> (Vec<Vec<f64>>, Level) {
+        let level = if self.block > 1 {
+            Level::Block
+        } else {
+            Level::Repetition
+        };
+        let units = self
+            .instances()
+            .iter()
+            .map(|blocks| match level {
+                Level::Block => blocks.iter().map(|b| median(b)).collect(),
+                _ => blocks.iter().flat_map(|b| b.iter().copied()).collect(),
+            })
+            .collect();
+        (units, level)
+    }
+}
+
+/// The spread seen at each level: the standard deviation of the repetitions inside a block,
+/// of the block medians inside an instance, and of the instance medians (NaN where a level
+/// has fewer than two units). Pooled over the groups of the level below, so each is the
+/// typical spread of that level alone.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spreads {
+    pub repetition: f64,
+    pub block: f64,
+    pub instance: f64,
+}
+
+pub fn spreads(layout: &Layout) -> Spreads {
+    let instances = layout.instances();
+    let blocks: Vec<&[f64]> = instances.iter().flatten().copied().collect();
+    let block_medians: Vec<Vec<f64>> = instances
         .iter()
-        .map(|b| {
-            assert!(!b.is_empty(), "summarize_blocks: empty block");
-            median(b)
+        .map(|bs| bs.iter().map(|b| median(b)).collect())
+        .collect();
+    let instance_medians: Vec<f64> = instances
+        .iter()
+        .map(|bs| {
+            median(
+                &bs.iter()
+                    .flat_map(|b| b.iter().copied())
+                    .collect::<Vec<_>>(),
+            )
         })
         .collect();
-    let b = medians.len();
-    let sd = (sum_sq_dev(&medians) / (b - 1) as f64).sqrt();
-    let half = t_975(b - 1) * sd / (b as f64).sqrt();
-    (center - half, center + half)
-}
-
-/// Two-sided 95 % quantile of Student's t with `df` degrees of freedom.
-pub fn t_975(df: usize) -> f64 {
-    const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042,
-    ];
-    match df {
-        0 => f64::INFINITY,
-        1..=30 => TABLE[df - 1],
-        // Within 0.001 of the exact quantile from 31 degrees of freedom on.
-        _ => 1.96 + 2.4 / df as f64,
+    Spreads {
+        repetition: pooled_sd(blocks.iter().map(|b| b.to_vec())),
+        block: pooled_sd(block_medians.into_iter()),
+        instance: pooled_sd(std::iter::once(instance_medians)),
     }
 }
 
-fn classify(cv: f64, clusters: usize) -> Verdict {
-    // Bimodality wins over CV: a two-mode result has a large CV, but calling it
-    // merely "unstable" would hide that the typical value is meaningless.
-    if clusters == 2 {
-        Verdict::Bimodal
-    } else if cv < STABLE_CV {
-        Verdict::Stable
-    } else if cv < NOISY_CV {
-        Verdict::Noisy
+/// The standard deviation inside groups, pooled (NaN without a group of two).
+fn pooled_sd(groups: impl Iterator<Item = Vec<f64>>) -> f64 {
+    let (mut ss, mut df) = (0.0, 0usize);
+    for g in groups.filter(|g| g.len() > 1) {
+        ss += sum_sq_dev(&g);
+        df += g.len() - 1;
+    }
+    if df == 0 {
+        f64::NAN
     } else {
-        Verdict::Unstable
+        (ss / df as f64).sqrt()
+    }
+}
+
+/// The uncertainty of a point's figure: its standard error, the degrees of freedom the
+/// estimate of it has, and the level it comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Uncertainty {
+    pub se: f64,
+    pub df: f64,
+    pub level: Level,
+}
+
+impl Uncertainty {
+    /// Nothing to go on: one unit.
+    const UNKNOWN: Uncertainty = Uncertainty {
+        se: f64::INFINITY,
+        df: 0.0,
+        level: Level::Repetition,
+    };
+
+    /// This run's uncertainty of a figure of `center` plus the run level, as the next run
+    /// will see it: the two variances add, with Satterthwaite's degrees of freedom.
+    pub fn with_run_level(self, center: f64, run: &RunLevel) -> Uncertainty {
+        let (within, between) = (self.se * self.se, (run.sd * center).powi(2));
+        if between == 0.0 || !within.is_finite() {
+            return self;
+        }
+        let total = within + between;
+        let df = total * total / (within * within / self.df + between * between / run.df);
+        Uncertainty {
+            se: total.sqrt(),
+            df,
+            level: Level::Run,
+        }
+    }
+}
+
+/// The spread between runs of a point that one run cannot see (the machine's drift over
+/// seconds to hours), estimated from earlier runs of the same point on the same machine:
+/// DerSimonian and Laird's between-study variance of their log figures, each run weighed by
+/// its own within-run error. `sd` is relative (0.05: runs differ by about 5 % beyond what
+/// each run's own error explains), `df` the runs it rests on less one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunLevel {
+    pub sd: f64,
+    pub df: f64,
+}
+
+/// The `RunLevel` of earlier runs' `log_figures` (ln of each run's figure) and their relative
+/// standard errors; `None` below two usable runs (a figure or error that is not finite and
+/// positive is left out).
+pub fn run_level(log_figures: &[f64], rel_se: &[f64]) -> Option<RunLevel> {
+    let runs: Vec<(f64, f64)> = log_figures
+        .iter()
+        .zip(rel_se)
+        .filter(|(y, s)| y.is_finite() && s.is_finite() && **s > 0.0)
+        .map(|(&y, &s)| (y, 1.0 / (s * s)))
+        .collect();
+    if runs.len() < 2 {
+        return None;
+    }
+    let sum_w: f64 = runs.iter().map(|r| r.1).sum();
+    let sum_w2: f64 = runs.iter().map(|r| r.1 * r.1).sum();
+    let mean = runs.iter().map(|(y, w)| y * w).sum::<f64>() / sum_w;
+    let q: f64 = runs.iter().map(|(y, w)| w * (y - mean).powi(2)).sum();
+    let df = (runs.len() - 1) as f64;
+    let tau2 = ((q - df) / (sum_w - sum_w2 / sum_w)).max(0.0);
+    Some(RunLevel {
+        sd: tau2.sqrt(),
+        df,
+    })
+}
+
+/// The standard error of a point's figure, from a one-way random-effects analysis of its
+/// units (see `Layout::units`) grouped by instance. Where instances differ by more than their
+/// units' spread predicts, the instance is the replicate: the standard error holds the
+/// between-instance variance and rests on about `instances − 1` degrees of freedom
+/// (Satterthwaite). Where they do not (F test at `POOLING_ALPHA`), units are pooled across
+/// instances and every unit counts. One instance: its units.
+pub fn uncertainty(layout: &Layout) -> Uncertainty {
+    let (units, unit_level) = layout.units();
+    let n: Vec<f64> = units.iter().map(|u| u.len() as f64).collect();
+    let total: f64 = n.iter().sum();
+    if total < 2.0 {
+        return Uncertainty::UNKNOWN;
+    }
+    let all: Vec<f64> = units.iter().flatten().copied().collect();
+    let pooled = |level| Uncertainty {
+        se: (sum_sq_dev(&all) / (total - 1.0) / total).sqrt(),
+        df: total - 1.0,
+        level,
+    };
+    let k = units.len() as f64;
+    if k < 2.0 {
+        return pooled(unit_level);
+    }
+    let grand = mean(&all);
+    let means: Vec<f64> = units.iter().map(|u| mean(u)).collect();
+    let ms_between = n
+        .iter()
+        .zip(&means)
+        .map(|(ni, m)| ni * (m - grand).powi(2))
+        .sum::<f64>()
+        / (k - 1.0);
+    let within_df = total - k;
+    if within_df < 1.0 {
+        // One unit per instance: the instances are the units.
+        return Uncertainty {
+            se: (ms_between / total).sqrt(),
+            df: k - 1.0,
+            level: Level::Instance,
+        };
+    }
+    let ms_within = units.iter().map(|u| sum_sq_dev(u)).sum::<f64>() / within_df;
+    let instance_effect = ms_within == 0.0 && ms_between > 0.0
+        || ms_within > 0.0 && {
+            let f = FisherSnedecor::new(k - 1.0, within_df).expect("positive degrees of freedom");
+            ms_between / ms_within > f.inverse_cdf(1.0 - POOLING_ALPHA)
+        };
+    if !instance_effect {
+        return pooled(unit_level);
+    }
+    // Unbalanced one-way model: Var(grand mean) = σ²_I Σn²/N² + σ²_W/N, with
+    // σ²_I = (MS_B − MS_W)/n0, i.e. c_B·MS_B + c_W·MS_W.
+    let sum_sq_n: f64 = n.iter().map(|x| x * x).sum();
+    let n0 = (total - sum_sq_n / total) / (k - 1.0);
+    let c_between = sum_sq_n / (total * total * n0);
+    let c_within = 1.0 / total - c_between;
+    let var = c_between * ms_between + c_within * ms_within;
+    let df = var * var
+        / ((c_between * ms_between).powi(2) / (k - 1.0)
+            + (c_within * ms_within).powi(2) / within_df);
+    Uncertainty {
+        se: var.sqrt(),
+        df: df.clamp(1.0, total - 1.0),
+        level: Level::Instance,
+    }
+}
+
+/// Degrees of freedom beyond which Student's t is the normal distribution to 6 digits;
+/// statrs' t loses its accuracy (and at 1e9 its termination) far beyond.
+const NORMAL_DF: f64 = 1e5;
+
+/// Student's t with `df` degrees of freedom, or the normal beyond `NORMAL_DF`.
+fn t_distribution(df: f64) -> Box<dyn ContinuousCDF<f64, f64>> {
+    if df > NORMAL_DF {
+        Box::new(Normal::standard())
+    } else {
+        Box::new(StudentsT::new(0.0, 1.0, df).expect("positive degrees of freedom"))
+    }
+}
+
+/// Two-sided quantile of Student's t: the `t` with P(|T| <= t) = `confidence`.
+pub fn t_quantile(confidence: f64, df: f64) -> f64 {
+    if df.is_nan() || df <= 0.0 {
+        return f64::INFINITY;
+    }
+    t_distribution(df).inverse_cdf(0.5 + confidence / 2.0)
+}
+
+/// Two-sided p-value of a t statistic.
+fn t_p_value(t: f64, df: f64) -> f64 {
+    if df.is_nan() || df <= 0.0 || !t.is_finite() {
+        return if t.is_infinite() { 0.0 } else { 1.0 };
+    }
+    (2.0 * t_distribution(df).sf(t.abs())).min(1.0)
+}
+
+/// A figure and its uncertainty: what an interval or a comparison needs of a point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    pub center: f64,
+    pub uncertainty: Uncertainty,
+}
+
+impl Estimate {
+    /// The interval that holds the figure of another run made the same way with probability
+    /// `confidence`: `center ± t · se · √2`. Both runs' figures carry an error of about `se`,
+    /// so their difference has √2 times it; a plain confidence interval of the level (without
+    /// the √2) holds the next run's figure in only about 83 % of runs at 95 %.
+    pub fn next_run_interval(&self, confidence: f64) -> (f64, f64) {
+        let u = self.uncertainty;
+        let half = t_quantile(confidence, u.df) * u.se * std::f64::consts::SQRT_2;
+        (self.center - half, self.center + half)
+    }
+
+    /// Half the width of `next_run_interval` as a fraction of the figure (infinite at or
+    /// below zero, where a fraction means nothing).
+    pub fn relative_half_width(&self, confidence: f64) -> f64 {
+        let (low, high) = self.next_run_interval(confidence);
+        if self.center > 0.0 {
+            (high - low) / 2.0 / self.center
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// The estimate from whole runs of the same point: their mean, with the spread between runs
+/// as the uncertainty (the level that repeats between runs, when a file holds several).
+pub fn runs_estimate(figures: &[f64]) -> Estimate {
+    let n = figures.len() as f64;
+    let uncertainty = if figures.len() < 2 {
+        Uncertainty::UNKNOWN
+    } else {
+        Uncertainty {
+            se: (sum_sq_dev(figures) / (n - 1.0) / n).sqrt(),
+            df: n - 1.0,
+            level: Level::Run,
+        }
+    };
+    Estimate {
+        center: mean(figures),
+        uncertainty,
+    }
+}
+
+/// `new` against `base`: the ratio of their figures with its interval, and the two-sided
+/// p-value of "no difference", on the log scale (a ratio's natural one: 2× slower and 2×
+/// faster are the same distance from 1). Welch's t with Satterthwaite's degrees of freedom,
+/// each side's error being its own standard error. NaN ratio and interval where a figure is
+/// not above zero.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Difference {
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
+    pub p_value: f64,
+    pub df: f64,
+}
+
+pub fn difference(base: &Estimate, new: &Estimate, confidence: f64) -> Difference {
+    if !(base.center > 0.0 && new.center > 0.0) {
+        return Difference {
+            ratio: f64::NAN,
+            low: f64::NAN,
+            high: f64::NAN,
+            p_value: f64::NAN,
+            df: f64::NAN,
+        };
+    }
+    let rel = |e: &Estimate| e.uncertainty.se / e.center;
+    let (vb, vn) = (rel(base).powi(2), rel(new).powi(2));
+    let var = vb + vn;
+    let df = if var > 0.0 {
+        var * var / (vb * vb / base.uncertainty.df + vn * vn / new.uncertainty.df)
+    } else {
+        base.uncertainty.df + new.uncertainty.df
+    };
+    let log_ratio = (new.center / base.center).ln();
+    let sd = var.sqrt();
+    let half = t_quantile(confidence, df) * sd;
+    let p_value = if sd > 0.0 {
+        t_p_value(log_ratio / sd, df)
+    } else if log_ratio == 0.0 {
+        1.0
+    } else {
+        0.0
+    };
+    Difference {
+        ratio: log_ratio.exp(),
+        low: (log_ratio - half).exp(),
+        high: (log_ratio + half).exp(),
+        p_value,
+        df,
     }
 }
 
@@ -270,205 +571,32 @@ fn count_clusters(s: &[f64]) -> usize {
     }
 }
 
-/// splitmix64: tiny, fast and statistically good enough for resampling
-/// indices, and keeps this module free of external crates.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Two uniform indices in `0..n` from one draw, by multiply-high on each
-    /// 32-bit half. The bias (about n / 2^32) is far below anything 2000
-    /// resamples could detect, and the generator is the bootstrap's main
-    /// cost, so one call per two indices matters.
-    fn two_below(&mut self, n: usize) -> [usize; 2] {
-        let r = self.next_u64();
-        let n = n as u64;
-        [
-            (((r & 0xFFFF_FFFF) * n) >> 32) as usize,
-            (((r >> 32) * n) >> 32) as usize,
-        ]
-    }
-}
-
-/// Percentile-bootstrap 95% CI of the median of sorted samples.
-///
-/// A resample's median depends only on how many times each sorted sample was
-/// drawn, so instead of building and sorting every resample we tally the draws
-/// and walk the tallies: O(n) per resample rather than O(n log n), which keeps
-/// 2000 resamples of 50 samples well under a millisecond.
-fn bootstrap_median_ci(s: &[f64]) -> (f64, f64) {
-    let n = s.len();
-    let mut rng = SplitMix64(BOOTSTRAP_SEED);
-    let mut counts = vec![0usize; n];
-    let mut medians = Vec::with_capacity(BOOTSTRAP_RESAMPLES);
-    for _ in 0..BOOTSTRAP_RESAMPLES {
-        counts.fill(0);
-        for pair in 0..n.div_ceil(2) {
-            let [a, b] = rng.two_below(n);
-            counts[a] += 1;
-            // The second index of the last pair is unused when n is odd.
-            if 2 * pair + 1 < n {
-                counts[b] += 1;
-            }
-        }
-        medians.push(tallied_median(s, &counts));
-    }
-    medians.sort_unstable_by(f64::total_cmp);
-    (
-        quantile_sorted(&medians, 0.025),
-        quantile_sorted(&medians, 0.975),
-    )
-}
-
-/// Median of the resample that draws `s[i]` exactly `counts[i]` times.
-fn tallied_median(s: &[f64], counts: &[usize]) -> f64 {
-    let n = s.len();
-    let (lo_rank, hi_rank) = ((n - 1) / 2, n / 2);
-    let mut lo = None;
-    let mut seen = 0;
-    for (&x, &c) in s.iter().zip(counts) {
-        seen += c;
-        if seen > lo_rank {
-            let lo = *lo.get_or_insert(x);
-            if seen > hi_rank {
-                // Same interpolation as `quantile_sorted` at p = 0.5.
-                return lo + (x - lo) * 0.5;
-            }
-        }
-    }
-    unreachable!("counts must sum to s.len()")
-}
-
-/// Mann-Whitney U test of two independent samples: (U of `a`, two-sided p-value).
-///
-/// Rank-based, so it suits latency samples, which are skewed and sometimes bimodal, better
-/// than a t-test. Exact p-value from the U distribution when both samples have at most 50
-/// values and no ties (benchmarks usually have ~11); otherwise the normal approximation with
-/// tie and continuity corrections.
-pub fn mann_whitney(a: &[f64], b: &[f64]) -> (f64, f64) {
-    assert!(
-        !a.is_empty() && !b.is_empty(),
-        "need at least one sample on each side"
-    );
-    let (n1, n2) = (a.len(), b.len());
-    let mut all: Vec<(f64, bool)> = a
-        .iter()
-        .map(|&x| (x, true))
-        .chain(b.iter().map(|&x| (x, false)))
-        .collect();
-    all.sort_by(|x, y| x.0.total_cmp(&y.0));
-    // Midranks for ties, and the tie term of the variance.
-    let mut rank_a = 0.0;
-    let mut tie_term = 0.0;
-    let mut i = 0;
-    while i < all.len() {
-        let mut j = i;
-        while j + 1 < all.len() && all[j + 1].0 == all[i].0 {
-            j += 1;
-        }
-        let t = (j - i + 1) as f64;
-        let mid = (i + j) as f64 / 2.0 + 1.0;
-        rank_a += mid * all[i..=j].iter().filter(|x| x.1).count() as f64;
-        tie_term += t * t * t - t;
-        i = j + 1;
-    }
-    let u = rank_a - (n1 * (n1 + 1)) as f64 / 2.0;
-    let (f1, f2) = (n1 as f64, n2 as f64);
-    let p = if tie_term == 0.0 && n1 <= 50 && n2 <= 50 {
-        exact_p(u, n1, n2)
-    } else {
-        let n = f1 + f2;
-        let var = f1 * f2 / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0)));
-        if var <= 0.0 {
-            1.0
-        } else {
-            let z = ((u - f1 * f2 / 2.0).abs() - 0.5).max(0.0) / var.sqrt();
-            erfc(z / std::f64::consts::SQRT_2)
-        }
-    };
-    (u, p.min(1.0))
-}
-
-/// Two-sided exact p-value: the number of rank arrangements with U at least as extreme,
-/// counted by the usual recurrence over (n1, n2).
-fn exact_p(u: f64, n1: usize, n2: usize) -> f64 {
-    let max_u = n1 * n2;
-    // counts[m][k]: arrangements of m values of `a` among the first values with U = k,
-    // built up one `b` value at a time.
-    let mut dist = vec![vec![0f64; max_u + 1]; n1 + 1];
-    dist[0][0] = 1.0;
-    for j in 1..=n2 {
-        let mut next = vec![vec![0f64; max_u + 1]; n1 + 1];
-        next[0][0] = 1.0;
-        for m in 1..=n1 {
-            for k in 0..=max_u {
-                // The largest value is from b (adds nothing) or from a (adds j to U).
-                let from_b = dist[m][k];
-                let from_a = if k >= j { next[m - 1][k - j] } else { 0.0 };
-                next[m][k] = from_b + from_a;
-            }
-        }
-        dist = next;
-    }
-    let counts = &dist[n1];
-    let total: f64 = counts.iter().sum();
-    let centre = max_u as f64 / 2.0;
-    let extreme = (u - centre).abs();
-    let tail: f64 = counts
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| (*k as f64 - centre).abs() >= extreme - 1e-9)
-        .map(|(_, c)| c)
-        .sum();
-    tail / total
-}
-
-/// Complementary error function (Numerical Recipes' erfcc, relative error < 1.2e-7).
-fn erfc(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let r = t
-        * (-z * z - 1.265_512_23
-            + t * (1.000_023_68
-                + t * (0.374_091_96
-                    + t * (0.096_784_18
-                        + t * (-0.186_288_06
-                            + t * (0.278_868_07
-                                + t * (-1.135_203_98
-                                    + t * (1.488_515_87
-                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-            .exp();
-    if x >= 0.0 {
-        r
-    } else {
-        2.0 - r
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Deterministic standard-normal samples (Box-Muller) so noise-based tests
-    /// never flake.
+    /// splitmix64: deterministic noise, so tests on random-looking data never flake.
+    struct Rng(u64);
+
+    impl Rng {
+        fn unit(&mut self) -> f64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        }
+
+        /// Standard normal (Box-Muller).
+        fn normal(&mut self) -> f64 {
+            let (u1, u2) = (1.0 - self.unit(), self.unit());
+            (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+        }
+    }
+
     fn normal_samples(seed: u64, n: usize, mean: f64, cv: f64) -> Vec<f64> {
-        let mut rng = SplitMix64(seed);
-        let mut unit = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        (0..n)
-            .map(|_| {
-                // 1 - u lies in (0, 1], keeping ln finite.
-                let (u1, u2) = (1.0 - unit(), unit());
-                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-                mean * (1.0 + cv * z)
-            })
-            .collect()
+        let mut rng = Rng(seed);
+        (0..n).map(|_| mean * (1.0 + cv * rng.normal())).collect()
     }
 
     const BIMODAL: [f64; 11] = [
@@ -476,29 +604,11 @@ mod tests {
     ];
 
     #[test]
-    fn verdict_names() {
-        assert_eq!(Verdict::Stable.as_str(), "stable");
-        assert_eq!(Verdict::Noisy.as_str(), "noisy");
-        assert_eq!(Verdict::Unstable.as_str(), "unstable");
-        assert_eq!(Verdict::Bimodal.as_str(), "bimodal");
-    }
-
-    #[test]
     fn median_odd_and_even_unsorted() {
         assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
         assert_eq!(median(&[7.5]), 7.5);
         assert!(median(&[]).is_nan());
-    }
-
-    #[test]
-    fn median_is_order_independent() {
-        let xs = normal_samples(1, 21, 10.0, 0.1);
-        let mut rev = xs.clone();
-        rev.reverse();
-        assert_eq!(median(&xs), median(&rev));
-        let below = xs.iter().filter(|&&x| x < median(&xs)).count();
-        assert_eq!(below, 10);
     }
 
     #[test]
@@ -512,266 +622,346 @@ mod tests {
         assert!(close(quantile_sorted(&s, 0.975), 9.775));
         assert_eq!(quantile_sorted(&s, 0.0), 1.0);
         assert_eq!(quantile_sorted(&s, 1.0), 10.0);
-        assert!(close(
-            quantile_sorted(&[15.0, 20.0, 35.0, 40.0, 50.0], 0.4),
-            29.0
-        ));
-    }
-
-    #[test]
-    fn tallied_median_matches_median_of_materialized_resample() {
-        let s = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0];
-        for counts in [[6, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1], [0, 2, 0, 0, 3, 1]] {
-            let resample: Vec<f64> = s
-                .iter()
-                .zip(counts)
-                .flat_map(|(&x, c)| std::iter::repeat_n(x, c))
-                .collect();
-            assert_eq!(tallied_median(&s, &counts), median(&resample));
-        }
-        let odd = [1.0, 2.0, 3.0];
-        assert_eq!(tallied_median(&odd, &[0, 1, 2]), 3.0);
     }
 
     #[test]
     fn basic_moments() {
-        let s = summarize(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]);
+        let s = describe(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]);
         assert_eq!(s.n, 8);
         assert_eq!((s.min, s.max, s.median, s.mean), (2.0, 9.0, 4.5, 5.0));
         // Sum of squared deviations is 32, so the n-1 variance is 32/7.
         assert!((s.stdev - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
         assert!((s.cv - s.stdev / 5.0).abs() < 1e-12);
-    }
-
-    #[test]
-    fn ci_contains_median_and_stays_within_range() {
-        let mut datasets = vec![BIMODAL.to_vec(), vec![1.0, 2.0], vec![-4.0, 3.0, -1.0]];
-        for seed in 0..20 {
-            for n in [5, 11, 50] {
-                datasets.push(normal_samples(seed, n, 1.0, 0.05));
-                datasets.push(normal_samples(seed, n, -3.0, 0.3));
-            }
-        }
-        for xs in &datasets {
-            let s = summarize(xs);
-            assert!(s.min <= s.ci_low, "{s:?}");
-            assert!(s.ci_low <= s.median, "{s:?}");
-            assert!(s.median <= s.ci_high, "{s:?}");
-            assert!(s.ci_high <= s.max, "{s:?}");
-        }
-    }
-
-    #[test]
-    fn ci_narrows_with_more_samples() {
-        let width = |n| {
-            let s = summarize(&normal_samples(3, n, 1.0, 0.05));
-            s.ci_high - s.ci_low
-        };
-        assert!(width(50) < width(5));
-    }
-
-    #[test]
-    fn ci_is_deterministic_and_order_independent() {
-        let xs = normal_samples(42, 30, 5.0, 0.04);
-        let mut shuffled = xs.clone();
-        shuffled.reverse();
-        shuffled.swap(0, 17);
-        let a = summarize(&xs);
-        assert_eq!(a, summarize(&xs));
-        assert_eq!(a, summarize(&shuffled));
-        assert!(a.ci_low < a.ci_high);
-    }
-
-    #[test]
-    fn single_sample() {
-        let s = summarize(&[3.5]);
+        let one = describe(&[3.5]);
         assert_eq!(
-            (s.n, s.min, s.max, s.median, s.mean),
-            (1, 3.5, 3.5, 3.5, 3.5)
+            (one.stdev, one.cv, one.outliers, one.clusters),
+            (0.0, 0.0, 0, 1)
         );
-        assert_eq!((s.stdev, s.cv, s.ci_low, s.ci_high), (0.0, 0.0, 3.5, 3.5));
-        assert_eq!((s.outliers, s.clusters, s.verdict), (0, 1, Verdict::Stable));
-    }
-
-    #[test]
-    fn constant_samples() {
-        for x in [0.0, 1.25, -2.0] {
-            let s = summarize(&[x; 9]);
-            assert_eq!((s.stdev, s.cv), (0.0, 0.0));
-            assert_eq!((s.ci_low, s.ci_high), (x, x));
-            assert_eq!((s.outliers, s.clusters, s.verdict), (0, 1, Verdict::Stable));
-        }
-    }
-
-    #[test]
-    fn negative_values_are_kept() {
-        let s = summarize(&[-3.0, -1.0, -2.0, -4.0, -5.0]);
-        assert_eq!(s.n, 5);
-        assert_eq!((s.min, s.max, s.median, s.mean), (-5.0, -1.0, -3.0, -3.0));
+        let negative = describe(&[-3.0, -1.0, -2.0, -4.0, -5.0]);
         // CV uses |mean|, so a negative mean must not yield a negative CV.
-        assert!((s.cv - s.stdev / 3.0).abs() < 1e-12);
-        assert!(s.cv > 0.0);
-        assert_eq!(s.verdict, Verdict::Unstable);
-    }
-
-    #[test]
-    fn zero_mean_with_spread_has_infinite_cv() {
-        let s = summarize(&[-1.0, 1.0]);
-        assert_eq!(s.mean, 0.0);
-        assert_eq!(s.cv, f64::INFINITY);
-        assert_eq!(s.verdict, Verdict::Unstable);
+        assert!(negative.cv > 0.0 && negative.median == -3.0);
+        assert_eq!(describe(&[-1.0, 1.0]).cv, f64::INFINITY);
     }
 
     #[test]
     fn tukey_outliers_on_known_set() {
         // Quartiles 2.5 and 7.5 give fences at -5 and 15.
         let xs = [-50.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 100.0];
-        assert_eq!(summarize(&xs).outliers, 2);
+        assert_eq!(describe(&xs).outliers, 2);
         // Points exactly on a fence are not outliers.
         let on_fence = [-5.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 15.0];
-        assert_eq!(summarize(&on_fence).outliers, 0);
+        assert_eq!(describe(&on_fence).outliers, 0);
     }
 
     #[test]
-    fn bimodal_example_is_detected() {
-        let s = summarize(&BIMODAL);
-        assert_eq!(s.clusters, 2);
-        assert_eq!(s.verdict, Verdict::Bimodal);
-        assert_eq!(s.verdict.as_str(), "bimodal");
-    }
-
-    #[test]
-    fn bimodal_with_negative_values_is_detected() {
-        let xs: Vec<f64> = BIMODAL.iter().map(|x| -x).collect();
-        assert_eq!(summarize(&xs).clusters, 2);
-    }
-
-    #[test]
-    fn noisy_modes_are_still_bimodal() {
-        // Many repetitions must not hide a real second mode behind their
-        // accumulated within-mode spread.
+    fn two_real_modes_are_found_noise_and_strays_are_not() {
+        assert_eq!(describe(&BIMODAL).clusters, 2);
+        let negated: Vec<f64> = BIMODAL.iter().map(|x| -x).collect();
+        assert_eq!(describe(&negated).clusters, 2);
         for seed in 0..20 {
+            // Many repetitions must not hide a real second mode behind their spread.
             let mut xs = normal_samples(seed, 25, 0.85, 0.02);
             xs.extend(normal_samples(seed + 1000, 25, 1.5, 0.02));
-            assert_eq!(summarize(&xs).verdict, Verdict::Bimodal, "{xs:?}");
+            assert_eq!(describe(&xs).clusters, 2, "{xs:?}");
         }
-    }
-
-    #[test]
-    fn normal_noise_is_not_bimodal() {
         for seed in 0..200 {
             for n in [11, 50] {
                 for cv in [0.01, 0.02, 0.05] {
                     let xs = normal_samples(seed, n, 1.0, cv);
-                    assert_eq!(count_clusters(&sorted_copy(&xs)), 1, "{xs:?}");
+                    assert_eq!(describe(&xs).clusters, 1, "{xs:?}");
                 }
             }
         }
-    }
-
-    #[test]
-    fn outliers_are_not_a_second_mode() {
-        let mut one = vec![1.0; 10];
-        one.push(5.0);
-        assert_eq!(summarize(&one).clusters, 1);
         // Two strays out of eleven are below both the 20% and 3-sample bars.
         let mut two = vec![1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01, 0.99];
         two.extend([3.0, 3.01]);
-        assert_eq!(summarize(&two).clusters, 1);
-    }
-
-    #[test]
-    fn tiny_relative_gap_is_not_bimodal() {
-        // Two tight groups 1% apart: looks like quantisation, not two modes.
-        let xs = [1.00, 1.00, 1.00, 1.01, 1.01, 1.01];
-        assert_eq!(summarize(&xs).clusters, 1);
-    }
-
-    #[test]
-    fn verdict_thresholds() {
-        assert_eq!(classify(0.0, 1), Verdict::Stable);
-        assert_eq!(classify(STABLE_CV - 1e-9, 1), Verdict::Stable);
-        assert_eq!(classify(STABLE_CV, 1), Verdict::Noisy);
-        assert_eq!(classify(NOISY_CV - 1e-9, 1), Verdict::Noisy);
-        assert_eq!(classify(NOISY_CV, 1), Verdict::Unstable);
-        assert_eq!(classify(f64::INFINITY, 1), Verdict::Unstable);
-        assert_eq!(classify(0.0, 2), Verdict::Bimodal);
+        assert_eq!(describe(&two).clusters, 1);
+        // Two tight groups 1% apart: quantisation, not two modes.
+        assert_eq!(describe(&[1.00, 1.00, 1.00, 1.01, 1.01, 1.01]).clusters, 1);
     }
 
     #[test]
     #[should_panic(expected = "need at least one sample")]
     fn empty_input_panics() {
-        summarize(&[]);
+        describe(&[]);
     }
 
     #[test]
     #[should_panic(expected = "sample 1 is not finite")]
     fn nan_panics() {
-        summarize(&[1.0, f64::NAN, 2.0]);
+        describe(&[1.0, f64::NAN, 2.0]);
+    }
+
+    fn layout<'a>(samples: &'a [f64], block: usize, instance_blocks: &'a [usize]) -> Layout<'a> {
+        Layout {
+            samples,
+            block,
+            instance_blocks,
+        }
     }
 
     #[test]
-    #[should_panic(expected = "sample 0 is not finite")]
-    fn infinity_panics() {
-        summarize(&[f64::INFINITY]);
-    }
-
-    #[test]
-    fn mann_whitney_matches_scipy() {
-        // scipy.stats.mannwhitneyu(a, b, method="exact") -> U=1.0, p=0.05714285714285714
-        let (u, p) = mann_whitney(&[1.0, 2.0, 3.0, 4.0], &[3.5, 5.0, 6.0, 7.0]);
-        assert_eq!(u, 1.0);
-        assert!((p - 0.05714285714285714).abs() < 1e-12, "{p}");
-        // Identical samples: no evidence at all.
-        let x = [1.0, 1.0, 2.0, 2.0, 3.0];
-        let (_, p) = mann_whitney(&x, &x);
-        assert!(p > 0.99, "{p}");
-        // Fully separated 11 vs 11: p = 2 / C(22, 11).
-        let a: Vec<f64> = (0..11).map(f64::from).collect();
-        let b: Vec<f64> = (0..11).map(|i| f64::from(i) + 100.0).collect();
-        let (u, p) = mann_whitney(&a, &b);
-        assert_eq!(u, 0.0);
-        assert!((p - 2.0 / 705_432.0).abs() < 1e-12, "{p}");
-    }
-
-    #[test]
-    fn mann_whitney_normal_approximation_with_ties() {
-        let a: Vec<f64> = (0..60).map(|i| f64::from(i % 7)).collect();
-        let b: Vec<f64> = (0..60).map(|i| f64::from(i % 7) + 0.5).collect();
-        let (_, p) = mann_whitney(&a, &b);
-        assert!(p > 0.05 && p < 1.0, "{p}");
-        let shifted: Vec<f64> = a.iter().map(|x| x + 10.0).collect();
-        assert!(mann_whitney(&a, &shifted).1 < 1e-6);
-    }
-
-    #[test]
-    fn block_intervals_widen_with_drift_between_blocks() {
-        let steady: Vec<Vec<f64>> = (0..5).map(|_| vec![10.0, 10.1, 9.9, 10.0]).collect();
-        let s = summarize_blocks(&steady);
-        assert_eq!((s.ci_low, s.ci_high), (s.median, s.median));
-        // The same samples, but each block sits at its own level: a drifting host.
-        let drifting: Vec<Vec<f64>> = [9.6, 10.4, 9.8, 10.2, 10.0]
-            .iter()
-            .map(|&m| vec![m - 0.01, m, m + 0.01])
-            .collect();
-        let d = summarize_blocks(&drifting);
-        let flat: Vec<f64> = drifting.iter().flatten().copied().collect();
-        let naive = summarize(&flat);
-        assert!(d.ci_high - d.ci_low > naive.ci_high - naive.ci_low);
-        // t(0.975, 4) * sd([9.6, 10.4, 9.8, 10.2, 10.0]) / sqrt(5)
-        let half = 2.776 * 0.316_227_766 / 5f64.sqrt();
-        assert!((d.ci_high - d.median - half).abs() < 1e-6, "{d:?}");
+    fn a_layout_cuts_instances_into_blocks_and_loses_no_sample() {
+        let xs: Vec<f64> = (0..10).map(f64::from).collect();
+        let l = layout(&xs, 2, &[1, 2]);
+        let inst = l.instances();
         assert_eq!(
-            summarize_blocks(std::slice::from_ref(&flat)),
-            summarize(&flat)
+            inst.len(),
+            3,
+            "the two samples past the layout form an instance"
+        );
+        assert_eq!(inst[0], vec![&xs[0..2]]);
+        assert_eq!(inst[1], vec![&xs[2..4], &xs[4..6]]);
+        assert_eq!(inst[2], vec![&xs[6..8], &xs[8..10]]);
+        let (units, level) = l.units();
+        assert_eq!(level, Level::Block);
+        assert_eq!(units, vec![vec![0.5], vec![2.5, 4.5], vec![6.5, 8.5]]);
+        let (units, level) = layout(&xs[..3], 1, &[3]).units();
+        assert_eq!(
+            (units, level),
+            (vec![vec![0.0, 1.0, 2.0]], Level::Repetition)
         );
     }
 
     #[test]
-    fn t_quantiles_shrink_to_the_normal() {
-        assert_eq!(t_975(0), f64::INFINITY);
-        assert_eq!(t_975(4), 2.776);
-        assert!((t_975(60) - 2.000).abs() < 1e-3 && (t_975(120) - 1.980).abs() < 1e-3);
-        assert!((1..200).all(|df| t_975(df) > t_975(df + 1) && t_975(df + 1) > 1.96));
+    fn spreads_name_each_level() {
+        // Two instances of two blocks of two: repetitions differ by 2 inside each block,
+        // block medians by 10 inside each instance, instances by 100.
+        let xs = [0.0, 2.0, 10.0, 12.0, 100.0, 102.0, 110.0, 112.0];
+        let s = spreads(&layout(&xs, 2, &[2, 2]));
+        assert!((s.repetition - 2f64.sqrt()).abs() < 1e-12, "{s:?}");
+        assert!((s.block - 50f64.sqrt()).abs() < 1e-12, "{s:?}");
+        assert!((s.instance - 5000f64.sqrt()).abs() < 1e-12, "{s:?}");
+        let one = spreads(&layout(&xs[..2], 2, &[1]));
+        assert!(one.block.is_nan() && one.instance.is_nan());
+    }
+
+    #[test]
+    fn one_instance_rests_on_its_blocks() {
+        let xs = [9.0, 9.0, 11.0, 11.0, 10.0, 10.0];
+        let u = uncertainty(&layout(&xs, 2, &[3]));
+        assert_eq!((u.level, u.df), (Level::Block, 2.0));
+        // sd of the block medians 9, 11, 10 is 1; over √3 blocks.
+        assert!((u.se - 1.0 / 3f64.sqrt()).abs() < 1e-12, "{u:?}");
+        // lmbench's fixed repetitions: every repetition is a block of one.
+        let u = uncertainty(&layout(&xs, 1, &[6]));
+        assert_eq!((u.level, u.df), (Level::Repetition, 5.0));
+        assert_eq!(uncertainty(&layout(&xs[..1], 1, &[1])).df, 0.0);
+    }
+
+    #[test]
+    fn instances_that_differ_are_the_replicate() {
+        // Three instances, blocks within each nearly equal, instances far apart.
+        let xs = [
+            9.0, 9.0, 9.1, 9.1, // instance at ~9
+            11.0, 11.0, 11.1, 11.1, // ~11
+            10.0, 10.0, 10.1, 10.1, // ~10
+        ];
+        let u = uncertainty(&layout(&xs, 2, &[2, 2, 2]));
+        assert_eq!(u.level, Level::Instance);
+        // Balanced: the standard error of the mean of the instance means, on 2 df.
+        let means = [9.05, 11.05, 10.05];
+        let expect = (sum_sq_dev(&means) / 2.0 / 3.0).sqrt();
+        assert!((u.se - expect).abs() < 1e-9, "{u:?} vs {expect}");
+        assert!((u.df - 2.0).abs() < 1e-9, "{u:?}");
+    }
+
+    #[test]
+    fn instances_that_agree_are_pooled_with_their_blocks() {
+        // Block medians alternate within every instance; instance means are equal.
+        let xs = [
+            9.0, 9.0, 11.0, 11.0, 9.0, 9.0, 11.0, 11.0, 9.0, 9.0, 11.0, 11.0,
+        ];
+        let u = uncertainty(&layout(&xs, 2, &[2, 2, 2]));
+        assert_eq!((u.level, u.df), (Level::Block, 5.0));
+        // sd of 9, 11, 9, 11, 9, 11 over √6.
+        let sd = (6.0f64 / 5.0).sqrt();
+        assert!((u.se - sd / 6f64.sqrt()).abs() < 1e-12, "{u:?}");
+    }
+
+    /// Runs made of `instances` instances of `blocks` blocks, each level adding normal noise
+    /// of the given relative size, plus a run-level shift.
+    fn simulated_run(rng: &mut Rng, instances: usize, blocks: usize, sd: [f64; 4]) -> Vec<f64> {
+        let [run, inst, block, rep] = sd;
+        let base = 10.0 * (1.0 + run * rng.normal());
+        let mut xs = Vec::new();
+        for _ in 0..instances {
+            let i = base * (1.0 + inst * rng.normal());
+            for _ in 0..blocks {
+                let b = i * (1.0 + block * rng.normal());
+                xs.extend((0..4).map(|_| b * (1.0 + rep * rng.normal())));
+            }
+        }
+        xs
+    }
+
+    /// How often the next run's median falls inside this run's next-run interval, and the
+    /// median half-width over 1.96 × the true sd of a run's median.
+    fn coverage_and_sharpness(sd: [f64; 4], instances: usize, blocks: usize) -> (f64, f64) {
+        let mut rng = Rng(7);
+        let shape = vec![blocks; instances];
+        let runs: Vec<(f64, (f64, f64))> = (0..2000)
+            .map(|_| {
+                let xs = simulated_run(&mut rng, instances, blocks, sd);
+                let l = layout(&xs, 4, &shape);
+                let e = Estimate {
+                    center: median(&xs),
+                    uncertainty: uncertainty(&l),
+                };
+                (e.center, e.next_run_interval(0.95))
+            })
+            .collect();
+        let inside = runs
+            .windows(2)
+            .filter(|w| (w[0].1 .0..=w[0].1 .1).contains(&w[1].0))
+            .count() as f64
+            / (runs.len() - 1) as f64;
+        let medians: Vec<f64> = runs.iter().map(|r| r.0).collect();
+        let spread = (sum_sq_dev(&medians) / (medians.len() - 1) as f64).sqrt();
+        let halves: Vec<f64> = runs.iter().map(|r| (r.1 .1 - r.1 .0) / 2.0).collect();
+        (inside, median(&halves) / (1.96 * spread))
+    }
+
+    #[test]
+    fn the_next_run_falls_inside_as_often_as_promised_when_no_run_level_exists() {
+        // Noise at every level a run can see, none between runs.
+        for (sd, instances) in [
+            ([0.0, 0.03, 0.01, 0.02], 6),
+            ([0.0, 0.0, 0.02, 0.05], 4),
+            ([0.0, 0.05, 0.0, 0.0], 8),
+        ] {
+            let (coverage, sharpness) = coverage_and_sharpness(sd, instances, 3);
+            assert!((0.92..=0.985).contains(&coverage), "{sd:?}: {coverage}");
+            assert!(sharpness < 1.9, "{sd:?}: {sharpness}");
+        }
+    }
+
+    #[test]
+    fn a_run_level_the_run_cannot_see_breaks_coverage() {
+        // The model's stated limit: drift slower than a run is not in its interval.
+        let (coverage, _) = coverage_and_sharpness([0.05, 0.01, 0.01, 0.01], 6, 3);
+        assert!(coverage < 0.5, "{coverage}");
+    }
+
+    #[test]
+    fn t_quantiles_match_the_tables() {
+        assert!((t_quantile(0.95, 4.0) - 2.776_445).abs() < 1e-5);
+        assert!((t_quantile(0.95, 1.0) - 12.706_205).abs() < 1e-5);
+        assert!((t_quantile(0.95, 1e5) - 1.959_981).abs() < 1e-5);
+        assert!((t_quantile(0.95, 1e9) - 1.959_964).abs() < 1e-5);
+        assert_eq!(t_quantile(0.95, 0.0), f64::INFINITY);
+        assert!((t_p_value(2.776_445, 4.0) - 0.05).abs() < 1e-6);
+    }
+
+    fn estimate(center: f64, se: f64, df: f64) -> Estimate {
+        Estimate {
+            center,
+            uncertainty: Uncertainty {
+                se,
+                df,
+                level: Level::Instance,
+            },
+        }
+    }
+
+    #[test]
+    fn next_run_intervals_are_root_two_wider_than_the_level_s() {
+        let e = estimate(10.0, 0.5, 4.0);
+        let (lo, hi) = e.next_run_interval(0.95);
+        let half = 2.776_445 * 0.5 * std::f64::consts::SQRT_2;
+        assert!((hi - 10.0 - half).abs() < 1e-5 && (10.0 - lo - half).abs() < 1e-5);
+        assert!((e.relative_half_width(0.95) - half / 10.0).abs() < 1e-6);
+        assert_eq!(
+            estimate(-1.0, 0.1, 4.0).relative_half_width(0.95),
+            f64::INFINITY
+        );
+    }
+
+    #[test]
+    fn a_difference_is_a_ratio_with_welch_s_interval() {
+        let base = estimate(10.0, 0.1, 5.0);
+        let same = difference(&base, &base, 0.95);
+        assert_eq!((same.ratio, same.p_value), (1.0, 1.0));
+        assert!(same.low < 1.0 && same.high > 1.0);
+        // Equal relative errors and df: Welch's df is the sum.
+        assert!((same.df - 10.0).abs() < 1e-9);
+        let slower = difference(&base, &estimate(12.0, 0.12, 5.0), 0.95);
+        assert!((slower.ratio - 1.2).abs() < 1e-12);
+        assert!(slower.low > 1.0 && slower.p_value < 1e-4, "{slower:?}");
+        // ln(1.2) / sqrt(2 * 0.01²) on 10 df.
+        let t = 1.2f64.ln() / (2.0f64 * 1e-4).sqrt();
+        assert!((slower.p_value - t_p_value(t, 10.0)).abs() < 1e-12);
+        assert!(difference(&estimate(0.0, 0.1, 5.0), &base, 0.95)
+            .ratio
+            .is_nan());
+    }
+
+    #[test]
+    fn the_run_level_is_what_runs_differ_by_beyond_their_own_errors() {
+        // Runs agreeing within their errors: no run level.
+        let close = [0.0, 0.001, -0.001, 0.0005];
+        let l = run_level(&close, &[0.01; 4]).unwrap();
+        assert_eq!((l.sd, l.df), (0.0, 3.0));
+        // Runs 10 % apart with 1 % errors: about the spread of the figures themselves.
+        let apart = [0.0, 0.1, -0.1, 0.05, -0.05];
+        let l = run_level(&apart, &[0.01; 5]).unwrap();
+        let sd = (sum_sq_dev(&apart) / 4.0).sqrt();
+        assert!((l.sd * l.sd - (sd * sd - 1e-4)).abs() < 1e-9, "{l:?}");
+        // Unusable runs are left out; fewer than two: nothing to say.
+        assert!(run_level(&[0.0, f64::NAN], &[0.01, 0.01]).is_none());
+        assert!(run_level(&[0.0, 0.1], &[0.01, 0.0]).is_none());
+    }
+
+    #[test]
+    fn a_run_level_widens_the_uncertainty_and_becomes_its_level() {
+        let u = Uncertainty {
+            se: 0.3,
+            df: 10.0,
+            level: Level::Instance,
+        };
+        let run = RunLevel { sd: 0.04, df: 19.0 };
+        let w = u.with_run_level(10.0, &run);
+        assert_eq!(w.level, Level::Run);
+        assert!((w.se - 0.5).abs() < 1e-12, "{w:?}");
+        // Satterthwaite: 0.25² / (0.09²/10 + 0.16²/19).
+        let df = 0.0625 / (0.0081 / 10.0 + 0.0256 / 19.0);
+        assert!((w.df - df).abs() < 1e-9);
+        assert_eq!(u.with_run_level(10.0, &RunLevel { sd: 0.0, df: 5.0 }), u);
+    }
+
+    #[test]
+    fn with_the_run_level_the_next_run_falls_inside_as_promised() {
+        // A run level of 4 % the run cannot see, known from 29 earlier runs.
+        let mut rng = Rng(11);
+        let sd = [0.04, 0.01, 0.01, 0.01];
+        let shape = vec![3; 6];
+        let runs: Vec<(f64, (f64, f64))> = (0..2000)
+            .map(|_| {
+                let xs = simulated_run(&mut rng, 6, 3, sd);
+                let l = layout(&xs, 4, &shape);
+                let center = median(&xs);
+                let run = RunLevel { sd: 0.04, df: 29.0 };
+                let e = Estimate {
+                    center,
+                    uncertainty: uncertainty(&l).with_run_level(center, &run),
+                };
+                (center, e.next_run_interval(0.95))
+            })
+            .collect();
+        let inside = runs
+            .windows(2)
+            .filter(|w| (w[0].1 .0..=w[0].1 .1).contains(&w[1].0))
+            .count() as f64
+            / (runs.len() - 1) as f64;
+        assert!((0.92..=0.985).contains(&inside), "{inside}");
+    }
+
+    #[test]
+    fn runs_are_the_replicate_of_a_runs_estimate() {
+        let e = runs_estimate(&[9.0, 10.0, 11.0]);
+        assert_eq!(e.center, 10.0);
+        assert_eq!((e.uncertainty.level, e.uncertainty.df), (Level::Run, 2.0));
+        assert!((e.uncertainty.se - 1.0 / 3f64.sqrt()).abs() < 1e-12);
+        assert_eq!(runs_estimate(&[3.0]).uncertainty.df, 0.0);
     }
 }

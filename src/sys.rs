@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use std::mem;
 use std::ptr;
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64};
+use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64};
 use std::sync::Mutex;
 
 /// CPUs this thread may run on, in ascending order.
@@ -285,6 +285,9 @@ pub struct Slot {
     /// and its errno.
     pub failed_step: AtomicI32,
     pub errno: AtomicI32,
+    /// KiB of its work array resident and its own once it stopped (`Workload::resident_kb`);
+    /// -1 until reported, or where pagemap cannot be read.
+    pub resident_kb: AtomicI64,
 }
 
 /// (voluntary, involuntary) context switches of the calling thread so far. Raw syscall.

@@ -6,6 +6,8 @@ use crate::hops::HopLog;
 use crate::sys::{Guards, Slot};
 use crate::transport::{HopError, Scope, Transport};
 use crate::wire::{advance, check_count, STOP};
+#[cfg(test)]
+use crate::workload::Shape;
 use crate::workload::Workload;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -97,6 +99,11 @@ fn pass_tokens<T: Transport>(
             slot.nivcsw.store(involuntary, Ordering::Relaxed);
             slot.cpu.store(crate::sys::current_cpu(), Ordering::Relaxed);
             slot.checksum.store(checksum, Ordering::Relaxed);
+            // After the last timed hop: proof of the working set, off the measured path.
+            slot.resident_kb.store(
+                work.resident_kb().map_or(-1, |kb| kb as i64),
+                Ordering::Relaxed,
+            );
             slot.passes.store(passes, Ordering::Release);
             // The ring is coming down: a neighbour that already left is not an error.
             let _ = t.send(next, STOP);
@@ -226,9 +233,14 @@ impl<T: Transport> Driver<T> {
         g
     }
 
-    /// The caller's own workload passes and checksum, to check against `Workload::expected_sum`.
+    /// The caller's own workload passes and checksum, to check against `Shape::expected_sum`.
     pub fn work_done(&self) -> (u64, u64) {
         (self.passes, self.checksum)
+    }
+
+    /// KiB of the caller's own array resident and private (`Workload::resident_kb`).
+    pub fn resident_kb(&self) -> Option<u64> {
+        self.work.resident_kb()
     }
 }
 
@@ -242,11 +254,16 @@ mod tests {
     fn driver_and_participant_pass_every_hop_then_stop() {
         let ring = Arc::new(Pipe::ring(2, Scope::Threads).unwrap());
         let slots = Shared::<Slot>::new(2).unwrap();
-        let mut driver =
-            Driver::new(Arc::clone(&ring), Workload::new(0).unwrap(), 2, None).unwrap();
+        let mut driver = Driver::new(
+            Arc::clone(&ring),
+            Workload::new(Shape::every_word(0).unwrap()).unwrap(),
+            2,
+            None,
+        )
+        .unwrap();
         let code = std::thread::scope(|s| {
             let peer = s.spawn(|| {
-                let work = Workload::new(0).unwrap();
+                let work = Workload::new(Shape::every_word(0).unwrap()).unwrap();
                 participant(&*ring, 1, 2, &work, &slots[1], None)
             });
             driver.trips(100).unwrap();
@@ -264,8 +281,13 @@ mod tests {
     #[test]
     fn a_participant_that_skips_a_count_breaks_the_protocol() {
         let ring = Arc::new(Pipe::ring(2, Scope::Threads).unwrap());
-        let mut driver =
-            Driver::new(Arc::clone(&ring), Workload::new(0).unwrap(), 2, None).unwrap();
+        let mut driver = Driver::new(
+            Arc::clone(&ring),
+            Workload::new(Shape::every_word(0).unwrap()).unwrap(),
+            2,
+            None,
+        )
+        .unwrap();
         std::thread::scope(|s| {
             // Echoes the token without counting its hop.
             s.spawn(|| {
@@ -282,7 +304,13 @@ mod tests {
         let mut ring = Pipe::ring(2, Scope::Processes).unwrap();
         ring.keep_only(0, 2);
         let _sigpipe = crate::sys::Blocked::new(libc::SIGPIPE);
-        let mut driver = Driver::new(Arc::new(ring), Workload::new(0).unwrap(), 2, None).unwrap();
+        let mut driver = Driver::new(
+            Arc::new(ring),
+            Workload::new(Shape::every_word(0).unwrap()).unwrap(),
+            2,
+            None,
+        )
+        .unwrap();
         let e = driver.trips(1).unwrap_err();
         assert!(e.to_string().contains("the peer is gone"), "{e}");
     }

@@ -9,15 +9,17 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FAST
 from test_compare import steady
 
 import ctxbench
-from ctxbench import _core, files
+from ctxbench import _core, files, xgraph
 from ctxbench.cli import main
 
+DATA = Path(__file__).parent / "data"
 # conftest's FAST as flags.
 FAST_FLAGS = ["-N", str(FAST["repetitions"]), "-W", "0", "--min-time", str(FAST["min_time"])]
 
@@ -49,6 +51,17 @@ def test_lmbench_sched_is_honoured_unless_a_flag_says_otherwise(sched: str, plac
     p = run_cli("lat-ctx", *FAST_FLAGS, "--json", "--placement", "default", "2",
                  env={"LMBENCH_SCHED": sched})  # fmt: skip
     assert json.loads(p.stdout)["placement"] == "default"
+
+
+def test_an_unpinned_run_says_why_it_swings_and_a_pinned_one_does_not() -> None:
+    unpinned = run_cli("lat-ctx", *FAST_FLAGS, "2")
+    pinned = run_cli("lat-ctx", *FAST_FLAGS, "--placement", "single", "2")
+    assert unpinned.returncode == 0 and pinned.returncode == 0
+    hint = "ctxbench: hint: unpinned: "
+    assert [line for line in unpinned.stderr.splitlines() if line.startswith(hint)] == [
+        hint + "the share of hops that cross CPUs (slow) varies run to run; pin: --placement single"
+    ]
+    assert hint not in pinned.stderr
 
 
 def test_bad_input_exits_2_naming_the_problem() -> None:
@@ -176,7 +189,7 @@ def test_sweep_xgraph_one_block_per_series(swept: Path, capsys: pytest.CaptureFi
     assert blocks[1].splitlines()[0].startswith('"size=4k ovr=')
     assert [line.split()[0] for line in blocks[0].splitlines()[1:]] == ["2", "3"]
     # lat_ctx's own format: ctxbench (and lmbench's tools) read it back.
-    df = files.read_xgraph(out)
+    df = xgraph.read(out)
     assert sorted(set(zip(df["size_kb"], df["procs"]))) == [(0, 2), (0, 3), (4, 2), (4, 3)]
 
 
@@ -197,10 +210,54 @@ def test_plot(swept: Path, tmp_path: Path, kind: str) -> None:
     assert fig.read_bytes().startswith(b"\x89PNG")
 
 
+def _drawn(monkeypatch: pytest.MonkeyPatch, *args: str) -> Any:
+    """The figure `ctxbench plot` would save (and the path), instead of saving it."""
+    from ctxbench.plot._style import StyledFigure
+
+    saved: list[tuple[Any, str]] = []
+    monkeypatch.setattr(StyledFigure, "savefig", lambda fig, path, **kw: saved.append((fig, path)))
+    assert main(["plot", *args]) == 0
+    (only,) = saved
+    return only[0]
+
+
+def test_plot_two_files_one_series_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = str(DATA / "sweep-a.json"), str(DATA / "sweep-b.json")
+    fig = _drawn(monkeypatch, a, b, "-o", str(tmp_path / "f.png"))
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert {"sweep-a.json", "sweep-b.json"} <= set(labels)
+    # Before/after: a column per size, medians above the ratio of each point.
+    fig = _drawn(monkeypatch, a, b, "--kind", "compare", "--size", "column", "-o", "f.pdf")
+    assert len(fig.axes) == 4 and fig.get_size_inches()[0] == 3.5
+    assert "sweep-a.json → sweep-b.json" in " ".join(fig._suptitle.get_text().split())
+    # Files of one name in two folders go by their paths.
+    (tmp_path / "x").mkdir()
+    copy = tmp_path / "x" / "sweep-a.json"
+    copy.write_bytes(Path(a).read_bytes())
+    fig = _drawn(monkeypatch, a, str(copy), "--log", "-o", "f.png")
+    labels = [t.get_text().replace("\n", "") for t in fig.legends[0].get_texts()]
+    assert {a, str(copy)} <= set(labels)
+    assert fig.axes[0].get_yscale() == "log"
+
+
+def test_plot_a_matrix_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    sample = str(DATA / "matrix-sample.json")
+    fig = _drawn(monkeypatch, sample, "--kind", "matrix", "--size", "column", "-o", "m.pdf")
+    assert fig.get_size_inches()[0] == 3.5
+    assert len([ax for ax in fig.axes if ax.images]) == 1
+    # Two files: two matrices side by side, named by their files.
+    big = str(DATA / "matrix-synthetic.csv")
+    fig = _drawn(monkeypatch, sample, big, "--kind", "matrix", "-o", "m.png")
+    titles = [ax.get_title() for ax in fig.axes if ax.images]
+    assert titles == ["matrix-sample.json", "matrix-synthetic.csv"]
+
+
 def test_compare_with_itself(swept: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compare", str(swept), str(swept)]) == 0
     out = capsys.readouterr().out
-    assert out.count("no change") == 4 + 1  # four rows and the summary
+    # Measured with a fixed count, each point is one ring instance: too few to decide,
+    # never "no change", even against itself.
+    assert "0 slower, 0 faster, 0 no change, 4 too few to decide" in out
 
 
 def test_compare_regression_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import FAST
 
 import ctxbench
-from ctxbench.compare import compare, format_comparison
+from ctxbench.compare import TOO_FEW, compare, format_comparison
 
-# Enough samples per point for a rank test to reach p < 0.05 (3 against 3 cannot).
 REPS = 8
 
 
@@ -18,12 +18,42 @@ def base() -> pd.DataFrame:
 
 def steady(df: pd.DataFrame) -> pd.DataFrame:
     """A real run's frame with narrow, positive samples, so a 1.5x shift is unambiguous
-    whatever noise the machine had (a wide real spread can overlap its own shifted copy)."""
-    return df.assign(value=5.0 + 0.01 * df["repetition"])
+    whatever noise the machine had (a wide real spread can overlap its own shifted copy), as
+    if each repetition had been a ring instance of its own."""
+    return df.assign(value=5.0 + 0.01 * df["repetition"], instance=df["repetition"])
 
 
 def scaled(df: pd.DataFrame, factor: float) -> pd.DataFrame:
     return df.assign(value=df["value"] * factor)
+
+
+def leveled(
+    rng: np.random.Generator, level: float, instances: int, sd_instance: float, run: str
+) -> pd.DataFrame:
+    """A synthetic point measured as precision mode measures it: `instances` ring instances
+    of 2 blocks of 4 repetitions, each instance at its own level (relative spread
+    `sd_instance`), each block and repetition with a little noise of its own."""
+    rows = []
+    rep = 0
+    for i in range(instances):
+        at = level * (1 + sd_instance * rng.standard_normal())
+        for b in range(2):
+            block = at * (1 + 0.003 * rng.standard_normal())
+            for _ in range(4):
+                value = block * (1 + 0.003 * rng.standard_normal())
+                rows.append((rep, 2 * i + b, i, value))
+                rep += 1
+    df = pd.DataFrame(rows, columns=["repetition", "block", "instance", "value"])
+    return df.assign(
+        benchmark="ring",
+        engine="process",
+        transport="pipe",
+        placement="single",
+        size_kb=0,
+        parallel=1,
+        procs=2,
+        run_id=run,
+    )
 
 
 def test_self_comparison_is_no_change(base: pd.DataFrame) -> None:
@@ -31,21 +61,84 @@ def test_self_comparison_is_no_change(base: pd.DataFrame) -> None:
     assert len(table) == 2
     assert (table["verdict"] == "no change").all()
     assert (table["ratio"] == 1.0).all() and not table["regressed"].any()
+    assert ((table["ratio_low"] < 1) & (table["ratio_high"] > 1)).all()
     assert (table["n_base"] == REPS).all()
+    assert (table["level_base"] == "instance").all() and (table["units_base"] == REPS).all()
+
+
+def test_one_ring_instance_is_too_few_to_decide(base: pd.DataFrame) -> None:
+    # lmbench's fixed count: many repetitions of one ring, not independent draws of the
+    # next run, whatever they look like.
+    one_ring = base.assign(instance=0)
+    table = compare(one_ring, scaled(one_ring, 1.5))
+    assert (table["verdict"] == TOO_FEW).all() and (table["level_base"] == "repetition").all()
 
 
 def test_slower_and_regressed(base: pd.DataFrame) -> None:
     table = compare(base, scaled(base, 1.5), threshold=0.05)
     assert (table["verdict"] == "slower").all() and table["regressed"].all()
     assert table["ratio"].round(6).eq(1.5).all()
-    assert (table["p_value"] < 0.05).all()
-    # Slower but within the threshold: reported, not a regression.
-    assert not compare(base, scaled(base, 1.5), threshold=0.6)["regressed"].any()
+    assert (table["ratio_low"] > 1).all() and (table["p_value"] < 0.05).all()
+
+
+def test_a_difference_below_the_threshold_is_no_change_whatever_its_p_value(
+    base: pd.DataFrame,
+) -> None:
+    table = compare(base, scaled(base, 1.5), threshold=0.6)
+    assert (table["p_value"] < 0.001).all()
+    assert (table["verdict"] == "no change").all() and not table["regressed"].any()
 
 
 def test_faster(base: pd.DataFrame) -> None:
     table = compare(base, scaled(base, 0.5))
     assert (table["verdict"] == "faster").all() and not table["regressed"].any()
+    assert (table["ratio_high"] < 1).all()
+
+
+def test_one_sample_is_too_few_to_decide(base: pd.DataFrame) -> None:
+    one = base[base["repetition"] == 0]
+    table = compare(one, scaled(base, 3.0))
+    assert (table["verdict"] == TOO_FEW).all() and not table["regressed"].any()
+    assert f"2 {TOO_FEW}" in format_comparison(table)
+
+
+def test_instances_are_the_replicate_when_they_differ() -> None:
+    rng = np.random.default_rng(1)
+    a = leveled(rng, 5.0, 6, 0.05, "a")
+    table = compare(a, leveled(rng, 5.0, 6, 0.05, "b"))
+    assert table["level_base"].tolist() == ["instance"]
+    assert table["units_base"].tolist() == [6]
+    # Taking every repetition for an independent draw would claim far more certainty.
+    flat = a.assign(instance=a["repetition"], block=a["repetition"])
+    naive = compare(flat, flat)
+    assert naive["level_base"].tolist() == ["instance"] and naive["units_base"].tolist() == [48]
+    width = float(table["ratio_high"].iloc[0] - table["ratio_low"].iloc[0])
+    assert width > 2 * float(naive["ratio_high"].iloc[0] - naive["ratio_low"].iloc[0])
+
+
+def test_several_runs_of_a_side_are_its_replicates() -> None:
+    rng = np.random.default_rng(2)
+    runs = pd.concat([leveled(rng, 5.0, 4, 0.02, f"r{k}") for k in range(3)])
+    table = compare(runs, leveled(rng, 5.0, 4, 0.02, "new"))
+    assert table["level_base"].tolist() == ["run"] and table["units_base"].tolist() == [3]
+    assert table["level_new"].tolist() == ["instance"]
+
+
+def test_same_code_is_rarely_called_different_and_a_real_change_is_found() -> None:
+    # The model's promise on fixed samples: A/A pairs drawn from one process with an
+    # instance effect are called different in about 5 % of pairs at most; a 10 % slowdown
+    # measured the same way is found in almost all.
+    rng = np.random.default_rng(3)
+    alarms = found = 0
+    pairs = 200
+    for k in range(pairs):
+        base = leveled(rng, 5.0, 6, 0.02, f"b{k}")
+        same = compare(base, leveled(rng, 5.0, 6, 0.02, f"n{k}"), threshold=0.0)
+        alarms += same["verdict"].iloc[0] != "no change"
+        slower = compare(base, leveled(rng, 5.5, 6, 0.02, f"s{k}"), threshold=0.02)
+        found += slower["verdict"].iloc[0] == "slower"
+    assert alarms / pairs <= 0.08, alarms
+    assert found / pairs >= 0.9, found
 
 
 def test_only_matching_points(base: pd.DataFrame) -> None:
@@ -58,18 +151,29 @@ def test_only_matching_points(base: pd.DataFrame) -> None:
         compare(base, base.assign(size_kb=64))
 
 
+def test_runs_from_different_machines_say_so(base: pd.DataFrame) -> None:
+    other = base.assign(cpu_model="Some Other CPU")
+    table = compare(base, scaled(other, 1.5))
+    assert any(note.startswith("cpu_model") for note in table.attrs["context"])
+    assert "may be the machine's, not the code's" in format_comparison(table).splitlines()[-1]
+    assert compare(base, base).attrs["context"] == []
+
+
 def test_format(base: pd.DataFrame) -> None:
-    text = format_comparison(compare(base, scaled(base, 1.5)))
+    text = format_comparison(compare(base, scaled(base, 1.5), threshold=0.05))
     lines = text.splitlines()
     assert lines[0].split()[:2] == ["engine/transport", "placement"]
-    assert len(lines) == 1 + 2 + 1
-    assert "1.50x" in lines[1] and "slower (regressed)" in lines[1]
-    assert lines[-1] == "2 slower, 0 faster, 0 no change; 2 regressed by more than 5%"
+    assert len(lines) == 1 + 2 + 2
+    assert "1.500x [" in lines[1] and "slower (regressed)" in lines[1]
+    assert "8 instances" in lines[1]
+    assert lines[3] == "2 slower, 0 faster, 0 no change"
+    assert "within ±5% is no change whatever its p-value" in lines[4]
 
 
-def test_threshold_must_be_non_negative(base: pd.DataFrame) -> None:
+@pytest.mark.parametrize("threshold", [-1, 1.0, "5%", float("nan")])
+def test_threshold_must_be_a_fraction(base: pd.DataFrame, threshold: object) -> None:
     with pytest.raises(ValueError, match="threshold"):
-        compare(base, base, threshold=-1)
+        compare(base, base, threshold=threshold)  # type: ignore[arg-type]
 
 
 def test_test_ids_are_part_of_the_point(base: pd.DataFrame) -> None:
@@ -83,4 +187,20 @@ def test_test_ids_are_part_of_the_point(base: pd.DataFrame) -> None:
     assert verdicts == {"test_x.py::test_a": {"no change"}, "test_x.py::test_b": {"slower"}}
     text = format_comparison(table)
     assert text.splitlines()[0].split()[:2] == ["test", "engine/transport"]
-    assert "test_x.py::test_b" in text.splitlines()[-2]
+    assert "test_x.py::test_b" in text.splitlines()[4]
+
+
+@pytest.mark.parametrize(
+    "kw", [{}, {"threads": True}, {"engine": "thread", "transport": "futex"}, {"engine": "fiber"}]
+)
+def test_ping_pong_compares_and_perf_s_fixed_loop_is_too_few(kw: dict) -> None:
+    kw = {"placement": "single", "max_time": 0.2, "min_time": 0.001, **kw}
+    a, b = ctxbench.pingpong(**kw), ctxbench.pingpong(**kw)
+    table = compare(a, b)
+    assert table["benchmark"].tolist() == ["pingpong"]
+    assert table["n_base"].iloc[0] == len(a.samples_us) > 1
+    # Two instances on each side decide; one (a loaded machine's time cap) is too few.
+    replicated = min(len(a.instance_blocks), len(b.instance_blocks)) >= 2
+    assert (table["verdict"].iloc[0] != TOO_FEW) == replicated
+    fixed = ctxbench.pingpong(2000, **kw)
+    assert compare(fixed, b)["verdict"].tolist() == [TOO_FEW]

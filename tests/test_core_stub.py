@@ -2,18 +2,23 @@
 
 ``mypy.stubtest`` (run in CI) checks the stub's functions and constants against the module;
 it cannot see inside the dicts the functions return. These tests hold the stub's TypedDicts
-against real results, and the result classes against the TypedDicts they mirror.
+against real results, the result classes against the TypedDicts they mirror, and both against
+the one declaration they are written from (``schema.RECORDS``, ``ctxbench._codegen``).
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pytest
+
 import ctxbench
-from ctxbench import _core
+from ctxbench import _codegen, _core, schema
 
 STUB = Path(_core.__file__).with_name("_core.pyi")
 
@@ -72,3 +77,100 @@ def test_result_classes_mirror_their_typeddicts() -> None:
     ]:
         fields = {f.name for f in dataclasses.fields(cls)} - {"metadata"}
         assert fields == stub[typeddict], cls.__name__
+
+
+# The declaration of each result kind (``schema.RECORDS``) is the one list of its fields: the
+# result class and the stub are written from it, and the core's values are held against it.
+
+_DTYPES = {"int": np.int64, "float": np.float64, "bool": np.bool_}
+
+
+def _check_declared(value: Any, spec: schema.Field, where: str) -> None:
+    if value is None:
+        assert spec.nullable, f"{where}: None, but not declared nullable"
+    elif spec.type == "dict":
+        assert isinstance(value, dict), where
+        for key, inner in (spec.fields or {}).items():
+            _check_declared(value[key], inner, f"{where}.{key}")
+    elif not spec.shape:
+        types = {"int": int, "float": float, "bool": bool, "str": str}[spec.type]
+        assert isinstance(value, types) and (spec.type == "bool") == isinstance(value, bool), where
+    elif spec.type == "str":
+        assert isinstance(value, list) and all(isinstance(v, str) for v in value), where
+        if spec.literals:
+            assert set(value) <= set(spec.literals), f"{where}: {value} not in {spec.literals}"
+    elif spec.ragged:
+        assert isinstance(value, list), where
+        for v in value:
+            assert isinstance(v, np.ndarray) and v.dtype == _DTYPES[spec.type], where
+    else:
+        dtype = np.uint64 if spec.unsigned else _DTYPES[spec.type]
+        assert isinstance(value, np.ndarray) and value.dtype == dtype, f"{where}: {value!r}"
+
+
+@pytest.mark.parametrize("precise", [False, True])
+def test_the_core_gives_what_each_field_declares(precise: bool) -> None:
+    fixed = {"precision": 0.5, "max_time": 0.05} if precise else {"repetitions": 2}
+    raw: dict[str, Any] = dict(
+        _core.ring([2, 3], min_time=0.002, warmup=0, record_hops=True, **fixed)
+    )
+    declared = {k: v for k, v in schema.RING.items() if k not in _codegen.ADDED_IN_PYTHON}
+    assert set(raw) == set(declared)
+    for name, spec in declared.items():
+        _check_declared(raw[name], spec, name)
+    pingpong: dict[str, Any] = dict(_core.pingpong(100))
+    for name, spec in schema.PINGPONG.items():
+        if name not in _codegen.ADDED_IN_PYTHON:
+            _check_declared(pingpong[name], spec, name)
+
+
+def test_the_generated_code_is_current(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _codegen.main(["--check"]) == 0, capsys.readouterr().out
+
+
+def test_a_new_field_is_one_declaration(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = _codegen.expected()
+    ring = dict(schema.RING)
+    metadata = ring.pop("metadata")
+    ring["knee_kb"] = schema.Field("float", ("points",), min=0, required=False)
+    monkeypatch.setitem(schema.RECORDS, "ring", {**ring, "metadata": metadata})
+    after = _codegen.expected()
+    added = {
+        path.name: [line.strip() for line in after[path].splitlines() if "knee_kb" in line]
+        for path in after
+    }
+    assert added == {
+        "result.py": [
+            "knee_kb: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))"
+        ],
+        "_core.pyi": ["knee_kb: _Floats"],
+    }
+    for path in before:
+        changed = set(after[path].splitlines()) ^ set(before[path].splitlines())
+        assert changed == {line for line in after[path].splitlines() if "knee_kb" in line}
+    # A dataclass needs its defaults last: a required field after an optional one is refused.
+    monkeypatch.setitem(schema.RECORDS, "ring", {**ring, "late": schema.Field("int")})
+    with pytest.raises(ValueError, match="late: a required field after the optional"):
+        _codegen.expected()
+
+
+def test_ring_config_is_what_a_ring_records_of_what_was_asked() -> None:
+    cpu = min(os.sched_getaffinity(0))
+    for kwargs in [
+        {"min_time": 0.002, "repetitions": 2, "warmup": 0, "placement": "single", "cpu": cpu},
+        {"min_time": 0.002, "precision": 0.5, "max_time": 0.02, "record_hops": True},
+    ]:
+        config = dict(_core.ring_config([2], **kwargs))
+        assert set(config) == set(schema.CONFIG)
+        raw: dict[str, Any] = dict(_core.ring([2], **kwargs))
+        assert config == {k: raw[k] for k in schema.CONFIG} == dict(_core.ring_check([2], **kwargs))
+
+
+def test_ring_check_checks_this_machine_and_ring_config_does_not() -> None:
+    elsewhere = max(set(range(1024)) - os.sched_getaffinity(0))
+    assert _core.ring_config([2], placement=[elsewhere])["placement"] == f"[{elsewhere}]"
+    with pytest.raises(ValueError, match="outside this process's affinity mask"):
+        _core.ring_check([2], placement=[elsewhere])
+    for check in (_core.ring_config, _core.ring_check):
+        with pytest.raises(ValueError, match="transport"):
+            check([2], engine="fiber", transport="pipe")

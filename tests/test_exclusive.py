@@ -14,7 +14,7 @@ import pytest
 from conftest import FAST
 
 import ctxbench
-from ctxbench import _exclusive, api
+from ctxbench import _exclusive, api, metadata
 
 # Holds the lock for `seconds`, printing "held" once it has it and its release time after.
 HOLD = """
@@ -140,7 +140,7 @@ def test_without_a_private_directory_it_measures_and_says_so(
 
 
 def test_the_kernel_id_follows_the_fleets_override(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(_exclusive.BOOT_ID_ENV, "boot-a")
+    monkeypatch.setenv(metadata.BOOT_ID_ENV, "boot-a")
     a = _exclusive.kernel_id()
-    monkeypatch.setenv(_exclusive.BOOT_ID_ENV, "boot-b")
+    monkeypatch.setenv(metadata.BOOT_ID_ENV, "boot-b")
     assert a != _exclusive.kernel_id()

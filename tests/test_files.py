@@ -8,6 +8,7 @@ import os
 import re
 import stat
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ import pandas as pd
 import pytest
 
 import ctxbench
-from ctxbench import files
+from ctxbench import files, result, xgraph
 
 
 def same_frames(a: pd.DataFrame, b: pd.DataFrame) -> None:
@@ -63,7 +64,7 @@ def test_xgraph_round_trip(results: list[ctxbench.RingResult], tmp_path: Path) -
         np.testing.assert_allclose(rows["value"], r.latency_us, atol=0.005)
         np.testing.assert_allclose(rows["overhead_us"], r.overhead_us, atol=0.005)
     assert set(df["placement"]) == {"unknown"} and set(df["source"]) == {"xgraph"}
-    assert files.write_xgraph(results[0]) == results[0].to_xgraph()
+    assert xgraph.write(results[0]) == results[0].to_xgraph()
 
 
 LMBENCH = """
@@ -99,7 +100,7 @@ def test_lmbench_xgraph_sniffed(tmp_path: Path) -> None:
 )
 def test_malformed_xgraph_names_the_line(text: str, line: int, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=rf"line {line}: "):
-        files.read_xgraph(text)
+        xgraph.read(text)
     path = tmp_path / "bad.txt"
     path.write_text(text)
     with pytest.raises(ValueError, match=rf"bad.txt: line {line}: "):
@@ -108,12 +109,12 @@ def test_malformed_xgraph_names_the_line(text: str, line: int, tmp_path: Path) -
 
 def test_xgraph_error_message() -> None:
     with pytest.raises(ValueError, match=r"line 4: expected '<procs> <µs>'"):
-        files.read_xgraph('"size=0k ovr=1.0\n2 3.0\n\n4 5 6\n')
+        xgraph.read('"size=0k ovr=1.0\n2 3.0\n\n4 5 6\n')
 
 
 def test_empty_xgraph() -> None:
     with pytest.raises(ValueError, match="no data points"):
-        files.read_xgraph("\n\n")
+        xgraph.read("\n\n")
 
 
 # Foreign and damaged files: each loader checks what it reads against ctxbench.schema and
@@ -322,7 +323,7 @@ def test_save_into_a_read_only_directory_names_the_path(
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o027, 0o002, 0o077])
-def test_every_format_gets_the_umask_mode(
+def test_a_new_file_gets_the_umask_mode_and_a_rewrite_keeps_its_own(
     results: list[ctxbench.RingResult], umask: int, tmp_path: Path
 ) -> None:
     if importlib.util.find_spec("pyarrow") is None:
@@ -331,10 +332,12 @@ def test_every_format_gets_the_umask_mode(
     try:
         for suffix in SUFFIXES:
             path = tmp_path / f"r{suffix}"
-            path.touch(mode=0o600)
-            path.chmod(0o600)  # an existing file is replaced, not rewritten in place
             files.save(results, path)
             assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask, suffix
+            for mode in (0o600, 0o640, 0o664):
+                path.chmod(mode)
+                files.save(results, path)  # replaced by a new file, with the old one's mode
+                assert stat.S_IMODE(path.stat().st_mode) == mode, (suffix, oct(mode))
     finally:
         os.umask(old)
 
@@ -411,3 +414,53 @@ def test_precision_results_in_every_format(tmp_path: Path) -> None:
         files.save(r, tmp_path / f"p{suffix}")
         df = files.load(tmp_path / f"p{suffix}")
         assert len(df) == rows and set(df["stopped"]) <= {"precision", "time_cap"}
+
+
+def test_load_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "r.json"
+    os.mkfifo(fifo)  # nobody writes to it: reading it would wait forever
+    zeros = tmp_path / "z.csv"
+    zeros.symlink_to("/dev/zero")  # never ends
+    cases = [
+        (lambda: files.load(fifo), "r.json: not a regular file (a FIFO)"),
+        (lambda: result.load_results(fifo), "r.json: not a regular file (a FIFO)"),
+        (lambda: files.load(zeros), "z.csv: not a regular file (a character device)"),
+        (lambda: files.load("/dev/zero"), "/dev/zero: not a regular file (a character device)"),
+    ]
+    messages: list[str] = []
+
+    def load_each() -> None:
+        for load, _ in cases:
+            with pytest.raises(ValueError) as e:
+                load()
+            messages.append(str(e.value))
+
+    t = threading.Thread(target=load_each, daemon=True)
+    t.start()
+    t.join(timeout=60)
+    assert not t.is_alive(), "load() hung"
+    assert len(messages) == len(cases)
+    for message, (_, expected) in zip(messages, cases):
+        assert expected in message
+
+
+def test_save_never_replaces_a_device(results: list[ctxbench.RingResult], tmp_path: Path) -> None:
+    for suffix in SUFFIXES:
+        link = tmp_path / f"null{suffix}"
+        link.symlink_to("/dev/null")
+        with pytest.raises(ValueError, match="not a regular file \\(a character device\\)"):
+            files.save(results, link)
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"null{s}" for s in SUFFIXES)
+
+
+def test_formats_are_one_registry(results: list[ctxbench.RingResult], tmp_path: Path) -> None:
+    if importlib.util.find_spec("pyarrow") is None:
+        pytest.skip("pyarrow is not installed")
+    for suffix, fmt in files.FORMATS.items():
+        path = tmp_path / f"r{suffix}"
+        files.save(results, path)
+        assert files.format_of(path) is fmt
+        assert len(files.load(path)) > 0
+    with pytest.raises(ValueError, match=r"unknown suffix; use \.json, \.csv, \.parquet"):
+        files.save(results, tmp_path / "r.dat")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -17,12 +18,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from conftest import FAST
 
 import ctxbench
-from ctxbench import fleet, metadata
+from ctxbench import files, fleet, metadata
 from ctxbench.compare import compare
+
+pytestmark = pytest.mark.slow
 
 distributed = pytest.importorskip(
     "distributed", reason="fleet runs need distributed: pip install 'ctxbench[fleet]'"
@@ -42,10 +46,12 @@ class Cluster:
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.address = ""
 
-    def _spawn(self, name: str, args: list[str], env: dict[str, str] | None = None) -> None:
+    def _spawn(
+        self, name: str, args: list[str], env: dict[str, str] | None = None, prefix: tuple = ()
+    ) -> None:
         with open(self.tmp / f"{name}.log", "wb") as log:
             self.procs[name] = subprocess.Popen(
-                [sys.executable, "-m", "dask", *args],
+                [*prefix, sys.executable, "-m", "dask", *args],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env={**os.environ, **(env or {})},
@@ -68,12 +74,15 @@ class Cluster:
         time.sleep(0.05)  # written in one go, but let the writer finish
         self.address = json.loads(self.file.read_text())["address"]
 
-    def start_workers(self, workers: dict[str, dict[str, str]], *extra: str) -> None:
-        """Start workers (name -> extra environment) and wait until all are registered."""
+    def start_workers(
+        self, workers: dict[str, dict[str, str]], *extra: str, prefix: tuple = ()
+    ) -> None:
+        """Start workers (name -> extra environment) and wait until all are registered;
+        ``prefix`` runs them under a command (``taskset -c 0``)."""
         for name, env in workers.items():
             args = ["worker", "--scheduler-file", str(self.file), "--nthreads", "1"]
             args += ["--name", name, "--no-dashboard", "--no-nanny", *extra]
-            self._spawn(name, args, env)
+            self._spawn(name, args, env, prefix)
         with distributed.Client(self.address, set_as_default=False) as client:
             self._wait(lambda: set(workers) <= self.names(client), f"workers {sorted(workers)}")
 
@@ -123,9 +132,9 @@ def test_one_kernel_measures_one_point_at_a_time(
     # another machine on the same kernel (as two containers of one host are).
     cluster.start_workers(
         {
-            "w1": {fleet.MACHINE_ID_ENV: "install-a"},
-            "w2": {fleet.MACHINE_ID_ENV: "install-b"},
-            "w3": {fleet.MACHINE_ID_ENV: "install-a"},
+            "w1": {metadata.MACHINE_ID_ENV: "install-a"},
+            "w2": {metadata.MACHINE_ID_ENV: "install-b"},
+            "w3": {metadata.MACHINE_ID_ENV: "install-a"},
         }
     )
     # The client's cached scheduler_info() can list no workers (distributed >= 2025 refreshes
@@ -177,8 +186,8 @@ def test_one_kernel_measures_one_point_at_a_time(
 def test_lost_worker_then_resume(cluster: Cluster, tmp_path: Path) -> None:
     # Two machines (two kernels): they measure in parallel, and w2 dies mid-sweep.
     env = {
-        "w1": {fleet.MACHINE_ID_ENV: "host-1", fleet.BOOT_ID_ENV: "boot-1"},
-        "w2": {fleet.MACHINE_ID_ENV: "host-2", fleet.BOOT_ID_ENV: "boot-2"},
+        "w1": {metadata.MACHINE_ID_ENV: "host-1", metadata.BOOT_ID_ENV: "boot-1"},
+        "w2": {metadata.MACHINE_ID_ENV: "host-2", metadata.BOOT_ID_ENV: "boot-2"},
     }
     cluster.start_workers(env)
     out = tmp_path / "fleet.json"
@@ -251,7 +260,43 @@ def test_other_ctxbench_version_is_refused(cluster: Cluster, tmp_path: Path) -> 
     message = str(info.value)
     assert "'old'" in message and "0.0.0+other" in message
     assert ctxbench.__version__ in message
-    assert results(out) == []
+    assert not out.exists(), "nothing measured: no empty out file left"
+
+
+def test_a_fleet_sweep_writes_the_format_out_names_and_checks_the_grid_on_each_machine(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    from ctxbench.cli import main
+
+    cpus = sorted(os.sched_getaffinity(0))
+    taskset = shutil.which("taskset")
+    # A worker that may use one CPU only: the client, which may use more, cannot tell.
+    cluster.start_workers({"w1": {}}, prefix=(taskset, "-c", str(cpus[0])) if taskset else ())
+    out = tmp_path / "r.csv"
+    args = ["sweep", "--procs", "2", "--placements", "single", "-N", "3", "-W", "0",
+            "--min-time", "0.002", "--no-progress", "--scheduler", cluster.address,
+            "--out", str(out)]  # fmt: skip
+    assert main(args) == 0
+    assert out.read_text().startswith("benchmark,"), "not CSV"
+    table = pd.read_csv(out)
+    assert len(table) == 3 and set(table["worker"]) == {"w1"}
+    assert len(files.load(out)) == 3
+    assert main(args) == 0  # resumed: nothing measured again
+    assert pd.read_csv(out)["started"].tolist() == table["started"].tolist()
+    if taskset is None or len(cpus) < 2:
+        return
+    with pytest.raises(fleet.FleetError, match="nothing was measured: worker 'w1'.*affinity"):
+        ctxbench.sweep(out=out, scheduler=cluster.address, **{**GRID, "placements": [[cpus[1]]]})
+    assert len(pd.read_csv(out)) == 3
+
+
+def test_a_fleet_sweep_is_refused_an_out_another_sweep_writes(tmp_path: Path) -> None:
+    from ctxbench import grid
+
+    out = tmp_path / "f.json"
+    with grid.OutFile.open(out), pytest.raises(OSError, match="another sweep"):
+        # Refused before it connects: the scheduler address is never tried.
+        ctxbench.sweep(out=out, scheduler="tcp://127.0.0.1:9", **GRID)
 
 
 def test_unreachable_scheduler_fails_fast(tmp_path: Path) -> None:
@@ -266,16 +311,16 @@ def test_unreachable_scheduler_fails_fast(tmp_path: Path) -> None:
 
 
 def test_machine_identity(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = fleet.machine_identity()
+    real = metadata.machine_identity()
     assert len(real["machine"]) == 17 and real["machine"].endswith(real["kernel"])
     # The raw ids are not published.
     with open("/proc/sys/kernel/random/boot_id") as f:
         assert f.read().strip()[:8] not in real["machine"]
-    monkeypatch.setenv(fleet.MACHINE_ID_ENV, "other-install")
-    other = fleet.machine_identity()
+    monkeypatch.setenv(metadata.MACHINE_ID_ENV, "other-install")
+    other = metadata.machine_identity()
     assert other["machine"] != real["machine"] and other["kernel"] == real["kernel"]
-    monkeypatch.setenv(fleet.BOOT_ID_ENV, "other-boot")
-    assert fleet.machine_identity()["kernel"] != real["kernel"]
+    monkeypatch.setenv(metadata.BOOT_ID_ENV, "other-boot")
+    assert metadata.machine_identity()["kernel"] != real["kernel"]
 
 
 def test_scheduler_or_client_not_both() -> None:
@@ -411,3 +456,34 @@ def test_hostname_false_withholds_every_name_of_the_host(cluster: Cluster, tmp_p
     # Resumed: nothing measured again.
     again = ctxbench.sweep(sizes_kb=[0], out=out, scheduler=cluster.address, hostname=False, **GRID)
     assert len(again) == len(df)
+
+
+@pytest.mark.slow  # a cluster, two matrices and a CLI run: about 25 s on 2 CPUs
+def test_a_matrix_per_machine_one_table_back(
+    cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two installations on this one kernel: each measures its own matrix, one at a time.
+    cluster.start_workers(
+        {"m1": {metadata.MACHINE_ID_ENV: "a"}, "m2": {metadata.MACHINE_ID_ENV: "b"}}
+    )
+    quick = {"repetitions": 1, "min_time": 0.001, "warmup": 0, "progress": False}
+    out = tmp_path / "matrix.json"
+    df = ctxbench.matrix(scheduler=cluster.address, out=out, **quick)
+    n = len(os.sched_getaffinity(0))
+    assert df.groupby("worker")["cpu_from"].size().to_dict() == {"m1": n * n, "m2": n * n}
+    assert df["machine"].nunique() == 2 and (df["benchmark"] == "matrix").all()
+    assert [rec["kind"] for rec in results(out)] == ["matrix", "matrix"]
+    assert len(ctxbench.load(out)) == len(df)
+    fig = ctxbench.plot.matrix(df)
+    assert len(fig.axes) == 2 + 1 + 1, "two machines side by side, one summary, one colour bar"
+    with pytest.raises(ValueError, match="hostname"):
+        ctxbench.matrix(scheduler=cluster.address, hostname=False, **quick)
+
+    from ctxbench.cli import main
+
+    png = tmp_path / "m.png"
+    args = ["matrix", "--scheduler", cluster.address, "--no-progress", "-N", "1"]
+    assert main([*args, "--min-time", "0.001", "--plot", str(png)]) == 0
+    text = capsys.readouterr().out
+    assert text.count("\n# ") + text.startswith("# ") == 2 and "same-cpu" in text
+    assert png.stat().st_size > 0

@@ -11,6 +11,8 @@ import sys
 import pytest
 from cgroups import limited, run_in
 
+pytestmark = pytest.mark.slow
+
 GIB = 1 << 30
 
 # Prints the exception's type and message, or OK; any other ending (a panic, a kill by the

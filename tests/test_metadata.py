@@ -21,7 +21,9 @@ Collector = Callable[[dict[str, str]], dict[str, object]]
 EXPECTED_TYPES: dict[str, tuple[type, ...]] = {
     "ctxbench_version": (str,),
     "date": (str,),
+    "run_id": (str,),
     "hostname": (str,),
+    "machine": (str,),
     "kernel": (str,),
     "cpu_model": (str,),
     "cpu_count": (int,),
@@ -392,16 +394,28 @@ def with_(**changes: object) -> dict[str, object]:
     return {**QUIET, **changes}
 
 
+UNPINNED = (
+    "unpinned: the share of hops that cross CPUs (slow) varies run to run; pin: --placement single"
+)
+
+
 def test_hints_quiet_machine() -> None:
     assert md.hints(QUIET, placement="spread") == []
+    assert md.hints(QUIET, placement="0,1") == []
 
 
-def test_hints_vm_unpinned_only() -> None:
-    meta = with_(hypervisor=True)
-    assert md.hints(meta, placement="spread") == [
-        "unpinned on a VM: pin with --placement single for steadier numbers"
-    ]
-    assert md.hints(meta, placement="single") == []
+def test_hints_unpinned_only_for_the_default_placement() -> None:
+    for meta in (QUIET, with_(hypervisor=True)):
+        assert md.hints(meta, placement="default") == [UNPINNED]
+        for pinned in ("single", "spread", "balanced", "3"):
+            assert md.hints(meta, placement=pinned) == []
+
+
+def test_hints_stable_run_keeps_only_the_unpinned_hint() -> None:
+    busy = with_(cpu_count=2, loadavg=[9.0, 1.0, 1.0])
+    assert len(md.hints(busy, placement="single")) == 2
+    assert md.hints(busy, placement="single", stable=True) == []
+    assert md.hints(busy, placement="default", stable=True) == [UNPINNED]
 
 
 def test_hints_individual() -> None:
@@ -430,7 +444,7 @@ def test_hints_everything_bad_are_single_short_lines() -> None:
         "cgroup_cpu_quota": 0.25,
         "clocksource": "acpi_pm",
     }
-    out = md.hints(meta, placement="spread")
+    out = md.hints(meta, placement="default")
     assert len(out) == 6
     for hint in out:
         assert "\n" not in hint and len(hint) < 100, hint

@@ -21,6 +21,7 @@ def test_committed_without_outputs(path: Path) -> None:
             assert cell.outputs == [] and cell.execution_count is None, "clear the outputs"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The kernel inherits the environment: small parameters, and a scratch working directory.

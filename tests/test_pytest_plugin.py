@@ -99,7 +99,7 @@ def test_an_unwritable_save_place_is_a_usage_error_before_measuring(
     pytester.makepyfile(test_inner=INNER)
     if option == "--ctxbench-save":
         args = [option, str(pytester.path / "missing" / "results.json")]
-        expected = "*--ctxbench-save *results.json: no such directory *missing*"
+        expected = "*--ctxbench-save: *No such file or directory*missing/results.json*"
     else:
         (pytester.path / ".ctxbench").write_text("a file where the folder goes")
         args = [option]
@@ -189,6 +189,9 @@ def fabricate(src: Path, dst: Path, samples: list[float]) -> Path:
         rec["samples_us"] = rec["raw_samples_us"] = [[v] * n for v in samples]
         rec["overhead_samples_us"] = [[0.0] * n for _ in samples]
         rec["repetitions"] = len(samples)
+        # As if every sample came from a ring instance of its own.
+        rec["block"] = [1] * n
+        rec["instance_blocks"] = [[1] * len(samples)] * n
     dst.write_text(json.dumps(doc))
     return dst
 
@@ -202,38 +205,71 @@ def measured(pytester: pytest.Pytester) -> Path:
     return path
 
 
+def exact(
+    pytester: pytest.Pytester,
+    measured: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    base: list[float],
+    new: list[float],
+    *options: str,
+) -> pytest.RunResult:
+    """A run of test_fixed whose "measurement" has exactly the samples `new`, compared with a
+    baseline that has exactly `base`: the verdict is known in advance, whatever the load."""
+    fabricate(measured, pytester.path / "a.json", base)
+    doc = json.loads((pytester.path / "a.json").read_text())
+    for rec in doc["results"]:
+        rec["metadata"]["test"] = "test_fixed.py::test_fixed"
+    (pytester.path / "base.json").write_text(json.dumps(doc))
+    monkeypatch.setenv("CTXBENCH_FIXED", str(fabricate(measured, pytester.path / "new.json", new)))
+    pytester.makepyfile(test_fixed=FIXED)
+    return pytester.runpytest("test_fixed.py", "--ctxbench-compare", "base.json", *options)
+
+
+SAMPLES = [5.0 + 0.01 * i for i in range(8)]
+
+
 def test_faster_baseline_fails_naming_test_point_and_figures(
-    pytester: pytest.Pytester, measured: Path
+    pytester: pytest.Pytester, measured: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Samples of a few nanoseconds: any real switch is far slower.
-    base = fabricate(measured, pytester.path / "base.json", [0.001 * (1 + i) for i in range(12)])
-    run = pytester.runpytest("--ctxbench-compare", str(base), "--ctxbench-compare-fail", "10%")
+    tiny = [0.001 * (1 + i) for i in range(8)]
+    run = exact(pytester, measured, monkeypatch, tiny, SAMPLES, "--ctxbench-compare-fail", "10%")
     run.assert_outcomes(failed=1)
     run.stdout.fnmatch_lines(
         [
-            "*ctxbench: test_inner.py::test_pinned is slower than the baseline by more than 10%:",
-            "*process/pipe placement=single size=4k P=1 procs=2: median * µs, baseline 0.007 µs*",
-            "*test_inner.py::test_pinned * slower REGRESSED",
-            "*compared with *base.json: 1 slower, 0 faster, 0 no change; 1 slower by more*",
-            "FAILED test_inner.py::test_pinned*",
+            "*ctxbench: test_fixed.py::test_fixed is slower than the baseline by more than 10%:",
+            "*process/pipe placement=single size=4k P=1 procs=2: 5.035 µs, baseline 0.005 µs*"
+            "95% interval of the ratio*baseline on 8 instances, this run on 8 instances)",
+            "*test_fixed.py::test_fixed * slower REGRESSED",
+            "*compared with base.json: 1 slower, 0 faster, 0 no change; 1 slower by more*",
+            "FAILED test_fixed.py::test_fixed*",
         ]
     )
 
 
-def test_slower_baseline_passes(pytester: pytest.Pytester, measured: Path) -> None:
-    base = fabricate(measured, pytester.path / "base.json", [1e5 + i for i in range(10)])
-    run = pytester.runpytest("--ctxbench-compare", str(base), "--ctxbench-compare-fail", "10")
+def test_slower_baseline_passes(
+    pytester: pytest.Pytester, measured: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    huge = [1e5 + i for i in range(8)]
+    run = exact(pytester, measured, monkeypatch, huge, SAMPLES, "--ctxbench-compare-fail", "10")
     run.assert_outcomes(passed=1)
-    run.stdout.fnmatch_lines(["*test_inner.py::test_pinned*faster*"])
+    run.stdout.fnmatch_lines(["*test_fixed.py::test_fixed*faster*"])
 
 
 def test_without_fail_a_regression_is_reported_not_failed(
-    pytester: pytest.Pytester, measured: Path
+    pytester: pytest.Pytester, measured: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    base = fabricate(measured, pytester.path / "base.json", [0.001 * (1 + i) for i in range(12)])
-    run = pytester.runpytest("--ctxbench-compare", str(base))
+    tiny = [0.001 * (1 + i) for i in range(8)]
+    run = exact(pytester, measured, monkeypatch, tiny, SAMPLES)
     run.assert_outcomes(passed=1)
-    run.stdout.fnmatch_lines(["*test_inner.py::test_pinned*slower*"])
+    run.stdout.fnmatch_lines(["*test_fixed.py::test_fixed*slower*"])
+
+
+def test_a_baseline_of_one_sample_is_too_few_to_decide(
+    pytester: pytest.Pytester, measured: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = exact(pytester, measured, monkeypatch, [0.001], SAMPLES, "--ctxbench-compare-fail", "1")
+    run.assert_outcomes(passed=1)
+    run.stdout.fnmatch_lines(["*0 slower, 0 faster, 0 no change, 1 too few to decide*"])
 
 
 @pytest.mark.parametrize(
@@ -248,25 +284,14 @@ def test_threshold_on_exact_samples(
     factor: float,
     passes: bool,
 ) -> None:
-    samples = [5.0 + 0.01 * i for i in range(8)]
-    fabricate(measured, pytester.path / "a.json", samples)
-    # The baseline as the plugin would have saved it for test_fixed.
-    base = json.loads((pytester.path / "a.json").read_text())
-    for rec in base["results"]:
-        rec["metadata"]["test"] = "test_fixed.py::test_fixed"
-    (pytester.path / "base.json").write_text(json.dumps(base))
-    new = fabricate(measured, pytester.path / "new.json", [v * factor for v in samples])
-    monkeypatch.setenv("CTXBENCH_FIXED", str(new))
-    pytester.makepyfile(test_fixed=FIXED)
-    run = pytester.runpytest(
-        "test_fixed.py", "--ctxbench-compare", "base.json", "--ctxbench-compare-fail", "10%"
-    )
+    new = [v * factor for v in SAMPLES]
+    run = exact(pytester, measured, monkeypatch, SAMPLES, new, "--ctxbench-compare-fail", "10%")
     if passes:
         run.assert_outcomes(passed=1)
     else:
         run.assert_outcomes(failed=1)
         run.stdout.fnmatch_lines(
-            ["*procs=2: median 7.553 µs, baseline 5.035 µs (+50.0%, Mann-Whitney p=*"]
+            ["*procs=2: 7.553 µs, baseline 5.035 µs (+50.0%, 95% interval of the ratio 1.*"]
         )
 
 

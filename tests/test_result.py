@@ -70,8 +70,9 @@ def test_wrong_format_or_version(tmp_path: Path) -> None:
         result.load_results(path)
 
 
-def test_pingpong_json(tmp_path: Path) -> None:
-    pingpong = ctxbench.pingpong(loops=1000)
+@pytest.mark.parametrize("loops", [1000, None], ids=["perf's fixed loop", "until precise"])
+def test_pingpong_json(tmp_path: Path, loops: int | None) -> None:
+    pingpong = ctxbench.pingpong(loops=loops, placement="single", max_time=0.05)
     path = tmp_path / "p.json"
     files.save([pingpong, ctxbench.ring([2], **FAST)], path)
     assert [r["kind"] for r in json.loads(path.read_text())["results"]] == ["pingpong", "ring"]
@@ -80,11 +81,19 @@ def test_pingpong_json(tmp_path: Path) -> None:
     for f in dataclasses.fields(pingpong):
         assert_same(getattr(pingpong, f.name), getattr(back, f.name))
     df = files.load(path)
-    pd.testing.assert_frame_equal(df.iloc[:1].dropna(axis=1), to_frame(pingpong))
+    rows = len(pingpong.samples_us)
+    assert rows == 1 if loops else rows >= 16
+    pd.testing.assert_frame_equal(
+        df.iloc[:rows].dropna(axis=1), to_frame(pingpong).dropna(axis=1), check_dtype=False
+    )
 
 
 def test_kinds_name_the_classes() -> None:
-    assert result.KINDS == {"ring": ctxbench.RingResult, "pingpong": ctxbench.PingpongResult}
+    assert result.KINDS == {
+        "ring": ctxbench.RingResult,
+        "pingpong": ctxbench.PingpongResult,
+        "matrix": ctxbench.MatrixResult,
+    }
     assert all(cls.kind == name for name, cls in result.KINDS.items())
     # The kind is the record's, not a field of the class.
     assert all("kind" not in {f.name for f in dataclasses.fields(c)} for c in result.KINDS.values())
@@ -94,7 +103,7 @@ def test_unknown_kind_is_rejected(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     path.write_text(json.dumps({"format": "ctxbench", "format_version": 1,
                                 "results": [{"kind": "bogus"}]}))  # fmt: skip
-    with pytest.raises(ValueError, match="list of ring or pingpong records"):
+    with pytest.raises(ValueError, match="list of ring or pingpong or matrix records"):
         result.load_results(path)
 
 

@@ -3,16 +3,18 @@ from __future__ import annotations
 import errno
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from conftest import FAST
 
 import ctxbench
-from ctxbench import files
+from ctxbench import files, metadata
 
 TINY = {"min_time": FAST["min_time"], "warmup": FAST["warmup"]}
 
@@ -169,13 +171,148 @@ def test_an_existing_out_is_checked_for_writing_too(
     assert ring.calls == []
 
 
-@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".xgraph", ".txt"])
-def test_out_is_json(suffix: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("suffix", [".xgraph", ".txt", ".dat", ""])
+def test_out_is_a_format_a_sweep_can_resume_from(suffix: str, tmp_path: Path) -> None:
     ring = CountingRing()
     out = tmp_path / f"s{suffix}"
-    with pytest.raises(ValueError, match="sweep writes a JSON results file; name it .json"):
+    message = "keeps too little" if suffix in (".xgraph", ".txt") else "unknown suffix"
+    with pytest.raises(ValueError, match=message):
         ctxbench.sweep(procs=[2], out=out, progress=False, measure=ring, **TINY)
     assert ring.calls == [] and not out.exists()
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_table_out_is_written_and_resumed(suffix: str, tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow") if suffix == ".parquet" else None
+    out = tmp_path / f"s{suffix}"
+    ring = CountingRing()
+    opts: dict[str, Any] = {"out": out, "progress": False, "measure": ring, "repetitions": 2}
+    first = ctxbench.sweep(procs=[2, 3], sizes_kb=[0, 4], **opts, **TINY)
+    assert len(ring.calls) == 4
+    table = pd.read_csv(out) if suffix == ".csv" else pd.read_parquet(out)
+    assert len(table) == len(first) == 4 * 2 and {"machine", "min_time"} <= set(table.columns)
+    again = ctxbench.sweep(procs=[2, 3], sizes_kb=[0, 4], **opts, **TINY)
+    assert len(ring.calls) == 4 and len(again) == len(first)
+    ctxbench.sweep(procs=[2, 3, 4], sizes_kb=[0, 4], **opts, **TINY)
+    assert [c["procs"] for c in ring.calls[4:]] == [[4], [4]]
+    assert sorted(files.load(out).groupby(["size_kb", "procs"]).size().index.tolist()) == [
+        (s, p) for s in (0, 4) for p in (2, 3, 4)
+    ]
+
+
+# What changes a point's number makes it another point: resuming measures it again.
+CHANGES: list[dict[str, Any]] = [
+    {"min_time": 0.003},
+    {"warmup": 1},
+    {"repetitions": 3},
+    {"record_hops": True},
+    {"timeout": 20.0},
+    {"placements": ["single"]},
+    {"parallel": 2},
+    {"repetitions": None, "precision": 0.5, "max_time": 0.02},
+    {"repetitions": None, "precision": 0.5, "max_time": 0.03},
+    {"repetitions": None, "precision": 0.4, "max_time": 0.02},
+    {"repetitions": None, "precision": 0.5, "max_time": 0.02, "max_repetitions": 20},
+]
+
+
+def test_a_point_measured_differently_is_measured_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "s.json"
+    ring = CountingRing()
+    base: dict[str, Any] = {"repetitions": 2, "min_time": 0.002, "warmup": 0}
+    opts: dict[str, Any] = {"procs": [2], "out": out, "progress": False, "measure": ring}
+    ctxbench.sweep(**opts, **base)
+    for change in CHANGES:
+        calls = len(ring.calls)
+        ctxbench.sweep(**opts, **{**base, **change})
+        assert len(ring.calls) == calls + 1, change
+        ctxbench.sweep(**opts, **{**base, **change})  # the same again: done
+        assert len(ring.calls) == calls + 1, change
+    cpu = min(os.sched_getaffinity(0))
+    for placement in ({"placements": [[cpu]]}, {"placements": ["single"], "cpu": cpu}):
+        ctxbench.sweep(**opts, **{**base, **placement})
+    assert len(ring.calls) == len(CHANGES) + 3
+    # The same point on another machine (another installation, or this one after a reboot).
+    monkeypatch.setenv(metadata.BOOT_ID_ENV, "after-a-reboot")
+    ctxbench.sweep(**opts, **base)
+    assert len(ring.calls) == len(CHANGES) + 4
+    assert len(records(out)) == len(ring.calls)
+
+
+def test_a_rewrite_keeps_the_mode_of_the_out_file(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    opts: dict[str, Any] = {"out": out, "progress": False, "repetitions": 2, **TINY}
+    ctxbench.sweep(procs=[2], **opts)
+    out.chmod(0o600)
+    ctxbench.sweep(procs=[2, 3], **opts)
+    assert len(records(out)) == 2 and stat.S_IMODE(out.stat().st_mode) == 0o600
+
+
+def _hold(out: Path) -> subprocess.Popen[str]:
+    """Another process running a sweep into ``out`` (holding it as a sweep does)."""
+    code = "import sys; from ctxbench import grid; grid.OutFile.open(sys.argv[1]); print('held', flush=True); sys.stdin.read()"  # noqa: E501
+    proc = subprocess.Popen([sys.executable, "-c", code, str(out)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert proc.stdout is not None and proc.stdout.readline() == "held\n"
+    return proc
+
+
+def test_a_second_sweep_on_the_same_out_is_refused_until_the_first_ends(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    ring = CountingRing()
+    opts: dict[str, Any] = {"out": out, "progress": False, "measure": ring, "repetitions": 2}
+    holder = _hold(out)
+    try:
+        with pytest.raises(OSError, match=rf"another sweep \(pid {holder.pid}\)") as e:
+            ctxbench.sweep(procs=[2], **opts, **TINY)
+        assert e.value.errno == errno.EBUSY and e.value.filename == str(out)
+        assert ring.calls == []
+    finally:
+        holder.kill()  # as a crash would: the kernel lets go of the lock
+        holder.wait()
+    ctxbench.sweep(procs=[2], **opts, **TINY)
+    assert len(ring.calls) == 1 and len(records(out)) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"], "lock file left behind"
+
+
+def test_an_out_that_is_not_a_regular_file_fails_before_measuring(tmp_path: Path) -> None:
+    from ctxbench.cli import main
+
+    ring = CountingRing()
+    opts: dict[str, Any] = {"progress": False, "measure": ring, **TINY}
+    device = tmp_path / "full.json"
+    device.symlink_to("/dev/full")
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    for out, what in [(device, "a character device"), (fifo, "a FIFO")]:
+        with pytest.raises(ValueError, match=rf"{out.name}: not a regular file \({what}\)"):
+            ctxbench.sweep(procs=[2], out=out, **opts)
+    assert ring.calls == [] and stat.S_ISCHR(os.stat("/dev/full").st_mode)
+    assert main(["sweep", "--procs", "2", "--no-progress", "--out", "/dev/full"]) == 2
+
+
+def test_the_whole_grid_is_checked_before_anything_is_measured(tmp_path: Path) -> None:
+    ring = CountingRing()
+    opts: dict[str, Any] = {"out": tmp_path / "s.json", "progress": False, "measure": ring}
+    bad: list[tuple[dict[str, Any], type[Exception], str]] = [
+        ({"engines": ["process", "fiber"], "transports": ["pipe"]}, ValueError,
+         r"engine 'fiber', transport 'pipe'.*does not work with engine"),
+        ({"engines": ["process", "procss"]}, ValueError, "unknown engine"),
+        ({"engines": "process"}, TypeError, "engines: expected a sequence"),
+        ({"placements": ["default", "nowhere"]}, ValueError, "unknown placement"),
+        ({"sizes_kb": [0, -4]}, ValueError, "size_kb: must be between"),
+        ({"min_tme": 0.01}, TypeError, "min_tme"),
+        ({"engine": "thread"}, TypeError, "engine: a sweep sets it"),
+    ]  # fmt: skip
+    if len(os.sched_getaffinity(0)) > 1:  # yield needs every participant on one CPU
+        bad.append(({"transports": ["pipe", "yield"]}, ValueError, "needs every participant"))
+    for grid, error, message in bad:
+        with pytest.raises(error, match=message):
+            ctxbench.sweep(procs=[2, 3], **{**opts, **grid})
+    assert ring.calls == []
+    assert not opts["out"].exists(), "a refused grid leaves no empty out file"
 
 
 def test_sweep_can_withhold_the_hostname(tmp_path: Path) -> None:
@@ -287,7 +424,8 @@ def test_progress_when_someone_is_watching(
 )
 def test_a_name_where_a_list_goes_is_a_type_error_naming_it(axis: str, value: object) -> None:
     args: dict[str, Any] = {"procs": [2], axis: value}
-    with pytest.raises(TypeError, match=rf"^{axis}: expected a list, got .* \(write {axis}=\["):
+    expected = rf"^{axis}: expected a sequence of .*, got .* \(write {axis}=\["
+    with pytest.raises(TypeError, match=expected):
         ctxbench.sweep(**args)
 
 
@@ -304,3 +442,30 @@ def test_without_tqdm_progress_is_one_note_never_a_failure(tmp_path: Path) -> No
     assert p.returncode == 0, p.stderr
     assert p.stderr.count("no progress bar without tqdm") == 1, p.stderr
     assert len(json.loads(out.read_text())["results"]) == 2
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Any:
+    """A directory on a 64 KiB tmpfs (root only), unmounted afterwards."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+                             capture_output=True, check=False)  # fmt: skip
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode().strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_a_full_disk_stops_the_sweep_and_keeps_every_point_written(small_disk: Path) -> None:
+    out = small_disk / "s.json"
+    ring = CountingRing()
+    opts: dict[str, Any] = {"out": out, "progress": False, "measure": ring, "repetitions": 2}
+    with pytest.raises(OSError) as e:
+        ctxbench.sweep(procs=list(range(2, 60)), **opts, **TINY)
+    assert e.value.errno == errno.ENOSPC and e.value.filename == str(out)
+    kept = records(out)  # whole, as the last write that fitted left it
+    assert 0 < len(kept) == len(ring.calls) - 1
+    assert sorted(p.name for p in small_disk.iterdir()) == ["s.json"], "temporary or lock left"

@@ -1,33 +1,84 @@
 """ctxbench: context-switch benchmarks with a Rust core.
 
 ``lat_ctx`` rebuilds lmbench's token ring; ``ring`` is the same measurement with the engine
-and transport named. Every function returns a result object holding numpy arrays and the
+and transport named; ``matrix`` measures it between every pair of CPUs, on the ``topology``
+of the machine. Every function returns a result object holding numpy arrays and the
 metadata of the machine it ran on.
+
+Each name below is imported when first used, so that ``ctxbench lat-ctx`` starts without
+the modules a sweep, a plot or a matrix needs (and pandas and matplotlib come only with a
+frame or a figure).
 """
 
 from __future__ import annotations
 
-# plot, files, frame and sweep import pandas and matplotlib only when used.
-from . import plot
-from ._core import DEFAULT_MIN_TIME, MAX_PROCS
-from ._core import __version__ as __version__
-from .api import lat_ctx, pingpong, ring
-from .files import load
-from .frame import concat
-from .result import PingpongResult, RingResult
-from .sweep import sweep
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "DEFAULT_MIN_TIME",
-    "MAX_PROCS",
-    "PingpongResult",
-    "RingResult",
-    "concat",
-    "lat_ctx",
-    "load",
-    "pingpong",
-    "plot",
-    "ring",
-    "sweep",
-    "__version__",
-]
+from ._core import FIXED_MIN_TIME as FIXED_MIN_TIME
+from ._core import MAX_PROCS as MAX_PROCS
+from ._core import PRECISION_MIN_TIME as PRECISION_MIN_TIME
+from ._core import __version__ as __version__
+
+if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on first use
+    from . import plot as plot
+    from ._matrix import matrix as matrix
+    from ._sweep import sweep as sweep
+    from ._topology import Topology as Topology
+    from ._topology import topology as topology
+    from .api import lat_ctx as lat_ctx
+    from .api import pingpong as pingpong
+    from .api import ring as ring
+    from .cache import CacheSweep as CacheSweep
+    from .cache import cache_sweep as cache_sweep
+    from .cache import knees as knees
+    from .files import load as load
+    from .frame import concat as concat
+    from .result import MatrixResult as MatrixResult
+    from .result import PingpongResult as PingpongResult
+    from .result import RingResult as RingResult
+
+# Public name -> the module that defines it (None: the name is that submodule).
+_HOME = {
+    "plot": None,
+    "matrix": "._matrix",
+    "Topology": "._topology",
+    "topology": "._topology",
+    "lat_ctx": ".api",
+    "pingpong": ".api",
+    "ring": ".api",
+    "CacheSweep": ".cache",
+    "cache_sweep": ".cache",
+    "knees": ".cache",
+    "load": ".files",
+    "concat": ".frame",
+    "MatrixResult": ".result",
+    "PingpongResult": ".result",
+    "RingResult": ".result",
+    "sweep": "._sweep",
+}
+
+__all__ = sorted(["FIXED_MIN_TIME", "PRECISION_MIN_TIME", "MAX_PROCS", "__version__", *_HOME])
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name, "")
+    if home == "" and _is_public_submodule(name):
+        home = None  # ``ctxbench.api``, ``ctxbench.compare``: as an eager import allowed
+    if home == "":
+        raise AttributeError(f"module 'ctxbench' has no attribute {name!r}")
+    module = importlib.import_module(f".{name}" if home is None else home, __name__)
+    value = module if home is None else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def _is_public_submodule(name: str) -> bool:
+    if name.startswith("_"):
+        return False
+    return importlib.util.find_spec(f"{__name__}.{name}") is not None
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOME])

@@ -9,17 +9,16 @@ replacing the file. The kernel drops the lock of a process that dies. Waiting is
 (``PATIENCE``) and names the holder. Other users' measurements are not excluded: on a
 shared host that is the administrator's scheduling.
 
-``kernel_id`` names the kernel the lock is for: the boot id's hash, overridable with
-``$CTXBENCH_BOOT_ID`` (the fleet's way of faking several machines on one).
+The lock is this kernel's: ``metadata.machine_identity()["kernel"]``, the boot id's hash
+(``$CTXBENCH_BOOT_ID`` replaces the boot id: the fleet's way of faking several machines on
+one).
 """
 
 from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import os
-import socket
 import stat
 import threading
 import time
@@ -28,8 +27,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-MACHINE_ID_ENV = "CTXBENCH_MACHINE_ID"
-BOOT_ID_ENV = "CTXBENCH_BOOT_ID"
+from .metadata import machine_identity
+
 # Seconds a measurement waits for another to finish before it gives up, naming the holder.
 PATIENCE = 600.0
 # Between tries: short, so that a waiter gets in between the points of a running sweep.
@@ -40,32 +39,9 @@ class MachineBusy(TimeoutError):
     """Another measurement held the kernel's lock for longer than the patience given."""
 
 
-def first_line(*paths: str) -> str | None:
-    """The first non-empty content of the first readable file of ``paths``."""
-    for path in paths:
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read().strip()
-        except OSError:
-            continue
-        if text:
-            return text
-    return None
-
-
-def digest(text: str) -> str:
-    # An application-specific id, as machine-id(5) recommends, instead of the raw one.
-    return hashlib.sha256(f"ctxbench:{text}".encode()).hexdigest()[:8]
-
-
 def kernel_id() -> str:
-    """The boot id's hash: one per running kernel ($CTXBENCH_BOOT_ID replaces the boot id)."""
-    boot_id = (
-        os.environ.get(BOOT_ID_ENV)
-        or first_line("/proc/sys/kernel/random/boot_id")
-        or f"{socket.gethostname()}-unknown-boot"
-    )
-    return digest(boot_id)
+    """The kernel the lock is for (``metadata.machine_identity``)."""
+    return machine_identity()["kernel"]
 
 
 def _private(path: Path) -> str | None:

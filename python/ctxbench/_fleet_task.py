@@ -4,8 +4,9 @@ A Dask worker runs its event loop, heartbeats and task threads in one process; a
 there would share the interpreter (and its GIL, for the thread engine) with them. The worker
 starts this module instead, waits for it, and reads back the result record it prints as JSON.
 
-stdin: ``{"ring": {ring's arguments}, "parent": pid, "version": "x.y.z"}``.
-stdout: the record (``files.record``) with ``metadata["started"]``/``["finished"]`` added,
+stdin: ``{"ring": {ring's arguments}, "parent": pid, "version": "x.y.z"}``, or ``"matrix"``
+with ``_core.matrix``'s arguments (``cpus`` among them) instead of ``"ring"``.
+stdout: the record (``record.encode``) with ``metadata["started"]``/``["finished"]`` added,
 UTC ISO timestamps taken right around the measurement.
 """
 
@@ -41,24 +42,29 @@ def now() -> str:
 def measure(args: dict[str, Any]) -> dict[str, Any]:
     import ctxbench
     from ctxbench._exclusive import measuring
-    from ctxbench.files import record
+    from ctxbench.record import encode
 
     if args["version"] != ctxbench.__version__:
         raise RuntimeError(
             f"this machine runs ctxbench {ctxbench.__version__} ({sys.executable}), "
             f"the client {args['version']}"
         )
-    kwargs = dict(args["ring"])
-    procs = kwargs.pop("procs")
     # The kernel's lock around the timestamps too: they say when this point had the machine,
     # not when it started waiting for it.
     with warnings.catch_warnings(), measuring():
         # They are in the record's "warnings"; nobody reads this process's stderr for them.
         warnings.simplefilter("ignore")
         started = now()
-        result = ctxbench.ring(procs, **kwargs)
+        if "matrix" in args:
+            from ctxbench._matrix import measure as matrix
+
+            kwargs = dict(args["matrix"])
+            result = matrix(kwargs.pop("cpus"), kwargs, progress=False)
+        else:
+            kwargs = dict(args["ring"])
+            result = ctxbench.ring(kwargs.pop("procs"), **kwargs)
         finished = now()
-    rec = record(result)
+    rec = encode(result)
     rec["metadata"].update(started=started, finished=finished)
     return rec
 

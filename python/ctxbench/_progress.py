@@ -1,4 +1,4 @@
-"""The progress bar of sweeps, local and fleet: shown when a person is watching."""
+"""The progress bar of sweeps and matrices, local and fleet: shown when a person is watching."""
 
 from __future__ import annotations
 
@@ -23,15 +23,20 @@ def watched() -> bool:
     return shell is not None and "IPKernelApp" in getattr(shell, "config", {})
 
 
-def progress_bar(progress: bool | str, total: int, desc: str) -> Any:
+def check(progress: bool | str) -> None:
+    """A ``progress`` argument: True, False or "force"."""
+    if progress not in (True, False, "force"):
+        raise ValueError(f"progress: expected True, False or 'force', got {progress!r}")
+
+
+def progress_bar(progress: bool | str, total: int, desc: str, unit: str = "point") -> Any:
     """A tqdm bar (a widget in Jupyter with ipywidgets, text otherwise), or None.
 
     ``progress=True`` shows it when someone is watching (see ``watched``), ``"force"``
-    always, ``False`` never. Without tqdm there is no bar: one note says so, and the sweep
-    runs as it would with ``progress=False``."""
+    always, ``False`` never. Without tqdm there is no bar: one note says so, and the run
+    goes on as it would with ``progress=False``."""
     global _noted
-    if progress not in (True, False, "force"):
-        raise ValueError(f"progress: expected True, False or 'force', got {progress!r}")
+    check(progress)
     if progress == "force" or (progress is True and watched()):
         with warnings.catch_warnings():
             # Without ipywidgets tqdm.auto falls back to the text bar, warning; the text bar
@@ -42,7 +47,7 @@ def progress_bar(progress: bool | str, total: int, desc: str) -> Any:
             except ImportError:
                 tqdm = None
         if tqdm is not None:
-            return tqdm(total=total, unit="point", desc=desc)
+            return tqdm(total=total, unit=unit, desc=desc)
         if not _noted:
             _noted = True
             print(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import operator
 import warnings
 from collections.abc import Sequence
 from typing import Union
 
-from . import _core, metadata
+from . import _core, _history, metadata
 from ._exclusive import measuring
 from .result import PingpongResult, RingResult
 
@@ -38,6 +39,8 @@ def ring(
     min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
     record_hops: bool = False,
+    history: bool = True,
+    stride_bytes: int = 8,
 ) -> RingResult:
     """Pass a token round rings of ``procs`` participants and report µs per switch.
 
@@ -60,8 +63,37 @@ def ring(
     length of one timed repetition in seconds (None: 0.005 in precision mode, 0.05 with a
     fixed count); ``timeout`` the seconds without progress after which a ring counts as hung
     and is killed.
+
+    ``history``: no single run can see how much the next one will differ (the machine's
+    drift over seconds to hours); earlier runs of the same points on this machine can. With
+    ``history=True`` each point's interval holds that spread (``stats["sd_run"]``, from the
+    last runs kept by ``ctxbench._history``), a point whose interval it dominates stops early
+    (``"run_spread"``), and this run is kept for the next.
+
+    ``stride_bytes`` is how each participant reads its ``size_kb`` array: 8 sums every word
+    (lmbench3's ``bread``), 64 one word per cache line (the cost is then the lines brought
+    in, not the adds); a power of two from 8 to 4096. ``result.resident_kb`` proves the
+    working set: per point, the smallest KiB of any participant's array found resident and
+    its own after measuring; below ``size_kb`` the result warns (zero page, swapped, shared).
     """
     meta = result_metadata()
+    points = (
+        _history_points(
+            procs,
+            engine=engine,
+            transport=transport if transport is not None else _core.default_transport(engine),
+            placement=_core.placement_name(placement, cpu),
+            size_kb=size_kb,
+            parallel=parallel,
+            min_time=min_time,
+            fixed=repetitions is not None,
+            record_hops=record_hops,
+            # Another stride is another measurement; the default keeps earlier ids.
+            **({"stride_bytes": stride_bytes} if stride_bytes != 8 else {}),
+        )
+        if history
+        else None
+    )
     with measuring():
         raw = _core.ring(
             procs,
@@ -79,8 +111,12 @@ def ring(
             min_time=min_time,
             timeout=timeout,
             record_hops=record_hops,
+            history=_history.earlier(meta, points) if points else None,
+            stride_bytes=stride_bytes,
         )
     result = RingResult.from_core(raw, meta)
+    if points:
+        _history.remember(meta, points, result.latency_us, result.stats["se_within"])
     for message in result.warnings:
         warnings.warn(f"ctxbench: {message}", UserWarning, stacklevel=2)
     return result
@@ -101,6 +137,8 @@ def lat_ctx(
     min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
     record_hops: bool = False,
+    history: bool = True,
+    stride_bytes: int = 8,
 ) -> RingResult:
     """lmbench's lat_ctx: forked processes in a ring of Unix pipes (``ring`` with defaults)."""
     return ring(
@@ -117,28 +155,83 @@ def lat_ctx(
         min_time=min_time,
         timeout=timeout,
         record_hops=record_hops,
+        history=history,
+        stride_bytes=stride_bytes,
     )
 
 
+def _history_points(procs: object, **what: object) -> list[str] | None:
+    """The history id of each point of a run: one per count of ``procs`` (an int or a
+    sequence of ints). None for anything else, which is left for the core to name (and an
+    iterator is never consumed here)."""
+    counts = [procs] if not isinstance(procs, (Sequence, bool)) else procs
+    if isinstance(procs, (str, bytes)):
+        return None
+    try:
+        ints = [operator.index(p) for p in counts]  # type: ignore[union-attr]
+    except TypeError:
+        return None
+    if any(isinstance(p, bool) for p in counts):  # type: ignore[union-attr]
+        return None
+    return [_history.point_id(procs=p, **what) for p in ints]
+
+
 def pingpong(
-    loops: int = 1_000_000,
+    loops: int | None = None,
     *,
     threads: bool = False,
-    transport: str = "pipe",
+    engine: str | None = None,
+    transport: str | None = None,
     placement: Placement = "default",
     cpu: int | None = None,
+    precision: float = _core.DEFAULT_PRECISION,
+    max_time: float = _core.DEFAULT_MAX_TIME,
+    max_repetitions: int = _core.DEFAULT_MAX_REPETITIONS,
+    min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
+    history: bool = True,
 ) -> PingpongResult:
-    """``perf bench sched pipe``: two processes (threads with ``threads=True``, perf's ``-T``)
-    bounce a token ``loops`` times. One op is one round trip, i.e. two switches."""
+    """``perf bench sched pipe``: two processes (threads with ``threads=True``, perf's ``-T``;
+    or any ``engine``, ``"fiber"`` too) bounce a token over ``transport`` (None: the engine's
+    first, pipe for processes and threads). One op is one round trip, i.e. two switches; raw
+    time, nothing subtracted.
+
+    By default measured as a ring point is: short repetitions in fresh ring instances until
+    the 95 % interval of the figure lies within ± ``precision`` (or ``max_time`` seconds or
+    ``max_repetitions``), so that the result has an interval and compares
+    (``ctxbench.compare``, the pytest gate). ``loops=N`` is perf's own form instead: N round
+    trips timed as one run, one sample, no interval. ``history``: as for ``ring``.
+    """
     meta = result_metadata()
+    points = (
+        _history_points(
+            [2],
+            kind="pingpong",
+            engine="thread" if threads else "process",
+            transport=transport,
+            placement=_core.placement_name(placement, cpu),
+            min_time=min_time,
+        )
+        if history and loops is None
+        else None
+    )
     with measuring():
         raw = _core.pingpong(
             loops,
             threads=threads,
+            engine=engine,
             transport=transport,
             placement=placement,
             cpu=cpu,
+            precision=precision,
+            max_time=max_time,
+            max_repetitions=max_repetitions,
+            min_time=min_time,
             timeout=timeout,
+            history=_history.earlier(meta, points)[0] if points else None,
         )
-    return PingpongResult.from_core(raw, meta)
+    result = PingpongResult.from_core(raw, meta)
+    if points:
+        stats = result.stats
+        _history.remember(meta, points, [result.usecs_per_op], stats["se_within"])
+    return result

@@ -1,30 +1,177 @@
-"""Result files, the format picked by suffix: JSON (the records of ``ctxbench.result``: every
-field and the metadata), CSV and Parquet (the tidy frame), and lmbench's xgraph text, so old
-lat_ctx outputs load beside new results.
+"""Result files: one registry of formats (``FORMATS``: a suffix and how that format is read
+into the tidy frame and written) and the two rules every format follows: a write is atomic
+and keeps the mode of the file it replaces, and a read refuses what is not a regular file.
+
+JSON holds the records (``ctxbench.record``: every field and the metadata), CSV and Parquet
+the tidy frame (``ctxbench.frame``), lmbench's xgraph text (``ctxbench.xgraph``) a curve per
+size. A new format is a module that reads and writes it and a line in ``FORMATS``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
-import re
+import errno
+import json
+import os
+import secrets
+import stat
 import types
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Callable, Union
 
-from . import result
+from . import xgraph
 from .frame import as_frame, concat, require, to_frame
 from .metadata import HOST_FIELDS, HOSTNAME_WITHHELD
-from .result import PathLike, decode, read_records, record, write_atomically, write_records
-from .schema import TABLE_COLUMNS, XGRAPH, Bad, check_scalar, check_table
+from .record import check_document, decode, document, encode
+from .schema import TABLE_COLUMNS, Bad, check_table
 
 if TYPE_CHECKING:
     import pandas as pd
 
-XGRAPH_SUFFIXES = (".xgraph", ".txt")
+PathLike = Union[str, "os.PathLike[str]"]
 
-# lmbench prints `"size=0 ovr=12` (no unit, integer overhead) and ctxbench `"size=0k ovr=1.38`.
-_TITLE = re.compile(r'^"size=(\d+)k?\s+ovr=(\S+)$')
-_POINT = re.compile(r"^(\d+)\s+(\S+)$")
+
+@dataclass(frozen=True)
+class Format:
+    """One file format: what it holds ("records", "table" or "text"), how a file of it is
+    read into the tidy frame, and how results (or a frame, where it holds a table) are
+    written to one: ``write(results, path, hostname)``."""
+
+    name: str
+    holds: str
+    read: Callable[[PathLike], pd.DataFrame]
+    write: Callable[[Any, PathLike, bool], None]
+
+
+def _items(results: Any) -> list[Any]:
+    return list(results) if isinstance(results, (list, tuple)) else [results]
+
+
+# --- the two rules: regular files in, atomic writes out ----------------------------------------
+
+_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def _not_regular(path: PathLike, mode: int) -> Exception:
+    if stat.S_ISDIR(mode):
+        return IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+    what = _KINDS.get(stat.S_IFMT(mode), "not a file")
+    return ValueError(f"{os.fspath(path)}: not a regular file ({what}): results live in files")
+
+
+def open_regular(path: PathLike) -> IO[bytes]:
+    """``path`` open for reading, if it is a regular file: a FIFO would hang the reader and a
+    device such as /dev/zero never ends, so anything else is refused, naming ``path``."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise _not_regular(path, mode)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _naming(error: OSError, path: Path) -> OSError:
+    """The same error about the user's path, not the temporary file beside it."""
+    if error.errno is None:
+        return error
+    return type(error)(error.errno, error.strerror, os.fspath(path))
+
+
+def _temp_beside(path: Path) -> tuple[int, Path]:
+    # Beside the file a symlink points to, so the rename replaces that file, not the link.
+    # Created 0o666 like any new file, so the umask decides its mode, whatever the format.
+    target = Path(os.path.realpath(path))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    while True:
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise _naming(e, path) from None
+
+
+def _mode_to_keep(path: Path) -> int | None:
+    """The permission bits of the file ``path`` names, which a rewrite keeps; None when
+    there is none. Only a regular file is replaced: never a device or a FIFO."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(mode):
+        raise _not_regular(path, mode)
+    return stat.S_IMODE(mode)
+
+
+def check_writable(path: PathLike) -> None:
+    """Raise what writing ``path`` would meet (an ``OSError`` naming it, a ``ValueError`` for
+    something that is not a regular file), without touching it: create and remove a file
+    beside it, as ``write_atomically`` does."""
+    _mode_to_keep(Path(path))
+    fd, tmp = _temp_beside(Path(path))
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def write_atomically(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
+    """Write a file through ``write(binary_file)`` into a temporary file beside it, then
+    rename: a reader (or a crash) never sees half of it. A new file gets the mode of any new
+    file (``0o666 & ~umask``), a rewritten one keeps its own. An ``OSError`` names ``path``."""
+    path = Path(path)
+    keep = _mode_to_keep(path)
+    fd, tmp = _temp_beside(path)
+    try:
+        if keep is not None:
+            os.fchmod(fd, keep)
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, os.path.realpath(path))
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise _naming(e, path) from None
+        raise
+
+
+# --- JSON: the records -------------------------------------------------------------------------
+
+
+def write_records(records: Sequence[dict[str, Any]], path: PathLike) -> None:
+    """Write a results document atomically (``write_atomically``)."""
+    text = json.dumps(document(records), indent=1) + "\n"
+    write_atomically(path, lambda f: f.write(text.encode()))
+
+
+def read_records(path: PathLike) -> list[dict[str, Any]]:
+    """The raw result records of a ctxbench JSON file, each checked against the declaration of
+    its kind (``ctxbench.schema.RECORDS``); a ``ValueError`` names the file, the record and the
+    field of anything wrong."""
+    try:
+        with open_regular(path) as f:
+            doc = json.loads(f.read().decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not a ctxbench results file: not UTF-8 text ({e})") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not a ctxbench results file: not JSON: {e}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a ctxbench results file: nested too deeply") from None
+    return check_document(doc, str(path))
 
 
 def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -34,100 +181,20 @@ def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
     return concat(to_frame(types.SimpleNamespace(**decode(rec))) for rec in records)
 
 
-def write_xgraph(ring: Any) -> str:
-    """lat_ctx's xgraph text of a ring result."""
-    if getattr(ring, "kind", None) != "ring":
-        raise TypeError(f"lat_ctx's xgraph format holds ring results, not {type(ring).__name__}")
-    return str(ring.to_xgraph())
+def _write_json(results: Any, path: PathLike, hostname: bool) -> None:
+    write_records([encode(r, hostname=hostname) for r in _items(results)], path)
 
 
-def read_xgraph(text: str) -> pd.DataFrame:
-    """Parse lat_ctx output (one or more ``"size=..k ovr=..`` blocks) into the tidy frame.
+# --- CSV and Parquet: the tidy table -----------------------------------------------------------
 
-    lmbench records neither placement nor engine; rows say ``"process"``/``"pipe"`` (what
-    lat_ctx runs), placement ``"unknown"`` and parallel 1 (lat_ctx's default).
-    """
-    pd = require("pandas", "ctxbench.files.read_xgraph")
-    rows: list[dict[str, Any]] = []
-    block: tuple[int, float] | None = None
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line:
-            continue
-        title = _TITLE.match(line)
-        if title:
-            block = (_value(title[1], lineno, "size"), _value(title[2], lineno, "ovr"))
-            continue
-        if block is None:
-            raise ValueError(f"line {lineno}: expected a title like '\"size=0k ovr=1.23'")
-        point = _POINT.match(line)
-        if not point:
-            raise ValueError(f"line {lineno}: expected '<procs> <µs>', got {line!r}")
-        procs, value = _value(point[1], lineno, "procs"), _value(point[2], lineno, "µs")
-        rows.append(
-            {
-                "benchmark": "ring",
-                "engine": "process",
-                "transport": "pipe",
-                "placement": "unknown",
-                "size_kb": block[0],
-                "parallel": 1,
-                "procs": procs,
-                "repetition": 0,
-                "value": value,
-                "unit": "us",
-                "overhead_us": block[1],
-                "latency_us": value,
-                "below_resolution": value <= 0,
-                "source": "xgraph",
-            }
-        )
-    if not rows:
-        raise ValueError("no data points: expected lat_ctx output ('\"size=0k ovr=1.23' + lines)")
-    return pd.DataFrame(rows)
+# Read as text whatever they look like: a placement or a kernel release is never a number.
+_TEXT_COLUMNS = {name: str for name, spec in TABLE_COLUMNS.items() if spec.type == "str"}
 
 
-def _value(text: str, lineno: int, what: str) -> Any:
-    """A field of the xgraph text, read and checked as ``schema.XGRAPH`` declares it."""
-    spec = XGRAPH[what]
-    try:
-        value = int(text) if spec.type == "int" else float(text)
-        check_scalar(value, spec, what)
-    except ValueError:
-        raise ValueError(f"line {lineno}: {what}: not a number: {text!r}") from None
-    except Bad as e:
-        raise ValueError(f"line {lineno}: {e}") from None
-    return value
-
-
-def save(results: Any, path: PathLike, *, hostname: bool = True) -> None:
-    """Write results by the path's suffix: .json (everything), .csv/.parquet (the tidy
-    frame; also accept a DataFrame), .xgraph/.txt (lat_ctx's text, ring results only).
-
-    Every format is written the same way (``result.write_atomically``): whole or not at all,
-    with the mode of a new file (``0o666 & ~umask``); an ``OSError`` names ``path``.
-    ``hostname=False`` writes ``metadata.HOSTNAME_WITHHELD`` for the hostname (JSON records,
-    and a table's ``hostname`` column if it has one)."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    items = results if isinstance(results, (list, tuple)) else [results]
-    if suffix == ".json":
-        write_records([record(r, hostname=hostname) for r in items], path)
-    elif suffix == ".csv":
-        text = _table(results, hostname).to_csv(index=False)
-        write_atomically(path, lambda f: f.write(text.encode("utf-8")))
-    elif suffix == ".parquet":
-        require("pyarrow", "writing .parquet", install="pyarrow")
-        frame = _table(results, hostname)
-        write_atomically(path, lambda f: frame.to_parquet(f, index=False))
-    elif suffix in XGRAPH_SUFFIXES:
-        text = "\n".join(write_xgraph(r) for r in items)
-        write_atomically(path, lambda f: f.write(text.encode("utf-8")))
-    else:
-        raise ValueError(f"{path}: unknown suffix; use .json, .csv, .parquet or .xgraph")
-
-
-def _table(results: Any, hostname: bool) -> pd.DataFrame:
+def table(results: Any, hostname: bool = True) -> pd.DataFrame:
+    """The tidy frame a table file holds of ``results`` (results, frames or one frame), its
+    columns that name the host (``metadata.HOST_FIELDS``, where it has them) withheld with
+    ``hostname=False``."""
     frame = as_frame(results)
     if not hostname:
         named = [c for c in HOST_FIELDS if c in frame.columns]
@@ -135,75 +202,48 @@ def _table(results: Any, hostname: bool) -> pd.DataFrame:
     return frame
 
 
-def _sniff(path: Path) -> str:
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if line.strip():
-                if line.lstrip().startswith('"size='):
-                    return ".xgraph"
-                if line.lstrip().startswith("{"):
-                    return ".json"
-                break
-    raise ValueError(f"{path}: not a ctxbench JSON, CSV, Parquet or xgraph file")
+def _write_csv(results: Any, path: PathLike, hostname: bool) -> None:
+    text = table(results, hostname).to_csv(index=False)
+    write_atomically(path, lambda f: f.write(text.encode("utf-8")))
 
 
-def load(path: PathLike) -> pd.DataFrame:
-    """Read a JSON, CSV, Parquet or xgraph file into the tidy frame ``to_frame`` gives.
-
-    Every file is checked against its declaration in ``ctxbench.schema``; anything else (a
-    foreign table, a missing column or field, a value of the wrong type, out of range or not
-    finite) is a ``ValueError`` naming the file, where in it (result, line or row) and the
-    field. Columns and record entries ctxbench does not know are kept unchecked.
-    """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".json", ".csv", ".parquet", *XGRAPH_SUFFIXES):
-        suffix = _sniff(path)
-    if suffix == ".json":
-        return records_frame(read_records(path))
-    if suffix in (".csv", ".parquet"):
-        return _read_table(path, suffix)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not lat_ctx output: not UTF-8 text ({e})") from None
-    try:
-        return read_xgraph(text)
-    except ValueError as e:
-        raise ValueError(f"{path}: {e}") from None
+def _write_parquet(results: Any, path: PathLike, hostname: bool) -> None:
+    require("pyarrow", "writing .parquet", install="pyarrow")
+    frame = table(results, hostname)
+    write_atomically(path, lambda f: frame.to_parquet(f, index=False))
 
 
-# Read as text whatever they look like: a placement or a kernel release is never a number.
-_TEXT_COLUMNS = {name: str for name, spec in TABLE_COLUMNS.items() if spec.type == "str"}
+def _read_csv(path: PathLike) -> pd.DataFrame:
+    return _read_table(path, lambda pd, f: pd.read_csv(f, dtype=_TEXT_COLUMNS), "line")
 
 
-def _read_table(path: Path, suffix: str) -> pd.DataFrame:
+def _read_parquet(path: PathLike) -> pd.DataFrame:
+    require("pyarrow", "reading .parquet", install="pyarrow")
+    return _read_table(path, lambda pd, f: pd.read_parquet(f), "row")
+
+
+def _read_table(path: PathLike, read: Callable[[Any, IO[bytes]], pd.DataFrame], at: str) -> Any:
     pd = require("pandas", "ctxbench.load")
-    try:
-        if suffix == ".csv":
-            df = pd.read_csv(path, dtype=_TEXT_COLUMNS)
-        else:
-            require("pyarrow", "reading .parquet", install="pyarrow")
-            df = pd.read_parquet(path)
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not a ctxbench table: not UTF-8 text ({e})") from None
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"{path}: not a ctxbench table: the file is empty") from None
-    except (ValueError, OSError) as e:
-        if isinstance(e, (FileNotFoundError, PermissionError, IsADirectoryError)):
-            raise
-        raise ValueError(f"{path}: not a ctxbench table: {e}") from None
+    with open_regular(path) as f:
+        try:
+            df = read(pd, f)
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{path}: not a ctxbench table: not UTF-8 text ({e})") from None
+        except pd.errors.EmptyDataError:
+            raise ValueError(f"{path}: not a ctxbench table: the file is empty") from None
+        except (ValueError, OSError) as e:
+            raise ValueError(f"{path}: not a ctxbench table: {e}") from None
     try:
         check_table(df)
     except Bad as e:
         if e.row is None:
             raise ValueError(f"{path}: {e}") from None
-        at = f"line {_csv_line(path, e.row)}" if suffix == ".csv" else f"row {e.row}"
-        raise ValueError(f"{path}: {at}: {e}") from None
+        where = f"line {_csv_line(path, e.row)}" if at == "line" else f"row {e.row}"
+        raise ValueError(f"{path}: {where}: {e}") from None
     return df
 
 
-def _csv_line(path: Path, row: int) -> int:
+def _csv_line(path: PathLike, row: int) -> int:
     """The line a CSV data row (0-based, as pandas counts them: blank lines skipped) starts on."""
     with open(path, encoding="utf-8", newline="") as f:
         reader = csv.reader(f)
@@ -217,4 +257,91 @@ def _csv_line(path: Path, row: int) -> int:
     return start
 
 
-result.register_writer(save)
+# --- lmbench's xgraph text ---------------------------------------------------------------------
+
+
+def _read_xgraph(path: PathLike) -> pd.DataFrame:
+    with open_regular(path) as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not lat_ctx output: not UTF-8 text ({e})") from None
+    try:
+        return xgraph.read(text)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
+
+
+def _write_xgraph(results: Any, path: PathLike, hostname: bool) -> None:
+    text = "\n".join(xgraph.write(r) for r in _items(results))
+    write_atomically(path, lambda f: f.write(text.encode("utf-8")))
+
+
+# --- the registry ------------------------------------------------------------------------------
+
+JSON = Format("JSON", "records", lambda path: records_frame(read_records(path)), _write_json)
+CSV = Format("CSV", "table", _read_csv, _write_csv)
+PARQUET = Format("Parquet", "table", _read_parquet, _write_parquet)
+XGRAPH = Format("lat_ctx xgraph text", "text", _read_xgraph, _write_xgraph)
+# Every format by its suffix (lower case): the one list of what ctxbench reads and writes.
+FORMATS: dict[str, Format] = {
+    ".json": JSON,
+    ".csv": CSV,
+    ".parquet": PARQUET,
+    ".xgraph": XGRAPH,
+    ".txt": XGRAPH,
+}
+
+
+def suffixes(*holds: str) -> list[str]:
+    """The suffixes of the formats that hold ``holds`` ("records", "table", "text")."""
+    return [suffix for suffix, fmt in FORMATS.items() if fmt.holds in holds]
+
+
+def format_of(path: PathLike) -> Format:
+    """The format ``path``'s suffix names, or a ``ValueError`` listing the suffixes."""
+    fmt = FORMATS.get(Path(path).suffix.lower())
+    if fmt is None:
+        raise ValueError(f"{os.fspath(path)}: unknown suffix; use {', '.join(FORMATS)}")
+    return fmt
+
+
+def save(results: Any, path: PathLike, *, hostname: bool = True) -> None:
+    """Write results by the path's suffix (``FORMATS``): .json (everything), .csv/.parquet
+    (the tidy frame; also accept a DataFrame), .xgraph/.txt (lat_ctx's text, ring results
+    only).
+
+    Every format is written the same way (``write_atomically``): whole or not at all, a new
+    file with the mode of a new file (``0o666 & ~umask``), a rewritten one with its own; an
+    ``OSError`` names ``path``. ``hostname=False`` writes ``metadata.HOSTNAME_WITHHELD`` for
+    the hostname (JSON records, and a table's ``hostname`` column if it has one)."""
+    format_of(path).write(results, Path(path), hostname)
+
+
+def _sniff(path: Path) -> Format:
+    with open_regular(path) as f:
+        for raw in f:
+            line = raw.decode("utf-8", errors="replace").lstrip()
+            if line.strip():
+                if line.startswith('"size='):
+                    return XGRAPH
+                if line.startswith("{"):
+                    return JSON
+                break
+    raise ValueError(f"{path}: not a ctxbench JSON, CSV, Parquet or xgraph file")
+
+
+def load(path: PathLike) -> pd.DataFrame:
+    """Read a file of any format in ``FORMATS`` into the tidy frame ``to_frame`` gives; a file
+    with another suffix is recognised by its content (JSON or xgraph).
+
+    Every file is checked against its declaration in ``ctxbench.schema``; anything else (a
+    foreign table, a missing column or field, a value of the wrong type, out of range or not
+    finite) is a ``ValueError`` naming the file, where in it (result, line or row) and the
+    field. Columns and record entries ctxbench does not know are kept unchecked. Only regular
+    files are read: a FIFO or a device is a ``ValueError`` naming it.
+    """
+    path = Path(path)
+    fmt = FORMATS.get(path.suffix.lower()) or _sniff(path)
+    return fmt.read(path)

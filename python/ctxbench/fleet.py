@@ -1,4 +1,4 @@
-"""Fleet runs: the same sweep on every machine of a Dask cluster, one table back.
+"""Fleet runs: the same sweep (or matrix) on every machine of a Dask cluster, one table back.
 
 ``ctxbench.sweep(..., scheduler="tcp://host:8786")`` (or ``client=`` a ``distributed.Client``)
 lands here. The cluster is Dask's own (``dask scheduler`` / ``dask worker``, ``dask ssh``,
@@ -32,6 +32,8 @@ dask-jobqueue); ctxbench adds no scheduler, RPC or SSH of its own. The rules:
 
 ``CTXBENCH_MACHINE_ID`` and ``CTXBENCH_BOOT_ID``, set in a worker's environment, replace the two
 ids: for containers without ``/etc/machine-id``, and for tests that fake several machines on one.
+The grid, its checks, the out file and a point's key are ``ctxbench.grid``'s, as for a local
+sweep.
 """
 
 from __future__ import annotations
@@ -46,20 +48,18 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import CancelledError
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from . import _core
-from ._exclusive import BOOT_ID_ENV as BOOT_ID_ENV
-from ._exclusive import MACHINE_ID_ENV, digest, first_line, kernel_id
+from . import grid as grids
 from ._progress import progress_bar
-from .files import PathLike, read_records, records_frame, write_records
+from .files import PathLike, records_frame, save, write_records
 from .frame import concat, require
-from .result import Key, planned_key, point_key, withhold_hostname
+from .grid import Placement
+from .metadata import machine_identity
 
 if TYPE_CHECKING:
     import pandas as pd
-
-Placement = Union[str, Sequence[int]]
 
 INSTALL = "'ctxbench[fleet]'"
 # The fields a fleet run adds to each record's metadata (and so to each row of the frame).
@@ -91,18 +91,6 @@ class FleetError(RuntimeError):
 # --- on the workers ---------------------------------------------------------------------------
 
 
-def machine_identity() -> dict[str, str]:
-    """``machine``: "<machine-id hash>-<boot-id hash>"; ``kernel``: the boot id's hash, which
-    names the lock of this kernel. Overridable with $CTXBENCH_MACHINE_ID / $CTXBENCH_BOOT_ID."""
-    machine_id = (
-        os.environ.get(MACHINE_ID_ENV)
-        or first_line("/etc/machine-id", "/var/lib/dbus/machine-id")
-        or socket.gethostname()
-    )
-    kernel = kernel_id()
-    return {"machine": f"{digest(machine_id)}-{kernel}", "kernel": kernel}
-
-
 def _probe(dask_worker: Any) -> dict[str, Any]:
     """Who and where a worker is (``Client.run`` passes the worker)."""
     import ctxbench
@@ -116,10 +104,10 @@ def _probe(dask_worker: Any) -> dict[str, Any]:
     }
 
 
-def _measure(ring: dict[str, Any], where: dict[str, str], version: str) -> dict:
-    """A task: measure one point in a child process (which holds this kernel's lock while it
-    measures, see ``ctxbench._exclusive``)."""
-    payload = json.dumps({"ring": ring, "parent": os.getpid(), "version": version})
+def _measure(task: dict[str, Any], where: dict[str, str], version: str, kind: str = "ring") -> dict:
+    """A task: measure one point (``kind`` "matrix": one matrix) in a child process, which
+    holds this kernel's lock while it measures (``ctxbench._exclusive``)."""
+    payload = json.dumps({kind: task, "parent": os.getpid(), "version": version})
     proc = subprocess.run(
         [sys.executable, "-m", "ctxbench._fleet_task"],
         input=payload,
@@ -136,14 +124,6 @@ def _measure(ring: dict[str, Any], where: dict[str, str], version: str) -> dict:
 
 
 # --- on the client ----------------------------------------------------------------------------
-
-
-def _label(key: Key) -> str:
-    engine, transport, placement, size_kb, procs, _, parallel = key
-    return (
-        f"{engine}/{transport} {placement} size={size_kb}k P={parallel} "
-        f"procs={','.join(map(str, procs))}"
-    )
 
 
 def _connect(scheduler: str, timeout: float) -> Any:
@@ -275,6 +255,24 @@ def _machines(client: Any, scheduler: str) -> tuple[dict[str, dict[str, Any]], l
     return designated, standby
 
 
+def _check_on_every_machine(
+    client: Any, designated: dict[str, dict[str, Any]], points: list[grids.GridPoint]
+) -> None:
+    """Every point checked on the machine that will measure it (its CPUs, its memory) before
+    any is measured: ``grid.check_here`` on each designated worker."""
+    workers = {w["worker_address"]: w for w in designated.values()}
+    found = client.run(grids.check_here, points, workers=list(workers), on_error="return")
+    refused = {a: r for a, r in found.items() if r is not None}
+    if refused:
+        raise FleetError(
+            "the grid cannot run on every machine; nothing was measured: "
+            + "; ".join(
+                f"worker {workers[a]['worker']!r} (host {workers[a]['host']}): {r}"
+                for a, r in sorted(refused.items())
+            )
+        )
+
+
 def _workers(client: Any) -> set[str]:
     """The addresses of the workers the scheduler has now."""
     # Not client.scheduler_info(): since distributed 2025 the client's periodic refresh can
@@ -315,58 +313,35 @@ def sweep(
         raise ValueError("fleet sweep: give exactly one of scheduler= and client=")
     require("pandas", "ctxbench.sweep")
     require("distributed", "ctxbench fleet runs", install=INSTALL)
-    grid: list[tuple[Key, dict[str, Any]]] = []
-    for engine in engines:
-        for transport in transports:
-            transport = transport or _core.default_transport(engine)
-            for placement in placements:
-                for size_kb in sizes_kb:
-                    for p in procs:
-                        ring = {
-                            **ring_kwargs,
-                            "procs": [int(p)],
-                            "engine": engine,
-                            "transport": transport,
-                            "size_kb": int(size_kb),
-                            "placement": placement
-                            if isinstance(placement, str)
-                            else [int(c) for c in placement],
-                            "repetitions": None if repetitions is None else int(repetitions),
-                        }
-                        grid.append((planned_key([int(p)], ring), ring))
-    json.dumps([ring for _, ring in grid])  # the arguments must travel: fail here, not there
+    points = grids.grid(
+        procs, sizes_kb, engines, transports, placements, repetitions, ring_kwargs, here=False
+    )
+    json.dumps([p.kwargs for p in points])  # the arguments must travel: fail here, not there
+    with grids.OutFile.open(out, hostname=hostname) as book:
+        return _sweep(points, book, out, progress, scheduler, client, connect_timeout, poll)
 
-    records: list[dict[str, Any]] = []
-    created = out is not None and not os.path.exists(out)
-    if out is not None:
-        if os.path.exists(out):
-            records = read_records(out)
-            if not hostname:
-                records = [withhold_hostname(rec) for rec in records]
-                write_records(records, out)
-        else:
-            write_records(records, out)  # also proves the path is writable
-    done = {
-        (rec["metadata"]["machine"], point_key(rec)): rec
-        for rec in records
-        if rec["kind"] == "ring" and (rec.get("metadata") or {}).get("machine")
-    }
 
-    before = set(done)
+def _sweep(
+    points: list[grids.GridPoint],
+    book: grids.OutFile,
+    out: PathLike | None,
+    progress: bool | str,
+    scheduler: str | None,
+    client: Any,
+    connect_timeout: float,
+    poll: float,
+) -> pd.DataFrame:
     own = client is None
     if own:
-        try:
-            client = _connect(str(scheduler), connect_timeout)
-        except FleetError:
-            if created:  # nothing was measured: leave no empty file behind
-                os.unlink(out)  # type: ignore[arg-type]
-            raise
+        client = _connect(str(scheduler), connect_timeout)
     address = str(scheduler or client.scheduler.address)
+    before = len(book)
     try:
         designated, standby = _machines(client, address)
-        todo = {m: [(k, r) for k, r in grid if (m, k) not in done] for m, w in designated.items()}
+        _check_on_every_machine(client, designated, points)
+        todo = {m: [p for p in points if not book.done(p.key(m))] for m in designated}
         bar = progress_bar(progress, sum(map(len, todo.values())), "ctxbench fleet")
-        running: dict[Any, tuple[str, Key]] = {}
+        running: dict[Any, tuple[str, grids.GridPoint]] = {}
         unmeasured: dict[str, list[str]] = {}
         failed: dict[str, str] = {}
         version = _core.__version__
@@ -375,7 +350,7 @@ def sweep(
         def submit(machine: str) -> None:
             if not todo[machine]:
                 return
-            key, ring = todo[machine].pop(0)
+            point = todo[machine].pop(0)
             w = designated[machine]
             where = {
                 "host": w["host"],
@@ -385,7 +360,7 @@ def sweep(
             }
             future = client.submit(
                 _measure,
-                ring,
+                {**point.kwargs, "procs": point.procs},
                 where,
                 version,
                 workers=[w["worker_address"]],
@@ -393,7 +368,7 @@ def sweep(
                 pure=False,
                 retries=0,
             )
-            running[future] = (machine, key)
+            running[future] = (machine, point)
             future.add_done_callback(lambda _: arrived.set())
 
         try:
@@ -403,33 +378,27 @@ def sweep(
                 arrived.wait(poll)
                 arrived.clear()
                 for future in [f for f in running if f.done()]:
-                    machine, key = running.pop(future)
+                    machine, point = running.pop(future)
                     worker = designated[machine]["worker"]
                     if future.status == "finished":
-                        rec = future.result()
-                        if not hostname:
-                            rec = withhold_hostname(rec)
-                        done[(machine, key)] = rec
-                        if out is not None:
-                            records.append(rec)
-                            write_records(records, out)
+                        book.add(point.key(machine), future.result())
                     elif future.status == "error":
-                        failed[f"{worker}: {_label(key)}"] = str(future.exception())
+                        failed[f"{worker}: {point.label()}"] = str(future.exception())
                     else:  # cancelled by the scheduler: its worker is going
-                        unmeasured.setdefault(worker, []).append(_label(key))
+                        unmeasured.setdefault(worker, []).append(point.label())
                     if bar is not None:
                         bar.update(1)
                     submit(machine)
                 alive = _workers(client)
-                for future, (machine, key) in list(running.items()):
+                for future, (machine, point) in list(running.items()):
                     w = designated[machine]
                     if w["worker_address"] not in alive:
                         # Lost: its points are not moved to another worker (another machine).
                         running.pop(future)
                         future.cancel()
-                        lost = [key] + [k for k, _ in todo[machine]]
+                        lost = [point, *todo[machine]]
                         todo[machine] = []
-                        unmeasured.setdefault(w["worker"], []).extend(map(_label, lost))
+                        unmeasured.setdefault(w["worker"], []).extend(p.label() for p in lost)
         finally:
             for future in running:  # interrupted: leave nothing queued on the cluster
                 try:
@@ -440,13 +409,13 @@ def sweep(
                 bar.close()
     except (OSError, TimeoutError, CancelledError) as e:
         # The scheduler (or the connection to it) is gone: say what is safe, in one line.
-        measured = len(done) - len(before)
-        raise FleetError(_lost(address, e, measured, out)) from None
+        raise FleetError(_lost(address, e, len(book) - before, out)) from None
     finally:
         if own:
             _close(client)
 
-    frames = [records_frame([done[(m, k)]]) for m in designated for k, _ in grid if (m, k) in done]
+    done = [p.key(m) for m in designated for p in points]
+    frames = [book.frame(key) for key in done if book.done(key)]
     df = concat(frames)
     df.attrs["fleet"] = {
         "scheduler": address,
@@ -488,6 +457,125 @@ def _close(client: Any) -> None:
     finally:
         for log, level in zip(loggers, levels):
             log.setLevel(level)
+
+
+def matrix(
+    cpus: Sequence[int] | None,
+    args: dict[str, Any],
+    *,
+    progress: bool | str = True,
+    scheduler: str | None = None,
+    client: Any = None,
+    out: PathLike | None = None,
+    connect_timeout: float = 5.0,
+    poll: float = 0.2,
+) -> pd.DataFrame:
+    """``ctxbench.matrix`` on every machine of a Dask cluster: each machine's designated
+    worker measures its own matrix (``cpus``, or every CPU it may use) under the machine's
+    lock, in a fresh process, as a sweep's points are; one tidy frame comes back, every row
+    naming its ``host``, ``worker`` and ``machine``. ``args`` are ``_core.matrix``'s keyword
+    arguments. ``out`` receives the machines' records (.json) or the frame (.csv, .parquet),
+    also when some machine failed. Raises :class:`FleetError` as ``sweep`` does, its
+    ``frame`` holding the machines that finished."""
+    if (scheduler is None) == (client is None):
+        raise ValueError("fleet matrix: give exactly one of scheduler= and client=")
+    require("pandas", "ctxbench.matrix on a fleet")
+    task = {"cpus": None if cpus is None else [int(c) for c in cpus], **args}
+    json.dumps(task)  # the arguments must travel: fail here, not there
+    own = client is None
+    if own:
+        client = _connect(str(scheduler), connect_timeout)
+    address = str(scheduler or client.scheduler.address)
+    try:
+        designated, _ = _machines(client, address)
+        done, lost, failed = _matrix_tasks(client, designated, task, progress, poll)
+    finally:
+        if own:
+            _close(client)
+    df = concat(records_frame([done[m]]) for m in designated if m in done)
+    df.attrs["fleet"] = {
+        "scheduler": address,
+        "machines": {m: w["worker"] for m, w in designated.items()},
+    }
+    if out is not None and str(out).lower().endswith(".json"):
+        write_records([done[m] for m in designated if m in done], out)
+    elif out is not None:
+        save(df, out)
+    if lost or failed:
+        by_name = {w["worker"]: w for w in designated.values()}
+        parts = [
+            f"worker {w!r} ({by_name[w]['worker_address']}, host {by_name[w]['host']}) was lost"
+            for w in lost
+        ] + [f"{what} failed: {e}" for what, e in sorted(failed.items())]
+        error = FleetError(
+            f"fleet matrix incomplete: {' | '.join(parts)}. {len(done)} machines finished "
+            "(FleetError.frame).",
+            {w: ["its matrix"] for w in lost},
+            failed,
+        )
+        error.frame = df
+        raise error
+    return df
+
+
+def _matrix_tasks(
+    client: Any,
+    designated: dict[str, dict[str, Any]],
+    task: dict[str, Any],
+    progress: bool | str,
+    poll: float,
+) -> tuple[dict[str, dict], list[str], dict[str, str]]:
+    """One matrix task per machine, bound to its worker; the records back by machine, the
+    workers lost and the machines whose matrix failed."""
+    version = _core.__version__
+    running = {}
+    for machine, w in designated.items():
+        where = {k: w[k] for k in ("host", "worker", "worker_address")}
+        future = client.submit(
+            _measure,
+            task,
+            {**where, "machine": machine},
+            version,
+            "matrix",
+            workers=[w["worker_address"]],
+            allow_other_workers=False,
+            pure=False,
+            retries=0,
+        )
+        running[future] = machine
+    done: dict[str, dict] = {}
+    lost: list[str] = []
+    failed: dict[str, str] = {}
+    bar = progress_bar(progress, len(running), "ctxbench fleet matrix", unit="machine")
+    try:
+        while running:
+            finished = [f for f in running if f.done()]
+            alive = _workers(client)
+            for future, machine in list(running.items()):
+                worker = designated[machine]["worker"]
+                if future in finished and future.status == "finished":
+                    done[machine] = future.result()
+                elif future in finished and future.status == "error":
+                    failed[f"{worker}: matrix"] = str(future.exception())
+                elif future in finished or designated[machine]["worker_address"] not in alive:
+                    future.cancel()
+                    lost.append(worker)
+                else:
+                    continue
+                running.pop(future)
+                if bar is not None:
+                    bar.update(1)
+            if running:
+                time.sleep(poll)
+    finally:
+        for future in running:  # interrupted: leave nothing queued on the cluster
+            try:
+                future.cancel()
+            except Exception:  # noqa: BLE001 - the connection may be what failed
+                pass
+        if bar is not None:
+            bar.close()
+    return done, lost, failed
 
 
 def _message(

@@ -1,4 +1,5 @@
-"""Tidy tables: one row per point (``POINT_KEY``) and repetition.
+"""Tidy tables: one row per point (``POINT_KEY``) and repetition; for a matrix, one row per
+cell (a point of two participants on the cell's two CPUs) and repetition.
 
 pandas is optional (the ``analysis`` extra); it is imported only when a frame is built, so
 ``import ctxbench`` works without it.
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._format import us
+from .schema import CONFIG, RING
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,14 +40,35 @@ METADATA_COLUMNS: tuple[str, ...] = (
 )
 # Set on fleet runs (ctxbench.fleet): who measured the point, on which machine, and when.
 FLEET_COLUMNS: tuple[str, ...] = ("host", "worker", "machine", "started", "finished")
-# Per-point numeric arrays some results carry (shape (len(procs),)); listed here so a new one
-# becomes a column by adding its name.
-OPTIONAL_POINT_ARRAYS: tuple[str, ...] = (
-    "switches_per_hop",
-    "involuntary_switches",
-    "migrations",
+# Per-point arrays a ring result repeats on its rows: those declared ``column=True`` in
+# ``schema.RING``.
+POINT_COLUMNS: tuple[str, ...] = tuple(name for name, spec in RING.items() if spec.column)
+# What was asked (``config=True``), repeated on every row, beyond the point's key above.
+CONFIG_COLUMNS: tuple[str, ...] = tuple(name for name in CONFIG if name not in POINT_KEY)
+
+# A matrix cell's figures, repeated on each of its rows (``_matrix_columns``).
+MATRIX_CELL_ARRAYS: tuple[str, ...] = (
+    "cpu_from",
+    "cpu_to",
+    "relation",
+    "numa_distance",
+    "pass_index",
+    "started_s",
+    "latency_us",
+    "min_us",
+    "cv",
+    "ci_low",
+    "ci_high",
+    "verdict",
+    "below_resolution",
     "stopped",
     "repetitions_made",
+    "switches_per_hop",
+    "migrations",
+    "memory_node_asked",
+    "memory_node_seen",
+    "clock_offset_bound_ns",
+    "clock_untrusted",
 )
 
 
@@ -59,6 +82,9 @@ def require(module: str, feature: str, install: str = "'ctxbench[analysis]'") ->
 
 def _metadata_columns(metadata: dict[str, Any]) -> dict[str, Any]:
     columns = {k: metadata.get(k) for k in METADATA_COLUMNS}
+    # Which measuring call made the rows: several runs of one point compare by their spread.
+    if "run_id" in metadata:
+        columns["run_id"] = metadata["run_id"]
     # Set by the pytest plugin, so results can be traced back to the test that made them.
     if "test" in metadata:
         columns["test"] = metadata["test"]
@@ -71,9 +97,30 @@ def _metadata_columns(metadata: dict[str, Any]) -> dict[str, Any]:
     return columns
 
 
+def _levels(r: Any, reps: int, npoints: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each repetition's block and ring instance, point-major as the rows (the levels of the
+    variance model). Results from before they were recorded: blocks of four in precision
+    mode, of one with a fixed count, all in one instance."""
+    fallback = 1 if getattr(r, "repetitions", None) else 4
+    sizes = getattr(r, "block", None)
+    if sizes is None or len(sizes) != npoints:
+        sizes = [fallback] * npoints
+    shapes = getattr(r, "instance_blocks", None)
+    if shapes is None or len(shapes) != npoints:
+        shapes = [None] * npoints
+    block, instance = [], []
+    for size, shape in zip(np.asarray(sizes, dtype=np.int64).tolist(), shapes):
+        b = np.arange(reps) // max(1, size)
+        ends = np.cumsum(np.asarray(shape if shape is not None else [reps], dtype=np.int64))
+        block.append(b)
+        instance.append(np.searchsorted(ends, b, side="right"))
+    return np.concatenate(block), np.concatenate(instance)
+
+
 def _ring_columns(r: Any) -> dict[str, Any]:
     samples = np.asarray(r.samples_us, dtype=np.float64)
     reps, npoints = samples.shape
+    block, instance = _levels(r, reps, npoints)
     # Point-major rows: each point's repetitions together, as a reader scans the table.
     point = np.repeat(np.arange(npoints), reps)
     procs = np.asarray(r.procs)
@@ -87,6 +134,8 @@ def _ring_columns(r: Any) -> dict[str, Any]:
         "parallel": r.parallel,
         "procs": procs[point],
         "repetition": np.tile(np.arange(reps), npoints),
+        "block": block,
+        "instance": instance,
         "value": samples.T.ravel(),
         "unit": "us",
         "raw_us": np.asarray(r.raw_samples_us, dtype=np.float64).T.ravel(),
@@ -99,22 +148,54 @@ def _ring_columns(r: Any) -> dict[str, Any]:
         "verdict": np.asarray(stats["verdict"], dtype=object)[point],
         "below_resolution": np.asarray(r.below_resolution, dtype=bool)[point],
     }
-    for name in OPTIONAL_POINT_ARRAYS:
+    # The run level the run knew of (results from before it have none).
+    for name in ("sd_run", "runs_seen"):
+        if name in stats:
+            columns[name] = np.asarray(stats[name], dtype=np.float64)[point]
+    for name in POINT_COLUMNS:
         values = getattr(r, name, None)
         if values is not None and len(values) == npoints:
             columns[name] = np.asarray(values)[point]
-    # A point that stopped early has NaN where it made no repetition: no row, not a gap.
+    for name in CONFIG_COLUMNS:
+        value = getattr(r, name, None)
+        # An empty numeric cell is NaN, as a table file reads it back.
+        numeric = RING[name].type in ("int", "float")
+        columns[name] = np.nan if value is None and numeric else value
+    return _made(columns)
+
+
+def _made(columns: dict[str, Any]) -> dict[str, Any]:
+    """The rows of repetitions that were made: a point that stopped early has NaN where it
+    made no repetition, which is no row, not a gap."""
     made = ~np.isnan(columns["value"])
-    if not made.all():
-        columns = {
-            k: v[made] if isinstance(v, np.ndarray) and v.shape[:1] == made.shape else v
-            for k, v in columns.items()
-        }
-    return columns
+    if made.all():
+        return columns
+    return {
+        k: v[made] if isinstance(v, np.ndarray) and v.shape[:1] == made.shape else v
+        for k, v in columns.items()
+    }
 
 
 def _pingpong_columns(r: Any) -> dict[str, Any]:
-    switch = float(r.usecs_per_switch)
+    """One row per timed repetition, its value µs per switch (half a round trip); perf's
+    fixed loop is one repetition."""
+    samples = getattr(r, "samples_us", None)
+    per_switch = (
+        np.asarray(samples, dtype=np.float64) / 2
+        if samples is not None and len(samples)
+        else np.asarray([float(r.usecs_per_switch)])
+    )
+    n = len(per_switch)
+    size = int(getattr(r, "block", None) or 1)
+    shape = getattr(r, "instance_blocks", None)
+    block = np.arange(n) // size
+    ends = np.cumsum(np.asarray(shape if shape is not None and len(shape) else [n]))
+    stats = getattr(r, "stats", None) or {}
+
+    def point(name: str, default: Any = np.nan) -> Any:
+        values = stats.get(name)
+        return values[0] if values is not None and len(values) else default
+
     return {
         "benchmark": "pingpong",
         "engine": getattr(r, "engine", "thread" if r.threads else "process"),
@@ -123,19 +204,80 @@ def _pingpong_columns(r: Any) -> dict[str, Any]:
         # Two parties bouncing a token with no workload: a ring of two at size 0.
         "size_kb": 0,
         "parallel": 1,
-        "procs": [2],
-        "repetition": [0],
-        "value": [switch],
+        "procs": np.full(n, 2),
+        "repetition": np.arange(n),
+        "block": block,
+        "instance": np.searchsorted(ends, block, side="right"),
+        "value": per_switch,
         "unit": "us",
-        "latency_us": switch,
-        "min_us": switch,
+        "latency_us": float(r.usecs_per_switch),
+        "min_us": float(per_switch.min()),
+        "ci_low": point("ci_low") / 2,
+        "ci_high": point("ci_high") / 2,
+        "sd_run": point("sd_run"),
+        "runs_seen": point("runs_seen", 0.0),
+        "verdict": point("verdict", None),
         "usecs_per_op": float(r.usecs_per_op),
         "ops_per_sec": float(r.ops_per_sec),
     }
 
 
+def _where(topology: dict[str, Any], cpus: np.ndarray) -> dict[str, np.ndarray]:
+    """Package, LLC, core, node and rank in the plot order (-1: unknown) of each of ``cpus``."""
+    known = np.asarray(topology["cpus"], dtype=np.int64)
+    at = {int(c): i for i, c in enumerate(known)}
+    index = np.array([at.get(int(c), -1) for c in cpus], dtype=np.int64)
+    out = {}
+    for name in ("package", "llc", "core", "node"):
+        values = np.append(np.asarray(topology[name], dtype=np.int64), -1)
+        out[name] = values[index]
+    rank = {int(c): r for r, c in enumerate(np.asarray(topology["order"]))}
+    out["rank"] = np.array([rank.get(int(c), -1) for c in cpus], dtype=np.int64)
+    return out
+
+
+def _matrix_columns(r: Any) -> dict[str, Any]:
+    samples = np.asarray(r.samples_us, dtype=np.float64).reshape(-1, len(r.cpu_from))
+    reps, ncells = samples.shape
+    # Cell-major rows: each cell's repetitions together.
+    cell = np.repeat(np.arange(ncells), reps)
+
+    def per_cell(values: Any) -> np.ndarray:
+        return np.asarray(values)[cell]
+
+    cpu_from, cpu_to = np.asarray(r.cpu_from), np.asarray(r.cpu_to)
+    block, instance = _levels(r, reps, ncells)
+    columns: dict[str, Any] = {
+        "benchmark": "matrix",
+        "engine": r.engine,
+        "transport": r.transport,
+        # As the core names a CPU-list placement, so a cell reads like a ring point.
+        "placement": per_cell([f"[{a}, {b}]" for a, b in zip(cpu_from, cpu_to)]),
+        "size_kb": r.size_kb,
+        "parallel": 1,
+        "procs": 2,
+        "repetition": np.tile(np.arange(reps), ncells),
+        "block": block,
+        "instance": instance,
+        "value": samples.T.ravel(),
+        "unit": "us",
+        "raw_us": np.asarray(r.raw_samples_us, dtype=np.float64).reshape(reps, -1).T.ravel(),
+        "overhead_us": np.asarray(r.overhead_samples_us, dtype=np.float64)
+        .reshape(reps, -1)
+        .T.ravel(),
+    }
+    for name in MATRIX_CELL_ARRAYS:
+        columns[name] = per_cell(getattr(r, name))
+    for end, cpus in (("from", cpu_from), ("to", cpu_to)):
+        for what, values in _where(r.topology, cpus).items():
+            columns[f"{what}_{end}"] = values[cell]
+    for name, values in (getattr(r, "wake_us", None) or {}).items():
+        columns[f"wake_{name.replace('.', '')}_us"] = per_cell(values)
+    return _made(columns)
+
+
 # How each kind of result becomes rows, by the ``kind`` every result (and record) names.
-_COLUMNS = {"ring": _ring_columns, "pingpong": _pingpong_columns}
+_COLUMNS = {"ring": _ring_columns, "pingpong": _pingpong_columns, "matrix": _matrix_columns}
 
 
 def _columns_of(result: Any) -> dict[str, Any]:

@@ -11,8 +11,11 @@ containers, VMs and locked-down kernels where much of /sys is hidden.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
+import secrets
+import socket
 import time
 from pathlib import Path, PurePosixPath
 
@@ -26,7 +29,9 @@ SYS_ROOT = Path("/sys")
 KEYS: tuple[str, ...] = (
     "ctxbench_version",
     "date",
+    "run_id",
     "hostname",
+    "machine",
     "kernel",
     "cpu_model",
     "cpu_count",
@@ -64,6 +69,12 @@ HOSTNAME_WITHHELD = "(withheld)"
 # Every field that can name the host: this machine's hostname, and what a fleet run adds
 # (the worker's host, its Dask name, which defaults to its address, and that address).
 HOST_FIELDS = ("hostname", "host", "worker", "worker_address")
+
+
+# Set in a worker's environment, these replace the machine's two ids (``machine_identity``):
+# for containers without /etc/machine-id, and for tests that fake several machines on one.
+MACHINE_ID_ENV = "CTXBENCH_MACHINE_ID"
+BOOT_ID_ENV = "CTXBENCH_BOOT_ID"
 
 
 def _read(path: Path) -> str | None:
@@ -287,6 +298,32 @@ def _loadavg() -> list[float] | None:
         return None
 
 
+def _digest(text: str) -> str:
+    # An application-specific id, as machine-id(5) recommends, instead of the raw one.
+    return hashlib.sha256(f"ctxbench:{text}".encode()).hexdigest()[:8]
+
+
+def machine_identity() -> dict[str, str]:
+    """``machine``: "<machine-id hash>-<boot-id hash>", a kernel instance plus its
+    installation, so two hosts with one hostname stay apart, and so do clones of one VM image
+    (same machine-id, different boot ids); ``kernel``: the boot id's hash. The raw ids are not
+    published (machine-id(5) asks for that). $CTXBENCH_MACHINE_ID and $CTXBENCH_BOOT_ID replace
+    the two ids."""
+    machine_id = (
+        os.environ.get(MACHINE_ID_ENV)
+        or _read_value(Path("/etc/machine-id"))
+        or _read_value(Path("/var/lib/dbus/machine-id"))
+        or socket.gethostname()
+    )
+    boot_id = (
+        os.environ.get(BOOT_ID_ENV)
+        or _read_value(PROC_ROOT / "sys" / "kernel" / "random" / "boot_id")
+        or f"{socket.gethostname()}-unknown-boot"
+    )
+    kernel = _digest(boot_id)
+    return {"machine": f"{_digest(machine_id)}-{kernel}", "kernel": kernel}
+
+
 def _utc_now() -> str:
     # time.gmtime avoids datetime.UTC (3.11+) while staying unambiguous UTC.
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -326,7 +363,12 @@ def _collect(
     values: dict[str, object] = {
         "ctxbench_version": version,
         "date": _utc_now(),
+        # Tells one measuring call's results from another's made in the same second: a
+        # comparison uses the spread between runs where a side holds several.
+        "run_id": secrets.token_hex(6),
         "hostname": platform.node() or None,
+        # What a sweep resumes per (``grid.point_key``), and a fleet run names its machines by.
+        "machine": machine_identity()["machine"],
         "kernel": platform.release() or None,
         "cpu_model": _cpu_model(cpuinfo),
         "cpu_count": os.cpu_count(),
@@ -399,13 +441,26 @@ def _one_line(text: str) -> str:
     return flat
 
 
-def hints(metadata: dict[str, object], *, placement: str) -> list[str]:
-    """Short human hints (one line each) explaining why a result may be noisy."""
+def hints(
+    metadata: dict[str, object], *, placement: str, one_cpu: bool = False, stable: bool = False
+) -> list[str]:
+    """Short human hints (one line each) explaining why a result may be noisy.
+
+    An unpinned run gets its hint whatever its verdicts: its figure moves between runs even
+    when each run looks steady; not where it ran on one CPU anyway (``one_cpu``: a ring
+    result's, decided by the core over the CPUs the placement resolved to), since no hop then
+    crosses CPUs. The machine's hints are left out when every point was ``stable``.
+    """
     out: list[str] = []
     cpu_count = _as_int(metadata.get("cpu_count"))
 
-    if placement != "single" and metadata.get("hypervisor") is True:
-        out.append("unpinned on a VM: pin with --placement single for steadier numbers")
+    if placement == "default" and not one_cpu:
+        out.append(
+            "unpinned: the share of hops that cross CPUs (slow) varies run to run; "
+            "pin: --placement single"
+        )
+    if stable:
+        return out
 
     if cpu_count is not None and cpu_count <= 2:
         out.append(f"only {cpu_count} CPUs: benchmark threads compete with the OS for cores")

@@ -12,24 +12,26 @@ Options (``pytest --help``, group "ctxbench"):
 ``--ctxbench-autosave``
     also keep the run as ``.ctxbench/NNNN_<UTC date and time>.json`` under the rootdir,
     numbered 0001, 0002, ... (pytest-benchmark's storage, without the machine folder).
+``--ctxbench-compare [RUN]``
+    compare each test's points with the same test's points in a saved run: RUN is a JSON
+    file written by ``--ctxbench-save``, a run number in ``.ctxbench/`` (``3`` or ``0003``),
+    or, when omitted, the latest run there. The verdict is ``ctxbench compare``'s
+    (``ctxbench.compare.compare``: the ratio of the two figures with its 95 % interval, each
+    side's uncertainty from its ring instances, or from its runs where it holds several).
+``--ctxbench-compare-fail PCT``
+    with ``--ctxbench-compare``: a test fails when one of its points is slower than the
+    baseline, the interval of the ratio above 1 and the ratio more than PCT (``10%``, or
+    ``10``), naming the test, the point, both figures and the interval. Without it the
+    threshold of "no change" is ``ctxbench.compare.DEFAULT_THRESHOLD``.
+
+At the end of the session one table lists every recorded point: test id, engine, transport,
+placement, procs, size, median µs, CV, verdict, and the change against the baseline when
+comparing.
 
 With pytest-xdist (``-n N``) each worker hands what it recorded to the controller when it
 finishes, and the controller alone writes: one file holds the whole run. Measurements of
 the workers wait for each other (``ctxbench._exclusive``), so parallel workers do not make
 each other's numbers high.
-``--ctxbench-compare [RUN]``
-    compare each test's points with the same test's points in a saved run: RUN is a JSON
-    file written by ``--ctxbench-save``, a run number in ``.ctxbench/`` (``3`` or ``0003``),
-    or, when omitted, the latest run there. The verdict is ``ctxbench compare``'s
-    (``ctxbench.compare.compare``: ratio of medians and a Mann-Whitney U test).
-``--ctxbench-compare-fail PCT``
-    with ``--ctxbench-compare``: a test fails when one of its points is significantly slower
-    than the baseline and its median more than PCT higher (``10%``, or ``10``), naming the
-    test, the point and both medians.
-
-At the end of the session one table lists every recorded point: test id, engine, transport,
-placement, procs, size, median µs, CV, verdict, and the change against the baseline when
-comparing.
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ import io
 import json
 import math
 import re
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,7 +48,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import ctxbench
-from ctxbench.result import KINDS, from_record, record
+from ctxbench.record import encode
+from ctxbench.result import KINDS, from_record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,8 +74,6 @@ class _State:
 
 STATE = pytest.StashKey[_State]()
 RECORDER = pytest.StashKey["Recorder"]()
-# Kept for code that read the recorded (nodeid, result) pairs from the stash.
-RESULTS = pytest.StashKey[list[tuple[str, Any]]]()
 
 
 class Recorder:
@@ -134,8 +134,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--ctxbench-compare-fail",
         metavar="PCT",
         default=None,
-        help="with --ctxbench-compare: fail a test whose median is significantly slower "
-        "(Mann-Whitney, p < 0.05) by more than PCT, e.g. 10%%",
+        help="with --ctxbench-compare: fail a test whose figure is slower than the baseline's "
+        "(95%% interval of the ratio above 1) by more than PCT, e.g. 10%%",
     )
 
 
@@ -201,16 +201,15 @@ def _worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
-def _check_writable(directory: Path, option: str, path: Path) -> None:
-    """A UsageError unless a file can be created in ``directory``: found now, not after the
-    whole session has measured."""
-    if not directory.is_dir():
-        raise pytest.UsageError(f"{option} {path}: no such directory {directory}")
+def _check_writable(path: Path, option: str) -> None:
+    """A UsageError unless ``path`` can be written (``files.check_writable``): found now, not
+    after the whole session has measured."""
+    from .files import check_writable
+
     try:
-        with tempfile.TemporaryFile(dir=directory):
-            pass
-    except OSError as e:
-        raise pytest.UsageError(f"{option} {path}: cannot write in {directory}: {e}") from None
+        check_writable(path)
+    except (OSError, ValueError) as e:
+        raise pytest.UsageError(f"{option}: {e}") from None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -220,7 +219,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--ctxbench-save {path}: use a .json, .csv or .parquet file name")
     if not _worker(config):
         if path:
-            _check_writable(Path(path).absolute().parent, "--ctxbench-save", Path(path))
+            _check_writable(Path(path), "--ctxbench-save")
         if config.getoption("--ctxbench-autosave"):
             storage = config.rootpath / STORAGE
             try:
@@ -232,10 +231,9 @@ def pytest_configure(config: pytest.Config) -> None:
                 ) from None
             except OSError as e:
                 raise pytest.UsageError(f"--ctxbench-autosave: cannot make {storage}: {e}") from e
-            _check_writable(storage, "--ctxbench-autosave", storage)
+            _check_writable(storage / "0001.json", "--ctxbench-autosave")
     state = _State()
     config.stash[STATE] = state
-    config.stash[RESULTS] = state.recorded
     fail = config.getoption("--ctxbench-compare-fail")
     run = config.getoption("--ctxbench-compare")
     if fail is not None:
@@ -276,7 +274,10 @@ def _compare_test(state: _State, nodeid: str, results: list[Any]) -> pd.DataFram
     if base.empty or not results:
         return None
     try:
-        return compare(base, concat(_tagged(nodeid, r) for r in results), state.fail or 0.0)
+        new = concat(_tagged(nodeid, r) for r in results)
+        if state.fail is None:
+            return compare(base, new)
+        return compare(base, new, state.fail)
     except ValueError:  # no point in common: the test measures something else now
         return None
 
@@ -291,13 +292,19 @@ def _point(row: Any) -> str:
 
 
 def _regressions(nodeid: str, table: pd.DataFrame, fail: float) -> str:
+    from .compare import side
+
     lines = [f"ctxbench: {nodeid} is slower than the baseline by more than {100 * fail:g}%:"]
     for row in table[table["regressed"]].itertuples(index=False):
         change = "n/a" if math.isnan(row.ratio) else f"{100 * (row.ratio - 1):+.1f}%"
         lines.append(
-            f"  {_point(row)}: median {row.new_us:.3f} µs, baseline {row.base_us:.3f} µs "
-            f"({change}, Mann-Whitney p={row.p_value:.3g})"
+            f"  {_point(row)}: {row.new_us:.3f} µs, baseline {row.base_us:.3f} µs "
+            f"({change}, 95% interval of the ratio {row.ratio_low:.3g}-{row.ratio_high:.3g}; "
+            f"baseline on {side(row.units_base, row.level_base)}, "
+            f"this run on {side(row.units_new, row.level_new)})"
         )
+    for note in table.attrs.get("context") or []:
+        lines.append(f"  note: the baseline differs in {note}")
     return "\n".join(lines)
 
 
@@ -336,7 +343,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         # The controller writes, once, with every worker's results.
         config.workeroutput[WORKER_OUTPUT] = json.dumps(  # type: ignore[attr-defined]
             {
-                "records": [record(r) for r in tagged],
+                "records": [encode(r) for r in tagged],
                 "comparisons": {
                     nodeid: table.to_json(orient="split")
                     for nodeid, table in state.comparisons.items()
@@ -466,6 +473,15 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             f"ctxbench: compared with {state.baseline_path}: {verdicts.count('slower')} slower, "
             f"{verdicts.count('faster')} faster, {verdicts.count('no change')} no change"
         )
+        too_few = verdicts.count("too few to decide")
+        if too_few:
+            line += f", {too_few} too few to decide"
         if state.fail is not None:
             line += f"; {regressed} slower by more than {100 * state.fail:g}%"
         terminalreporter.write_line(line)
+        context = sorted({note for t in tables for note in t.attrs.get("context") or []})
+        if context:
+            terminalreporter.write_line(
+                f"ctxbench: the baseline differs in {'; '.join(context)}: "
+                "a difference may be the machine's, not the code's"
+            )

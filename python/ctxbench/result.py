@@ -1,35 +1,25 @@
-"""The result classes (numpy arrays from the core, plus the run's metadata) and their JSON
-record: the versioned results file every other format and the sweep build on.
+"""The result classes: numpy arrays from the core, plus the run's metadata. Their fields are
+declared in ``ctxbench.schema.RECORDS``; their JSON record is ``ctxbench.record``'s, their files
+``ctxbench.files``'.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import json
-import os
-import secrets
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Callable, ClassVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 import numpy as np
 
-from . import _core
+from . import files, xgraph
 from ._format import us
-from .metadata import without_hostname
+from .files import PathLike, read_records
+from .record import decode
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ._core import PingpongDict, RingDict
-
-PathLike = Union[str, "os.PathLike[str]"]
-
-
-def _arrays(value: list[Any]) -> list[np.ndarray]:
-    return [np.asarray(v) for v in value]
+    from ._core import MatrixDict, PingpongDict, RingDict
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,16 +37,7 @@ class RingResult:
     """
 
     kind: ClassVar[str] = "ring"
-    # Lists that JSON cannot tell from arrays, and how each is read back; other lists of
-    # numbers become arrays (see ``decode``).
-    _from_json: ClassVar[dict[str, Callable[[Any], Any]]] = {
-        "cpus": _arrays,  # one array per point, ragged when procs differ
-        "switch_source": list,
-        "warnings": list,
-        "stopped": list,
-    }
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("precision", "max_time", "stopped", "repetitions_made")
-
+    # BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
     engine: str
     transport: str
     placement: str
@@ -81,50 +62,49 @@ class RingResult:
     trips: np.ndarray
     overhead_rounds: np.ndarray
     work_verified: np.ndarray
-    phase_s: dict[str, np.ndarray]
-    # Evidence from the kernel (see the README, "Proof, distributions, statistics, metadata").
+    phase_s: dict[str, Any]
     switches_per_hop: np.ndarray
     switch_source: list[str]
-    # Raw µs per hop of the extra repetition that ran with the counters attached.
     counted_us: np.ndarray
     involuntary_switches: np.ndarray
     migrations: np.ndarray
     hardware: dict[str, Any]
     counters_unavailable_reason: str | None
     warnings: list[str]
-    # With record_hops=True: per-hop wake-to-run latency (µs), else None.
-    hop_percentiles_us: dict[str, np.ndarray] | None
-    hop_histogram: dict[str, np.ndarray] | None
-    # Net TSC cycles per switch where the TSC is an invariant clock (x86_64), else None;
-    # `tsc` has "ghz", "read_cost_cycles" and "unavailable_reason".
+    hop_percentiles_us: dict[str, Any] | None
+    hop_histogram: dict[str, Any] | None
     tsc_cycles_per_switch: np.ndarray | None
     tsc: dict[str, Any]
-    # How each point stopped. Results read from files written before precision mode have
-    # none of these, and a record leaves them out when they are unset (``OPTIONAL``), so
-    # such files save back byte for byte.
     precision: float | None = None
     max_time: float | None = None
     stopped: list[str] = field(default_factory=list)
     repetitions_made: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    block: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    instance_blocks: list[np.ndarray] = field(default_factory=list)
+    max_repetitions: int | None = None
+    cpu: int | None = None
+    timeout: float | None = None
+    record_hops: bool | None = None
+    one_cpu: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
+    stride_bytes: int | None = None
+    resident_kb: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     metadata: dict[str, Any] = field(default_factory=dict)
+    # END written by `python -m ctxbench._codegen`
 
     @classmethod
     def from_core(cls, raw: RingDict, metadata: dict[str, Any]) -> RingResult:
         return cls(**raw, metadata=metadata)
 
     def stop_line(self) -> str:
-        """How each point stopped and what its phases cost, in one line."""
+        """How each point stopped, on what and at what cost, in one line; a point a cap
+        ended says what would narrow it."""
         if not self.stopped:
             return "how the points stopped was not recorded"
-        parts = []
-        for j, p in enumerate(self.procs.tolist()):
-            half = (self.stats["ci_high"][j] - self.stats["ci_low"][j]) / 2
-            rel = half / abs(self.latency_us[j]) if self.latency_us[j] else float("inf")
-            parts.append(
-                f"{p}: {self.stopped[j]} after {int(self.repetitions_made[j])} reps, "
-                f"±{rel:.1%}, {sum(float(v[j]) for v in self.phase_s.values()):.2f} s"
-            )
-        return "; ".join(parts)
+        return "; ".join(
+            _stop_phrase(self.stats, j, p, self.stopped[j], self.precision)
+            + f", {sum(float(v[j]) for v in self.phase_s.values()):.2f} s"
+            for j, p in enumerate(self.procs.tolist())
+        )
 
     def to_xgraph(self) -> str:
         """lat_ctx's output: a title line with size and overhead, then "procs µs" pairs.
@@ -132,9 +112,8 @@ class RingResult:
         Unlike lat_ctx, a point below the method's resolution (net <= 0) is printed, not
         dropped; ``below_resolution`` flags it.
         """
-        lines = [f'"size={self.size_kb}k ovr={us(self.overhead_us)}']
-        lines += [f"{p} {us(v)}" for p, v in zip(self.procs.tolist(), self.latency_us.tolist())]
-        return "\n".join(lines) + "\n"
+        points = zip(self.procs.tolist(), self.latency_us.tolist())
+        return xgraph.block(self.size_kb, self.overhead_us, points)
 
     def to_frame(self) -> pd.DataFrame:
         """The tidy pandas frame: one row per (procs, repetition); see ``ctxbench.frame``."""
@@ -145,7 +124,7 @@ class RingResult:
     def save(self, path: PathLike, *, hostname: bool = True) -> None:
         """Write to .json, .csv, .parquet or .xgraph by suffix; see ``ctxbench.files``.
         ``hostname=False`` writes ``metadata.HOSTNAME_WITHHELD`` instead of this machine's."""
-        _save_by_suffix([self], path, hostname=hostname)
+        files.save([self], path, hostname=hostname)
 
     def _repr_html_(self) -> str:
         from .frame import result_html
@@ -175,8 +154,7 @@ class PingpongResult:
     """
 
     kind: ClassVar[str] = "pingpong"
-    _from_json: ClassVar[dict[str, Callable[[Any], Any]]] = {}
-
+    # BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
     loops: int
     threads: bool
     engine: str
@@ -189,21 +167,38 @@ class PingpongResult:
     cycles_per_switch: float | None
     tsc: dict[str, Any]
     cpus: np.ndarray
+    repetitions: int | None = None
+    precision: float | None = None
+    max_time: float | None = None
+    min_time: float | None = None
+    samples_us: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    stats: dict[str, Any] = field(default_factory=dict)
+    stopped: str | None = None
+    block: int | None = None
+    instance_blocks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    phase_s: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+    # END written by `python -m ctxbench._codegen`
 
     @classmethod
     def from_core(cls, raw: PingpongDict, metadata: dict[str, Any]) -> PingpongResult:
         return cls(**raw, metadata=metadata)
 
     def to_perf(self) -> str:
-        """The fields `perf bench sched pipe` prints, in its layout."""
-        between = "threads" if self.threads else "processes"
+        """The fields `perf bench sched pipe` prints, in its layout (measured until precise:
+        the median repetition's figures, and their 95 % interval)."""
+        between = {"thread": "threads", "fiber": "fibers"}.get(self.engine, "processes")
+        interval = ""
+        if self.stats and np.isfinite(self.stats["ci_low"][0]):
+            low, high = float(self.stats["ci_low"][0]), float(self.stats["ci_high"][0])
+            interval = f"  [{low:.6f}, {high:.6f}] 95% interval\n"
         return (
             "# Running 'sched/pipe' benchmark:\n"
             f"# Executed {self.loops} {self.transport} operations between two {between}\n\n"
             f"     Total time: {self.elapsed_s:.3f} [sec]\n\n"
             f"{self.usecs_per_op:15.6f} usecs/op\n"
-            f"{int(self.ops_per_sec):15d} ops/sec\n"
+            + interval
+            + f"{int(self.ops_per_sec):15d} ops/sec\n"
             f"{self.usecs_per_switch:15.6f} usecs/switch\n"
             + (
                 f"{self.cycles_per_switch:15.1f} TSC cycles/switch\n"
@@ -211,6 +206,14 @@ class PingpongResult:
                 else ""
             )
         )
+
+    def stop_line(self) -> str:
+        """How measuring stopped, on what and at what cost, in one line."""
+        if not self.stopped or not self.stats or self.stopped == "repetitions":
+            return f"perf's fixed loop: {self.loops} round trips, one sample, no interval"
+        seconds = sum(float(v[0]) for v in self.phase_s.values())
+        phrase = _stop_phrase(self.stats, 0, "ping-pong", self.stopped, self.precision)
+        return f"{phrase}, {seconds:.2f} s"
 
     def __repr__(self) -> str:
         return (
@@ -220,214 +223,144 @@ class PingpongResult:
         )
 
 
-Result = Union[RingResult, PingpongResult]
+def _stop_phrase(stats: dict[str, Any], j: int, name: object, stopped: str, asked: Any) -> str:
+    """ "NAME: how it stopped, over how many instances, ±interval", and for a point a cap or
+    the run level ended, why it is wide and what would narrow it."""
+    median, low, high = (float(stats[k][j]) for k in ("median", "ci_low", "ci_high"))
+    rel = (high - low) / 2 / abs(median) if median and np.isfinite(low) else float("inf")
+    width = f"±{rel:.1%}" if np.isfinite(rel) else "no interval"
+    level = stats.get("level")
+    instances = stats.get("instances")
+    on = ""
+    if level is not None and instances is not None:
+        on = f" over {int(instances[j])} instance{'s' if int(instances[j]) != 1 else ''}"
+    phrase = f"{name}: {stopped}{on}, {width}"
+    runs = stats.get("sd_run")
+    if stopped == "run_spread" and runs is not None:
+        phrase += (
+            f" (runs on this machine differ by ±{float(runs[j]):.1%} beyond their own "
+            "errors: measuring longer would not narrow it)"
+        )
+    if stopped in ("time_cap", "max_repetitions") and asked is not None:
+        spread = stats.get("sd_instance")
+        between = float(spread[j]) / abs(median) if spread is not None and median else np.nan
+        cause = (
+            f"instances differ by {between:.1%}"
+            if np.isfinite(between)
+            else "too few instances for the interval"
+        )
+        cap = "max_time" if stopped == "time_cap" else "max_repetitions"
+        phrase += f" (asked ±{float(asked):.0%}: {cause}; raise {cap} or the precision)"
+    return phrase
+
+
+@dataclass(frozen=True, eq=False)
+class MatrixResult:
+    """The CPU×CPU wake-up matrix (``ctxbench.matrix``): one entry per cell, in the order the
+    cells were measured.
+
+    A cell (``cpu_from`` i, ``cpu_to`` j) is a ring of two participants pinned i→j, the timing
+    one on i. ``latency_us`` is its median net µs per switch: (round trip ÷ 2) − overhead, the
+    mean of the i→j and the j→i wake-up, with ``ci_low``/``ci_high`` its 95 % interval and
+    ``samples_us`` every repetition, shape (repetitions, cells). With ``record_hops``,
+    ``wake_us`` holds the i→j direction alone: wake-to-run percentiles of the hops into j,
+    whose stamps cross CPUs; ``clock_offset_bound_ns`` bounds the two clocks' offset
+    (checked before the cell) and ``clock_untrusted`` flags cells where it exceeds the
+    histogram's resolution. ``relation`` and ``numa_distance`` name the pair's class;
+    ``started_s`` is when the cell started (seconds after ``started_unix_s``);
+    ``memory_node_asked``/``memory_node_seen`` the NUMA placement and where a probe page
+    landed (-1: not placed). ``topology`` is the machine's (``ctxbench.topology``).
+    """
+
+    kind: ClassVar[str] = "matrix"
+    # BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
+    engine: str
+    transport: str
+    size_kb: int
+    repetitions: int | None
+    precision: float | None
+    max_time: float | None
+    warmup: int
+    min_time: float
+    record_hops: bool
+    per_class: int | None
+    passes: int
+    memory_node: str
+    cpus: np.ndarray
+    started_unix_s: float
+    topology: dict[str, Any]
+    cpu_from: np.ndarray
+    cpu_to: np.ndarray
+    relation: list[str]
+    numa_distance: np.ndarray
+    pass_index: np.ndarray
+    started_s: np.ndarray
+    elapsed_s: np.ndarray
+    latency_us: np.ndarray
+    min_us: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    cv: np.ndarray
+    verdict: list[str]
+    stopped: list[str]
+    repetitions_made: np.ndarray
+    samples_us: np.ndarray
+    raw_samples_us: np.ndarray
+    overhead_samples_us: np.ndarray
+    below_resolution: np.ndarray
+    switches_per_hop: np.ndarray
+    migrations: np.ndarray
+    work_verified: np.ndarray
+    cpus_seen: np.ndarray
+    memory_node_asked: np.ndarray
+    memory_node_seen: np.ndarray
+    clock_offset_bound_ns: np.ndarray
+    clock_untrusted: np.ndarray
+    wake_us: dict[str, Any] | None
+    warnings: list[str]
+    block: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    instance_blocks: list[np.ndarray] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    # END written by `python -m ctxbench._codegen`
+
+    @classmethod
+    def from_core(cls, raw: MatrixDict, metadata: dict[str, Any]) -> MatrixResult:
+        return cls(**raw, metadata=metadata)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The tidy frame: one row per (cell, repetition); see ``ctxbench.frame``."""
+        from .frame import to_frame
+
+        return to_frame(self)
+
+    def summary(self) -> pd.DataFrame:
+        """Per relation class: cells, median and range of the cells' medians (µs)."""
+        from ._matrix_table import class_summary
+
+        return class_summary(self.to_frame())
+
+    def save(self, path: PathLike, *, hostname: bool = True) -> None:
+        """Write to .json, .csv or .parquet by suffix; see ``ctxbench.files``."""
+        files.save([self], path, hostname=hostname)
+
+    def __repr__(self) -> str:
+        cells = len(self.cpu_from)
+        mode = f"{self.per_class} per class" if self.per_class else "every pair"
+        parts = []
+        for rel in dict.fromkeys(self.relation):
+            v = self.latency_us[np.asarray(self.relation) == rel]
+            parts.append(f"{rel} {np.median(v):.3g}")
+        return (
+            f"MatrixResult({self.engine}/{self.transport}, {len(self.cpus)} CPUs, {cells} "
+            f"cells ({mode}), median µs/switch {{{', '.join(parts)}}})"
+        )
+
+
+Result = Union[RingResult, PingpongResult, MatrixResult]
 # The one list of result kinds: the "kind" of a record names its class.
-KINDS: dict[str, type[Result]] = {cls.kind: cls for cls in (RingResult, PingpongResult)}
-
-
-# Picking a file format by suffix is ctxbench.files' business, and files imports this module
-# for the JSON record; it hands its writer over when it loads (``register_writer``), so
-# ``save`` can use it without an import running back up.
-_writer: Callable[..., None] | None = None
-
-
-def register_writer(writer: Callable[..., None]) -> None:
-    """Set the function ``save`` writes through (``ctxbench.files.save``)."""
-    global _writer
-    _writer = writer
-
-
-def _save_by_suffix(results: Sequence[Result], path: PathLike, *, hostname: bool) -> None:
-    if _writer is None:  # ctxbench/__init__ imports files, so only a broken install sees this
-        raise RuntimeError("ctxbench.files is not loaded: import ctxbench")
-    _writer(results, path, hostname=hostname)
-
-
-# The JSON results file: {"format": "ctxbench", "format_version": 1, "results": [record, ...]},
-# one record per result: its kind, every field (arrays as lists) and its metadata.
-FORMAT = "ctxbench"
-FORMAT_VERSION = 1
-
-
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "tolist"):  # numpy arrays and numpy scalars
-        return _nan_to_none(value.tolist())
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return value
-
-
-def _nan_to_none(value: Any) -> Any:
-    # NaN marks "no sample" (a point that stopped early); JSON has no NaN, it has null.
-    if isinstance(value, float) and value != value:
-        return None
-    if isinstance(value, list):
-        return [_nan_to_none(v) for v in value]
-    return value
-
-
-def _has_none(value: Any) -> bool:
-    if isinstance(value, list):
-        return any(_has_none(v) for v in value)
-    return value is None
-
-
-def record(result: Result, *, hostname: bool = True) -> dict[str, Any]:
-    """One result as a JSON-ready dict: ``kind``, every field (arrays as lists), ``metadata``
-    (its hostname withheld with ``hostname=False``: see ``withhold_hostname``)."""
-    if not isinstance(result, tuple(KINDS.values())):
-        raise TypeError(f"expected a ctxbench result, got {type(result).__name__}")
-    fields = dict(vars(result))
-    metadata = fields.pop("metadata", None) or {}
-    for name in getattr(result, "OPTIONAL", ()):
-        value = fields[name]
-        if value is None or (hasattr(value, "__len__") and len(value) == 0):
-            del fields[name]
-    rec = {"kind": result.kind, **_jsonable(fields), "metadata": _jsonable(metadata)}
-    return rec if hostname else withhold_hostname(rec)
-
-
-def withhold_hostname(rec: dict[str, Any]) -> dict[str, Any]:
-    """The record with ``metadata.HOSTNAME_WITHHELD`` for its hostname (where it has one)."""
-    if not isinstance(rec.get("metadata"), dict):
-        return rec
-    return {**rec, "metadata": without_hostname(rec["metadata"])}
-
-
-def _naming(error: OSError, path: Path) -> OSError:
-    """The same error about the user's path, not the temporary file beside it."""
-    if error.errno is None:
-        return error
-    return type(error)(error.errno, error.strerror, os.fspath(path))
-
-
-def _temp_beside(path: Path) -> tuple[int, Path]:
-    # Beside the file a symlink points to, so the rename replaces that file, not the link.
-    # Created 0o666 like any new file, so the umask decides its mode, whatever the format.
-    target = Path(os.path.realpath(path))
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
-    while True:
-        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
-        try:
-            return os.open(tmp, flags, 0o666), tmp
-        except FileExistsError:
-            continue
-        except OSError as e:
-            raise _naming(e, path) from None
-
-
-def check_writable(path: PathLike) -> None:
-    """Raise the ``OSError`` (naming ``path``) that writing ``path`` would meet, without
-    touching it: create and remove a file beside it, as ``write_atomically`` does."""
-    fd, tmp = _temp_beside(Path(path))
-    os.close(fd)
-    os.unlink(tmp)
-
-
-def write_atomically(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
-    """Write a file through ``write(binary_file)`` into a temporary file beside it, then
-    rename: a reader (or a crash) never sees half of it, and every format gets the mode a new
-    file gets (``0o666 & ~umask``). An ``OSError`` names ``path``."""
-    path = Path(path)
-    fd, tmp = _temp_beside(path)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, os.path.realpath(path))
-    except BaseException as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(e, OSError):
-            raise _naming(e, path) from None
-        raise
-
-
-def write_records(records: Sequence[dict[str, Any]], path: PathLike) -> None:
-    """Write a results file atomically (``write_atomically``)."""
-    doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "results": list(records)}
-    write_atomically(path, lambda f: f.write((json.dumps(doc, indent=1) + "\n").encode()))
-
-
-def read_records(path: PathLike) -> list[dict[str, Any]]:
-    """The raw result records of a ctxbench JSON file, each checked against the declaration of
-    its kind (``ctxbench.schema.RECORDS``); a ``ValueError`` names the file, the record and the
-    field of anything wrong."""
-    from .schema import RECORDS, Bad, check_record
-
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not a ctxbench results file: not UTF-8 text ({e})") from None
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: not a ctxbench results file: not JSON: {e}") from None
-    except RecursionError:
-        raise ValueError(f"{path}: not a ctxbench results file: nested too deeply") from None
-    if isinstance(doc, list):
-        raise ValueError(
-            f"{path}: not a ctxbench results file: a JSON list, expected the object "
-            f'{{"format": "{FORMAT}", "format_version": {FORMAT_VERSION}, "results": [...]}}'
-        )
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ValueError(f'{path}: not a ctxbench results file (no "format": "{FORMAT}")')
-    if doc.get("format_version") != FORMAT_VERSION:
-        raise ValueError(
-            f"{path}: format_version {doc.get('format_version')!r} is not supported "
-            f"(this ctxbench reads version {FORMAT_VERSION})"
-        )
-    records = doc.get("results")
-    kinds = " or ".join(KINDS)
-    if not isinstance(records, list):
-        raise ValueError(f'{path}: "results" must be a list of {kinds} records')
-    for i, rec in enumerate(records):
-        kind = rec.get("kind") if isinstance(rec, dict) else None
-        if not isinstance(kind, str) or kind not in KINDS:
-            what = f"kind {kind!r}" if isinstance(rec, dict) else type(rec).__name__
-            raise ValueError(
-                f'{path}: result {i}: {what}: "results" must be a list of {kinds} records'
-            )
-        try:
-            check_record(rec, RECORDS[kind])
-        except Bad as e:
-            raise ValueError(f"{path}: result {i} ({kind}): {e}") from None
-    return records
-
-
-def _has_str(value: Any) -> bool:
-    if isinstance(value, list):
-        return any(_has_str(v) for v in value)
-    return isinstance(value, str)
-
-
-def _numeric(value: Any) -> Any:
-    # Lists of numbers were numpy arrays; lists of strings (the verdicts) stay lists.
-    if isinstance(value, dict):
-        return {k: _numeric(v) for k, v in value.items()}
-    if isinstance(value, list) and not _has_str(value):
-        try:
-            # null in a list of numbers is a missing sample: NaN again.
-            return np.asarray(value, dtype=np.float64 if _has_none(value) else None)
-        except ValueError:  # ragged: it was a list of arrays
-            return [_numeric(v) for v in value]
-    return value
-
-
-def decode(rec: dict[str, Any]) -> dict[str, Any]:
-    """Every entry of a record (``kind`` included) with its numpy arrays restored."""
-    from_json = KINDS[rec["kind"]]._from_json
-    fields = {}
-    for name, value in rec.items():
-        if name in ("kind", "metadata") or value is None:
-            fields[name] = value
-        elif name in from_json:
-            fields[name] = from_json[name](value)
-        else:
-            fields[name] = _numeric(value)
-    return fields
+KINDS: dict[str, type[Result]] = {
+    cls.kind: cls for cls in (RingResult, PingpongResult, MatrixResult)
+}
 
 
 def from_record(rec: dict[str, Any]) -> Result:
@@ -447,36 +380,3 @@ def load_results(path: PathLike) -> list[Result]:
         except TypeError as e:
             raise ValueError(f"{path}: result {i}: {e}") from None
     return out
-
-
-# What makes two points the same measurement: engine, transport, placement name, size_kb,
-# procs, the stopping rule (a fixed repetition count, or a precision), parallel.
-Key = tuple[str, str, str, int, tuple[int, ...], str, int]
-
-
-def point_key(rec: dict[str, Any]) -> Key:
-    """The identity of the point a ring record measured (one procs per record in a sweep)."""
-    return (
-        rec["engine"],
-        rec["transport"],
-        rec["placement"],
-        int(rec["size_kb"]),
-        tuple(int(p) for p in rec["procs"]),
-        _stopping_rule(rec.get("repetitions"), rec.get("precision")),
-        int(rec["parallel"]),
-    )
-
-
-def _stopping_rule(repetitions: Any, precision: Any) -> str:
-    if repetitions is not None:
-        return f"repetitions={int(repetitions)}"
-    return f"precision={float(precision if precision is not None else _core.DEFAULT_PRECISION)}"
-
-
-def planned_key(procs: list[int], args: dict[str, Any]) -> Key:
-    """The key of the result ``measure(procs, **args)`` will give, without measuring."""
-    # The placement's name as the core records it, so a finished point is found again.
-    placement = _core.placement_name(args["placement"], args.get("cpu"))
-    return point_key(
-        {**args, "placement": placement, "procs": procs, "parallel": args.get("parallel", 1)}
-    )

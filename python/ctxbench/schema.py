@@ -1,8 +1,10 @@
 """What a ctxbench file must hold, declared once per kind and format, and the one checker of
 each declaration: the JSON record of every result kind (``RECORDS``), the tidy table that CSV
 and Parquet files hold (``TABLE_COLUMNS``, ``TABLE_ROWS``) and lmbench's xgraph text
-(``XGRAPH``). The loaders in ``ctxbench.result`` and ``ctxbench.files`` turn a ``Bad`` into a
-``ValueError`` naming the file and where in it (record, line or row).
+(``XGRAPH``). ``RECORDS`` is also the one list of each result's fields: the result classes and
+the stub of what the core returns are written from it (``python -m ctxbench._codegen``). The
+loaders turn a ``Bad`` into a ``ValueError`` naming the file and where in it (record, line or
+row).
 
 Net figures (``latency_us``, ``samples_us``, ``value`` ...) may be negative: a switch below
 the method's resolution gives a net time <= 0, and ``below_resolution`` says so (``FLAG``).
@@ -17,10 +19,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
+
+from ._core import RELATIONS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,6 +50,22 @@ class Field:
     choices: tuple[str, ...] | None = None
     required: bool = True  # False: an older file may lack it
     fields: Mapping[str, Field] | None = None
+    # What the code beside the files needs (``ctxbench._codegen`` writes it from these): a
+    # list of arrays of different lengths; unsigned integers in memory; the name of a dict's
+    # TypedDict in ``_core.pyi`` (written from ``fields``, or one the stub declares by hand);
+    # the stub's annotation where no rule gives it; the strings the core gives today (the
+    # stub's ``Literal``, not checked in files, so that a newer ctxbench's values still load);
+    # and a per-point array that the tidy table repeats as a column of the same name.
+    ragged: bool = False
+    unsigned: bool = False
+    name: str | None = None
+    stub: str | None = None
+    literals: tuple[str, ...] | None = None
+    column: bool = False
+    # What the caller asked, as the run used it (defaults filled in): ``_core.ring_config``
+    # returns exactly these; with its procs and machine they are what makes a point of a
+    # sweep the same point (``grid.point_key``); the table repeats each as a column.
+    config: bool = False
 
 
 class Bad(Exception):
@@ -70,6 +90,7 @@ R = "repetitions"
 
 TSC = Field(
     "dict",
+    name="TscDict",
     fields={
         "ghz": _float(min=0, nullable=True),
         "read_cost_cycles": _float(min=0, nullable=True),
@@ -91,17 +112,25 @@ METADATA = Field(
     },
 )
 HOP_PERCENTILES = ("p50", "p90", "p99", "p99.9", "max")
+# The variance model's levels, innermost first (``ctxbench._core.estimate``).
+LEVELS = ("repetition", "block", "instance", "run")
+STOPPED = ("repetitions", "precision", "max_repetitions", "time_cap", "run_spread")
+VERDICTS = ("stable", "noisy", "unstable", "bimodal")
 PHASES = ("calibration", "warmup", "measure", "setup_teardown")
 
+# The fields of each result kind, in the order its class and its record hold them: every
+# required field before the optional ones, ``metadata`` last. One declaration per field: the
+# class (``result.RingResult``), the stub of what the core returns (``_core.pyi``), the
+# record's check and the table's column follow from it (``python -m ctxbench._codegen``).
 RING: dict[str, Field] = {
-    "engine": Field("str"),
-    "transport": Field("str"),
-    "placement": Field("str"),
-    "size_kb": _int(min=0),
-    "repetitions": _int(min=1, nullable=True),  # null: precision mode
-    "warmup": _int(min=0),
-    "parallel": _int(min=1),
-    "min_time": _float(min=0),
+    "engine": Field("str", config=True),
+    "transport": Field("str", config=True),
+    "placement": Field("str", config=True),
+    "size_kb": _int(min=0, config=True),
+    "repetitions": _int(min=1, nullable=True, config=True),  # null: precision mode
+    "warmup": _int(min=0, config=True),
+    "parallel": _int(min=1, config=True),
+    "min_time": _float(min=0, config=True),
     "procs": _int(P, min=2),
     "latency_us": _float(P),
     "min_us": _float(P),
@@ -117,30 +146,50 @@ RING: dict[str, Field] = {
     "below_resolution": Field("bool", (P,)),
     "stats": Field(
         "dict",
+        name="StatsDict",
         fields={
-            **{k: _float(P) for k in ("min", "median", "mean", "max", "ci_low", "ci_high")},
+            **{k: _float(P) for k in ("min", "median", "mean", "max")},
+            # NaN: no interval (a point with one unit to go on).
+            **{k: _float(P, nan=True, holes=True) for k in ("ci_low", "ci_high")},
             "stdev": _float(P, min=0),
             "cv": _float(P, min=0, inf=True),
             "outliers": _int(P, min=0),
             "clusters": _int(P, min=1),
-            "verdict": Field("str", (P,)),
+            "verdict": Field("str", (P,), literals=VERDICTS),
+            # The variance model (files from before it lack these).
+            **{
+                k: _float(P, min=0, nan=True, holes=True, required=False)
+                for k in ("se", "se_within", "sd_run")
+            },
+            "runs_seen": _float(P, min=0, required=False),
+            "df": _float(P, min=0, required=False),
+            "level": Field("str", (P,), choices=LEVELS, required=False),
+            **{
+                f"sd_{level}": _float(P, min=0, nan=True, holes=True, required=False)
+                for level in LEVELS[:3]
+            },
+            "instances": _int(P, min=1, required=False),
         },
     ),
-    "cpus": _int(P, "parallel", None, min=-1),  # [point][ring][participant]
+    "cpus": _int(P, "parallel", None, min=-1, ragged=True),  # [point][ring][participant]
     "trips": _int(P, min=0),
     "overhead_rounds": _int(P, min=0),
     "work_verified": Field("bool", (P,)),
-    "phase_s": Field("dict", fields={k: _float(P, min=0) for k in PHASES}),
-    "switches_per_hop": _float(P, min=0),
-    "switch_source": Field("str", (P,)),
+    "phase_s": Field("dict", name="PhasesDict", fields={k: _float(P, min=0) for k in PHASES}),
+    "switches_per_hop": _float(P, min=0, column=True),
+    "switch_source": Field("str", (P,), literals=("perf", "rusage")),
     "counted_us": _float(P, min=0),
-    "involuntary_switches": _int(P, min=0),
-    "migrations": _int(P, min=-1),  # -1: counters unavailable
+    "involuntary_switches": _int(P, min=0, column=True),
+    "migrations": _int(P, min=-1, column=True),  # -1: counters unavailable
     "hardware": Field(
         "dict",
+        name="HardwareDict",
         fields={
             "cycles_per_switch": _float(P, min=0, nullable=True),
             "instructions_per_switch": _float(P, min=0, nullable=True),
+            # Issue 19; files from before it lack them.
+            "cache_misses_per_switch": _float(P, min=0, nullable=True, required=False),
+            "dtlb_misses_per_switch": _float(P, min=0, nullable=True, required=False),
             "unavailable_reason": Field("str", nullable=True),
         },
     ),
@@ -149,21 +198,38 @@ RING: dict[str, Field] = {
     "hop_percentiles_us": Field(
         "dict",
         nullable=True,
+        name="_HopPercentilesDict",
         # A point without hops has none: NaN in files written before NaN became null.
         fields={k: _float(P, min=0, nan=True, holes=True) for k in HOP_PERCENTILES},
     ),
     "hop_histogram": Field(
         "dict",
         nullable=True,
-        fields={"edges_us": _float(None, min=0), "counts": _int(P, None, min=0)},
+        name="HopHistogramDict",
+        fields={"edges_us": _float(None, min=0), "counts": _int(P, None, min=0, unsigned=True)},
     ),
     "tsc_cycles_per_switch": _float(P, nullable=True),  # net: may be negative
     "tsc": TSC,
-    # Precision mode (files from before it lack these; a record leaves out the unset ones).
-    "precision": _float(min=0, nullable=True, required=False),
-    "max_time": _float(min=0, nullable=True, required=False),
-    "stopped": Field("str", (P,), required=False),
-    "repetitions_made": _int(P, min=0, required=False),
+    # Added later: files from before lack them, and a record leaves out the unset ones.
+    # Precision mode: null with a fixed number of repetitions.
+    "precision": _float(min=0, nullable=True, required=False, config=True),
+    "max_time": _float(min=0, nullable=True, required=False, config=True),
+    "stopped": Field("str", (P,), required=False, literals=STOPPED, column=True),
+    "repetitions_made": _int(P, min=0, required=False, column=True),
+    # Repetitions per block and blocks per ring instance.
+    "block": _int(P, min=1, required=False),
+    "instance_blocks": _int(P, None, min=0, required=False, ragged=True),
+    "max_repetitions": _int(min=1, nullable=True, required=False, config=True),
+    # The CPU given to placement "single" (null: the first allowed one, or another placement).
+    "cpu": _int(min=0, nullable=True, required=False, config=True),
+    "timeout": _float(min=0, required=False, config=True),
+    "record_hops": Field("bool", required=False, config=True),
+    # Every participant of the point ran on one CPU: a pinned one, the same one in a CPU
+    # list, or the only one the caller may use. Blocking hops then cost at least one switch.
+    "one_cpu": Field("bool", (P,), required=False),
+    # The working set (files from before it lack these).
+    "stride_bytes": _int(min=8, nullable=True, required=False, config=True),
+    "resident_kb": _int(P, min=-1, required=False, column=True),
     "metadata": METADATA,
 }
 
@@ -180,11 +246,95 @@ PINGPONG: dict[str, Field] = {
     "cycles_per_switch": _float(min=0, nullable=True),
     "tsc": TSC,
     "cpus": _int(2, min=-1),
+    # Measured until precise, as a ring point (files from before, and perf's fixed loop's
+    # older records, lack these).
+    "repetitions": _int(min=1, nullable=True, required=False),
+    "precision": _float(min=0, nullable=True, required=False),
+    "max_time": _float(min=0, nullable=True, required=False),
+    "min_time": _float(min=0, required=False),
+    "samples_us": _float(None, min=0, required=False),
+    "stats": Field("dict", required=False, name="StatsDict"),  # as a ring's, of one point
+    "stopped": Field("str", required=False, literals=STOPPED),
+    "block": _int(min=1, required=False),
+    "instance_blocks": _int(None, min=0, required=False),
+    "phase_s": Field(
+        "dict", required=False, name="PhasesDict", fields={k: _float(1, min=0) for k in PHASES}
+    ),
+    "metadata": METADATA,
+}
+
+C = "cells"  # len(cpu_from)
+# Of the machine's topology a matrix record keeps, what its table and plot read.
+MATRIX_TOPOLOGY = Field(
+    "dict",
+    stub="TopologyDict",  # the core gives all of ``topology()``'s; the record keeps these
+    fields={
+        **{k: _int(None, min=-1) for k in ("cpus", "package", "core", "llc", "node")},
+        "order": _int(None, min=0),
+        "notes": Field("str", (None,)),
+    },
+)
+WAKE_PERCENTILES = ("p50", "p90", "p99", "p99.9")
+
+MATRIX: dict[str, Field] = {
+    "engine": Field("str"),
+    "transport": Field("str"),
+    "size_kb": _int(min=0),
+    "repetitions": _int(min=1, nullable=True),  # null: precision mode
+    "precision": _float(min=0, nullable=True),
+    "max_time": _float(min=0, nullable=True),
+    "warmup": _int(min=0),
+    "min_time": _float(min=0),
+    "record_hops": Field("bool"),
+    "per_class": _int(min=1, nullable=True),  # null: every pair
+    "passes": _int(min=1),
+    "memory_node": Field("str"),
+    "cpus": _int(None, min=0),
+    "started_unix_s": _float(min=0),
+    "topology": MATRIX_TOPOLOGY,
+    "cpu_from": _int(C, min=0),
+    "cpu_to": _int(C, min=0),
+    "relation": Field("str", (C,), choices=RELATIONS),
+    "numa_distance": _int(C, min=-1),  # -1: one node, or unknown
+    "pass_index": _int(C, min=0),
+    "started_s": _float(C, min=0),
+    "elapsed_s": _float(C, min=0),
+    "latency_us": _float(C),
+    "min_us": _float(C),
+    # NaN: no interval (a cell with one unit to go on).
+    "ci_low": _float(C, nan=True, holes=True),
+    "ci_high": _float(C, nan=True, holes=True),
+    "cv": _float(C, min=0, inf=True),
+    "verdict": Field("str", (C,)),
+    "stopped": Field("str", (C,)),
+    "repetitions_made": _int(C, min=0),
+    "samples_us": _float(R, C, holes=True),
+    "raw_samples_us": _float(R, C, min=0, holes=True),
+    "overhead_samples_us": _float(R, C, min=0, holes=True),
+    "below_resolution": Field("bool", (C,)),
+    "switches_per_hop": _float(C, min=0),
+    "migrations": _int(C, min=-1),
+    "work_verified": Field("bool", (C,)),
+    "cpus_seen": _int(C, 2, min=-1),
+    "memory_node_asked": _int(C, min=-1),  # -1: not placed
+    "memory_node_seen": _int(C, min=-1),
+    # NaN (null): not checked (no hops); +inf: the clocks allowed no bound.
+    "clock_offset_bound_ns": _float(C, min=0, nan=True, inf=True, holes=True),
+    "clock_untrusted": Field("bool", (C,)),
+    "wake_us": Field(
+        "dict",
+        nullable=True,
+        name="_WakeDict",
+        fields={k: _float(C, min=0, nan=True, holes=True) for k in WAKE_PERCENTILES},
+    ),
+    "warnings": Field("str", (None,)),
+    "block": _int(C, min=1, required=False),
+    "instance_blocks": _int(C, None, min=0, required=False, ragged=True),
     "metadata": METADATA,
 }
 
 # The record of each result kind (``result.KINDS``).
-RECORDS: dict[str, dict[str, Field]] = {"ring": RING, "pingpong": PINGPONG}
+RECORDS: dict[str, dict[str, Field]] = {"ring": RING, "pingpong": PINGPONG, "matrix": MATRIX}
 
 # A flag and the figure it summarises: ``below_resolution`` is true exactly where the median
 # net time ``latency_us`` is <= 0.
@@ -300,7 +450,7 @@ def check_record(rec: Mapping[str, Any], fields: Mapping[str, Field]) -> None:
 # The tidy table (``ctxbench.frame``) as CSV and Parquet files hold it. Each column's type and
 # range; empty cells (NaN) are allowed where a row's kind does not need the column.
 TABLE_COLUMNS: dict[str, Field] = {
-    "benchmark": Field("str", choices=("ring", "pingpong")),
+    "benchmark": Field("str", choices=("ring", "pingpong", "matrix")),
     "engine": Field("str"),
     "transport": Field("str"),
     "placement": Field("str"),
@@ -319,16 +469,42 @@ TABLE_COLUMNS: dict[str, Field] = {
     "ci_high": _float(),
     "verdict": Field("str"),
     "below_resolution": Field("bool"),
-    "switches_per_hop": _float(min=0),
-    "involuntary_switches": _int(min=0),
-    "migrations": _int(min=-1),
     "usecs_per_op": _float(min=0),
     "ops_per_sec": _float(min=0),
-    "stopped": Field("str"),
-    "repetitions_made": _int(min=0),
+    "block": _int(min=0),
+    "instance": _int(min=0),
+    "sd_run": _float(min=0),
+    "runs_seen": _float(min=0),
     "source": Field("str"),
     **{k: Field("str") for k in ("kernel", "cpu_model", "ctxbench_version", "date", "test")},
+    # Matrix rows: the cell, its class, where each CPU sits (-1: unknown), its evidence.
+    "cpu_from": _int(min=0),
+    "cpu_to": _int(min=0),
+    "relation": Field("str", choices=RELATIONS),
+    "numa_distance": _int(min=-1),
+    "pass_index": _int(min=0),
+    "started_s": _float(min=0),
+    **{
+        f"{what}_{end}": _int(min=-1)
+        for what in ("package", "llc", "core", "node", "rank")
+        for end in ("from", "to")
+    },
+    "memory_node_asked": _int(min=-1),
+    "memory_node_seen": _int(min=-1),
+    "clock_offset_bound_ns": _float(min=0, inf=True),
+    "clock_untrusted": Field("bool"),
+    **{f"wake_{k.replace('.', '')}_us": _float(min=0) for k in WAKE_PERCENTILES},
 }
+# A ring's per-point columns and what was asked, as ``RING`` declares them.
+TABLE_COLUMNS.update(
+    {
+        name: replace(spec, shape=())
+        for name, spec in RING.items()
+        if (spec.column or spec.config) and name not in TABLE_COLUMNS
+    }
+)
+# What the caller asked of a ring (``config=True``), in declaration order.
+CONFIG: tuple[str, ...] = tuple(name for name, spec in RING.items() if spec.config)
 # Columns every table has, even one without rows (what ``concat([])`` gives).
 TABLE_REQUIRED = (
     "benchmark",
@@ -358,6 +534,18 @@ TABLE_ROWS: dict[str, tuple[str, ...]] = {
     ),
     "pingpong": (*TABLE_REQUIRED, "latency_us", "min_us", "usecs_per_op", "ops_per_sec"),
     "xgraph": (*TABLE_REQUIRED, "overhead_us", "latency_us", "below_resolution"),
+    "matrix": (
+        *TABLE_REQUIRED,
+        "latency_us",
+        "ci_low",
+        "ci_high",
+        "below_resolution",
+        "cpu_from",
+        "cpu_to",
+        "relation",
+        "rank_from",
+        "rank_to",
+    ),
 }
 
 # lmbench's lat_ctx text: a title '"size=<KiB>k ovr=<µs>' and lines '<procs> <µs per switch>'.

@@ -6,12 +6,13 @@
 //! through participant 0 acting as the scheduler: two user-space stack switches (resume and
 //! suspend), no kernel involvement. The kernel sees no context switch at all.
 
-use super::{Group, Members, Report, Ring};
+use super::{Group, Members, Report, Ring, Start, Switcher};
 use crate::error::{Error, Result};
 use crate::hops::HopLog;
 use crate::sys::{self, Guards, Shared, Slot};
+use crate::transport::TransportKind;
 use crate::wire::{self, STOP};
-use crate::workload::Workload;
+use crate::workload::{Shape, Workload};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,17 +22,34 @@ use std::sync::Arc;
 /// reserve 640 MiB of address space but touch only a few pages each.
 const STACK_BYTES: usize = 64 * 1024;
 
-type Fiber = Coroutine<u32, u32, (), DefaultStack>;
+type Coro = Coroutine<u32, u32, (), DefaultStack>;
+
+/// Coroutines on the driving thread: the token travels in the switch itself (`Resume`).
+pub struct Fiber;
+
+impl Switcher for Fiber {
+    const NAME: &'static str = "fiber";
+    /// Its touched stack.
+    const PARTICIPANT_BYTES: u64 = 8 * 1024;
+    const TRANSPORTS: &'static [TransportKind] = &[TransportKind::Resume];
+
+    fn start(_resume: TransportKind, s: Start) -> Result<Group> {
+        spawn(s.procs, s.shape, s.record, s.cpus)
+    }
+}
 
 pub fn spawn(
     procs: usize,
-    size_kb: usize,
+    shape: Shape,
     record: bool,
     cpus: &[Vec<Option<usize>>],
 ) -> Result<Group> {
     let parallel = cpus.len();
     let logs = super::hop_logs(parallel, procs, record)?;
     let slots = Arc::new(Shared::<Slot>::new(procs * parallel)?);
+    for s in slots.iter() {
+        s.resident_kb.store(-1, Ordering::Relaxed);
+    }
     let mut rings: Vec<Box<dyn Ring>> = Vec::with_capacity(parallel);
     for (r, placement) in cpus.iter().enumerate() {
         let mut fibers = Vec::with_capacity(procs - 1);
@@ -42,11 +60,11 @@ pub fn spawn(
                     "allocating a fiber stack",
                 )
             })?;
-            let work = Workload::new(size_kb)?;
+            let work = Workload::new(shape)?;
             let slots = Arc::clone(&slots);
             let cpu = placement[0];
             let log = logs[r].clone();
-            fibers.push(Fiber::with_stack(
+            fibers.push(Coro::with_stack(
                 stack,
                 move |yielder: &Yielder<u32, u32>, mut token: u32| {
                     let slot = &slots[r * procs + i];
@@ -67,13 +85,15 @@ pub fn spawn(
                         Ordering::Relaxed,
                     );
                     slot.checksum.store(checksum, Ordering::Relaxed);
+                    let resident = work.resident_kb().map_or(-1, |kb| kb as i64);
+                    slot.resident_kb.store(resident, Ordering::Relaxed);
                     slot.passes.store(passes, Ordering::Release);
                 },
             ));
         }
         rings.push(Box::new(FiberRing {
             fibers,
-            work: Workload::new(size_kb)?,
+            work: Workload::new(shape)?,
             token: 0,
             checksum: 0,
             passes: 0,
@@ -88,7 +108,7 @@ pub fn spawn(
 }
 
 struct FiberRing {
-    fibers: Vec<Fiber>,
+    fibers: Vec<Coro>,
     work: Workload,
     token: u32,
     checksum: u64,
@@ -103,7 +123,7 @@ struct FiberRing {
 unsafe impl Send for FiberRing {}
 
 impl FiberRing {
-    fn resume(fiber: &mut Fiber, token: u32, i: usize) -> Result<u32> {
+    fn resume(fiber: &mut Coro, token: u32, i: usize) -> Result<u32> {
         match fiber.resume(token) {
             CoroutineResult::Yield(t) => Ok(t),
             CoroutineResult::Return(()) => Err(Error::Peer(format!("fiber {i} ended mid-run"))),
@@ -169,6 +189,10 @@ impl Ring for FiberRing {
         Arc::clone(&self.progress)
     }
 
+    fn resident_kb(&self) -> Option<u64> {
+        self.work.resident_kb()
+    }
+
     fn work_done(&self) -> (u64, u64) {
         (self.passes, self.checksum)
     }
@@ -221,7 +245,7 @@ pub fn baseline_switch_ns(pairs: u64) -> Result<f64> {
             "allocating a fiber stack",
         )
     })?;
-    let mut co = Fiber::with_stack(stack, |yielder: &Yielder<u32, u32>, mut v: u32| {
+    let mut co = Coro::with_stack(stack, |yielder: &Yielder<u32, u32>, mut v: u32| {
         while v != STOP {
             v = yielder.suspend(v);
         }

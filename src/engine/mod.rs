@@ -11,6 +11,7 @@ use crate::hops::HopLog;
 use crate::sys::{Guards, Shared, Slot};
 use crate::token::Driver;
 use crate::transport::{Transport, WithTransport};
+use crate::workload::Shape;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,68 +31,140 @@ const STARTS_PER_CHECK: usize = 64;
 /// with thousands of participants that is well under a second.
 pub(crate) const LEAVE_BOUND: Duration = Duration::from_secs(10);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Engine {
-    Process,
-    Thread,
-    Fiber,
+/// One engine as the `engines!` table needs it; each engine's file implements it.
+pub trait Switcher {
+    /// The name callers give and results record.
+    const NAME: &'static str;
+    /// Memory one participant costs besides its work array, from measurements of this
+    /// project (`memory::ring_bytes` budgets with it).
+    const PARTICIPANT_BYTES: u64;
+    /// Each participant is a fork, which copies the caller's page tables (about 2 MiB per GiB
+    /// the caller holds) on top of `PARTICIPANT_BYTES`.
+    const FORKS: bool = false;
+    /// The transports it can use, its default first.
+    const TRANSPORTS: &'static [TransportKind];
+    /// Starts the rings of `start` with `transport`, one of `TRANSPORTS`.
+    fn start(transport: TransportKind, start: Start) -> Result<Group>;
 }
 
-const ENGINES: &str = "'process', 'thread' or 'fiber'";
+/// An engine whose participants the kernel schedules (processes, threads): any `Transport`
+/// carries its token, so this is all it implements; its `Switcher` follows (below).
+pub trait OverAnyTransport {
+    const NAME: &'static str;
+    /// As `Switcher::PARTICIPANT_BYTES` and `Switcher::FORKS`.
+    const PARTICIPANT_BYTES: u64;
+    const FORKS: bool = false;
+    /// Starts the rings of `start` over transport `T`.
+    fn spawn<T: Transport>(start: Start) -> Result<Group>;
+}
+
+/// What every engine starts: `cpus.len()` rings of `procs` participants, `cpus[ring][i]`
+/// pinning each, with a work array of `shape` and hop recording when `record`.
+pub struct Start<'a, 'i> {
+    pub procs: usize,
+    pub shape: Shape,
+    pub record: bool,
+    pub cpus: &'a [Vec<Option<usize>>],
+    pub interrupt: Interrupt<'i>,
+}
+
+impl<E: OverAnyTransport> Switcher for E {
+    const NAME: &'static str = E::NAME;
+    const PARTICIPANT_BYTES: u64 = E::PARTICIPANT_BYTES;
+    const FORKS: bool = E::FORKS;
+    const TRANSPORTS: &'static [TransportKind] = TransportKind::BETWEEN_TASKS;
+
+    /// `E::spawn::<T>` for the `Transport` that `transport` names.
+    fn start(transport: TransportKind, start: Start) -> Result<Group> {
+        struct Over<'a, 'i, E>(Start<'a, 'i>, std::marker::PhantomData<E>);
+        impl<E: OverAnyTransport> WithTransport for Over<'_, '_, E> {
+            type Output = Result<Group>;
+            fn call<T: Transport>(self) -> Result<Group> {
+                E::spawn::<T>(self.0)
+            }
+        }
+        transport
+            .dispatch(Over::<E>(start, std::marker::PhantomData))
+            .unwrap_or_else(|| Err(unsupported(E::NAME, Self::TRANSPORTS, transport)))
+    }
+}
+
+/// Every engine, one line each: `module::Type`, where `module` is a file of this folder and
+/// `Type` implements `Switcher`. A line makes the variant `Engine::Type`, whose name, cost,
+/// transports and start are the type's. The first line is the default engine.
+macro_rules! engines {
+    ($($module:ident :: $kind:ident),+ $(,)?) => {
+        /// Who switches: one of the engines.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Engine {
+            $($kind,)+
+        }
+
+        impl Engine {
+            pub const ALL: &'static [Engine] = &[$(Engine::$kind),+];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Engine::$kind => <$module::$kind as Switcher>::NAME,)+
+                }
+            }
+
+            /// Each participant is a fork of the caller (`Switcher::FORKS`).
+            pub fn forks(self) -> bool {
+                match self {
+                    $(Engine::$kind => <$module::$kind as Switcher>::FORKS,)+
+                }
+            }
+
+            /// Memory one participant costs besides its work array, given the caller's
+            /// page-table bytes now (`memory::page_table_bytes`), which each fork copies.
+            pub fn participant_bytes(self, page_tables: u64) -> u64 {
+                let fixed = match self {
+                    $(Engine::$kind => <$module::$kind as Switcher>::PARTICIPANT_BYTES,)+
+                };
+                fixed + if self.forks() { page_tables } else { 0 }
+            }
+
+            /// The transports this engine can use, its default first.
+            pub fn transports(self) -> &'static [TransportKind] {
+                match self {
+                    $(Engine::$kind => <$module::$kind as Switcher>::TRANSPORTS,)+
+                }
+            }
+
+            fn start(self, transport: TransportKind, start: Start) -> Result<Group> {
+                match self {
+                    $(Engine::$kind => <$module::$kind as Switcher>::start(transport, start),)+
+                }
+            }
+        }
+    };
+}
+
+engines! {
+    process::Process,
+    thread::Thread,
+    fiber::Fiber,
+}
 
 impl Engine {
-    pub const ALL: [Engine; 3] = [Engine::Process, Engine::Thread, Engine::Fiber];
-
     pub fn parse(name: &str) -> Result<Self> {
-        match name {
-            "process" => Ok(Engine::Process),
-            "thread" => Ok(Engine::Thread),
-            "fiber" => Ok(Engine::Fiber),
-            _ => Err(Error::invalid(
-                "engine",
-                format!("unknown engine {name:?}; expected {ENGINES}"),
-            )),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Engine::Process => "process",
-            Engine::Thread => "thread",
-            Engine::Fiber => "fiber",
-        }
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|e| e.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<_> = Self::ALL.iter().map(|e| e.name()).collect();
+                Error::invalid(
+                    "engine",
+                    format!("unknown engine {name:?}; expected one of {names:?}"),
+                )
+            })
     }
 
     /// The transport used when none is named.
     pub fn default_transport(self) -> TransportKind {
-        match self {
-            Engine::Process | Engine::Thread => TransportKind::Pipe,
-            Engine::Fiber => TransportKind::Resume,
-        }
-    }
-
-    /// Memory one participant costs besides its work array, from measurements of this
-    /// project: a forked process costs a copy of the caller's page tables (fork copies those
-    /// of every private mapping: about 2 MiB per GiB the caller holds, so that a 1 GiB caller
-    /// forking 1,000 participants needs 2 GiB for them alone) plus its task, kernel stack and
-    /// the pages it writes (measured in a memory cgroup: 100-120 KiB beyond the page tables;
-    /// 256 KiB counted); a thread the touched part of its stack and its kernel stack; a fiber
-    /// its touched stack.
-    /// `page_tables`: the caller's page-table bytes now (`memory::page_table_bytes`).
-    pub fn participant_bytes(self, page_tables: u64) -> u64 {
-        match self {
-            Engine::Process => 256 * 1024 + page_tables,
-            Engine::Thread => 64 * 1024,
-            Engine::Fiber => 8 * 1024,
-        }
-    }
-
-    /// The transports this engine can use, its default first.
-    pub fn transports(self) -> &'static [TransportKind] {
-        match self {
-            Engine::Process | Engine::Thread => TransportKind::BETWEEN_TASKS,
-            Engine::Fiber => &[TransportKind::Resume],
-        }
+        self.transports()[0]
     }
 }
 
@@ -100,18 +173,17 @@ pub fn check_combination(engine: Engine, transport: TransportKind) -> Result<()>
     if engine.transports().contains(&transport) {
         Ok(())
     } else {
-        Err(unsupported(engine, transport))
+        Err(unsupported(engine.name(), engine.transports(), transport))
     }
 }
 
-fn unsupported(engine: Engine, transport: TransportKind) -> Error {
-    let names: Vec<_> = engine.transports().iter().map(|t| t.name()).collect();
+fn unsupported(engine: &str, transports: &[TransportKind], transport: TransportKind) -> Error {
+    let names: Vec<_> = transports.iter().map(|t| t.name()).collect();
     Error::invalid(
         "transport",
         format!(
-            "{:?} does not work with engine {:?}; valid transports for it: {names:?}",
+            "{:?} does not work with engine {engine:?}; valid transports for it: {names:?}",
             transport.name(),
-            engine.name()
         ),
     )
 }
@@ -130,9 +202,11 @@ pub trait Ring: Send {
     fn progress(&self) -> Arc<AtomicU64>;
     /// (workload passes, checksum) of participant 0.
     fn work_done(&self) -> (u64, u64);
+    /// KiB of participant 0's array resident and its own; `None` where pagemap is unreadable.
+    fn resident_kb(&self) -> Option<u64>;
     /// Switches per-hop latency recording on or off (only the timed repetitions record).
     fn record(&self, on: bool);
-    /// The ring's hop histogram (counts per `hops::bucket`, max ns), when recording.
+    /// The ring's hop histogram (counts per `hops::Lane` and bucket, max ns), when recording.
     fn hops(&self) -> Option<(Vec<u64>, u64)>;
     /// Hops per trip that run on the driving thread: 1 (its own), or all of them for fibers.
     fn driver_hops_per_trip(&self) -> u64 {
@@ -159,6 +233,9 @@ impl<T: Transport> Ring for Driver<T> {
     fn work_done(&self) -> (u64, u64) {
         Driver::work_done(self)
     }
+    fn resident_kb(&self) -> Option<u64> {
+        Driver::resident_kb(self)
+    }
     fn record(&self, on: bool) {
         if let Some(log) = &self.log {
             log.record(on);
@@ -174,13 +251,13 @@ impl<T: Transport> Ring for Driver<T> {
 fn group<T: Transport>(
     rings: Vec<Arc<T>>,
     logs: Vec<Option<Arc<HopLog>>>,
-    size_kb: usize,
+    shape: Shape,
     procs: usize,
     members: Box<dyn Members>,
 ) -> Result<Group> {
     let mut drivers: Vec<Box<dyn Ring>> = Vec::with_capacity(rings.len());
     for (ring, log) in rings.into_iter().zip(logs) {
-        let work = crate::workload::Workload::new(size_kb)?;
+        let work = crate::workload::Workload::new(shape)?;
         drivers.push(Box::new(Driver::new(ring, work, procs, log)?));
     }
     Ok(Group {
@@ -209,6 +286,8 @@ pub struct Report {
     pub voluntary: u64,
     pub involuntary: u64,
     pub passes: u64,
+    /// The smallest `Slot::resident_kb` of those participants; `None` if any did not report.
+    pub resident_kb: Option<u64>,
 }
 
 /// The participants an engine started, other than the drivers.
@@ -236,50 +315,20 @@ pub fn spawn(
     engine: Engine,
     transport: TransportKind,
     procs: usize,
-    size_kb: usize,
+    shape: Shape,
     record: bool,
     cpus: &[Vec<Option<usize>>],
     interrupt: Interrupt,
 ) -> Result<Group> {
-    let start = |forked, interrupt| OverTransport {
-        forked,
+    check_combination(engine, transport)?;
+    let start = Start {
         procs,
-        size_kb,
+        shape,
         record,
         cpus,
         interrupt,
     };
-    let started = match engine {
-        Engine::Process => transport.dispatch(start(true, interrupt)),
-        Engine::Thread => transport.dispatch(start(false, interrupt)),
-        Engine::Fiber => {
-            (transport == TransportKind::Resume).then(|| fiber::spawn(procs, size_kb, record, cpus))
-        }
-    };
-    started.unwrap_or_else(|| Err(unsupported(engine, transport)))
-}
-
-/// The process or thread engine's `spawn`, for whichever transport `dispatch` names.
-struct OverTransport<'a, 'i> {
-    forked: bool,
-    procs: usize,
-    size_kb: usize,
-    record: bool,
-    cpus: &'a [Vec<Option<usize>>],
-    interrupt: Interrupt<'i>,
-}
-
-impl WithTransport for OverTransport<'_, '_> {
-    type Output = Result<Group>;
-
-    fn call<T: Transport>(self) -> Result<Group> {
-        let (procs, size_kb, record, cpus) = (self.procs, self.size_kb, self.record, self.cpus);
-        if self.forked {
-            process::spawn::<T>(procs, size_kb, record, cpus, self.interrupt)
-        } else {
-            thread::spawn::<T>(procs, size_kb, record, cpus, self.interrupt)
-        }
-    }
+    engine.start(transport, start)
 }
 
 /// Polls `done` until it holds or `deadline` passes, sleeping a little longer each time (from
@@ -362,6 +411,10 @@ fn report(slots: &Shared<Slot>, procs: usize, failure: Option<String>) -> Report
         voluntary: members().map(|s| s.nvcsw.load(Ordering::Acquire)).sum(),
         involuntary: members().map(|s| s.nivcsw.load(Ordering::Acquire)).sum(),
         passes: members().map(|s| s.passes.load(Ordering::Acquire)).sum(),
+        resident_kb: members()
+            .map(|s| u64::try_from(s.resident_kb.load(Ordering::Acquire)).ok())
+            .try_fold(u64::MAX, |low, kb| Some(low.min(kb?)))
+            .filter(|_| slots.len() > rings),
         cpus: (0..rings)
             .map(|r| {
                 (1..procs)
@@ -391,8 +444,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_engine_parses_by_its_name() {
+        for &engine in Engine::ALL {
+            assert_eq!(Engine::parse(engine.name()).unwrap(), engine);
+        }
+        assert_eq!(Engine::ALL[0], Engine::Process);
+        let e = Engine::parse("p").unwrap_err().to_string();
+        assert!(e.contains(r#"["process", "thread", "fiber"]"#), "{e}");
+    }
+
+    #[test]
     fn every_transport_parses_by_its_name() {
-        for &engine in &Engine::ALL {
+        for &engine in Engine::ALL {
             assert_eq!(engine.transports()[0], engine.default_transport());
             for &t in engine.transports() {
                 assert_eq!(TransportKind::parse(t.name()).unwrap(), t);
@@ -412,7 +475,7 @@ mod tests {
                 engine,
                 TransportKind::Pipe,
                 procs,
-                0,
+                Shape::every_word(0).unwrap(),
                 false,
                 &cpus,
                 &mut || {
@@ -437,9 +500,17 @@ mod tests {
             (Engine::Process, TransportKind::Resume),
             (Engine::Thread, TransportKind::Resume),
         ] {
-            let e = spawn(engine, t, 2, 0, false, &cpus, &mut || false)
-                .err()
-                .unwrap();
+            let e = spawn(
+                engine,
+                t,
+                2,
+                Shape::every_word(0).unwrap(),
+                false,
+                &cpus,
+                &mut || false,
+            )
+            .err()
+            .unwrap();
             assert_eq!(Err(e), check_combination(engine, t));
         }
     }

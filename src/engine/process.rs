@@ -4,7 +4,7 @@
 //! copies on write) exists before `fork`; after it the child makes raw syscalls only and
 //! leaves with `_exit`, which is what makes forking from a multi-threaded Python safe.
 
-use super::{check_start, wait_ready, Group, Interrupt, Members, Report};
+use super::{check_start, wait_ready, Group, Interrupt, Members, OverAnyTransport, Report, Start};
 use crate::error::{Error, Result};
 use crate::hops::HopLog;
 use crate::memory;
@@ -12,14 +12,30 @@ use crate::sys::{self, Shared, Slot};
 use crate::token::{self, Step};
 use crate::transport::{Scope, Transport};
 use crate::wire::STOP;
-use crate::workload::Workload;
+use crate::workload::{Shape, Workload};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// Forked processes, as lat_ctx.
+pub struct Process;
+
+impl OverAnyTransport for Process {
+    const NAME: &'static str = "process";
+    /// Besides the copy of the caller's page tables (`FORKS`): its task, kernel stack and the
+    /// pages it writes, measured in a memory cgroup at 100-120 KiB; 256 KiB counted. (A
+    /// 1 GiB caller forking 1,000 participants needs 2 GiB of page tables for them alone.)
+    const PARTICIPANT_BYTES: u64 = 256 * 1024;
+    const FORKS: bool = true;
+
+    fn spawn<T: Transport>(s: Start) -> Result<Group> {
+        spawn::<T>(s.procs, s.shape, s.record, s.cpus, s.interrupt)
+    }
+}
+
 pub fn spawn<T: Transport>(
     procs: usize,
-    size_kb: usize,
+    shape: Shape,
     record: bool,
     cpus: &[Vec<Option<usize>>],
     mut interrupt: Interrupt,
@@ -31,8 +47,10 @@ pub fn spawn<T: Transport>(
     for s in slots.iter() {
         s.cpu.store(-1, Ordering::Relaxed);
         s.exit.store(-1, Ordering::Relaxed);
+        s.resident_kb.store(-1, Ordering::Relaxed);
     }
-    let template = Workload::new(size_kb)?;
+    let template = Workload::new(shape)?;
+    template.inherit_on_fork()?;
     let oom_kills = memory::oom_kills();
     let logs = super::hop_logs(parallel, procs, record)?;
     let mut rings = (0..parallel)
@@ -93,7 +111,7 @@ pub fn spawn<T: Transport>(
     };
     forked?;
     wait_ready(&children.slots, &children, procs, &mut interrupt)?;
-    super::group(rings, logs, size_kb, procs, Box::new(children))
+    super::group(rings, logs, shape, procs, Box::new(children))
 }
 
 /// A forked participant. Never returns.
@@ -444,11 +462,16 @@ mod tests {
     /// waiting, and only the watchdog's path (`casualty`, then `abort`) ends the run.
     fn killed_participant_ends_the_run(transport: TransportKind) {
         let cpus = [vec![None; 3]];
-        let Group { mut rings, members } =
-            spawn(Engine::Process, transport, 3, 0, false, &cpus, &mut || {
-                false
-            })
-            .unwrap();
+        let Group { mut rings, members } = spawn(
+            Engine::Process,
+            transport,
+            3,
+            Shape::every_word(0).unwrap(),
+            false,
+            &cpus,
+            &mut || false,
+        )
+        .unwrap();
         let (_, pid) = members.tids()[0];
         // SAFETY: our own child.
         unsafe { libc::kill(pid, libc::SIGKILL) };

@@ -1,12 +1,12 @@
 //! The same ring made of OS threads in the calling process: participants share the address
 //! space, so a hop is a thread switch without a change of page tables.
 
-use super::{check_start, wait_ready, Group, Interrupt, Members, Report};
+use super::{check_start, wait_ready, Group, Interrupt, Members, OverAnyTransport, Report, Start};
 use crate::error::{Error, Result};
 use crate::sys::{self, Shared, Slot};
 use crate::token::{self, Step};
 use crate::transport::{Scope, Transport};
-use crate::workload::Workload;
+use crate::workload::{Shape, Workload};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -16,9 +16,22 @@ use std::time::Instant;
 /// rings affordable.
 const STACK_BYTES: usize = 256 * 1024;
 
+/// OS threads of the calling process.
+pub struct Thread;
+
+impl OverAnyTransport for Thread {
+    const NAME: &'static str = "thread";
+    /// The touched part of its stack and its kernel stack.
+    const PARTICIPANT_BYTES: u64 = 64 * 1024;
+
+    fn spawn<T: Transport>(s: Start) -> Result<Group> {
+        spawn::<T>(s.procs, s.shape, s.record, s.cpus, s.interrupt)
+    }
+}
+
 pub fn spawn<T: Transport>(
     procs: usize,
-    size_kb: usize,
+    shape: Shape,
     record: bool,
     cpus: &[Vec<Option<usize>>],
     mut interrupt: Interrupt,
@@ -30,6 +43,7 @@ pub fn spawn<T: Transport>(
     for s in slots.iter() {
         s.cpu.store(-1, Ordering::Relaxed);
         s.exit.store(-1, Ordering::Relaxed);
+        s.resident_kb.store(-1, Ordering::Relaxed);
     }
     let rings = (0..parallel)
         .map(|_| T::ring(procs, Scope::Threads).map(Arc::new))
@@ -58,7 +72,7 @@ pub fn spawn<T: Transport>(
                             return Step::Setup.failed(slot, crate::error::errno());
                         }
                     }
-                    let work = match Workload::new(size_kb) {
+                    let work = match Workload::new(shape) {
                         Ok(work) => work,
                         Err(e) => return Step::Setup.failed(slot, e.errno().unwrap_or(0)),
                     };
@@ -78,7 +92,7 @@ pub fn spawn<T: Transport>(
         }
     }
     wait_ready(&slots, &members, procs, &mut interrupt)?;
-    super::group(rings, logs, size_kb, procs, Box::new(members))
+    super::group(rings, logs, shape, procs, Box::new(members))
 }
 
 struct Threads<T: Transport> {
@@ -219,7 +233,11 @@ mod tests {
     #[test]
     fn a_participant_that_fails_a_send_is_named_with_the_errno_and_its_meaning() {
         let cpus = [vec![None; 3]];
-        let group = spawn::<RefusesToken0>(3, 0, false, &cpus, &mut || false).unwrap();
+        let group =
+            spawn::<RefusesToken0>(3, Shape::every_word(0).unwrap(), false, &cpus, &mut || {
+                false
+            })
+            .unwrap();
         let (mut rings, members) = (group.rings, group.members);
         std::thread::scope(|s| {
             let driver = s.spawn(|| rings[0].trips(10));

@@ -8,8 +8,8 @@ import re
 import sys
 from collections.abc import Sequence
 
-from .. import __version__
-from . import _measure, _workflow
+from .._core import __version__
+from . import _matrix, _measure, _workflow
 
 # Exit status of a writer whose reader went away (128 + SIGPIPE), as `yes | head` gives.
 BROKEN_PIPE = 141
@@ -21,6 +21,7 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     _measure.add_parsers(sub)
     _workflow.add_parsers(sub)
+    _matrix.add_parsers(sub)
     return p
 
 

@@ -45,6 +45,18 @@ def placement(text: str) -> str | list[int]:
 PLACEMENT_HELP = f"{'|'.join(_core.PLACEMENTS)} or CPU list 0,1"
 
 
+def stride_flag(p: argparse.ArgumentParser) -> None:
+    """``--stride``: bytes between the words each participant sums."""
+    p.add_argument(
+        "--stride",
+        dest="stride_bytes",
+        type=int,
+        default=8,
+        metavar="BYTES",
+        help="bytes between summed words: 8 every word (lmbench3, default), 64 one per line",
+    )
+
+
 def placement_flags(p: argparse.ArgumentParser, default: str) -> None:
     """``--placement`` and ``--cpu``; None when not given, so the handler picks the default."""
     p.add_argument(
@@ -96,7 +108,8 @@ def repetition_flags(p: argparse.ArgumentParser) -> None:
         "--min-time",
         type=float,
         default=None,
-        help="seconds per timed repetition (default 0.005; 0.05 with -N)",
+        help=f"seconds per timed repetition (default {_core.PRECISION_MIN_TIME}; "
+        f"{_core.FIXED_MIN_TIME} with -N)",
     )
 
 

@@ -1,4 +1,4 @@
-"""The measuring subcommands: ``lat-ctx``, ``ring``, ``pipe``, and ``info``."""
+"""The measuring subcommands: ``lat-ctx``, ``ring``, ``pipe``, ``sizes`` and ``info``."""
 
 from __future__ import annotations
 
@@ -7,15 +7,17 @@ import json
 import sys
 from typing import Any
 
+import numpy as np
+
 from .. import _core, metadata
 from ..api import pingpong, result_metadata, ring
-from ..result import record
+from ..record import encode
 from . import _flags
 
 
 def add_parsers(sub: Any) -> None:
     """Add the subcommands to ``ctxbench``'s subparsers."""
-    for add in (_add_lat_ctx, _add_ring, _add_pipe, _add_info):
+    for add in (_add_lat_ctx, _add_ring, _add_pipe, _add_sizes, _add_info):
         add(sub)
 
 
@@ -56,27 +58,81 @@ def _add_pipe(sub: Any) -> None:
         "pipe",
         help="perf bench sched pipe: two processes (or -T threads) ping-pong",
         description="Bounce a token between two processes; print perf bench sched pipe's "
-        "fields (one op = one round trip = two switches).",
+        "fields (one op = one round trip = two switches). By default measured until its "
+        "interval is within --precision, as a ring point; -l N is perf's fixed loop.",
     )
     pp.set_defaults(func=_pipe)
     pp.add_argument(
-        "-l", "--loops", type=int, default=1_000_000, help="round trips (default 1000000)"
+        "-l",
+        "--loops",
+        type=int,
+        default=None,
+        help="perf's form: exactly this many round trips timed as one run (perf's default "
+        "1000000); default: until --precision",
+    )
+    pp.add_argument(
+        "--precision",
+        type=float,
+        default=_core.DEFAULT_PRECISION,
+        help="stop when the 95%% interval is within +-this fraction "
+        f"(default {_core.DEFAULT_PRECISION})",
+    )
+    pp.add_argument(
+        "--max-time",
+        type=float,
+        default=_core.DEFAULT_MAX_TIME,
+        help=f"seconds of measuring at most (default {_core.DEFAULT_MAX_TIME})",
     )
     pp.add_argument(
         "-T",
         "--threaded",
         action="store_true",
-        help="two threads of one process instead of two processes",
+        help="two threads of one process instead of two processes (--engine thread)",
+    )
+    pp.add_argument(
+        "--engine",
+        choices=_core.ENGINES,
+        default=None,
+        help="who switches (default process; thread with -T)",
     )
     pp.add_argument(
         "--transport",
-        choices=_flags.transports("process", "thread"),
-        default="pipe",
-        help="how the token travels (default pipe)",
+        choices=_flags.transports(),
+        default=None,
+        help="how the token travels (default: the engine's first; pipe, resume for fibers)",
     )
     _flags.placement_flags(pp, "default")
     pp.add_argument("--json", action="store_true", help="print the full result as JSON")
     _no_hostname_flag(pp)
+
+
+def _add_sizes(sub: Any) -> None:
+    sz = sub.add_parser(
+        "sizes",
+        help="the ring over a grid of sizes: direct and indirect cost, knees",
+        description="Measure rings of --procs participants at every size of a log-spaced "
+        "grid (default: up to 4x the largest cache the CPUs can use), round-robin; print per "
+        "point the net µs per switch, the direct cost (size 0), the indirect cost "
+        "net(size) - net(0) with its 95 % interval, the refill bandwidth beside the "
+        "streaming-read bandwidth, the resident KiB; then the knees and the caches they "
+        "match.",
+    )
+    sz.set_defaults(func=_sizes)
+    sz.add_argument("--procs", type=int, nargs="+", default=[2, 8], help="ring sizes (default 2 8)")
+    sz.add_argument(
+        "--sizes",
+        nargs="+",
+        default=["auto"],
+        metavar="KB",
+        help="KiB per participant, or 'auto' (default): 0 and 4 KiB on, 2 per octave",
+    )
+    sz.add_argument("--rounds", type=int, default=_core.DEFAULT_ROUNDS, help="rounds (blocks)")
+    _flags.stride_flag(sz)
+    _flags.placement_flags(sz, "single")
+    sz.add_argument("--out", default=None, help="save every ring result here (.json, .csv, …)")
+    sz.add_argument(
+        "--no-hostname", action="store_true", help="with --out: this machine's name as '(withheld)'"
+    )
 
 
 def _add_info(sub: Any) -> None:
@@ -103,6 +159,7 @@ def _ring_flags(p: argparse.ArgumentParser) -> None:
         metavar="KB",
         help="KiB of private data each participant sums per hop (default 0)",
     )
+    _flags.stride_flag(p)
     _flags.placement_flags(p, "$LMBENCH_SCHED, else default")
     p.add_argument(
         "--json", action="store_true", help="print the full result as JSON instead of xgraph text"
@@ -133,9 +190,10 @@ def _ring(args: argparse.Namespace) -> int:
         size_kb=args.size_kb,
         placement=placement,
         cpu=args.cpu,
+        stride_bytes=args.stride_bytes,
         **_flags.stopping(args),
     )
-    _emit(record(r, hostname=not args.no_hostname) if args.json else r.to_xgraph())
+    _emit(encode(r, hostname=not args.no_hostname) if args.json else r.to_xgraph())
     if any(how not in ("precision", "repetitions") for how in r.stopped):
         print(f"ctxbench: stopped: {r.stop_line()}", file=sys.stderr)
     for p, low in zip(r.procs.tolist(), r.below_resolution.tolist()):
@@ -145,9 +203,11 @@ def _ring(args: argparse.Namespace) -> int:
                 "(lat_ctx would have omitted this line)",
                 file=sys.stderr,
             )
-    if any(v != "stable" for v in r.stats["verdict"]):
-        for line in metadata.hints(r.metadata, placement=r.placement):
-            print(f"ctxbench: hint: {line}", file=sys.stderr)
+    stable = all(v == "stable" for v in r.stats["verdict"])
+    one_cpu = bool(r.one_cpu.size) and bool(r.one_cpu.all())
+    hints = metadata.hints(r.metadata, placement=r.placement, one_cpu=one_cpu, stable=stable)
+    for line in hints:
+        print(f"ctxbench: hint: {line}", file=sys.stderr)
     return 0
 
 
@@ -155,12 +215,72 @@ def _pipe(args: argparse.Namespace) -> int:
     r = pingpong(
         args.loops,
         threads=args.threaded,
+        engine=args.engine,
         transport=args.transport,
         placement=args.placement if args.placement is not None else "default",
         cpu=args.cpu,
+        precision=args.precision,
+        max_time=args.max_time,
     )
-    _emit(record(r, hostname=not args.no_hostname) if args.json else r.to_perf())
+    _emit(encode(r, hostname=not args.no_hostname) if args.json else r.to_perf())
+    if r.stopped not in (None, "precision", "repetitions"):
+        print(f"ctxbench: stopped: {r.stop_line()}", file=sys.stderr)
     return 0
+
+
+def _sizes(args: argparse.Namespace) -> int:
+    from ..cache import cache_sweep, knees
+    from ..files import save
+
+    sizes: Any = "auto"
+    if args.sizes != ["auto"]:
+        try:
+            sizes = [int(s) for s in args.sizes]
+        except ValueError:
+            raise ValueError(
+                f"--sizes: expected 'auto' or KiB as integers, got {args.sizes}"
+            ) from None
+    sweep = cache_sweep(
+        args.procs,
+        sizes,
+        stride_bytes=args.stride_bytes,
+        rounds=args.rounds,
+        placement=args.placement if args.placement is not None else "single",
+        cpu=args.cpu,
+    )
+    if sweep.note:
+        print(f"ctxbench: {sweep.note}", file=sys.stderr)
+    print(sizes_table(sweep.table))
+    print(f"streaming read: {float(np.median(sweep.stream_kib_per_us)):.1f} KiB/µs")
+    found = knees(sweep)
+    for k in found.itertuples():
+        print(
+            f"knee: {k.procs} procs at {k.working_set_kb:,.0f} KiB "
+            f"[{k.working_set_low_kb:,.0f}, {k.working_set_high_kb:,.0f}] -> {k.cache or '?'}"
+            + (f" ({k.cache_kb:,.0f} KiB)" if k.cache else "")
+        )
+    for r in sweep.results:
+        for message in r.warnings:
+            print(f"ctxbench: {message}", file=sys.stderr)
+    if args.out:
+        save(sweep.results, args.out, hostname=not args.no_hostname)
+    return 0
+
+
+def sizes_table(table: Any) -> str:
+    """The ``sizes`` table: one line per (procs, size)."""
+    head = (
+        f"{'procs':>5} {'KiB':>7} {'ws KiB':>8} {'net µs':>8} {'direct':>7} "
+        f"{'indirect µs [95 %]':>25} {'refill KiB/µs':>13} {'resident':>8}"
+    )
+    lines = [head]
+    for r in table.itertuples():
+        lines.append(
+            f"{r.procs:>5} {r.size_kb:>7} {r.working_set_kb:>8} {r.latency_us:>8.2f} "
+            f"{r.direct_us:>7.2f} {r.indirect_us:>9.2f} [{r.indirect_low_us:>6.2f}, "
+            f"{r.indirect_high_us:>6.2f}] {r.refill_kib_per_us:>13.1f} {r.resident_kb:>8}"
+        )
+    return "\n".join(lines)
 
 
 def _info(args: argparse.Namespace) -> int:

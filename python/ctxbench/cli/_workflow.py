@@ -10,10 +10,11 @@ import argparse
 import sys
 from typing import Any
 
+from .. import _core
 from .._format import us
 from . import _flags
 
-PLOT_KINDS = ("lat_ctx", "compare", "sizes", "distribution", "machines")
+PLOT_KINDS = ("lat_ctx", "compare", "sizes", "distribution", "machines", "matrix")
 
 
 def add_parsers(sub: Any) -> None:
@@ -60,7 +61,12 @@ def _add_sweep(sub: Any) -> None:
         action="store_true",
         help="keep this machine's name out of --out (written as '(withheld)')",
     )
-    sw.add_argument("--out", required=True, help="results JSON file, appended to and resumed")
+    sw.add_argument(
+        "--out",
+        required=True,
+        help="results file (.json, .csv or .parquet): each point written as it finishes, "
+        "finished points not measured again",
+    )
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.add_argument(
         "--scheduler",
@@ -82,7 +88,9 @@ def _add_plot(sub: Any) -> None:
         "plot",
         help="draw results (JSON, CSV, Parquet or lat_ctx xgraph files) to an image",
         description="Load one or more result files and draw them; the format follows the "
-        "output's suffix (.png, .svg, .pdf).",
+        "output's suffix (.png at 300 dpi, .svg, .pdf with TrueType fonts). Several files "
+        "are one labelled series each; --kind compare with two files draws them before/after "
+        "with the ratio per point.",
     )
     pl.set_defaults(func=_plot)
     pl.add_argument("results", nargs="+", help="result files")
@@ -91,9 +99,19 @@ def _add_plot(sub: Any) -> None:
         "--kind",
         choices=PLOT_KINDS,
         default="lat_ctx",
-        help="lat_ctx curve (default), compare bars, sizes (µs against procs × size, with "
-        "the CPU's caches marked), distribution ECDF or machines (a fleet run's machines "
-        "side by side)",
+        help="lat_ctx curve (default), compare points side by side (two files: before/after), "
+        "sizes (µs against procs × size, with the CPU's caches marked), distribution ECDF, "
+        "machines (a fleet run's machines side by side) or matrix (a `ctxbench matrix` "
+        "result's heatmap)",
+    )
+    pl.add_argument(
+        "--size",
+        choices=("column", "page"),
+        default="page",
+        help="width of a two-column paper's column (3.5 in) or page (7.16 in); default page",
+    )
+    pl.add_argument(
+        "--log", action="store_true", help="µs on a logarithmic axis (matrix: colour scale)"
     )
 
 
@@ -101,8 +119,10 @@ def _add_compare(sub: Any) -> None:
     cp = sub.add_parser(
         "compare",
         help="compare two result files point by point; exit 1 when a point regressed",
-        description="Ratio of medians and a Mann-Whitney U test per point. Exit status 0 "
-        "when no point is slower by more than --threshold, 1 when one is.",
+        description="Per point: the ratio new/base with its 95%% interval, each side's "
+        "uncertainty from its ring instances (or its runs, where a file holds several). A "
+        "point is slower when the interval lies above 1 and the ratio exceeds 1 + "
+        "--threshold. Exit status 0 when no point is slower, 1 when one is.",
     )
     cp.set_defaults(func=_compare)
     cp.add_argument("base", help="the reference results file")
@@ -110,8 +130,9 @@ def _add_compare(sub: Any) -> None:
     cp.add_argument(
         "--threshold",
         type=float,
-        default=0.05,
-        help="relative slowdown that counts as a regression (default 0.05 = 5%%)",
+        default=_core.DEFAULT_PRECISION,
+        help="a change smaller than this fraction is no change, whatever its p-value "
+        f"(default {_core.DEFAULT_PRECISION:g})",
     )
     for side in ("base", "new"):
         cp.add_argument(
@@ -123,8 +144,8 @@ def _add_compare(sub: Any) -> None:
 
 
 def _sweep(args: argparse.Namespace) -> int:
+    from .._sweep import sweep
     from ..fleet import FleetError
-    from ..sweep import sweep
 
     try:
         df = sweep(
@@ -192,12 +213,12 @@ def _table(df: Any) -> str:
 def _xgraph(df: Any) -> str:
     """lat_ctx's text per series: a '"size=..k ovr=..' title (the median overhead of the
     series' samples) and "procs µs" lines, blocks separated by a blank line."""
+    from .. import xgraph
+
     blocks = []
     for (_, _, _, _, size), g in df.groupby(_SERIES, sort=False):
         points = g.groupby("procs", sort=False)["latency_us"].first()
-        lines = [f'"size={size}k ovr={us(g["overhead_us"].median())}']
-        lines += [f"{procs} {us(median)}" for procs, median in points.items()]
-        blocks.append("\n".join(lines) + "\n")
+        blocks.append(xgraph.block(size, g["overhead_us"].median(), points.items()))
     return "\n".join(blocks)
 
 
@@ -205,9 +226,29 @@ def _plot(args: argparse.Namespace) -> int:
     from .. import files, plot
     from ..frame import concat
 
-    df = concat(files.load(path) for path in args.results)
-    getattr(plot, args.kind)(df).savefig(args.output, dpi=120)
+    frames = [files.load(path) for path in args.results]
+    options: dict[str, Any] = {"size": args.size, **({"log": True} if args.log else {})}
+    if len(frames) > 1:
+        # One labelled series per file, never one curve through all of them.
+        names = _run_names(args.results)
+        frames = [f.assign(run=name) for f, name in zip(frames, names)]
+        if args.kind == "compare" and len(frames) == 2:
+            fig = plot.compare(frames[0], new=frames[1], labels=tuple(names), **options)
+            fig.savefig(args.output)
+            return 0
+    getattr(plot, args.kind)(concat(frames), **options).savefig(args.output)
     return 0
+
+
+def _run_names(paths: list[str]) -> list[str]:
+    """Each file by its name; by its path as given where two names are the same; numbered
+    where a file is given twice."""
+    import os
+
+    for names in ([os.path.basename(p) for p in paths], list(paths)):
+        if len(set(names)) == len(names):
+            return names
+    return [f"{i}: {p}" for i, p in enumerate(paths, 1)]
 
 
 def _compare(args: argparse.Namespace) -> int:

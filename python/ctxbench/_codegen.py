@@ -1,0 +1,246 @@
+"""The code that ``schema.RECORDS`` determines, written from it: the fields of each result
+class (``RingResult`` in result.py) and the TypedDicts of what the core returns
+(``_core.pyi``). A field is declared once, in ``ctxbench.schema``; after changing one, run
+
+    python -m ctxbench._codegen            # rewrite the blocks in result.py and _core.pyi
+    python -m ctxbench._codegen --check    # exit 1 and show the difference when out of date
+
+(``tests/test_core_stub.py`` runs the check.) Each block sits between a ``BEGIN`` and an
+``END`` line naming this module; everything outside them is written by hand.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from .schema import RECORDS, Field
+
+HERE = Path(__file__).parent
+BEGIN = "# BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there"
+END = "# END written by `python -m ctxbench._codegen`"
+# Set by the Python side (``api.result_metadata``), not by the core.
+ADDED_IN_PYTHON = ("metadata",)
+
+_SCALARS = {"int": "int", "float": "float", "bool": "bool", "str": "str"}
+_ARRAYS = {"int": "_Ints", "float": "_Floats", "bool": "NDArray[np.bool_]"}
+_EMPTY = {"int": "np.int64", "float": "np.float64", "bool": "np.bool_"}
+
+
+def class_name(kind: str) -> str:
+    """The result class of a kind: "ring" -> "RingResult"."""
+    return f"{kind.title()}Result"
+
+
+def typeddict_name(kind: str) -> str:
+    """The TypedDict of what the core returns for a kind: "ring" -> "RingDict"."""
+    return f"{kind.title()}Dict"
+
+
+def config_typeddict_name(kind: str) -> str:
+    """The TypedDict of what was asked of a kind: "ring" -> "RingConfigDict"."""
+    return f"{kind.title()}ConfigDict"
+
+
+# --- result.py --------------------------------------------------------------------------------
+
+
+def _python_type(spec: Field) -> str:
+    if spec.type == "dict":
+        return "dict[str, Any]"
+    if not spec.shape:
+        return _SCALARS[spec.type]
+    if spec.type == "str":
+        return "list[str]"
+    return "list[np.ndarray]" if spec.ragged else "np.ndarray"
+
+
+def class_field(name: str, spec: Field) -> str:
+    """One field of a result class: required ones have no default; an optional one (an older
+    file may lack it) is None, or empty where it is an array."""
+    annotation = _python_type(spec)
+    if name in ADDED_IN_PYTHON:
+        return f"{name}: {annotation} = field(default_factory=dict)"
+    if spec.required:
+        return f"{name}: {annotation}" + (" | None" if spec.nullable else "")
+    if spec.type == "dict" and not spec.nullable:
+        return f"{name}: {annotation} = field(default_factory=dict)"
+    if spec.nullable or not spec.shape or spec.type == "dict":
+        return f"{name}: {annotation} | None = None"
+    if spec.type == "str" or spec.ragged:
+        return f"{name}: {annotation} = field(default_factory=list)"
+    empty = f"np.zeros(0, dtype={_EMPTY[spec.type]})"
+    return f"{name}: {annotation} = field(default_factory=lambda: {empty})"
+
+
+def class_fields(fields: Mapping[str, Field]) -> list[str]:
+    """The field lines of a result class, in declaration order."""
+    seen_optional = None
+    for name, spec in fields.items():
+        if not spec.required:
+            seen_optional = seen_optional or name
+        elif seen_optional:
+            raise ValueError(
+                f"{name}: a required field after the optional {seen_optional}: declare every "
+                "required field first (a dataclass needs its defaults last)"
+            )
+    return [class_field(name, spec) for name, spec in fields.items()]
+
+
+# --- _core.pyi --------------------------------------------------------------------------------
+
+
+def _alias(name: str) -> str:
+    """The stub's alias for the strings of field ``name``: "switch_source" -> "_SwitchSource"."""
+    return "_" + "".join(part.title() for part in name.split("_"))
+
+
+def _literal(alias: str, values: tuple[str, ...]) -> list[str]:
+    """``alias = Literal[...]`` laid out as ruff format lays it out."""
+    items = ", ".join(f'"{v}"' for v in values)
+    if len(f"{alias} = Literal[{items}]") <= 100:
+        return [f"{alias} = Literal[{items}]"]
+    if len(items) <= 96:
+        return [f"{alias} = Literal[", f"    {items}", "]"]
+    return [f"{alias} = Literal[", *(f'    "{v}",' for v in values), "]"]
+
+
+def _stub_type(spec: Field, name: str = "") -> str:
+    values = spec.literals or spec.choices
+    if spec.stub:
+        text = spec.stub
+    elif spec.type == "dict":
+        text = spec.name or "dict[str, Any]"
+    elif spec.type == "str":
+        text = _alias(name) if values else "str"
+        text = f"list[{text}]" if spec.shape else text
+    elif not spec.shape:
+        text = _SCALARS[spec.type]
+    else:
+        array = "NDArray[np.uint64]" if spec.unsigned else _ARRAYS[spec.type]
+        text = f"list[{array}]" if spec.ragged else array
+    return f"{text} | None" if spec.nullable else text
+
+
+def _typeddicts(fields: Mapping[str, Field]) -> Iterator[tuple[str, Mapping[str, Field]]]:
+    """Every named dict inside ``fields``, innermost first."""
+    for spec in fields.values():
+        if spec.type == "dict" and spec.fields is not None and spec.name and not spec.stub:
+            yield from _typeddicts(spec.fields)
+            yield spec.name, spec.fields
+
+
+def _typeddict(name: str, fields: Mapping[str, Field], doc: str | None = None) -> list[str]:
+    if not all(key.isidentifier() for key in fields):  # "p99.9": the functional form
+        items = ", ".join(f'"{key}": {_stub_type(spec, key)}' for key, spec in fields.items())
+        return [f"{name} = TypedDict(", f'    "{name}",', f"    {{{items}}},", ")"]
+    lines = ["@type_check_only", f"class {name}(TypedDict):"]
+    if doc:
+        lines += [f'    """{doc}"""', ""]
+    return lines + [f"    {key}: {_stub_type(spec, key)}" for key, spec in fields.items()]
+
+
+def _literals(fields: Mapping[str, Field], found: dict[str, tuple[str, ...]]) -> None:
+    """Every set of strings inside ``fields`` by the alias the stub names it by."""
+    for key, spec in fields.items():
+        values = spec.literals or spec.choices
+        if spec.type == "str" and values and not spec.stub:
+            alias = _alias(key)
+            if found.setdefault(alias, tuple(values)) != tuple(values):
+                raise ValueError(f"two different sets of strings are both called {alias}")
+        if spec.fields is not None:
+            _literals(spec.fields, found)
+
+
+def stub_block() -> list[str]:
+    """The TypedDicts of ``_core.pyi``: each kind's dict and the named dicts inside it."""
+    blocks: list[list[str]] = []
+    named: dict[str, list[str]] = {}
+    for kind, fields in RECORDS.items():
+        core = {k: v for k, v in fields.items() if k not in ADDED_IN_PYTHON}
+        for name, inner in _typeddicts(core):
+            block = _typeddict(name, inner)
+            if name in named:
+                if named[name] != block:
+                    raise ValueError(f"two different dicts are both called {name}")
+                continue
+            named[name] = block
+            blocks.append(block)
+        doc = f"What `{kind}` returns: the fields of `ctxbench.{class_name(kind)}` but `metadata`."
+        blocks.append(_typeddict(typeddict_name(kind), core, doc))
+        config = {k: v for k, v in core.items() if v.config}
+        if config:
+            doc = f"What `{kind}_config` returns: what a `{kind}` records of what was asked."
+            blocks.append(_typeddict(config_typeddict_name(kind), config, doc))
+    literals: dict[str, tuple[str, ...]] = {}
+    for fields in RECORDS.values():
+        _literals(fields, literals)
+    lines: list[str] = []
+    for alias, values in literals.items():
+        lines += _literal(alias, values)
+    lines.append("")
+    for block in blocks:
+        lines += [*block, ""]
+    return lines  # a blank line before the next statement, as ruff format has it
+
+
+# --- rewriting the files ----------------------------------------------------------------------
+
+
+def _replace_block(text: str, lines: list[str], indent: str, where: str) -> str:
+    head, begin, rest = text.partition(indent + BEGIN + "\n")
+    body, end, tail = rest.partition(indent + END + "\n")
+    if not begin or not end:
+        raise ValueError(f"{where}: no {BEGIN!r} ... {END!r} block")
+    return head + begin + "".join(f"{indent}{x}\n" if x else "\n" for x in lines) + end + tail
+
+
+def _result_py(text: str) -> str:
+    for kind, fields in RECORDS.items():
+        marker = f"\nclass {class_name(kind)}:"
+        start = text.index(marker)
+        stop = text.find("\nclass ", start + len(marker))
+        stop = len(text) if stop < 0 else stop
+        section = _replace_block(text[start:stop], class_fields(fields), "    ", class_name(kind))
+        text = text[:start] + section + text[stop:]
+    return text
+
+
+def expected() -> dict[Path, str]:
+    """Each generated file as it should read."""
+    result, stub = HERE / "result.py", HERE / "_core.pyi"
+    return {
+        result: _result_py(result.read_text()),
+        stub: _replace_block(stub.read_text(), stub_block(), "", stub.name),
+    }
+
+
+def main(argv: list[str]) -> int:
+    check = argv == ["--check"]
+    if argv and not check:
+        print(__doc__, file=sys.stderr)
+        return 2
+    stale = 0
+    for path, text in expected().items():
+        current = path.read_text()
+        if text == current:
+            continue
+        stale += 1
+        if check:
+            diff = difflib.unified_diff(
+                current.splitlines(True), text.splitlines(True), str(path), "generated"
+            )
+            sys.stdout.writelines(diff)
+        else:
+            path.write_text(text)
+            print(f"rewrote {path}")
+    if check and stale:
+        print(f"{stale} file(s) out of date: run python -m ctxbench._codegen", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,165 @@
+"""``ctxbench.matrix``: the wake-up cost between every pair of CPUs, on the machine's
+topology. Defaults and wrapping; the cells are chosen, ordered and measured in the core."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from . import _core
+from ._exclusive import measuring
+from ._progress import check, progress_bar
+from .api import result_metadata
+from .files import PathLike, check_writable, format_of, save, suffixes
+from .result import MatrixResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def per_class(classes: bool | int) -> int | None:
+    """Cells per class for ``classes``: None (every pair) for False, the default for True."""
+    if classes is False:
+        return None
+    if classes is True:
+        return int(_core.MATRIX_PER_CLASS)
+    if not isinstance(classes, int):
+        raise TypeError(f"classes: expected True, False or a count, got {type(classes).__name__}")
+    return classes
+
+
+def _reporter(progress: bool | str) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
+    """The callback the core calls after each cell, and what closes its bar."""
+    bars: list[Any] = []
+
+    def report(done: int, total: int) -> None:
+        if not bars:
+            bar = progress_bar(progress, total, "ctxbench matrix", unit="cell")
+            if bar is None:
+                return
+            bars.append(bar)
+        bars[0].update(done - bars[0].n)
+
+    def close() -> None:
+        for bar in bars:
+            bar.close()
+
+    check(progress)  # now, so that a bad value fails before the first cell
+    return (report if progress is not False else None), close
+
+
+def matrix(
+    cpus: Sequence[int] | None = None,
+    *,
+    engine: str = "thread",
+    transport: str = "futex",
+    size_kb: int = 0,
+    classes: bool | int = False,
+    passes: int = 1,
+    record_hops: bool = False,
+    memory_node: str | int | None = None,
+    precision: float = _core.DEFAULT_PRECISION,
+    max_time: float = _core.MATRIX_CELL_MAX_TIME,
+    max_repetitions: int = _core.DEFAULT_MAX_REPETITIONS,
+    repetitions: int | None = None,
+    warmup: int = 1,
+    min_time: float | None = None,
+    timeout: float = _core.DEFAULT_TIMEOUT,
+    progress: bool | str = True,
+    out: PathLike | None = None,
+    hostname: bool = True,
+    scheduler: str | None = None,
+    client: Any = None,
+) -> MatrixResult | pd.DataFrame:
+    """Measure the wake-up cost between CPUs: for each ordered pair (waker i, wakee j) of
+    ``cpus`` (default: every CPU this process may use), a ring of two participants pinned
+    i→j; the diagonal has both on one CPU.
+
+    A cell's ``latency_us`` is the ring's median net time per switch, (round trip ÷ 2) −
+    overhead: the mean of the i→j and the j→i wake-up, so cells (i, j) and (j, i) measure the
+    same pair of directions with the timing participant on either side. ``record_hops=True``
+    adds the i→j direction alone (``wake_us``: wake-to-run percentiles of the hops into j),
+    after checking that the two CPUs' clocks agree well enough to subtract their stamps.
+
+    Each cell is measured as ``ring`` measures a point: until the 95 % interval of its median
+    is within ± ``precision``, or ``max_time`` seconds (default 0.1 per cell) or
+    ``max_repetitions``; repetitions of ``min_time`` seconds (default 0.002), or exactly
+    ``repetitions``. Cells run in an order that spreads the host's drift over every class
+    (never row by row); ``passes=2`` measures every cell twice, the second pass backwards.
+
+    ``classes=True`` measures 8 cells (``classes=k``: k) per class of CPU pairs — the pair's
+    ``relation`` ("same-cpu", "smt-sibling", "shared-l2", "shared-llc", "same-package",
+    "cross-package") and NUMA distance — chosen deterministically and spread over the
+    machine: a big machine's summary in seconds, where every pair costs about N² cells.
+
+    ``memory_node``: on a machine with several NUMA nodes each cell's memory is bound to the
+    waker's node by default (``"wakee"``, or a node id, to choose), and where a probe page
+    landed is recorded (``memory_node_seen``); on one node nothing is placed unless asked.
+
+    ``engine`` is "thread" or "process"; ``transport`` any that wakes a task on another CPU
+    (not "yield", which only the diagonal can use). ``progress``: a bar with an ETA when
+    someone watches (see ``ctxbench.sweep``). ``out``: also write the result there (.json,
+    .csv or .parquet; checked before the first cell), ``hostname=False`` withholding this
+    machine's name. With ``scheduler``/``client``, every machine of a Dask cluster measures
+    its own matrix and one tidy frame comes back (``ctxbench.fleet.matrix``). Returns a
+    :class:`MatrixResult` (``.to_frame()``, ``.summary()``, ``.save()``;
+    ``ctxbench.plot.matrix`` draws it).
+    """
+    if out is not None:
+        _check_out(out)
+    args = {
+        "engine": engine,
+        "transport": transport,
+        "size_kb": size_kb,
+        "repetitions": repetitions,
+        "precision": precision,
+        "max_time": max_time,
+        "max_repetitions": max_repetitions,
+        "warmup": warmup,
+        "min_time": min_time,
+        "timeout": timeout,
+        "record_hops": record_hops,
+        "per_class": per_class(classes),
+        "passes": passes,
+        "memory_node": memory_node,
+    }
+    if scheduler is not None or client is not None:
+        from . import fleet
+
+        if not hostname:
+            raise ValueError("hostname: a fleet matrix names each machine by its hostname")
+        return fleet.matrix(
+            cpus, args, progress=progress, scheduler=scheduler, client=client, out=out
+        )
+    result = measure(cpus, args, progress)
+    if out is not None:
+        save(result, out, hostname=hostname)
+    return result
+
+
+def _check_out(out: PathLike) -> None:
+    """Fail before measuring on a file the result cannot be written to."""
+    # lat_ctx's xgraph text holds ring curves only.
+    if Path(out).suffix.lower() not in suffixes("records", "table"):
+        raise ValueError(
+            f"out: {out}: a matrix is written as {', '.join(suffixes('records', 'table'))}"
+        )
+    format_of(out)
+    check_writable(out)
+
+
+def measure(cpus: Sequence[int] | None, args: dict[str, Any], progress: bool | str) -> MatrixResult:
+    """The matrix of ``_core.matrix(cpus, **args)`` on this machine, as a result."""
+    meta = result_metadata()
+    report, close = _reporter(progress)
+    try:
+        with measuring():
+            raw = _core.matrix(cpus, progress=report, **args)
+    finally:
+        close()
+    result = MatrixResult.from_core(raw, meta)
+    for message in result.warnings:
+        warnings.warn(f"ctxbench: {message}", UserWarning, stacklevel=3)
+    return result

@@ -1,0 +1,126 @@
+"""The machine's CPUs, caches and NUMA nodes as sysfs describes them (``ctxbench.topology``).
+
+The parsing and the rule that names how two CPUs relate live in the core (``src/topology``);
+this class holds what it returns and looks things up in it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _core
+
+
+@dataclass(frozen=True, eq=False)
+class Topology:
+    """CPUs (every present one, ascending: ``cpus``) with, per CPU, whether it is ``online``
+    and ``allowed`` (online, in our cpuset and affinity mask), its ``package``, ``die``,
+    ``cluster``, ``core``, NUMA ``node`` (-1 where sysfs says nothing) and ``smt_siblings``;
+    the ``caches`` (one dict per cache instance: ``name`` such as "L2", ``level``, ``type``,
+    ``size_kb``, ``cpus`` sharing it); the NUMA ``nodes`` and their ``distances``; ``order``,
+    the online CPUs package → LLC → core → SMT; and ``notes``: what sysfs lacked and what was
+    assumed instead (a VM without cache directories, offline CPUs, no cpuset file)."""
+
+    sysfs: str
+    cpus: np.ndarray
+    online: np.ndarray
+    allowed: np.ndarray
+    package: np.ndarray
+    die: np.ndarray
+    cluster: np.ndarray
+    core: np.ndarray
+    node: np.ndarray
+    llc: np.ndarray
+    smt_siblings: list[np.ndarray]
+    cpu_caches: list[np.ndarray]
+    caches: list[dict[str, Any]]
+    cache_share: dict[str, np.ndarray]
+    nodes: np.ndarray
+    distances: np.ndarray
+    order: np.ndarray
+    cpuset: np.ndarray | None
+    affinity: np.ndarray | None
+    notes: list[str]
+    relations: np.ndarray
+
+    def _index(self, cpu: int, param: str = "cpu") -> int:
+        if isinstance(cpu, bool) or not isinstance(cpu, (int, np.integer)):
+            raise TypeError(f"{param}: expected a CPU id (int), got {type(cpu).__name__}")
+        hits = np.flatnonzero(self.cpus == cpu)
+        if hits.size == 0:
+            raise ValueError(f"{param}: CPU {cpu} is not on this machine ({self.sysfs})")
+        return int(hits[0])
+
+    def relation(self, a: int, b: int) -> str:
+        """The closest level CPUs ``a`` and ``b`` share, one of ``ctxbench._core.RELATIONS``:
+        "same-cpu", "smt-sibling", "shared-l2", "shared-llc", "same-package",
+        "cross-package"."""
+        code = self.relations[self._index(a, "a"), self._index(b, "b")]
+        return _core.RELATIONS[int(code)]
+
+    def numa_distance(self, a: int, b: int) -> int | None:
+        """The SLIT distance between the nodes of ``a`` and ``b`` (10 = local), or None on a
+        machine with one node or where sysfs does not say."""
+        na, nb = self.node[self._index(a, "a")], self.node[self._index(b, "b")]
+        if len(self.nodes) < 2 or na < 0 or nb < 0 or self.distances.size == 0:
+            return None
+        i, j = (int(np.flatnonzero(self.nodes == n)[0]) for n in (na, nb))
+        return int(self.distances[i, j])
+
+    def _cpu_or_first(self, cpu: int | None) -> int | None:
+        if cpu is not None:
+            return self._index(cpu)
+        allowed = np.flatnonzero(self.allowed)
+        return int(allowed[0]) if allowed.size else None
+
+    def cache_share_kb(self, cpu: int | None = None) -> dict[str, float]:
+        """Each cache level of ``cpu`` (default: the first allowed CPU) as KiB per CPU: its
+        size ÷ the online CPUs sharing it (SMT siblings share L1 and L2), e.g. ``{"L1d":
+        32.0, "L1i": 32.0, "L2": 1024.0, "L3": 16384.0}``. Empty where sysfs has no cache
+        information (see ``notes``)."""
+        i = self._cpu_or_first(cpu)
+        if i is None:
+            return {}
+        return {name: float(kb[i]) for name, kb in self.cache_share.items() if not np.isnan(kb[i])}
+
+    def cache_kb(self, cpu: int | None = None) -> dict[str, int]:
+        """Each cache level of ``cpu`` (default: the first allowed CPU) whole, in KiB."""
+        i = self._cpu_or_first(cpu)
+        if i is None:
+            return {}
+        mine = (self.caches[int(k)] for k in self.cpu_caches[i])
+        return {c["name"]: int(c["size_kb"]) for c in mine if c["size_kb"] is not None}
+
+    def __repr__(self) -> str:
+        on = np.flatnonzero(self.online)
+        cores = {(int(self.package[i]), int(self.core[i])) for i in on}
+        packages = len(set(self.package[on].tolist()))
+        shares = self.cache_share_kb(int(self.cpus[on[0]])) if on.size else {}
+        levels = ", ".join(f"{name} {kb:g}" for name, kb in shares.items())
+        return (
+            f"Topology({on.size} CPUs online, {int(self.allowed.sum())} allowed; "
+            f"packages {packages}, cores {len(cores)}, NUMA nodes {max(len(self.nodes), 1)}; "
+            f"KiB per CPU: {levels or 'caches unknown'})"
+        )
+
+
+def from_dict(raw: dict[str, Any]) -> Topology:
+    """A ``Topology`` of the dict ``_core.topology`` returns (``relations`` included)."""
+    fields = dict(raw)
+    fields["cache_share"] = fields.pop("cache_share_kb")
+    return Topology(**fields)
+
+
+def topology(sysfs: str | os.PathLike[str] = "/sys") -> Topology:
+    """The CPUs, caches and NUMA nodes sysfs describes under ``sysfs``.
+
+    With the default ``/sys``, ``allowed`` also applies this process's cpuset and affinity
+    mask; another root (a copied tree, a fixture) is read as a description of another
+    machine: its root cgroup's cpuset, no affinity mask. Files sysfs lacks never raise: the
+    ``notes`` say what could not be known.
+    """
+    return from_dict(dict(_core.topology(os.fspath(sysfs))))

@@ -1,0 +1,199 @@
+"""``ctxbench matrix``: the CPU×CPU wake-up matrix as text, a file, a figure."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from typing import Any
+
+from .. import _core
+from . import _flags
+
+
+def add_parsers(sub: Any) -> None:
+    """Add the subcommand to ``ctxbench``'s subparsers."""
+    mx = sub.add_parser(
+        "matrix",
+        help="wake-up cost between every pair of CPUs, on the machine's topology",
+        description="For each ordered pair (waker i, wakee j) of CPUs, a ring of two pinned "
+        "i->j, measured until precise. Prints the matrix (rows = waker, µs per switch: the "
+        "mean of the i->j and j->i wake-up) and the median and range per class of CPU pair "
+        "(same-cpu, smt-sibling, shared-l2, shared-llc, same-package, cross-package).",
+    )
+    mx.set_defaults(func=_matrix)
+    mx.add_argument(
+        "--cpus",
+        type=cpu_list,
+        default=None,
+        metavar="LIST",
+        help="CPUs to pair, e.g. 0-3,8 (default: every CPU this process may use)",
+    )
+    mx.add_argument(
+        "--engine", choices=("thread", "process"), default="thread", help="default thread"
+    )
+    mx.add_argument(
+        "--transport",
+        choices=_flags.transports("thread", "process"),
+        default="futex",
+        help="how the token travels (default futex; yield only with one CPU)",
+    )
+    mx.add_argument(
+        "-s", dest="size_kb", type=int, default=0, metavar="KB", help="KiB summed per hop"
+    )
+    mx.add_argument(
+        "--classes",
+        nargs="?",
+        type=int,
+        const=_core.MATRIX_PER_CLASS,
+        default=None,
+        metavar="K",
+        help=f"only K cells per class of CPU pair (default K {_core.MATRIX_PER_CLASS}), "
+        "chosen deterministically: a big machine in seconds",
+    )
+    mx.add_argument("--passes", type=int, default=1, help="measure every cell N times")
+    mx.add_argument(
+        "--record-hops",
+        action="store_true",
+        help="add i->j wake-to-run percentiles per cell (clock offset checked first)",
+    )
+    mx.add_argument(
+        "--memory-node",
+        type=_memory_node,
+        default=None,
+        metavar="NODE",
+        help="NUMA node of each cell's memory: waker, wakee or a node id (default: the "
+        "waker's where there are several nodes)",
+    )
+    _stopping_flags(mx)
+    mx.add_argument("--out", default=None, help="also write the result (.json, .csv, .parquet)")
+    mx.add_argument("--json", action="store_true", help="print the result as JSON instead")
+    mx.add_argument(
+        "--plot",
+        metavar="FILE",
+        default=None,
+        help="draw the heatmap and the per-class summary to FILE (.png at 300 dpi, .svg, .pdf); "
+        "a fleet's machines side by side. `ctxbench plot FILE --kind matrix` redraws a saved one",
+    )
+    mx.add_argument("--no-progress", action="store_true", help="no progress bar")
+    mx.add_argument(
+        "--no-hostname",
+        action="store_true",
+        help="this machine's name as '(withheld)' in --json and --out",
+    )
+    mx.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="measure every machine of this Dask cluster (as sweep --scheduler); exit 1 when "
+        "one dropped out",
+    )
+
+
+def _stopping_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--precision",
+        type=float,
+        default=_core.DEFAULT_PRECISION,
+        help="stop a cell at a 95%% interval of +-this fraction "
+        f"(default {_core.DEFAULT_PRECISION})",
+    )
+    p.add_argument(
+        "--max-time",
+        type=float,
+        default=_core.MATRIX_CELL_MAX_TIME,
+        help=f"seconds of measuring per cell at most (default {_core.MATRIX_CELL_MAX_TIME})",
+    )
+    p.add_argument(
+        "--min-time",
+        type=float,
+        default=None,
+        help=f"seconds per repetition (default {_core.MATRIX_CELL_MIN_TIME})",
+    )
+    p.add_argument(
+        "-N", dest="repetitions", type=int, default=None, help="exactly N repetitions per cell"
+    )
+
+
+def cpu_list(text: str) -> list[int]:
+    """ "0-3,8" -> [0, 1, 2, 3, 8], as taskset -c and sysfs write CPU lists."""
+    cpus: list[int] = []
+    try:
+        for part in text.split(","):
+            lo, _, hi = part.strip().partition("-")
+            first, last = int(lo), int(hi or lo)
+            if last < first:
+                raise ValueError
+            cpus.extend(range(first, last + 1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected CPUs like 0-3,8; got {text!r}") from None
+    return cpus
+
+
+def _memory_node(text: str) -> str | int:
+    return int(text) if text.isdigit() else text
+
+
+def _matrix(args: argparse.Namespace) -> int:
+    from .._matrix import matrix
+    from .._matrix_table import format_matrix
+    from ..fleet import FleetError
+    from ..record import encode
+
+    try:
+        with warnings.catch_warnings(record=True) as heard:
+            warnings.simplefilter("always")
+            result = matrix(
+                args.cpus,
+                engine=args.engine,
+                transport=args.transport,
+                size_kb=args.size_kb,
+                classes=args.classes if args.classes is not None else False,
+                passes=args.passes,
+                record_hops=args.record_hops,
+                memory_node=args.memory_node,
+                precision=args.precision,
+                max_time=args.max_time,
+                min_time=args.min_time,
+                repetitions=args.repetitions,
+                progress=not args.no_progress,
+                scheduler=args.scheduler,
+                out=args.out,
+                hostname=not args.no_hostname,
+            )
+    except FleetError as e:
+        print(f"ctxbench: error: {e}", file=sys.stderr)
+        return 1
+    for w in heard:
+        print(f"ctxbench: hint: {str(w.message).removeprefix('ctxbench: ')}", file=sys.stderr)
+    local = not hasattr(result, "columns")
+    if args.json and local:
+        print(json.dumps(encode(result, hostname=not args.no_hostname), indent=1))
+    elif args.json:
+        print(result.to_json(orient="records"))
+    else:
+        print(format_matrix(result), end="")
+    if args.plot is not None:
+        from ..plot import matrix as draw
+
+        draw(result).savefig(args.plot)
+    if local:
+        for line in _untrusted(result):
+            print(f"ctxbench: {line}", file=sys.stderr)
+    return 0
+
+
+def _untrusted(result: Any) -> list[str]:
+    """Cells whose clocks could not be trusted, in one line."""
+    bad = [
+        f"{a}->{b}"
+        for a, b, flag in zip(result.cpu_from, result.cpu_to, result.clock_untrusted)
+        if flag
+    ]
+    if not bad:
+        return []
+    return [
+        f"clock offset exceeds the hop histogram's resolution in {len(bad)} cells "
+        f"({', '.join(bad[:8])}{', ...' if len(bad) > 8 else ''}): their wake_us may be off"
+    ]

@@ -1,0 +1,170 @@
+"""The versioned JSON record of a result: encode, check, decode. Data in, data out; the file
+that holds records is ``ctxbench.files``' business.
+
+A results document is ``{"format": "ctxbench", "format_version": 1, "results": [record, ...]}``;
+a record is one result: its ``kind``, every field (arrays as lists, NaN as null) and its
+``metadata``. Each kind's fields are declared in ``schema.RECORDS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .metadata import without_hostname
+from .schema import RECORDS, Bad, check_record
+
+FORMAT = "ctxbench"
+FORMAT_VERSION = 1
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "tolist"):  # numpy arrays and numpy scalars
+        return _nan_to_none(value.tolist())
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _nan_to_none(value: Any) -> Any:
+    # NaN marks "no sample" (a point that stopped early); JSON has no NaN, it has null.
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, list):
+        return [_nan_to_none(v) for v in value]
+    return value
+
+
+def encode(result: Any, *, hostname: bool = True) -> dict[str, Any]:
+    """One result as a JSON-ready dict: ``kind``, every field (arrays as lists), ``metadata``
+    (its hostname withheld with ``hostname=False``: see ``withhold_hostname``)."""
+    kind = getattr(result, "kind", None)
+    if kind not in RECORDS or not hasattr(result, "__dict__"):
+        raise TypeError(f"expected a ctxbench result, got {type(result).__name__}")
+    fields = dict(vars(result))
+    metadata = fields.pop("metadata", None) or {}
+    # Unset optional fields are left out, so a file written before they existed saves back
+    # byte for byte.
+    for name, spec in RECORDS[kind].items():
+        value = fields.get(name)
+        unset = value is None or (hasattr(value, "__len__") and len(value) == 0)
+        if not spec.required and name in fields and unset:
+            del fields[name]
+    rec = {"kind": kind, **_jsonable(fields), "metadata": _jsonable(metadata)}
+    return rec if hostname else withhold_hostname(rec)
+
+
+def withhold_hostname(rec: dict[str, Any]) -> dict[str, Any]:
+    """The record with ``metadata.HOSTNAME_WITHHELD`` for every field of its metadata that
+    names the host (``metadata.HOST_FIELDS``)."""
+    if not isinstance(rec.get("metadata"), dict):
+        return rec
+    return {**rec, "metadata": without_hostname(rec["metadata"])}
+
+
+def document(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The results document holding ``records``."""
+    return {"format": FORMAT, "format_version": FORMAT_VERSION, "results": list(records)}
+
+
+def check_document(doc: Any, where: str) -> list[dict[str, Any]]:
+    """The records of a parsed results document, each checked against the declaration of its
+    kind; a ``ValueError`` starts with ``where`` (the file) and names the record and field."""
+    if isinstance(doc, list):
+        raise ValueError(
+            f"{where}: not a ctxbench results file: a JSON list, expected the object "
+            f'{{"format": "{FORMAT}", "format_version": {FORMAT_VERSION}, "results": [...]}}'
+        )
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ValueError(f'{where}: not a ctxbench results file (no "format": "{FORMAT}")')
+    if doc.get("format_version") != FORMAT_VERSION:
+        raise ValueError(
+            f"{where}: format_version {doc.get('format_version')!r} is not supported "
+            f"(this ctxbench reads version {FORMAT_VERSION})"
+        )
+    records = doc.get("results")
+    kinds = " or ".join(RECORDS)
+    if not isinstance(records, list):
+        raise ValueError(f'{where}: "results" must be a list of {kinds} records')
+    for i, rec in enumerate(records):
+        kind = rec.get("kind") if isinstance(rec, dict) else None
+        if not isinstance(kind, str) or kind not in RECORDS:
+            what = f"kind {kind!r}" if isinstance(rec, dict) else type(rec).__name__
+            raise ValueError(
+                f'{where}: result {i}: {what}: "results" must be a list of {kinds} records'
+            )
+        try:
+            check_record(rec, RECORDS[kind])
+        except Bad as e:
+            raise ValueError(f"{where}: result {i} ({kind}): {e}") from None
+    return records
+
+
+def _has(value: Any, test: Any) -> bool:
+    if isinstance(value, list):
+        return any(_has(v, test) for v in value)
+    return bool(test(value))
+
+
+def _numeric(value: Any) -> Any:
+    # Lists of numbers were numpy arrays; lists of strings (the verdicts) stay lists.
+    if isinstance(value, dict):
+        return {k: _numeric(v) for k, v in value.items()}
+    if isinstance(value, list) and not _has(value, lambda v: isinstance(v, str)):
+        try:
+            # null in a list of numbers is a missing sample: NaN again.
+            holes = _has(value, lambda v: v is None)
+            return np.asarray(value, dtype=np.float64 if holes else None)
+        except ValueError:  # ragged: it was a list of arrays
+            return [_numeric(v) for v in value]
+    return value
+
+
+def _topology(value: dict[str, Any]) -> dict[str, Any]:
+    """A matrix's topology read back: lists of numbers as arrays, the caches as dicts."""
+    out: dict[str, Any] = {}
+    for name, v in value.items():
+        if name == "caches":
+            out[name] = [{**c, "cpus": np.asarray(c["cpus"], dtype=np.int64)} for c in v]
+        elif name in ("smt_siblings", "cpu_caches"):
+            out[name] = [np.asarray(x, dtype=np.int64) for x in v]
+        elif name == "notes":
+            out[name] = list(v)
+        elif name == "distances":
+            out[name] = np.asarray(v, dtype=np.int64).reshape(len(v), len(v))
+        elif isinstance(v, list):
+            out[name] = _numeric(v) if v else np.zeros(0, dtype=np.int64)
+        else:
+            out[name] = _numeric(v)
+    return out
+
+
+# Entries whose shape the declaration cannot say (``ragged`` and string lists it can): how
+# each is read back, by kind and name.
+_READ_BACK = {("matrix", "topology"): _topology}
+
+
+def decode(rec: dict[str, Any]) -> dict[str, Any]:
+    """Every entry of a record (``kind`` included) with its numpy arrays restored: lists of
+    numbers become arrays, except where the declaration says otherwise (lists of strings,
+    ragged lists of arrays)."""
+    declared = RECORDS[rec["kind"]]
+    fields = {}
+    for name, value in rec.items():
+        spec = declared.get(name)
+        special = _READ_BACK.get((rec["kind"], name))
+        if name in ("kind", "metadata") or value is None:
+            fields[name] = value
+        elif special is not None:
+            fields[name] = special(value)
+        elif spec is not None and spec.ragged:
+            fields[name] = [np.asarray(v) for v in value]
+        elif spec is not None and spec.type == "str" and spec.shape:
+            fields[name] = list(value)
+        else:
+            fields[name] = _numeric(value)
+    return fields

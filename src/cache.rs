@@ -1,0 +1,316 @@
+//! How much of a switch is the cache: the ring measured at every size of a grid, round-robin,
+//! and the cost split as Li, Ding and Shen (ExpCS 2007) split it. The *direct* cost is the
+//! switch with nothing to refill (size 0); the *indirect* cost at a size is what the same
+//! switch costs more once each participant sums its own array: net(size) − net(0), the time
+//! to bring back what the other participants evicted. The *refill bandwidth* is what was
+//! brought back per µs of indirect cost, beside the *streaming-read bandwidth* of the same
+//! workload over an array far larger than every cache: the physical limit refills approach.
+//!
+//! Round-robin: every round measures one short ring instance (one block of
+//! `BLOCK_REPETITIONS` repetitions) of every size, so drift of the host hits every size alike
+//! and the rounds are the unit of every interval. Size 0 is always in the grid: the indirect
+//! cost's interval comes from the per-round differences against it (paired, so drift common
+//! to a round cancels).
+
+use crate::config::{self, Config};
+use crate::error::{Error, Result};
+use crate::memory;
+use crate::ring::{self, Interrupt, Point};
+use crate::stats;
+use crate::stop::{Stop, Stopped, BLOCK_REPETITIONS, CONFIDENCE};
+use crate::workload::{Shape, Workload};
+use std::time::Instant;
+
+/// Rounds of a sweep by default (`config::ROUNDS` is their range).
+pub const DEFAULT_ROUNDS: usize = 5;
+/// Streaming-read passes timed per round.
+const STREAM_PASSES: usize = 3;
+
+/// Every size of a sweep, measured.
+#[derive(Debug)]
+pub struct Sweep {
+    pub sizes_kb: Vec<usize>,
+    /// `[size][procs]`, each point holding one block per round in round order.
+    pub points: Vec<Vec<Point>>,
+    /// µs per streaming pass over `stream_kb` KiB, one per round.
+    pub stream_us: Vec<f64>,
+    pub stream_kb: usize,
+}
+
+/// Measures `base` (its `size_kb` ignored) at every size of `sizes_kb` (which must hold 0),
+/// `rounds` times round-robin, and times the streaming read of `stream_kb` KiB once per round.
+/// Everything that cannot fit in memory is refused before the first fork.
+pub fn sweep(
+    base: &Config,
+    sizes_kb: &[usize],
+    rounds: usize,
+    stream_kb: usize,
+    interrupt: Interrupt,
+) -> Result<Sweep> {
+    let configs = check(base, sizes_kb, rounds, stream_kb)?;
+    let mut instances: Vec<Vec<Vec<Point>>> = vec![Vec::new(); configs.len()];
+    let stream = Workload::new(Shape::new(stream_kb, base.stride_bytes)?)?;
+    let mut stream_us = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        for (cfg, got) in configs.iter().zip(&mut instances) {
+            if interrupt() {
+                return Err(Error::Interrupted);
+            }
+            got.push(ring::run(cfg, interrupt)?);
+        }
+        stream_us.push(stream_pass_us(&stream, base.min_time));
+    }
+    let points = instances
+        .into_iter()
+        .map(|rounds_of_size| by_procs(rounds_of_size, base.procs.len()))
+        .collect();
+    Ok(Sweep {
+        sizes_kb: sizes_kb.to_vec(),
+        points,
+        stream_us,
+        stream_kb,
+    })
+}
+
+/// One `Config` per size, after checking the grid, the rounds and the memory they need.
+fn check(
+    base: &Config,
+    sizes_kb: &[usize],
+    rounds: usize,
+    stream_kb: usize,
+) -> Result<Vec<Config>> {
+    if !sizes_kb.contains(&0) {
+        return Err(Error::invalid(
+            "sizes_kb",
+            "must include 0: the direct cost every indirect cost is measured against",
+        ));
+    }
+    config::ROUNDS.check(rounds as u64)?;
+    let configs = sizes_kb
+        .iter()
+        .map(|&size_kb| {
+            let cfg = Config {
+                size_kb,
+                stop: Stop::Repetitions(BLOCK_REPETITIONS),
+                ..base.clone()
+            };
+            cfg.validate().map(|()| cfg)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Shape::new(stream_kb, base.stride_bytes)?;
+    // One size's ring at a time, beside the streaming array.
+    let largest = sizes_kb.iter().max().copied().unwrap_or(0);
+    let procs = base.procs.iter().max().copied().unwrap_or(0);
+    let (ring, rings) = ring::rings_need(base.engine, procs, base.parallel, largest);
+    let need = ring.saturating_add(stream_kb as u64 * 1024);
+    memory::check(
+        need,
+        &format!("a size sweep up to {largest} KiB: {rings} and a {stream_kb} KiB streaming array"),
+    )?;
+    Ok(configs)
+}
+
+/// One size's rounds (`[round][procs]`) as one point per participant count.
+fn by_procs(rounds: Vec<Vec<Point>>, procs: usize) -> Vec<Point> {
+    let mut per_procs: Vec<Vec<Point>> = (0..procs).map(|_| Vec::new()).collect();
+    for round in rounds {
+        for (k, p) in round.into_iter().enumerate() {
+            per_procs[k].push(p);
+        }
+    }
+    per_procs
+        .into_iter()
+        .map(|instances| Point::merge(instances, Stopped::Repetitions))
+        .collect()
+}
+
+/// The median µs of `STREAM_PASSES` timed passes, each after enough untimed ones to last
+/// `min_time` in all (pages and TLB warm, the caches full of the array's own far end).
+pub fn stream_pass_us(work: &Workload, min_time: f64) -> f64 {
+    let mut sink = 0u64;
+    let t = Instant::now();
+    while t.elapsed().as_secs_f64() < min_time {
+        sink = sink.wrapping_add(work.sum());
+    }
+    let mut passes = [0.0; STREAM_PASSES];
+    for pass in &mut passes {
+        let t = Instant::now();
+        sink = sink.wrapping_add(work.sum());
+        *pass = t.elapsed().as_secs_f64() * 1e6;
+    }
+    std::hint::black_box(sink);
+    stats::median(&passes)
+}
+
+/// KiB a pass brings into the cache: every line the array spans when the stride is at most a
+/// line, one line per load beyond that.
+pub fn refilled_kb(size_kb: usize, stride_bytes: usize, line_bytes: usize) -> f64 {
+    let line = line_bytes.max(1) as f64;
+    size_kb as f64 * (line / stride_bytes.max(1) as f64).min(1.0)
+}
+
+/// The indirect cost of one (size, procs) point against the same procs at size 0, both
+/// measured in the same rounds, and the refill bandwidth it implies.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Indirect {
+    /// net(size) − net(0) of the two points' medians, µs per switch.
+    pub us: f64,
+    /// 95 % interval: ± t(0.975, rounds − 1) × sd of the per-round differences / √rounds.
+    pub low_us: f64,
+    pub high_us: f64,
+    /// KiB refilled per µs of indirect cost (`refilled_kb` / `us`), with the interval that
+    /// `low_us`..`high_us` implies; NaN where the indirect cost is not above zero.
+    pub refill_kib_per_us: f64,
+    pub refill_low: f64,
+    pub refill_high: f64,
+}
+
+/// The indirect cost of `at_size` over `at_zero`; `refilled_kb` as `refilled_kb` computes it.
+pub fn indirect(at_size: &Point, at_zero: &Point, refilled_kb: f64) -> Indirect {
+    let (a, z) = (block_medians(at_size), block_medians(at_zero));
+    let diffs: Vec<f64> = a.iter().zip(&z).map(|(x, y)| x - y).collect();
+    let us = stats::median(&net_us(at_size)) - stats::median(&net_us(at_zero));
+    let n = diffs.len();
+    let half = if n >= 2 {
+        let mean = diffs.iter().sum::<f64>() / n as f64;
+        let var = diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        stats::t_quantile(CONFIDENCE, (n - 1) as f64) * var.sqrt() / (n as f64).sqrt()
+    } else {
+        f64::INFINITY
+    };
+    let (low_us, high_us) = (us - half, us + half);
+    let rate = |cost: f64| {
+        if cost > 0.0 {
+            refilled_kb / cost
+        } else {
+            f64::NAN
+        }
+    };
+    Indirect {
+        us,
+        low_us,
+        high_us,
+        refill_kib_per_us: rate(us),
+        // A larger cost means a lower bandwidth; an interval reaching zero has no upper bound.
+        refill_low: rate(high_us),
+        refill_high: if low_us > 0.0 {
+            rate(low_us)
+        } else {
+            f64::INFINITY
+        },
+    }
+}
+
+/// Net µs per switch of each repetition (mean over parallel rings).
+fn net_us(p: &Point) -> Vec<f64> {
+    p.net_ns().into_iter().map(|ns| ns / 1000.0).collect()
+}
+
+/// Median of each ring instance's repetitions: one per round.
+fn block_medians(p: &Point) -> Vec<f64> {
+    let net = net_us(p);
+    let mut at = 0;
+    p.instance_blocks
+        .iter()
+        .map(|&blocks| {
+            let n = blocks * p.block.max(1);
+            let m = stats::median(&net[at..(at + n).min(net.len())]);
+            at += n;
+            m
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::placement::Placement;
+
+    fn quick(procs: Vec<usize>) -> Config {
+        Config {
+            min_time: 0.002,
+            placement: Placement::Single(None),
+            ..Config::lat_ctx(procs)
+        }
+    }
+
+    #[test]
+    fn a_grid_without_zero_or_with_one_round_is_refused_before_forking() {
+        let e = sweep(&quick(vec![2]), &[4, 16], 3, 64, &mut || false).unwrap_err();
+        assert!(e.to_string().contains("sizes_kb"), "{e}");
+        let e = sweep(&quick(vec![2]), &[0, 16], 1, 64, &mut || false).unwrap_err();
+        assert!(e.to_string().contains("rounds"), "{e}");
+        let e = sweep(&quick(vec![2]), &[0, 8], 2, 64, &mut || false);
+        assert!(e.is_ok());
+    }
+
+    #[test]
+    fn a_grid_that_cannot_fit_in_memory_fails_before_forking() {
+        let e = sweep(&quick(vec![2, 100_000]), &[0, 1 << 20], 2, 64, &mut || {
+            false
+        })
+        .unwrap_err();
+        assert!(matches!(e, Error::Memory { .. }), "{e}");
+    }
+
+    #[test]
+    fn every_size_and_count_gets_one_block_per_round() {
+        let s = sweep(&quick(vec![2, 3]), &[0, 8, 64], 3, 256, &mut || false).unwrap();
+        assert_eq!(s.points.len(), 3);
+        assert_eq!(s.stream_us.len(), 3);
+        assert!(s.stream_us.iter().all(|&us| us > 0.0));
+        for (size, points) in s.sizes_kb.iter().zip(&s.points) {
+            assert_eq!(points.len(), 2);
+            for p in points {
+                assert_eq!(p.raw_ns.len(), 3 * BLOCK_REPETITIONS);
+                assert_eq!(p.instance_blocks.len(), 3);
+                assert!(p.work_verified);
+                assert_eq!(p.resident_kb, Some(*size as u64));
+            }
+        }
+        let i = indirect(&s.points[2][0], &s.points[0][0], 64.0);
+        assert!(i.low_us <= i.us && i.us <= i.high_us, "{i:?}");
+    }
+
+    #[test]
+    fn the_indirect_interval_comes_from_paired_rounds() {
+        // Two rounds in which both sizes moved together by 1 µs: the difference is exact.
+        let point = |net: &[f64]| Point {
+            procs: 2,
+            raw_ns: net.iter().map(|&us| vec![us * 1000.0 + 500.0]).collect(),
+            overhead_ns: net.iter().map(|_| vec![500.0]).collect(),
+            raw_cycles: vec![],
+            overhead_cycles: vec![],
+            trips: vec![1],
+            overhead_rounds: vec![1],
+            cpus: vec![],
+            work_verified: true,
+            counters: Default::default(),
+            observed_hops: 0,
+            counted_ns: 0.0,
+            hops: None,
+            rusage: Default::default(),
+            phase_s: Default::default(),
+            stopped: Stopped::Repetitions,
+            block: 1,
+            instance_blocks: vec![2, 2],
+            resident_kb: None,
+            one_cpu: true,
+        };
+        let zero = point(&[1.0, 1.0, 2.0, 2.0]);
+        let size = point(&[4.0, 4.0, 5.0, 5.0]);
+        let i = indirect(&size, &zero, 300.0);
+        assert_eq!((i.us, i.low_us, i.high_us), (3.0, 3.0, 3.0));
+        assert_eq!(i.refill_kib_per_us, 100.0);
+        let none = indirect(&zero, &zero, 300.0);
+        assert!(none.refill_kib_per_us.is_nan());
+        assert_eq!(none.refill_high, f64::INFINITY);
+    }
+
+    #[test]
+    fn refill_counts_lines_not_words_beyond_a_line() {
+        assert_eq!(refilled_kb(1024, 8, 64), 1024.0);
+        assert_eq!(refilled_kb(1024, 64, 64), 1024.0);
+        assert_eq!(refilled_kb(1024, 256, 64), 256.0);
+    }
+}

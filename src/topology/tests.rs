@@ -1,0 +1,178 @@
+//! Tests of the topology reader against the sysfs fixture trees and this machine.
+use super::sysfs::{cpu_list, size_kb};
+use super::*;
+use std::path::Path;
+
+/// A fixture tree of `tests/data/sysfs` (written by its `make.py`).
+pub(crate) fn fixture(name: &str) -> Topology {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/sysfs")
+        .join(name);
+    assert!(root.is_dir(), "{}", root.display());
+    read(&root).unwrap()
+}
+
+fn names(t: &Topology, cpu: usize) -> Vec<String> {
+    t.cache_share_kb(cpu).into_iter().map(|c| c.name).collect()
+}
+
+#[test]
+fn cpu_lists_and_sizes_parse_as_the_kernel_prints_them() {
+    assert_eq!(cpu_list("0-3,8,10-11\n"), Some(vec![0, 1, 2, 3, 8, 10, 11]));
+    assert_eq!(cpu_list(""), Some(vec![]));
+    assert_eq!(cpu_list("3-1"), None);
+    assert_eq!(cpu_list("0-x"), None);
+    assert_eq!(cpu_list("999999"), None);
+    assert_eq!(size_kb("32K"), Some(32));
+    assert_eq!(size_kb("2M"), Some(2048));
+    assert_eq!(size_kb("1024"), Some(1024));
+    assert_eq!(size_kb("big"), None);
+}
+
+#[test]
+fn two_sockets_with_smt_and_numa() {
+    let t = fixture("intel-2s-smt2");
+    assert_eq!(t.allowed(), (0..16).collect::<Vec<_>>());
+    assert_eq!(t.relation(3, 3), Relation::SameCpu);
+    assert_eq!(t.relation(0, 8), Relation::SmtSibling);
+    // Cores of one socket share only the L3; an L2 is one core's.
+    assert_eq!(t.relation(0, 1), Relation::SharedLlc);
+    assert_eq!(t.relation(0, 9), Relation::SharedLlc);
+    assert_eq!(t.relation(0, 4), Relation::CrossPackage);
+    assert_eq!(t.relation(12, 3), Relation::CrossPackage);
+    assert_eq!(t.numa_distance(0, 4), Some(21));
+    assert_eq!(t.numa_distance(8, 1), Some(10));
+    assert_eq!(t.nodes.len(), 2);
+    assert_eq!(t.cpu(12).unwrap().node, Some(1));
+    // Package, then LLC, then core, then SMT sibling.
+    assert_eq!(
+        t.order(),
+        [0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15]
+    );
+    assert_eq!(names(&t, 5), ["L1d", "L1i", "L2", "L3"]);
+    let l3 = &t.cache_share_kb(5)[3];
+    assert_eq!((l3.size_kb, l3.sharing), (30720, 8));
+    assert_eq!(l3.per_cpu_kb, 3840.0);
+    let l2 = &t.cache_share_kb(5)[2];
+    assert_eq!((l2.sharing, l2.per_cpu_kb), (2, 1024.0));
+    // Each cache instance once: per socket 4 cores x 3 private levels, and one L3.
+    assert_eq!(t.caches.len(), 2 * (4 * 3 + 1));
+}
+
+#[test]
+fn an_l3_per_ccx_splits_one_package() {
+    let t = fixture("amd-1s-2ccx");
+    // This tree has thread_siblings_list only (kernels before 5.5).
+    assert_eq!(t.cpu(1).unwrap().smt_siblings, [1, 9]);
+    assert_eq!(t.relation(1, 9), Relation::SmtSibling);
+    assert_eq!(t.relation(0, 3), Relation::SharedLlc);
+    assert_eq!(t.relation(0, 11), Relation::SharedLlc);
+    assert_eq!(t.relation(0, 4), Relation::SamePackage);
+    assert_eq!(t.relation(12, 3), Relation::SamePackage);
+    assert_eq!(t.numa_distance(0, 4), None, "one node: no distance");
+    assert_ne!(t.llc(0), t.llc(4));
+    assert_eq!(&t.order()[..8], [0, 8, 1, 9, 2, 10, 3, 11]);
+    assert_eq!(t.cache_share_kb(0)[3].per_cpu_kb, 16384.0 / 8.0);
+}
+
+#[test]
+fn a_cluster_l2_is_shared_l2() {
+    let t = fixture("arm-clusters");
+    assert_eq!(t.relation(0, 3), Relation::SharedL2);
+    assert_eq!(t.relation(0, 4), Relation::SharedLlc);
+    assert_eq!(t.cpu(5).unwrap().cluster, Some(1));
+    assert_eq!(t.cache_share_kb(0)[2].per_cpu_kb, 256.0);
+}
+
+#[test]
+fn a_vm_without_caches_degrades_with_a_note() {
+    let t = fixture("vm-no-caches");
+    assert!(!t.knows_caches());
+    assert_eq!(t.relation(0, 1), Relation::SamePackage);
+    assert_eq!(t.relation(2, 2), Relation::SameCpu);
+    assert!(t.cache_share_kb(0).is_empty());
+    assert!(
+        t.notes.iter().any(|n| n.contains("no cache directories")),
+        "{:?}",
+        t.notes
+    );
+    assert_eq!(t.order(), [0, 1, 2, 3]);
+}
+
+#[test]
+fn offline_cpus_are_known_but_not_allowed() {
+    let t = fixture("offline");
+    assert_eq!(t.cpus.len(), 8);
+    assert_eq!(t.online(), (0..6).collect::<Vec<_>>());
+    assert_eq!(t.allowed(), (0..6).collect::<Vec<_>>());
+    assert!(!t.cpu(7).unwrap().online);
+    assert!(t.cpu(7).unwrap().caches.is_empty());
+    // The L3 is shared by the six online CPUs only.
+    assert_eq!(t.cache_share_kb(0)[3].sharing, 6);
+    assert_eq!(t.order().len(), 6);
+    // No note for what an offline CPU lacks by design.
+    assert!(
+        !t.notes.iter().any(|n| n.contains("topology directory")),
+        "{:?}",
+        t.notes
+    );
+}
+
+#[test]
+fn the_cpuset_and_the_affinity_mask_restrict_allowed() {
+    let t = fixture("cpuset");
+    assert_eq!(t.cpuset.as_deref(), Some(&[0, 1, 3][..]));
+    assert_eq!(t.allowed(), [0, 1, 3]);
+    assert_eq!(t.online(), [0, 1, 2, 3]);
+    let root = t.root.clone();
+    let masked = parse(&Sources {
+        affinity: Some(vec![1, 2, 3]),
+        ..Sources::tree(&root)
+    });
+    assert_eq!(masked.allowed(), [1, 3]);
+}
+
+#[test]
+fn a_missing_tree_is_empty_with_notes_not_an_error() {
+    let t = read(Path::new("/nonexistent/sysfs")).unwrap();
+    assert!(t.cpus.is_empty());
+    assert!(t.notes.iter().any(|n| n.contains("no CPUs known")));
+    assert_eq!(t.relation(0, 1), Relation::CrossPackage);
+    assert_eq!(t.relation(0, 0), Relation::SameCpu);
+}
+
+#[test]
+fn malformed_files_are_noted_and_defaulted() {
+    let dir = std::env::temp_dir().join(format!("ctxbench-topo-{}", std::process::id()));
+    let cpu = dir.join("devices/system/cpu/cpu0");
+    std::fs::create_dir_all(cpu.join("topology")).unwrap();
+    std::fs::create_dir_all(cpu.join("cache/index0")).unwrap();
+    std::fs::write(cpu.join("topology/physical_package_id"), "zero\n").unwrap();
+    std::fs::write(cpu.join("cache/index0/level"), "2\n").unwrap();
+    std::fs::write(cpu.join("cache/index0/type"), "Unified\n").unwrap();
+    std::fs::write(cpu.join("cache/index0/size"), "lots\n").unwrap();
+    let t = read(&dir).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(t.cpu(0).unwrap().package, 0);
+    assert_eq!(t.caches[0].size_kb, None);
+    assert!(t.cache_share_kb(0).is_empty());
+    for part in ["physical_package_id", "size", "no size"] {
+        assert!(
+            t.notes.iter().any(|n| n.contains(part)),
+            "{part}: {:?}",
+            t.notes
+        );
+    }
+}
+
+#[test]
+fn this_machine_reads_without_notes_about_missing_cpus() {
+    let t = read(Path::new("/sys")).unwrap();
+    let allowed = crate::sys::allowed_cpus().unwrap();
+    // The kernel's affinity mask lies within the cpuset; every allowed CPU is online.
+    assert_eq!(t.allowed(), allowed);
+    assert!(t.affinity.is_some());
+    for &c in &allowed {
+        assert_eq!(t.relation(c, c), Relation::SameCpu);
+    }
+}

@@ -1,0 +1,269 @@
+"""The working set proven (``resident_kb``), ``stride_bytes``, ``cache_sweep`` and ``knees``.
+
+The knee finder is tested on synthetic curves whose knees are known (deterministic); the real
+sweep is tested for what holds on a loaded machine. Whether the L2 knee shows on a quiet one is
+``benches/edges.py``'s and the cache notebook's to show.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ctxbench
+from ctxbench import _core, cache
+
+pd = pytest.importorskip("pandas")
+
+QUICK = {"min_time": 0.002, "repetitions": 2, "warmup": 0}
+CACHES = {"L1d": 32, "L1i": 32, "L2": 1024, "L3": 32768}
+
+
+# ---- the working set and the stride ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ["process", "thread", "fiber"])
+def test_every_array_is_proven_resident_and_private(engine: str) -> None:
+    r = ctxbench.ring([2, 3], engine=engine, size_kb=96, **QUICK)
+    assert r.resident_kb.tolist() == [96, 96]
+    assert not any("resident_kb" in w for w in r.warnings)
+    assert r.to_frame()["resident_kb"].eq(96).all()
+
+
+def test_size_zero_has_nothing_to_prove() -> None:
+    assert ctxbench.lat_ctx([2], **QUICK).resident_kb.tolist() == [0]
+
+
+@pytest.mark.parametrize("stride", [8, 64, 4096])
+def test_every_stride_keeps_the_checksum_verified(stride: int) -> None:
+    r = ctxbench.ring([2], size_kb=64, stride_bytes=stride, **QUICK)
+    assert r.stride_bytes == stride
+    assert r.work_verified.all()
+    words = np.arange(64 * 1024 // 8, dtype=np.uint64)[:: stride // 8]
+    assert _core.workload_checksum(64, stride) == int(words.sum())
+
+
+@pytest.mark.parametrize("bad", [0, 4, 12, 100, 8192, -8])
+def test_a_stride_outside_the_rule_is_a_value_error_naming_it(bad: int) -> None:
+    with pytest.raises(ValueError, match=r"stride_bytes: must be a power of two between 8"):
+        ctxbench.ring([2], stride_bytes=bad, **QUICK)
+
+
+def test_a_stride_that_is_not_an_int_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="stride_bytes"):
+        ctxbench.ring([2], stride_bytes=True, **QUICK)  # type: ignore[arg-type]
+
+
+def test_a_record_round_trips_the_working_set(tmp_path: Any) -> None:
+    r = ctxbench.ring([2], size_kb=16, stride_bytes=64, **QUICK)
+    from ctxbench.result import from_record, read_records
+
+    r.save(tmp_path / "r.json")
+    back = from_record(read_records(tmp_path / "r.json")[0])
+    assert isinstance(back, ctxbench.RingResult)
+    assert back.stride_bytes == 64
+    assert back.resident_kb.tolist() == [16]
+    assert ctxbench.load(tmp_path / "r.json")["resident_kb"].tolist() == [16, 16]
+
+
+# ---- grids ------------------------------------------------------------------------------------
+
+
+def test_the_auto_grid_reaches_four_times_the_largest_cache() -> None:
+    caches = cache.Caches(CACHES)
+    for procs in ([2], [8], [2, 8]):
+        grid = cache.auto_sizes(procs, caches)
+        assert grid[0] == 0 and grid[1] == cache.FIRST_KB
+        assert grid == sorted(set(grid))
+        assert min(procs) * grid[-1] >= cache.REACH * 32768
+        ratios = np.diff(np.log2(grid[1:]))
+        assert np.allclose(ratios, 1 / cache.PER_OCTAVE, atol=0.3)
+
+
+def test_without_cache_information_auto_says_so_and_uses_the_default_grid(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert cache.auto_sizes([2], None) == list(cache.DEFAULT_GRID_KB)
+    monkeypatch.setattr(cache, "_caches", lambda cpus: None)
+    monkeypatch.setattr(cache, "DEFAULT_GRID_KB", (0, 4, 16))
+    sweep = ctxbench.cache_sweep([2], rounds=2, min_time=0.002, progress=False)
+    assert sweep.note is not None and "sysfs has no cache sizes" in sweep.note
+    assert "[0, 4, 16]" in sweep.note
+    assert sorted(sweep.table["size_kb"]) == [0, 4, 16]
+
+
+def test_levels_are_named_for_knees() -> None:
+    assert cache.named_levels(CACHES) == {"L1d": 32, "L2": 1024, "LLC": 32768}
+    assert cache.named_levels({"L1d": 48, "L2": 2048}) == {"L1d": 48, "LLC": 2048}
+
+
+def test_a_grid_that_cannot_fit_in_memory_fails_before_forking() -> None:
+    from conftest import children
+
+    before = children()
+    with pytest.raises(MemoryError, match="size sweep"):
+        ctxbench.cache_sweep([50_000], [0, 1 << 20], rounds=2, progress=False)
+    # The ring that cannot fit is refused first, not after the others were measured.
+    with pytest.raises(MemoryError, match="50000 participants"):
+        ctxbench.cache_sweep([2, 50_000], [0, 1 << 20], rounds=2, progress=False)
+    assert children() == before
+
+
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        ({"sizes_kb": "big"}, ValueError),
+        ({"sizes_kb": [0, -1]}, ValueError),
+        ({"rounds": 1}, ValueError),
+        ({"procs": []}, ValueError),
+        ({"stride_bytes": 24}, ValueError),
+    ],
+)
+def test_bad_sweep_arguments_are_refused(kwargs: dict[str, Any], error: type) -> None:
+    args = {"procs": [2], "sizes_kb": [0, 4], "rounds": 2, "progress": False, **kwargs}
+    with pytest.raises(error):
+        ctxbench.cache_sweep(**args)
+
+
+# ---- a real sweep -----------------------------------------------------------------------------
+
+
+def test_a_sweep_splits_every_point_into_direct_and_indirect_cost(no_leaks: None) -> None:
+    sweep = ctxbench.cache_sweep(
+        [2, 3], [0, 16, 64], rounds=2, min_time=0.002, stride_bytes=64, progress=False
+    )
+    t = sweep.table
+    assert len(t) == 6 and set(t["procs"]) == {2, 3}
+    assert (t["resident_kb"] == t["size_kb"]).all()
+    assert (t["working_set_kb"] == t["procs"] * t["size_kb"]).all()
+    for _, g in t.groupby("procs"):
+        assert g["direct_us"].nunique() == 1
+        zero = g[g["size_kb"] == 0].iloc[0]
+        assert zero["indirect_us"] == 0 and zero["direct_us"] == zero["latency_us"]
+        rest = g[g["size_kb"] > 0]
+        assert np.allclose(rest["indirect_us"], rest["latency_us"] - rest["direct_us"])
+        assert (rest["indirect_low_us"] <= rest["indirect_us"]).all()
+        assert (rest["indirect_us"] <= rest["indirect_high_us"]).all()
+        rising = rest[rest["indirect_us"] > 0]
+        assert np.allclose(rising["refill_kib_per_us"], rising["size_kb"] / rising["indirect_us"])
+    assert (sweep.stream_kib_per_us > 0).all() and len(sweep.stream_kib_per_us) == 4
+    for r in sweep.results:
+        assert r.repetitions_made.tolist() == [2 * 4]
+        assert r.stride_bytes == 64
+    frame = sweep.frame()
+    assert set(frame["size_kb"]) == {0, 16, 64}
+
+
+def test_the_sweep_dict_matches_the_stub() -> None:
+    import ast
+
+    stub = ast.parse(open(_core.__file__.replace(".abi3.so", ".pyi")).read())
+    keys = {
+        n.name: {s.target.id for s in n.body if isinstance(s, ast.AnnAssign)}  # type: ignore[union-attr]
+        for n in stub.body
+        if isinstance(n, ast.ClassDef)
+    }
+    raw: dict[str, Any] = dict(_core.cache_sweep([2], [0, 4], rounds=2, min_time=0.002))
+    assert set(raw) == keys["CacheSweepDict"]
+    assert set(raw["indirect"]) == keys["IndirectDict"]
+    assert all(set(r) == keys["RingDict"] for r in raw["results"])
+
+
+def test_the_sizes_command_prints_the_split_and_the_knees() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "ctxbench", "sizes", "--procs", "2", "--sizes", "0", "8", "32",
+         "--rounds", "2", "--stride", "64"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "indirect µs [95 %]" in out and "streaming read:" in out
+    assert len([line for line in out.splitlines() if line.lstrip().startswith("2 ")]) == 3
+
+
+@pytest.mark.slow
+def test_a_real_sweep_finds_knees_that_name_nearby_caches() -> None:
+    """What holds under load: every knee lies inside its interval, and a cache it names is
+    within an octave of it. (That the L2 knee shows is the bench's claim, on a quiet host.)"""
+    sweep = ctxbench.cache_sweep([2, 8], rounds=3, progress=False)
+    found = ctxbench.knees(sweep)
+    assert list(found.columns[:5]) == ["engine", "transport", "placement", "stride_bytes", "procs"]
+    for k in found.itertuples():
+        assert k.working_set_low_kb <= k.working_set_kb <= k.working_set_high_kb
+        if isinstance(k.cache, str):
+            assert abs(math.log2(k.working_set_kb / k.cache_kb)) <= 1.0
+
+
+# ---- knees on curves with known knees ---------------------------------------------------------
+
+
+def synthetic(
+    procs: int, knees_kb: list[int], levels: list[float], noise: float, seed: int
+) -> pd.DataFrame:
+    """A cache sweep's frame whose refill cost per KiB steps from levels[k] to levels[k+1]
+    over about an octave around knees_kb[k] (working set), plus Gaussian noise."""
+    rng = np.random.default_rng(seed)
+    sizes = [0] + [round(4 * 2 ** (k / 2)) for k in range(29)]
+    rows = []
+    for s in sizes:
+        x = math.log2(max(procs * s, 1))
+        z = levels[0] + sum(
+            (b - a) / (1 + math.exp(-6 * (x - math.log2(kn))))
+            for kn, a, b in zip(knees_kb, levels, levels[1:])
+        )
+        for rep in range(5 * 4):
+            value = 2.0 + s * z + rng.normal(0, noise * (1 + 0.05 * s * z))
+            key = {"engine": "process", "transport": "pipe", "placement": "single"}
+            rows.append({**key, "procs": procs, "size_kb": s, "repetition": rep, "value": value})
+    return pd.DataFrame(rows)
+
+
+def test_two_known_knees_are_found_and_named() -> None:
+    df = pd.concat([synthetic(p, [1024, 32768], [0.0, 0.03, 0.1], 0.02, p) for p in (2, 8)])
+    found = ctxbench.knees(df, CACHES)
+    assert found["procs"].tolist() == [2, 2, 8, 8]
+    assert found["cache"].tolist() == ["L2", "LLC", "L2", "LLC"]
+    for k in found.itertuples():
+        want = 1024 if k.cache == "L2" else 32768
+        assert abs(math.log2(k.working_set_kb / want)) < 0.25
+        assert k.working_set_low_kb <= k.working_set_kb <= k.working_set_high_kb
+        assert k.after_us_per_kib > k.before_us_per_kib
+        assert k.size_kb == pytest.approx(k.working_set_kb / k.procs)
+
+
+def test_a_knee_between_caches_is_found_and_named_by_none() -> None:
+    found = ctxbench.knees(synthetic(2, [200], [0.0, 0.05], 0.2, 3), {"L2": 1024, "L3": 32768})
+    assert len(found) == 1
+    assert abs(math.log2(found["working_set_kb"].iloc[0] / 200)) < 0.5
+    assert found["cache"].iloc[0] is None
+
+
+def test_a_flat_curve_has_no_knee() -> None:
+    assert ctxbench.knees(synthetic(2, [], [0.02], 0.2, 4), CACHES).empty
+
+
+def test_noise_widens_the_interval_and_the_seed_fixes_it() -> None:
+    quiet = ctxbench.knees(synthetic(8, [1024], [0.0, 0.04], 0.02, 5), CACHES)
+    noisy = ctxbench.knees(synthetic(8, [1024], [0.0, 0.04], 2.0, 5), CACHES)
+    width = lambda k: math.log2(k["working_set_high_kb"].iloc[0] / k["working_set_low_kb"].iloc[0])  # noqa: E731
+    assert width(noisy) > width(quiet)
+    again = ctxbench.knees(synthetic(8, [1024], [0.0, 0.04], 2.0, 5), CACHES)
+    pd.testing.assert_frame_equal(noisy, again)
+
+
+def test_a_curve_without_size_zero_is_refused() -> None:
+    df = synthetic(2, [1024], [0.0, 0.03], 0.02, 6)
+    with pytest.raises(ValueError, match="size 0"):
+        ctxbench.knees(df[df["size_kb"] > 0], CACHES)
+
+
+def test_the_plot_marks_the_knees() -> None:
+    pytest.importorskip("matplotlib")
+    df = synthetic(8, [1024], [0.0, 0.04], 0.02, 7)
+    found = ctxbench.knees(df, CACHES)
+    fig = ctxbench.plot.sizes(df, cache_kb=CACHES, knees=found)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert any(t == "knee 8p: L2" for t in texts), texts

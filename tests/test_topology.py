@@ -1,0 +1,96 @@
+"""ctxbench.topology on the fixture trees of tests/data/sysfs (written by its make.py) and on
+this machine. The parsing itself is tested in src/topology/tests.rs; here, what the binding
+and the Python class make of it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ctxbench
+
+SYSFS = Path(__file__).parent / "data" / "sysfs"
+
+
+def tree(name: str) -> ctxbench.Topology:
+    return ctxbench.topology(SYSFS / name)
+
+
+def test_two_sockets_with_smt_and_two_nodes() -> None:
+    t = tree("intel-2s-smt2")
+    assert t.cpus.tolist() == list(range(16))
+    assert t.relation(0, 0) == "same-cpu"
+    assert t.relation(0, 8) == "smt-sibling"
+    assert t.relation(0, 1) == "shared-llc"
+    assert t.relation(0, 4) == "cross-package"
+    assert t.numa_distance(0, 4) == 21
+    assert t.numa_distance(0, 1) == 10
+    assert t.order.tolist()[:4] == [0, 8, 1, 9]
+    assert t.cache_kb(5) == {"L1d": 48, "L1i": 32, "L2": 2048, "L3": 30720}
+    # Shared by the two SMT threads, and by the 8 CPUs of the socket.
+    assert t.cache_share_kb(5) == {"L1d": 24.0, "L1i": 16.0, "L2": 1024.0, "L3": 3840.0}
+    assert t.distances.tolist() == [[10, 21], [21, 10]]
+    assert t.node.tolist() == [0] * 4 + [1] * 4 + [0] * 4 + [1] * 4
+
+
+def test_an_l3_per_ccx_and_a_cluster_l2() -> None:
+    amd = tree("amd-1s-2ccx")
+    assert amd.relation(1, 9) == "smt-sibling"
+    assert amd.relation(0, 3) == "shared-llc"
+    assert amd.relation(0, 4) == "same-package"
+    assert amd.numa_distance(0, 4) is None
+    arm = tree("arm-clusters")
+    assert arm.relation(4, 7) == "shared-l2"
+    assert arm.cluster.tolist() == [0] * 4 + [1] * 4
+    # Every relation the core names is one Python knows.
+    rels = {arm.relation(a, b) for a in range(8) for b in range(8)}
+    assert rels <= set(ctxbench._core.RELATIONS)
+
+
+def test_missing_cache_directories_and_offline_cpus_degrade_with_notes() -> None:
+    vm = tree("vm-no-caches")
+    assert vm.caches == []
+    assert vm.cache_share_kb() == {}
+    assert vm.relation(0, 3) == "same-package"
+    assert any("no cache directories" in n for n in vm.notes)
+    off = tree("offline")
+    assert off.online.tolist() == [True] * 6 + [False] * 2
+    assert off.allowed.tolist() == [True] * 6 + [False] * 2
+    assert off.order.tolist() == list(range(6))
+    assert off.package[7] == 0 and off.smt_siblings[7].tolist() == [7]
+
+
+def test_a_cpuset_restricts_what_is_allowed() -> None:
+    t = tree("cpuset")
+    assert t.cpuset is not None and t.cpuset.tolist() == [0, 1, 3]
+    assert t.cpus[t.allowed].tolist() == [0, 1, 3]
+    assert t.affinity is None, "a tree is another machine: our affinity does not apply"
+    assert t.cache_share_kb() == t.cache_share_kb(0)
+
+
+def test_this_machine() -> None:
+    t = ctxbench.topology()
+    assert t.cpus[t.allowed].tolist() == sorted(os.sched_getaffinity(0))
+    assert t.affinity is not None
+    first = int(t.cpus[t.allowed][0])
+    assert t.relation(first, first) == "same-cpu"
+    assert set(t.order.tolist()) == set(t.cpus[t.online].tolist())
+    assert "CPUs online" in repr(t)
+
+
+def test_bad_input() -> None:
+    t = tree("amd-1s-2ccx")
+    with pytest.raises(ValueError, match="a: CPU 99 is not on this machine"):
+        t.relation(99, 0)
+    with pytest.raises(TypeError, match="b: expected a CPU id"):
+        t.relation(0, "1")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="cpu: CPU 16"):
+        t.cache_share_kb(16)
+    # A root that is no sysfs at all: nothing known, said so, no exception.
+    empty = ctxbench.topology("/nonexistent")
+    assert empty.cpus.size == 0 and empty.cache_share_kb() == {}
+    assert any("no CPUs known" in n for n in empty.notes)
+    assert np.asarray(empty.distances).size == 0
