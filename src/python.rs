@@ -173,45 +173,36 @@ fn float_arg(obj: &Bound<'_, PyAny>, param: &str) -> PyResult<f64> {
     obj.extract::<f64>().map_err(|_| wrong())
 }
 
-macro_rules! float_args {
-    ($($name:ident => $param:literal),* $(,)?) => {$(
-        fn $name(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
-            float_arg(obj, $param)
-        }
-    )*};
-}
-
-float_args! {
-    precision_arg => "precision",
-    max_time_arg => "max_time",
-    timeout_arg => "timeout",
-}
-
 /// `min_time=`: None (the stopping rule's default), or seconds.
 fn min_time_arg(obj: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
     if obj.is_none() {
         return Ok(None);
     }
-    float_arg(obj, "min_time").map(Some)
+    float_arg(obj, config::MIN_TIME.param).map(Some)
 }
 
-// pyo3's `from_py_with` takes a function's path, so each integer parameter gets one.
-macro_rules! count_args {
-    ($($name:ident => $limit:expr),* $(,)?) => {$(
-        fn $name(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
-            count_arg(obj, $limit)
+// pyo3's `from_py_with` takes a function's path, so each checked parameter gets one:
+// `name: T => convert(what)` is `fn name(obj) -> PyResult<T>`, `convert(obj, what)`.
+macro_rules! arguments {
+    ($($name:ident: $t:ty => $convert:ident($what:expr)),* $(,)?) => {$(
+        fn $name(obj: &Bound<'_, PyAny>) -> PyResult<$t> {
+            $convert(obj, $what)
         }
     )*};
 }
 
-count_args! {
-    size_kb_arg => config::SIZE_KB,
-    repetitions_arg => config::REPETITIONS,
-    max_repetitions_arg => config::MAX_REPETITIONS,
-    warmup_arg => config::WARMUP,
-    parallel_arg => config::PARALLEL,
-    loops_arg => config::LOOPS,
-    pairs_arg => config::BASELINE_PAIRS,
+arguments! {
+    size_kb_arg: usize => count_arg(config::SIZE_KB),
+    repetitions_arg: usize => count_arg(config::REPETITIONS),
+    max_repetitions_arg: usize => count_arg(config::MAX_REPETITIONS),
+    warmup_arg: usize => count_arg(config::WARMUP),
+    parallel_arg: usize => count_arg(config::PARALLEL),
+    loops_arg: usize => count_arg(config::LOOPS),
+    pairs_arg: usize => count_arg(config::BASELINE_PAIRS),
+    // Their ranges are checked with the rest of the configuration (`Config::validate`).
+    precision_arg: f64 => float_arg(config::PRECISION.param),
+    max_time_arg: f64 => float_arg(config::MAX_TIME.param),
+    timeout_arg: f64 => float_arg(config::TIMEOUT.param),
 }
 
 /// `stride_bytes=`: an int; its rule (a power of two in range) is `workload::Shape::new`'s.
@@ -980,8 +971,11 @@ fn fiber_baseline_ns(
 /// on a thread of our own: CPython runs signal handlers on the main thread only, so nothing
 /// can interrupt it there, and no later array can fail this way. What can still fail (numpy
 /// missing, its capsule absent) raises as itself first; a panic left (an ABI mismatch) is an
-/// `ImportError`.
+/// `ImportError`. numpy itself is imported first, on the caller's thread (an interrupt there
+/// is a plain `KeyboardInterrupt` from the import): the threads its BLAS starts then belong
+/// to the caller, not to ours, whose name they would carry.
 fn load_numpy(py: Python<'_>) -> PyResult<()> {
+    py.import("numpy")?;
     let load = || {
         Python::attach(|py| {
             capsule_reachable(py)?;
