@@ -122,6 +122,8 @@ def test_a_grid_that_cannot_fit_in_memory_fails_before_forking() -> None:
         ({"rounds": 1}, ValueError),
         ({"procs": []}, ValueError),
         ({"stride_bytes": 24}, ValueError),
+        ({"min_time": True}, TypeError),
+        ({"timeout": "10"}, TypeError),
     ],
 )
 def test_bad_sweep_arguments_are_refused(kwargs: dict[str, Any], error: type) -> None:

@@ -3,18 +3,20 @@ bounded and names the holder, and the lock lives where only this user can reach 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FAST
 
 import ctxbench
-from ctxbench import _exclusive, api, metadata
+from ctxbench import _core, _exclusive, api, metadata
 
 # Holds the lock for `seconds`, printing "held" once it has it and its release time after.
 HOLD = """
@@ -144,3 +146,44 @@ def test_the_kernel_id_follows_the_fleets_override(monkeypatch: pytest.MonkeyPat
     a = _exclusive.kernel_id()
     monkeypatch.setenv(metadata.BOOT_ID_ENV, "boot-b")
     assert a != _exclusive.kernel_id()
+
+
+class _Measured(Exception):
+    """Raised by a spy in place of the core's measurement, once it has looked."""
+
+
+def _held_elsewhere() -> bool:
+    """Whether this kernel's lock is held: a new open file description of it cannot take it."""
+    path = _exclusive.lock_dir() / f"kernel-{_exclusive.kernel_id()}.lock"
+    with open(path, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return False
+
+
+@pytest.mark.parametrize(
+    ("core", "call"),
+    [
+        ("ring", lambda: ctxbench.ring([2], **FAST)),
+        ("pingpong", lambda: ctxbench.pingpong(100)),
+        ("matrix", lambda: ctxbench.matrix(progress=False)),
+        ("cache_sweep", lambda: ctxbench.cache_sweep([2], [0, 4], rounds=2, progress=False)),
+    ],
+)
+def test_every_measuring_call_holds_the_lock_while_the_core_measures(
+    monkeypatch: pytest.MonkeyPatch, core: str, call: Any
+) -> None:
+    seen: list[bool] = []
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(_held_elsewhere())
+        raise _Measured
+
+    monkeypatch.setattr(_core, core, spy)
+    with pytest.raises(_Measured):
+        call()
+    assert seen == [True]
+    assert not _held_elsewhere(), "released after the call"

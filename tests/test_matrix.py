@@ -152,6 +152,10 @@ def test_a_cpu_outside_the_affinity_mask_is_named(only_first_cpu: int) -> None:
         ({"passes": 0}, ValueError, "passes: must be between 1"),
         ({"classes": 0}, ValueError, "per_class: must be between 1"),
         ({"min_time": 0.0}, ValueError, "min_time"),
+        # bool is no number of seconds or fraction.
+        ({"min_time": True}, TypeError, "min_time: expected a number, got bool"),
+        ({"timeout": False}, TypeError, "timeout: expected a number, got bool"),
+        ({"precision": True}, TypeError, "precision: expected a number, got bool"),
         ({"progress": "sometimes"}, ValueError, "progress"),
         ({"out": "m.xgraph"}, ValueError, "out: m.xgraph: a matrix is written as"),
     ],

@@ -332,6 +332,31 @@ def test_sweep_can_withhold_the_hostname(tmp_path: Path) -> None:
     assert records(tmp_path / "t.json")[0]["metadata"]["hostname"] == HOSTNAME_WITHHELD
 
 
+@pytest.mark.parametrize("suffix", [".json", ".csv"])
+def test_hostname_false_withholds_what_a_fleet_adds_in_every_format(
+    tmp_path: Path, suffix: str
+) -> None:
+    from ctxbench import grid
+    from ctxbench.record import encode
+
+    rec = encode(ctxbench.ring([2], repetitions=2, **TINY))
+    where = {"host": "node7", "worker": "w-node7", "worker_address": "tcp://10.9.9.7:4000"}
+    rec["metadata"].update(where, machine="m-1")
+    out = tmp_path / f"fleet{suffix}"
+    with grid.OutFile.open(out, hostname=False) as book:
+        book.add(("key",), rec)
+        frame = book.frame(("key",))
+    text = out.read_text()
+    for name in ("node7", "10.9.9.7"):
+        assert name not in text and not frame.astype(str).isin([name]).any().any(), name
+    if suffix == ".json":
+        assert records(out)[0]["metadata"]["hostname"] == metadata.HOSTNAME_WITHHELD
+    named = [c for c in metadata.HOST_FIELDS if c in frame.columns]
+    assert {"host", "worker"} <= set(named)
+    assert (frame[named] == metadata.HOSTNAME_WITHHELD).all().all()
+    assert "m-1" in text, "machine is a hash: kept, so that resuming works"
+
+
 def test_cli_no_hostname(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from ctxbench.cli import main
     from ctxbench.metadata import HOSTNAME_WITHHELD
