@@ -199,6 +199,7 @@ arguments! {
     parallel_arg: usize => count_arg(config::PARALLEL),
     loops_arg: usize => count_arg(config::LOOPS),
     pairs_arg: usize => count_arg(config::BASELINE_PAIRS),
+    rounds_arg: usize => count_arg(config::ROUNDS),
     // Their ranges are checked with the rest of the configuration (`Config::validate`).
     precision_arg: f64 => float_arg(config::PRECISION.param),
     max_time_arg: f64 => float_arg(config::MAX_TIME.param),
@@ -541,7 +542,7 @@ fn cache_sweep<'py>(
     engine: &str,
     transport: Option<&str>,
     #[pyo3(from_py_with = stride_arg)] stride_bytes: usize,
-    rounds: usize,
+    #[pyo3(from_py_with = rounds_arg)] rounds: usize,
     placement: Option<&Bound<'py, PyAny>>,
     #[pyo3(from_py_with = cpu_arg)] cpu: Option<i64>,
     #[pyo3(from_py_with = min_time_arg)] min_time: Option<f64>,
@@ -1048,6 +1049,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_MAX_REPETITIONS", stop::DEFAULT_MAX_REPETITIONS)?;
     m.add("CONFIDENCE", stop::CONFIDENCE)?;
     m.add("MAX_PROCS", config::MAX_PROCS)?;
+    m.add("MAX_POINTS", config::MAX_POINTS)?;
     m.add(
         "ENGINES",
         PyTuple::new(m.py(), Engine::ALL.iter().map(|e| e.name()))?,

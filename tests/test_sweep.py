@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import errno
+import itertools
 import json
 import os
 import stat
@@ -445,13 +446,19 @@ def test_progress_when_someone_is_watching(
 
 
 @pytest.mark.parametrize(
-    ("axis", "value"), [("engines", "process"), ("placements", "single"), ("procs", 8)]
+    ("axis", "value"),
+    [("engines", "process"), ("placements", "single"), ("procs", 8), ("engines", {"thread"})],
 )
 def test_a_name_where_a_list_goes_is_a_type_error_naming_it(axis: str, value: object) -> None:
     args: dict[str, Any] = {"procs": [2], axis: value}
-    expected = rf"^{axis}: expected a sequence of .*, got .* \(write {axis}=\["
+    expected = rf"^{axis}: expected a sequence of .*, got .* \(write {axis}=(\[|sorted\()"
     with pytest.raises(TypeError, match=expected):
         ctxbench.sweep(**args)
+
+
+def test_an_endless_axis_is_refused_not_read_forever() -> None:
+    with pytest.raises(ValueError, match=r"^procs: lists more than 10000 process counts"):
+        ctxbench.sweep(itertools.count(2), progress=False)
 
 
 def test_without_tqdm_progress_is_one_note_never_a_failure(tmp_path: Path) -> None:

@@ -91,7 +91,7 @@ def ring(
             # Another stride is another measurement; the default keeps earlier ids.
             **({"stride_bytes": stride_bytes} if stride_bytes != 8 else {}),
         )
-        if history
+        if _switch("history", history)
         else None
     )
     with measuring():
@@ -160,6 +160,14 @@ def lat_ctx(
     )
 
 
+def _switch(name: str, value: object) -> bool:
+    """A True/False argument (numpy's bool too); 1 or "yes" is a TypeError naming it, as the
+    core's own switches (``record_hops``) are."""
+    if not isinstance(value, bool) and type(value).__name__ not in ("bool", "bool_"):
+        raise TypeError(f"{name}: expected True or False, got {type(value).__name__}")
+    return bool(value)
+
+
 def _history_points(procs: object, **what: object) -> list[str] | None:
     """The history id of each point of a run: one per count of ``procs`` (an int or a
     sequence of ints). None for anything else, which is left for the core to name (and an
@@ -212,7 +220,7 @@ def pingpong(
             placement=_core.placement_name(placement, cpu),
             min_time=min_time,
         )
-        if history and loops is None
+        if _switch("history", history) and loops is None
         else None
     )
     with measuring():

@@ -21,6 +21,7 @@ from ._exclusive import measuring
 from ._progress import progress_bar
 from .api import result_metadata
 from .frame import concat, require
+from .grid import listed
 from .result import RingResult
 
 if TYPE_CHECKING:
@@ -164,9 +165,10 @@ def cache_sweep(
     pd = require("pandas", "cache_sweep")
     if isinstance(sizes_kb, str) and sizes_kb != "auto":
         raise ValueError(f'sizes_kb: expected "auto" or a sequence of ints, got {sizes_kb!r}')
-    counts = [procs] if isinstance(procs, int) else list(procs)
+    counts = [procs] if isinstance(procs, int) else listed("procs", procs, "process counts")
     if not counts:
         raise ValueError("procs: must name at least one process count")
+    sizes = [] if isinstance(sizes_kb, str) else listed("sizes_kb", sizes_kb, "sizes in KiB")
     caches = _caches(_cpus(placement, cpu))
     note = None
     if isinstance(sizes_kb, str) and caches is None:
@@ -175,7 +177,7 @@ def cache_sweep(
             f"{list(DEFAULT_GRID_KB)} KiB"
         )
     grids = {
-        p: auto_sizes([p], caches) if isinstance(sizes_kb, str) else sorted({0, *sizes_kb})
+        p: auto_sizes([p], caches) if isinstance(sizes_kb, str) else sorted({0, *sizes})
         for p in counts
     }
     largest = caches.largest_kb if caches else 0

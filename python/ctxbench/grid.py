@@ -22,9 +22,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import itertools
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
@@ -76,15 +78,23 @@ class GridPoint:
         )
 
 
-def _sequence(name: str, value: Any, what: str) -> list[Any]:
-    """An axis of the grid as a list: a str is one name, not a list of one-letter names
-    (``engines="process"`` would be engines "p", "r", ...), an int one count."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+def listed(name: str, value: Any, what: str) -> list[Any]:
+    """An argument that lists things in order, as a list. A str is one name, not a list of
+    one-letter names (``engines="process"`` would be engines "p", "r", ...), an int one
+    count, and a dict or set has no order: each is a ``TypeError`` saying what to write. An
+    endless iterator is read to ``_core.MAX_POINTS`` items and refused, as the core refuses
+    it, instead of filling memory where Ctrl-C cannot stop it."""
+    unordered = isinstance(value, (AbstractSet, Mapping))
+    if isinstance(value, (str, bytes)) or unordered or not isinstance(value, Iterable):
+        write = f"[{value!r}]" if not unordered else f"sorted({value!r})"
         raise TypeError(
             f"{name}: expected a sequence of {what}, got {type(value).__name__} {value!r} "
-            f"(write {name}=[{value!r}])"
+            f"(write {name}={write})"
         )
-    return list(value)
+    items = list(itertools.islice(value, _core.MAX_POINTS + 1))
+    if len(items) > _core.MAX_POINTS:
+        raise ValueError(f"{name}: lists more than {_core.MAX_POINTS} {what}")
+    return items
 
 
 def _plain(value: Any) -> Any:
@@ -112,11 +122,11 @@ def grid(
     clash = sorted(set(ring_kwargs) & set(_GRID_ARGUMENTS))
     if clash:
         raise TypeError(f"{clash[0]}: a sweep sets it from its grid (procs=, engines=, ...)")
-    procs = _sequence("procs", procs, "process counts")
-    sizes_kb = _sequence("sizes_kb", sizes_kb, "sizes in KiB")
-    engines = _sequence("engines", engines, "engine names")
-    transports = _sequence("transports", transports, "transport names (None: the default)")
-    placements = _sequence("placements", placements, "placements")
+    procs = listed("procs", procs, "process counts")
+    sizes_kb = listed("sizes_kb", sizes_kb, "sizes in KiB")
+    engines = listed("engines", engines, "engine names")
+    transports = listed("transports", transports, "transport names (None: the default)")
+    placements = listed("placements", placements, "placements")
     points = []
     for engine in engines:
         for transport in transports:
