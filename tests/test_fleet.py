@@ -344,6 +344,18 @@ def test_the_cli_exits_1_naming_an_unreachable_scheduler(tmp_path: Path) -> None
     assert "127.0.0.1:9" in p.stderr and "ctxbench: error:" in p.stderr, p.stderr
 
 
+@pytest.mark.parametrize("bad", [{"connect_timeout": -1}, {"connect_timeout": 0}, {"poll": True}])
+def test_a_wait_that_is_no_positive_number_of_seconds_is_named(
+    tmp_path: Path, bad: dict[str, Any]
+) -> None:
+    (name,), out = bad.keys(), tmp_path / "fleet.json"
+    with pytest.raises(ValueError, match=rf"^{name}: must be a number of seconds > 0, got"):
+        ctxbench.sweep(scheduler="tcp://127.0.0.1:9", out=out, **bad, **GRID)
+    with pytest.raises(ValueError, match=rf"^{name}: must be"):
+        fleet.matrix(None, {}, scheduler="tcp://127.0.0.1:9", **bad)
+    assert not out.exists()
+
+
 class _Peer:
     """A TCP server on 127.0.0.1 that is not a Dask scheduler: it answers each connection
     with `reply` once it has read a request, or with nothing at all."""

@@ -126,6 +126,14 @@ def _measure(task: dict[str, Any], where: dict[str, str], version: str, kind: st
 # --- on the client ----------------------------------------------------------------------------
 
 
+def _check_seconds(**seconds: float) -> None:
+    """Each of ``seconds`` (a wait) is a positive number of seconds, or a ``ValueError``
+    naming it."""
+    for name, value in seconds.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise ValueError(f"{name}: must be a number of seconds > 0, got {value!r}")
+
+
 def _connect(scheduler: str, timeout: float) -> Any:
     distributed = require("distributed", "ctxbench fleet runs", install=INSTALL)
     _probe_scheduler(scheduler, timeout)
@@ -311,6 +319,7 @@ def sweep(
     """
     if (scheduler is None) == (client is None):
         raise ValueError("fleet sweep: give exactly one of scheduler= and client=")
+    _check_seconds(connect_timeout=connect_timeout, poll=poll)
     require("pandas", "ctxbench.sweep")
     require("distributed", "ctxbench fleet runs", install=INSTALL)
     points = grids.grid(
@@ -479,6 +488,7 @@ def matrix(
     ``frame`` holding the machines that finished."""
     if (scheduler is None) == (client is None):
         raise ValueError("fleet matrix: give exactly one of scheduler= and client=")
+    _check_seconds(connect_timeout=connect_timeout, poll=poll)
     require("pandas", "ctxbench.matrix on a fleet")
     task = {"cpus": None if cpus is None else [int(c) for c in cpus], **args}
     json.dumps(task)  # the arguments must travel: fail here, not there
