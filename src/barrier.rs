@@ -17,6 +17,12 @@ pub struct Barrier {
 }
 
 impl Barrier {
+    /// What a driver returns when it stops because another broke the barrier: a consequence,
+    /// never the cause a failed point reports while another error is known.
+    pub fn aborted_error() -> Error {
+        Error::Peer("the run was aborted".into())
+    }
+
     pub fn new(n: usize) -> Self {
         Barrier {
             state: Mutex::new((0, 0, false)),
@@ -28,7 +34,7 @@ impl Barrier {
 
     /// Waits until all `n` have arrived; an error once the barrier is broken.
     pub fn wait(&self) -> Result<()> {
-        let aborted = || Error::Peer("the run was aborted".into());
+        let aborted = Self::aborted_error;
         let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if g.2 {
             return Err(aborted());

@@ -101,20 +101,11 @@ fn check(
     // One size's ring at a time, beside the streaming array.
     let largest = sizes_kb.iter().max().copied().unwrap_or(0);
     let procs = base.procs.iter().max().copied().unwrap_or(0);
-    let ring = memory::ring_bytes(
-        base.engine.participant_bytes(),
-        procs,
-        base.parallel,
-        largest,
-    );
+    let (ring, rings) = ring::rings_need(base.engine, procs, base.parallel, largest);
     let need = ring.saturating_add(stream_kb as u64 * 1024);
     memory::check(
         need,
-        &format!(
-            "a size sweep up to {largest} KiB: {} x {procs} participants and a {stream_kb} KiB \
-             streaming array",
-            base.parallel
-        ),
+        &format!("a size sweep up to {largest} KiB: {rings} and a {stream_kb} KiB streaming array"),
     )?;
     Ok(configs)
 }

@@ -63,7 +63,7 @@ impl<T: PartialOrd + Copy + std::fmt::Display> Limit<T> {
         }
     }
 
-    fn outside(&self, value: impl std::fmt::Display) -> Error {
+    pub fn outside(&self, value: impl std::fmt::Display) -> Error {
         let (lo, hi, unit) = (self.lo, self.hi, self.unit);
         let range = if self.lo_excluded {
             format!("> {lo} and <= {hi}{unit}")
@@ -116,6 +116,9 @@ pub const PRECISION: Limit<f64> =
 /// Precision mode: seconds of measuring per point.
 pub const MAX_TIME: Limit<f64> = Limit::above("max_time", 0.0, 3600.0).in_unit(" seconds");
 pub const MAX_PROCS: usize = PROCS.hi as usize;
+/// Process counts one run may name: far beyond any sweep, and a bound on reading a
+/// caller's iterator.
+pub const MAX_POINTS: usize = 10_000;
 
 pub const DEFAULT_TIMEOUT: f64 = 10.0;
 
@@ -213,6 +216,12 @@ impl Config {
             return Err(Error::invalid(
                 "procs",
                 "must name at least one process count",
+            ));
+        }
+        if self.procs.len() > MAX_POINTS {
+            return Err(Error::invalid(
+                "procs",
+                format!("names more than {MAX_POINTS} process counts"),
             ));
         }
         for &p in &self.procs {

@@ -38,6 +38,14 @@ impl Error {
         }
     }
 
+    /// The errno of an OS error.
+    pub fn errno(&self) -> Option<i32> {
+        match self {
+            Error::Os { errno, .. } => Some(*errno),
+            _ => None,
+        }
+    }
+
     /// The current `errno`, with what we were doing and what the user can do about it.
     pub fn last_os(context: impl Into<String>) -> Self {
         Self::os(errno(), context)

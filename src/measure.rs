@@ -125,7 +125,7 @@ fn measure(
             return Err(Error::Interrupted);
         }
         if barrier.aborted() {
-            return Err(Error::Peer("the run was aborted".into()));
+            return Err(Barrier::aborted_error());
         }
         Ok(())
     };

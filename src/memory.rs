@@ -13,11 +13,16 @@ use std::path::{Path, PathBuf};
 const RESERVE_BYTES: u64 = 64 << 20;
 
 /// Bytes a point of `parallel` rings of `procs` participants needs: every participant's
-/// private array (participant 0's included) plus what each costs besides (`each`, the
-/// engine's figure: `Engine::participant_bytes`).
+/// private array (participant 0's included), plus what each participant the engine starts
+/// costs besides (`each`, the engine's figure: `Engine::participant_bytes`); participant 0
+/// of each ring is the caller's own thread.
 pub fn ring_bytes(each: u64, procs: usize, parallel: usize, size_kb: usize) -> u64 {
-    let participants = (procs as u64).saturating_mul(parallel as u64);
-    participants.saturating_mul((size_kb as u64 * 1024).saturating_add(each))
+    let rings = parallel as u64;
+    let arrays = (procs as u64).saturating_mul(rings);
+    let started = (procs as u64).saturating_sub(1).saturating_mul(rings);
+    arrays
+        .saturating_mul(size_kb as u64 * 1024)
+        .saturating_add(started.saturating_mul(each))
 }
 
 /// The tightest bound on memory this process can still use, and where it comes from.
@@ -58,6 +63,20 @@ pub fn check(need: u64, what: &str) -> Result<()> {
     }
 }
 
+/// This process's page tables in bytes (`VmPTE` in /proc/self/status), which every `fork`
+/// copies; 0 where it cannot be read.
+pub fn page_table_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|t| status_kb(&t, "VmPTE:"))
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn status_kb(status: &str, field: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// OOM kills so far on this machine (`oom_kill` in /proc/vmstat): a participant killed by
 /// SIGKILL while this count rose was most likely killed for memory.
 pub fn oom_kills() -> Option<u64> {
@@ -68,8 +87,7 @@ pub fn oom_kills() -> Option<u64> {
 }
 
 fn meminfo_available_kb(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+    status_kb(meminfo, "MemAvailable:")
 }
 
 /// A memory cgroup directory of this process and every ancestor up to its mount's root.
@@ -169,10 +187,17 @@ mod tests {
         let kib = |k: u64| k * 1024;
         assert_eq!(
             ring_bytes(kib(512), 8, 2, 1024),
-            16 * (kib(1024) + kib(512))
+            16 * kib(1024) + 14 * kib(512)
         );
-        assert_eq!(ring_bytes(kib(8), 10_000, 1, 0), 10_000 * kib(8));
+        assert_eq!(ring_bytes(kib(8), 10_000, 1, 0), 9_999 * kib(8));
         assert!(ring_bytes(kib(512), 64, 1, 1 << 20) > 64 << 30);
+    }
+
+    #[test]
+    fn page_tables_are_read_from_vmpte() {
+        let status = "VmRSS:\t 33572 kB\nVmPTE:\t     176 kB\nVmSwap: 0 kB\n";
+        assert_eq!(status_kb(status, "VmPTE:"), Some(176));
+        assert!(page_table_bytes() > 0, "a running process has page tables");
     }
 
     #[test]

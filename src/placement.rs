@@ -175,6 +175,13 @@ impl Placement {
                 };
                 grid(&|_, _| Some(c))
             }
+            // With one CPU these would measure `single` under another name.
+            Placement::Spread if n == 1 => {
+                return Err(spread_on_one_cpu("spread", "participants", first))
+            }
+            Placement::Balanced if n == 1 && parallel > 1 => {
+                return Err(spread_on_one_cpu("balanced", "parallel rings", first))
+            }
             Placement::Spread => grid(&|_, i| Some(allowed[i % n])),
             Placement::Balanced => grid(&|r, _| Some(allowed[r % n])),
             Placement::List(cpus) => {
@@ -188,6 +195,18 @@ impl Placement {
             }
         })
     }
+}
+
+/// A policy that spreads over CPUs asked for where only CPU `first` is allowed.
+fn spread_on_one_cpu(name: &str, what: &str, first: usize) -> Error {
+    Error::invalid(
+        "placement",
+        format!(
+            "{name:?} puts {what} on different CPUs, but this process may run on CPU {first} \
+             only (its affinity mask: taskset, a cpuset cgroup or the container's CPUs); use \
+             placement='single', or allow more CPUs"
+        ),
+    )
 }
 
 /// Whether CPUs resolved within `allowed` put every participant on one CPU, or the caller
@@ -241,6 +260,23 @@ mod tests {
         assert_eq!(
             flat(Placement::List(vec![3, 1]), 3, 1),
             vec![vec![Some(3), Some(1), Some(3)]]
+        );
+    }
+
+    #[test]
+    fn spreading_over_one_allowed_cpu_is_refused_naming_it() {
+        let e = Placement::Spread
+            .resolve(&[5], 2, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("placement: \"spread\""), "{e}");
+        assert!(e.contains("CPU 5 only"), "{e}");
+        let e = Placement::Balanced.resolve(&[5], 2, 3).unwrap_err();
+        assert!(e.to_string().contains("parallel rings"), "{e}");
+        // One ring on the first allowed CPU is what balanced means anywhere.
+        assert_eq!(
+            Placement::Balanced.resolve(&[5], 2, 1).unwrap().cpus,
+            vec![vec![Some(5); 2]]
         );
     }
 
@@ -316,10 +352,10 @@ mod tests {
         // Balanced puts each ring on a CPU of its own: one ring is one CPU.
         assert!(one(Placement::Balanced, 3, 1));
         assert!(!one(Placement::Balanced, 3, 2));
-        // A caller that may use one CPU only is on one CPU whatever the policy.
-        for p in [Placement::Default, Placement::Spread, Placement::Balanced] {
-            assert!(p.resolve(&[1], 2, 2).unwrap().one_cpu);
-        }
+        // A caller that may use one CPU only is on one CPU whatever the policy (spreading
+        // policies are refused there: `spreading_over_one_allowed_cpu_is_refused_naming_it`).
+        assert!(Placement::Default.resolve(&[1], 2, 2).unwrap().one_cpu);
+        assert!(Placement::Balanced.resolve(&[1], 2, 1).unwrap().one_cpu);
     }
 
     #[test]

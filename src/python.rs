@@ -13,9 +13,14 @@ use crate::ring::Phases;
 use crate::stats::{self, Estimate, Level, Uncertainty};
 use crate::stop::{self, Stop};
 use numpy::{IntoPyArray, PyArray1, PyArray2};
-use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyImportError, PyMemoryError, PyOSError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFrozenSet, PyInt, PyList, PyMemoryView, PySet,
+    PyString, PyTuple,
+};
 
 fn to_py(e: Error, pending: Option<PyErr>) -> PyErr {
     match e {
@@ -38,11 +43,18 @@ fn placement(obj: Option<&Bound<'_, PyAny>>, cpu: Option<i64>) -> PyResult<Place
             policy = o.extract()?;
             Some(Named::Policy(&policy))
         }
-        Some(o) if o.is_instance_of::<PyBytes>() => return Err(placement_type(o)),
         Some(o) => {
-            let ids = o.try_iter().map_err(|_| placement_type(o))?;
+            // One CPU per participant is the most a list can say.
+            let ids = items(o, "placement", &placements::expected(), config::MAX_PROCS)?;
+            if ids.len() > config::MAX_PROCS {
+                return Err(PyValueError::new_err(format!(
+                    "placement: lists more than {} CPU ids, one per participant at most",
+                    config::MAX_PROCS
+                )));
+            }
             cpus = ids
-                .map(|id| int_arg(&id?, "placement"))
+                .iter()
+                .map(|id| int_arg(id, "placement"))
                 .collect::<PyResult<_>>()?;
             Some(Named::Cpus(&cpus))
         }
@@ -50,13 +62,49 @@ fn placement(obj: Option<&Bound<'_, PyAny>>, cpu: Option<i64>) -> PyResult<Place
     Placement::from_request(named, cpu).map_err(|e| to_py(e, None))
 }
 
-fn placement_type(obj: &Bound<'_, PyAny>) -> PyErr {
-    let type_name = obj.get_type().name().map(|n| n.to_string());
-    PyTypeError::new_err(format!(
-        "placement: expected {}, got {}",
-        placements::expected(),
-        type_name.unwrap_or_default()
-    ))
+/// The items of an argument that lists things in order: a list, tuple, range, numpy array or
+/// any other iterable but text, bytes and buffers (`bytearray(b"\x02")` is no list of counts)
+/// and unordered collections (dict, set). At most `max` + 1 items are read, so that an endless
+/// iterator ends in the caller's range error instead of filling memory; Ctrl-C is asked for
+/// while reading.
+fn items<'py>(
+    obj: &Bound<'py, PyAny>,
+    param: &str,
+    expected: &str,
+    max: usize,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let refused = obj.is_instance_of::<PyString>()
+        || obj.is_instance_of::<PyBytes>()
+        || obj.is_instance_of::<PyByteArray>()
+        || obj.is_instance_of::<PyMemoryView>()
+        || obj.is_instance_of::<PyDict>()
+        || obj.is_instance_of::<PySet>()
+        || obj.is_instance_of::<PyFrozenSet>();
+    let iter = if refused { None } else { obj.try_iter().ok() };
+    let Some(iter) = iter else {
+        return Err(PyTypeError::new_err(format!(
+            "{param}: expected {expected}, got {}",
+            type_name(obj)
+        )));
+    };
+    let mut out = Vec::new();
+    for item in iter {
+        if out.len() % 1024 == 1023 {
+            obj.py().check_signals()?;
+        }
+        out.push(item?);
+        if out.len() > max {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default()
 }
 
 fn engine_transport(engine: &str, transport: Option<&str>) -> PyResult<(Engine, TransportKind)> {
@@ -72,42 +120,90 @@ fn engine_transport(engine: &str, transport: Option<&str>) -> PyResult<(Engine, 
 /// too) but `bool`, which Python counts as an int and no caller means as a count. Errors name
 /// the parameter: a `TypeError` for the type, a `ValueError` for the range.
 fn count_arg(obj: &Bound<'_, PyAny>, limit: config::Limit<u64>) -> PyResult<usize> {
-    limit
-        .count(int_arg(obj, limit.param)?)
-        .map_err(|e| to_py(e, None))
+    let counted = match int_value(obj, limit.param)? {
+        Int::Fits(v) => limit.count(v),
+        Int::TooWide(text) => Err(limit.outside(text)),
+    };
+    counted.map_err(|e| to_py(e, None))
 }
 
 fn int_arg(obj: &Bound<'_, PyAny>, param: &str) -> PyResult<i64> {
-    let wrong = || {
-        let type_name = obj.get_type().name().map(|n| n.to_string());
-        PyTypeError::new_err(format!(
-            "{param}: expected an int, got {}",
-            type_name.unwrap_or_default()
-        ))
-    };
+    match int_value(obj, param)? {
+        Int::Fits(v) => Ok(v),
+        Int::TooWide(text) => Err(PyValueError::new_err(format!(
+            "{param}: {text} is out of range"
+        ))),
+    }
+}
+
+/// An integer argument: one that fits 64 bits, or the text of one that does not (a value out
+/// of range, not a wrong type).
+enum Int {
+    Fits(i64),
+    TooWide(String),
+}
+
+fn int_value(obj: &Bound<'_, PyAny>, param: &str) -> PyResult<Int> {
+    let wrong =
+        || PyTypeError::new_err(format!("{param}: expected an int, got {}", type_name(obj)));
     if obj.is_instance_of::<PyBool>() {
         return Err(wrong());
     }
-    obj.extract::<i64>().map_err(|_| wrong())
+    if let Ok(v) = obj.extract::<i64>() {
+        return Ok(Int::Fits(v));
+    }
+    match obj.call_method0("__index__") {
+        Ok(wide) => Ok(Int::TooWide(wide.str()?.to_string())),
+        Err(_) => Err(wrong()),
+    }
 }
 
-// pyo3's `from_py_with` takes a function's path, so each integer parameter gets one.
-macro_rules! count_args {
-    ($($name:ident => $limit:expr),* $(,)?) => {$(
-        fn $name(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
-            count_arg(obj, $limit)
+/// A float argument (seconds, a fraction): an int or float, or anything with `__float__`
+/// (numpy floats), but not `bool`, which no caller means as a number.
+fn float_arg(obj: &Bound<'_, PyAny>, param: &str) -> PyResult<f64> {
+    let wrong = || {
+        PyTypeError::new_err(format!(
+            "{param}: expected a number, got {}",
+            type_name(obj)
+        ))
+    };
+    if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyString>() {
+        return Err(wrong());
+    }
+    obj.extract::<f64>().map_err(|_| wrong())
+}
+
+/// `min_time=`: None (the stopping rule's default), or seconds.
+fn min_time_arg(obj: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    float_arg(obj, config::MIN_TIME.param).map(Some)
+}
+
+// pyo3's `from_py_with` takes a function's path, so each checked parameter gets one:
+// `name: T => convert(what)` is `fn name(obj) -> PyResult<T>`, `convert(obj, what)`.
+macro_rules! arguments {
+    ($($name:ident: $t:ty => $convert:ident($what:expr)),* $(,)?) => {$(
+        fn $name(obj: &Bound<'_, PyAny>) -> PyResult<$t> {
+            $convert(obj, $what)
         }
     )*};
 }
 
-count_args! {
-    size_kb_arg => config::SIZE_KB,
-    repetitions_arg => config::REPETITIONS,
-    max_repetitions_arg => config::MAX_REPETITIONS,
-    warmup_arg => config::WARMUP,
-    parallel_arg => config::PARALLEL,
-    loops_arg => config::LOOPS,
-    pairs_arg => config::BASELINE_PAIRS,
+arguments! {
+    size_kb_arg: usize => count_arg(config::SIZE_KB),
+    repetitions_arg: usize => count_arg(config::REPETITIONS),
+    max_repetitions_arg: usize => count_arg(config::MAX_REPETITIONS),
+    warmup_arg: usize => count_arg(config::WARMUP),
+    parallel_arg: usize => count_arg(config::PARALLEL),
+    loops_arg: usize => count_arg(config::LOOPS),
+    pairs_arg: usize => count_arg(config::BASELINE_PAIRS),
+    rounds_arg: usize => count_arg(config::ROUNDS),
+    // Their ranges are checked with the rest of the configuration (`Config::validate`).
+    precision_arg: f64 => float_arg(config::PRECISION.param),
+    max_time_arg: f64 => float_arg(config::MAX_TIME.param),
+    timeout_arg: f64 => float_arg(config::TIMEOUT.param),
 }
 
 /// `stride_bytes=`: an int; its rule (a power of two in range) is `workload::Shape::new`'s.
@@ -133,19 +229,26 @@ fn cpu_arg(obj: &Bound<'_, PyAny>) -> PyResult<Option<i64>> {
 
 /// `procs`: one count or a sequence of counts (a str, bytes, bool or None is neither).
 fn procs_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
-    let one = !obj.is_instance_of::<PyBool>() && obj.extract::<i64>().is_ok();
-    if one {
+    let one = obj.is_instance_of::<PyInt>()
+        || (obj.hasattr("__index__")? && !obj.hasattr("__len__")? && !obj.hasattr("__iter__")?);
+    if one && !obj.is_instance_of::<PyBool>() {
         return Ok(vec![count_arg(obj, config::PROCS)?]);
     }
-    let text = obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>();
-    let Some(items) = (!text).then(|| obj.try_iter()).and_then(Result::ok) else {
-        let type_name = obj.get_type().name().map(|n| n.to_string());
+    if obj.is_instance_of::<PyBool>() || obj.is_none() {
         return Err(PyTypeError::new_err(format!(
             "procs: expected an int or a sequence of ints, got {}",
-            type_name.unwrap_or_default()
+            type_name(obj)
         )));
-    };
-    items.map(|item| count_arg(&item?, config::PROCS)).collect()
+    }
+    items(
+        obj,
+        "procs",
+        "an int or a sequence of ints",
+        config::MAX_POINTS,
+    )?
+    .iter()
+    .map(|item| count_arg(item, config::PROCS))
+    .collect()
 }
 
 /// Runs `f` without the GIL; between repetitions it re-takes the GIL just long enough to see
@@ -186,11 +289,11 @@ fn pingpong<'py>(
     transport: Option<&str>,
     placement: Option<&Bound<'py, PyAny>>,
     #[pyo3(from_py_with = cpu_arg)] cpu: Option<i64>,
-    precision: f64,
-    max_time: f64,
+    #[pyo3(from_py_with = precision_arg)] precision: f64,
+    #[pyo3(from_py_with = max_time_arg)] max_time: f64,
     #[pyo3(from_py_with = max_repetitions_arg)] max_repetitions: usize,
-    min_time: Option<f64>,
-    timeout: f64,
+    #[pyo3(from_py_with = min_time_arg)] min_time: Option<f64>,
+    #[pyo3(from_py_with = timeout_arg)] timeout: f64,
     history: Option<RunHistory>,
 ) -> PyResult<Bound<'py, PyDict>> {
     // perf's -T is the thread engine; any engine can be named, fibers too.
@@ -305,15 +408,15 @@ macro_rules! ring_arguments {
             transport: Option<&str>,
             #[pyo3(from_py_with = size_kb_arg)] size_kb: usize,
             #[pyo3(from_py_with = fixed_repetitions_arg)] repetitions: Option<usize>,
-            precision: f64,
-            max_time: f64,
+            #[pyo3(from_py_with = precision_arg)] precision: f64,
+            #[pyo3(from_py_with = max_time_arg)] max_time: f64,
             #[pyo3(from_py_with = max_repetitions_arg)] max_repetitions: usize,
             #[pyo3(from_py_with = warmup_arg)] warmup: usize,
             #[pyo3(from_py_with = parallel_arg)] parallel: usize,
             placement: Option<&Bound<'py, PyAny>>,
             #[pyo3(from_py_with = cpu_arg)] cpu: Option<i64>,
-            min_time: Option<f64>,
-            timeout: f64,
+            #[pyo3(from_py_with = min_time_arg)] min_time: Option<f64>,
+            #[pyo3(from_py_with = timeout_arg)] timeout: f64,
             record_hops: bool,
             history: Option<Vec<Option<RunHistory>>>,
             #[pyo3(from_py_with = stride_arg)] stride_bytes: usize,
@@ -439,11 +542,11 @@ fn cache_sweep<'py>(
     engine: &str,
     transport: Option<&str>,
     #[pyo3(from_py_with = stride_arg)] stride_bytes: usize,
-    rounds: usize,
+    #[pyo3(from_py_with = rounds_arg)] rounds: usize,
     placement: Option<&Bound<'py, PyAny>>,
     #[pyo3(from_py_with = cpu_arg)] cpu: Option<i64>,
-    min_time: Option<f64>,
-    timeout: f64,
+    #[pyo3(from_py_with = min_time_arg)] min_time: Option<f64>,
+    #[pyo3(from_py_with = timeout_arg)] timeout: f64,
     line_bytes: usize,
     #[pyo3(from_py_with = size_kb_arg)] stream_kb: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -863,8 +966,67 @@ fn fiber_baseline_ns(
         .map_err(|e| to_py(e, None))
 }
 
+/// rust-numpy loads numpy's C-API capsule when the first array is made and panics if that
+/// fails; loading it runs Python code (numpy's version check), where a pending Ctrl-C raises
+/// `KeyboardInterrupt`, which would surface as a `PanicException`. So it is loaded here, once,
+/// on a thread of our own: CPython runs signal handlers on the main thread only, so nothing
+/// can interrupt it there, and no later array can fail this way. What can still fail (numpy
+/// missing, its capsule absent) raises as itself first; a panic left (an ABI mismatch) is an
+/// `ImportError`. numpy itself is imported first, on the caller's thread (an interrupt there
+/// is a plain `KeyboardInterrupt` from the import): the threads its BLAS starts then belong
+/// to the caller, not to ours, whose name they would carry.
+fn load_numpy(py: Python<'_>) -> PyResult<()> {
+    py.import("numpy")?;
+    let load = || {
+        Python::attach(|py| {
+            capsule_reachable(py)?;
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                // The capsule, and the type that owns a Vec's buffer inside an array.
+                Vec::<f64>::new().into_pyarray(py);
+            }))
+            .map_err(|panic| {
+                let why = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                PyImportError::new_err(format!("numpy's C API could not be loaded: {why}"))
+            })
+        })
+    };
+    let outcome = py.detach(|| {
+        std::thread::Builder::new()
+            .name("ctxbench-numpy".into())
+            .spawn(load)
+            .map(|thread| thread.join())
+    });
+    match outcome {
+        Ok(Ok(loaded)) => loaded,
+        Ok(Err(_)) => Err(PyImportError::new_err("numpy's C API could not be loaded")),
+        // No thread to be had (a process limit): load it here, as rust-numpy would later.
+        Err(_) => load(),
+    }
+}
+
+/// The steps of rust-numpy's capsule load that run Python code, with their errors returned:
+/// numpy, its version (`numpy._core` since 2.0) and the capsule's module.
+fn capsule_reachable(py: Python<'_>) -> PyResult<()> {
+    let version = py.import("numpy")?.getattr("__version__")?;
+    let parsed = py
+        .import("numpy.lib")?
+        .getattr("NumpyVersion")?
+        .call1((version,))?;
+    let core = match parsed.getattr("major")?.extract::<u8>()? {
+        0 | 1 => "numpy.core.multiarray",
+        _ => "numpy._core.multiarray",
+    };
+    py.import(core)?.getattr("_ARRAY_API")?;
+    Ok(())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    load_numpy(m.py())?;
     m.add_function(wrap_pyfunction!(ring, m)?)?;
     m.add_function(wrap_pyfunction!(pingpong, m)?)?;
     m.add_function(wrap_pyfunction!(workload_checksum, m)?)?;
@@ -887,6 +1049,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_MAX_REPETITIONS", stop::DEFAULT_MAX_REPETITIONS)?;
     m.add("CONFIDENCE", stop::CONFIDENCE)?;
     m.add("MAX_PROCS", config::MAX_PROCS)?;
+    m.add("MAX_POINTS", config::MAX_POINTS)?;
     m.add(
         "ENGINES",
         PyTuple::new(m.py(), Engine::ALL.iter().map(|e| e.name()))?,

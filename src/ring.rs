@@ -2,6 +2,7 @@
 //! ring under the watchdog, pick the first failure, assemble the `Point`; everything is torn
 //! down on every path. Plus `run` (every count) and `pingpong` (perf's loop).
 
+use crate::barrier::Barrier;
 use crate::config::{self, Config, Plan};
 use crate::counters::{Counters, Totals};
 use crate::engine::{self, Engine, Group, Members, Report, Ring, TransportKind};
@@ -103,20 +104,33 @@ pub fn check(cfg: &Config) -> Result<Vec<(usize, Resolved)>> {
         placements.push((procs, cpus));
     }
     let largest = cfg.procs.iter().max().copied().unwrap_or(0);
-    let need = memory::ring_bytes(
-        cfg.engine.participant_bytes(),
-        largest,
-        cfg.parallel,
-        cfg.size_kb,
-    );
-    memory::check(
-        need,
-        &format!(
-            "{} x {largest} participants with {} KiB each",
-            cfg.parallel, cfg.size_kb
-        ),
-    )?;
+    let (need, what) = rings_need(cfg.engine, largest, cfg.parallel, cfg.size_kb);
+    memory::check(need, &what)?;
     Ok(placements)
+}
+
+/// Bytes `parallel` rings of `procs` participants of `engine` with `size_kb` arrays need,
+/// budgeted from the caller's footprint now (each fork copies its page tables), and the
+/// words that name them in a `MemoryError`.
+pub fn rings_need(engine: Engine, procs: usize, parallel: usize, size_kb: usize) -> (u64, String) {
+    let page_tables = if engine.forks() {
+        memory::page_table_bytes()
+    } else {
+        0
+    };
+    let each = engine.participant_bytes(page_tables);
+    let forked = if engine.forks() {
+        format!(
+            ", each forked one copying this process's {:.1} MiB of page tables",
+            page_tables as f64 / f64::from(1 << 20)
+        )
+    } else {
+        String::new()
+    };
+    (
+        memory::ring_bytes(each, procs, parallel, size_kb),
+        format!("{parallel} x {procs} participants with {size_kb} KiB each{forked}"),
+    )
 }
 
 /// Precision mode: fresh ring instances of every point, round after round (one instance of
@@ -399,9 +413,7 @@ fn drive_all(
 ) -> (Vec<Result<DriverRun>>, Totals) {
     // Counters are evidence, not the measurement: without the descriptors for them, they
     // report themselves unavailable (EMFILE) and the run goes on.
-    let fd_limit = sys::ensure_fds(Counters::FDS_PER_TASK * tasks.len() as u64)
-        .ok()
-        .flatten();
+    let fd_limit = sys::ensure_fds(Counters::FDS_PER_TASK * tasks.len() as u64).ok();
     let tids: Vec<libc::pid_t> = tasks.iter().map(|t| t.1).collect();
     let mut counters = None;
     let mut totals = Totals::default();
@@ -434,6 +446,9 @@ fn drive_all(
             let driver = std::thread::Builder::new()
                 .name(format!("ctxbench-ring-{}", k + 1))
                 .spawn_scoped(s, move || {
+                    // Participants may still send to this thread as it exits (see
+                    // `Blocked::until_exit`); ring 0's thread holds `_late_tokens` instead.
+                    ring.attach().until_exit();
                     run_driver(ring.as_mut(), run, seat, &mut || false, &mut |_| {})
                 });
             match driver {
@@ -466,9 +481,7 @@ fn drive_all(
         all
     });
     drop(counters);
-    if let Some(old) = fd_limit {
-        sys::restore_fd_limit(old);
-    }
+    drop(fd_limit);
     (outcome, totals)
 }
 
@@ -500,10 +513,15 @@ impl RingTotals {
 /// The error a failed point reports: the first driver's, with the participants' account of
 /// the cause when they have one.
 fn first_failure(outcome: Vec<Result<DriverRun>>, cause: Option<String>) -> Error {
-    let first = outcome
-        .into_iter()
-        .find_map(Result::err)
-        .unwrap_or_else(|| Error::Peer("the ring did not stop cleanly".into()));
+    // A driver that stopped because another broke the barrier says only that.
+    let mut errors: Vec<Error> = outcome.into_iter().filter_map(Result::err).collect();
+    let own = errors.iter().position(|e| *e != Barrier::aborted_error());
+    let first = match own {
+        Some(k) => errors.swap_remove(k),
+        None => errors
+            .pop()
+            .unwrap_or_else(|| Error::Peer("the ring did not stop cleanly".into())),
+    };
     match (first, cause) {
         (Error::Interrupted, _) => Error::Interrupted,
         // The participants' account is the cause; what the driver saw (EOF, a broken

@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use std::mem;
 use std::ptr;
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64};
+use std::sync::Mutex;
 
 /// CPUs this thread may run on, in ascending order.
 pub fn allowed_cpus() -> Result<Vec<usize>> {
@@ -48,9 +49,28 @@ pub fn current_cpu() -> i32 {
     unsafe { libc::sched_getcpu() }
 }
 
+/// Rings that hold a raised RLIMIT_NOFILE, process-wide, and the soft limit before the first
+/// raise: the limit comes back only when the last of them is done, whatever order they end
+/// in, so that two measurements at once (threads) neither pull it from under each other nor
+/// leave it raised.
+struct FdRaises {
+    live: usize,
+    original: Option<libc::rlim_t>,
+}
+
+static FD_RAISES: Mutex<FdRaises> = Mutex::new(FdRaises {
+    live: 0,
+    original: None,
+});
+
+/// RLIMIT_NOFILE held raised for one user: the soft limit is restored when the last guard
+/// of the process is dropped.
+pub struct FdLimit(());
+
 /// Makes sure `needed` more descriptors fit under RLIMIT_NOFILE, raising the soft limit up to
-/// the hard one if needed. Returns the previous soft limit when it was raised.
-pub fn ensure_fds(needed: u64) -> Result<Option<libc::rlim_t>> {
+/// the hard one if needed, until the guard is dropped.
+pub fn ensure_fds(needed: u64) -> Result<FdLimit> {
+    let mut raises = FD_RAISES.lock().unwrap_or_else(|p| p.into_inner());
     // SAFETY: rlimit is plain data.
     let mut lim: libc::rlimit = unsafe { mem::zeroed() };
     // SAFETY: valid pointer to an rlimit.
@@ -59,84 +79,117 @@ pub fn ensure_fds(needed: u64) -> Result<Option<libc::rlim_t>> {
     }
     let open = std::fs::read_dir("/proc/self/fd").map_or(64, |d| d.count() as u64);
     let want = open + needed + 16;
-    if want <= lim.rlim_cur {
-        return Ok(None);
+    if want > lim.rlim_cur {
+        if want > lim.rlim_max {
+            return Err(Error::Os {
+                errno: libc::EMFILE,
+                context: format!(
+                    "the ring needs {needed} file descriptors but the hard limit (ulimit -Hn) is {}",
+                    lim.rlim_max
+                ),
+                hint: "lower procs/parallel or raise the hard RLIMIT_NOFILE",
+            });
+        }
+        let old = lim.rlim_cur;
+        lim.rlim_cur = want;
+        // SAFETY: valid rlimit, soft <= hard.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
+            return Err(Error::last_os("raising RLIMIT_NOFILE"));
+        }
+        raises.original.get_or_insert(old);
     }
-    if want > lim.rlim_max {
-        return Err(Error::Os {
-            errno: libc::EMFILE,
-            context: format!(
-                "the ring needs {needed} file descriptors but the hard limit (ulimit -Hn) is {}",
-                lim.rlim_max
-            ),
-            hint: "lower procs/parallel or raise the hard RLIMIT_NOFILE",
-        });
-    }
-    let old = lim.rlim_cur;
-    lim.rlim_cur = want;
-    // SAFETY: valid rlimit, soft <= hard.
-    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
-        return Err(Error::last_os("raising RLIMIT_NOFILE"));
-    }
-    Ok(Some(old))
+    raises.live += 1;
+    Ok(FdLimit(()))
 }
 
-pub fn restore_fd_limit(old: libc::rlim_t) {
-    // SAFETY: plain data in and out of get/setrlimit.
-    unsafe {
-        let mut lim: libc::rlimit = mem::zeroed();
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
-            lim.rlim_cur = old;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+impl Drop for FdLimit {
+    fn drop(&mut self) {
+        let mut raises = FD_RAISES.lock().unwrap_or_else(|p| p.into_inner());
+        raises.live -= 1;
+        if raises.live > 0 {
+            return;
+        }
+        if let Some(old) = raises.original.take() {
+            // SAFETY: plain data in and out of get/setrlimit.
+            unsafe {
+                let mut lim: libc::rlimit = mem::zeroed();
+                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 {
+                    lim.rlim_cur = old;
+                    libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+                }
+            }
         }
     }
 }
 
-/// Blocks one signal in the calling thread for the guard's lifetime. On drop it first
-/// discards instances of the signal that are pending for this thread (our own doing: a
-/// SIGPIPE from a write into a dead ring, a signal-transport token nobody consumed), then
-/// restores the previous mask exactly. Threads spawned meanwhile inherit the block.
+/// Blocks signals in the calling thread for the guard's lifetime. On drop it first
+/// discards instances of them that are pending for this thread (our own doing: a SIGPIPE
+/// from a write into a dead ring, a signal-transport token nobody consumed), then restores
+/// the previous mask exactly. Threads spawned meanwhile inherit the block.
 pub struct Blocked {
-    sig: i32,
+    set: libc::sigset_t,
     old: libc::sigset_t,
 }
 
 impl Blocked {
     /// Raw `rt_sigprocmask` underneath: safe between `fork` and `_exit`.
     pub fn new(sig: i32) -> Self {
+        Self::all(&[sig])
+    }
+
+    /// The same for several signals at once.
+    pub fn all(sigs: &[i32]) -> Self {
         // SAFETY: sigset manipulation on local values; pthread_sigmask affects this thread only.
         unsafe {
-            let set = sigset(sig);
+            let set = sigset(sigs);
             let mut old: libc::sigset_t = mem::zeroed();
             libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
-            Blocked { sig, old }
+            Blocked { set, old }
         }
     }
 }
 
-fn sigset(sig: i32) -> libc::sigset_t {
+/// A signal set of `sigs`, built in a local value (no allocation: safe after `fork`).
+pub fn sigset(sigs: &[i32]) -> libc::sigset_t {
     // SAFETY: building a signal set in a local value.
     unsafe {
         let mut set: libc::sigset_t = mem::zeroed();
         libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, sig);
+        for &sig in sigs {
+            libc::sigaddset(&mut set, sig);
+        }
         set
+    }
+}
+
+impl Blocked {
+    /// Keeps the signals blocked until the calling thread exits, which discards whatever is
+    /// pending for it. For threads that exit right after their last hop: a token signal or
+    /// STOP sent to them late, with the mask already restored, would take the default
+    /// action (terminating the whole process).
+    pub fn until_exit(self) {
+        std::mem::forget(self);
     }
 }
 
 impl Drop for Blocked {
     fn drop(&mut self) {
-        let set = sigset(self.sig);
         let zero = libc::timespec {
             tv_sec: 0,
             tv_nsec: 0,
         };
-        // SAFETY: a zero timeout makes sigtimedwait a non-blocking poll; then the saved mask
-        // comes back.
+        // SAFETY: a zero timeout makes sigtimedwait a non-blocking poll over the signals this
+        // guard blocked that were not blocked before; then the saved mask comes back.
         unsafe {
-            if libc::sigismember(&self.old, self.sig) == 0 {
-                while libc::sigtimedwait(&set, ptr::null_mut(), &zero) == self.sig {}
+            let mut ours: libc::sigset_t = mem::zeroed();
+            libc::sigemptyset(&mut ours);
+            for sig in 1..=libc::SIGRTMAX() {
+                if libc::sigismember(&self.set, sig) == 1 && libc::sigismember(&self.old, sig) == 0
+                {
+                    libc::sigaddset(&mut ours, sig);
+                }
             }
+            while libc::sigtimedwait(&ours, ptr::null_mut(), &zero) > 0 {}
             libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, ptr::null_mut());
         }
     }
@@ -228,6 +281,10 @@ pub struct Slot {
     /// Voluntary and involuntary context switches of its thread over its life (rusage).
     pub nvcsw: AtomicU64,
     pub nivcsw: AtomicU64,
+    /// What failed when the participant left with `EXIT_ERRNO` (a `token::Step`, 0 before),
+    /// and its errno.
+    pub failed_step: AtomicI32,
+    pub errno: AtomicI32,
     /// KiB of its work array resident and its own once it stopped (`Workload::resident_kb`);
     /// -1 until reported, or where pagemap cannot be read.
     pub resident_kb: AtomicI64,
@@ -257,8 +314,79 @@ pub fn gettid() -> i32 {
 #[derive(Default)]
 pub struct Guards(pub Vec<Blocked>);
 
+impl Guards {
+    /// `Blocked::until_exit` for each.
+    pub fn until_exit(mut self) {
+        self.0.drain(..).for_each(Blocked::until_exit);
+    }
+}
+
 impl Drop for Guards {
     fn drop(&mut self) {
         while self.0.pop().is_some() {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn soft_nofile() -> libc::rlim_t {
+        // SAFETY: rlimit is plain data.
+        let mut lim: libc::rlimit = unsafe { mem::zeroed() };
+        // SAFETY: valid pointer.
+        assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
+        lim.rlim_cur
+    }
+
+    #[test]
+    fn the_fd_limit_stays_raised_while_any_raise_lives_and_comes_back_after_the_last() {
+        let open = std::fs::read_dir("/proc/self/fd").unwrap().count() as u64;
+        let first = soft_nofile();
+        // SAFETY: as above.
+        let mut lim: libc::rlimit = unsafe { mem::zeroed() };
+        // SAFETY: valid pointer.
+        unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+        if lim.rlim_max < first + 200 {
+            return; // no room to raise here; nothing to check
+        }
+        let a = ensure_fds(first + 50 - open).unwrap();
+        let b = ensure_fds(first + 150 - open).unwrap();
+        let raised = soft_nofile();
+        assert!(raised > first + 150, "{raised}");
+        // The first raise ends first: the second still needs its descriptors.
+        drop(a);
+        assert_eq!(soft_nofile(), raised);
+        drop(b);
+        let raises = FD_RAISES.lock().unwrap();
+        if raises.live == 0 {
+            assert_eq!(soft_nofile(), first, "restored once no raise lives");
+        }
+    }
+
+    #[test]
+    fn blocked_signals_are_drained_and_the_mask_restored() {
+        let sigs = [libc::SIGRTMIN() + 3, libc::SIGSTKFLT];
+        let before = Blocked::all(&[]);
+        {
+            let _g = Blocked::all(&sigs);
+            for &s in &sigs {
+                // SAFETY: signalling this thread; both signals are blocked here.
+                unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), gettid(), s) };
+            }
+        }
+        // Unblocked again, and nothing of ours is pending (it would have killed us).
+        // SAFETY: reading this thread's mask and pending set into local values.
+        unsafe {
+            let mut mask: libc::sigset_t = mem::zeroed();
+            libc::pthread_sigmask(libc::SIG_BLOCK, ptr::null(), &mut mask);
+            let mut pending: libc::sigset_t = mem::zeroed();
+            libc::sigpending(&mut pending);
+            for &s in &sigs {
+                assert_eq!(libc::sigismember(&mask, s), 0);
+                assert_eq!(libc::sigismember(&pending, s), 0);
+            }
+        }
+        drop(before);
     }
 }

@@ -18,6 +18,48 @@ pub const EXIT_UPSTREAM_GONE: i32 = 10;
 pub const EXIT_DOWNSTREAM_GONE: i32 = 11;
 pub const EXIT_ERRNO: i32 = 12;
 
+/// What a participant that left with `EXIT_ERRNO` was doing; kept in its slot with the errno.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum Step {
+    /// Pinning itself, or mapping its work array.
+    Setup = 1,
+    Receive = 2,
+    Send = 3,
+}
+
+impl Step {
+    /// Records in `slot` that `self` failed with `errno`. Raw atomics: safe after `fork`.
+    pub fn failed(self, slot: &Slot, errno: i32) -> i32 {
+        slot.errno.store(errno, Ordering::Relaxed);
+        slot.failed_step.store(self as i32, Ordering::Release);
+        EXIT_ERRNO
+    }
+}
+
+/// What participant `i`'s slot says about the syscall it failed, with the transport's
+/// explanation of the errno: "could not pass the token on: … (os error 11): queued-signal
+/// limit reached …".
+pub fn failure<T: Transport>(slot: &Slot) -> String {
+    let errno = slot.errno.load(Ordering::Relaxed);
+    let what = match slot.failed_step.load(Ordering::Acquire) {
+        s if s == Step::Setup as i32 => "could not set itself up (pin to its CPU, map its array)",
+        s if s == Step::Receive as i32 => "could not receive the token",
+        s if s == Step::Send as i32 => "could not pass the token on",
+        _ => return "failed a syscall".into(),
+    };
+    format!("{what}: {}", errno_text::<T>(errno))
+}
+
+/// An errno of a hop as text, with the transport's explanation where it has one.
+fn errno_text<T: Transport>(errno: i32) -> String {
+    let os = std::io::Error::from_raw_os_error(errno);
+    match T::explain(errno) {
+        Some(why) => format!("{os}: {why}"),
+        None => os.to_string(),
+    }
+}
+
 /// Participant `i` (i > 0): receive, work, pass on, until STOP. Allocation-free and made of
 /// raw syscalls only, because in the process engine it runs between `fork` and `_exit`.
 /// The exit code also goes into the slot, where the watchdog tells a clean exit from a death.
@@ -49,7 +91,7 @@ fn pass_tokens<T: Transport>(
         let token = match t.recv(i) {
             Ok(tok) => tok,
             Err(HopError::Closed) => return EXIT_UPSTREAM_GONE,
-            Err(HopError::Errno(_)) => return EXIT_ERRNO,
+            Err(HopError::Errno(e)) => return Step::Receive.failed(slot, e),
         };
         if token == STOP {
             let (voluntary, involuntary) = crate::sys::thread_switches();
@@ -78,7 +120,7 @@ fn pass_tokens<T: Transport>(
         match t.send(next, advance(token)) {
             Ok(()) => {}
             Err(HopError::Closed) => return EXIT_DOWNSTREAM_GONE,
-            Err(HopError::Errno(_)) => return EXIT_ERRNO,
+            Err(HopError::Errno(e)) => return Step::Send.failed(slot, e),
         }
     }
 }
@@ -118,10 +160,7 @@ impl<T: Transport> Driver<T> {
             HopError::Closed => Error::Peer(format!(
                 "hop {from}->{to}: the peer is gone (EOF/EPIPE): a participant died mid-run"
             )),
-            HopError::Errno(e) => Error::Peer(format!(
-                "hop {from}->{to}: {}",
-                std::io::Error::from_raw_os_error(e)
-            )),
+            HopError::Errno(e) => Error::Peer(format!("hop {from}->{to}: {}", errno_text::<T>(e))),
         }
     }
 

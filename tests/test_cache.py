@@ -7,6 +7,7 @@ sweep is tested for what holds on a loaded machine. Whether the L2 knee shows on
 
 from __future__ import annotations
 
+import itertools
 import math
 import subprocess
 import sys
@@ -122,6 +123,11 @@ def test_a_grid_that_cannot_fit_in_memory_fails_before_forking() -> None:
         ({"rounds": 1}, ValueError),
         ({"procs": []}, ValueError),
         ({"stride_bytes": 24}, ValueError),
+        ({"min_time": True}, TypeError),
+        ({"rounds": True}, TypeError),
+        ({"procs": itertools.count(2)}, ValueError),
+        ({"sizes_kb": {0, 4}}, TypeError),
+        ({"timeout": "10"}, TypeError),
     ],
 )
 def test_bad_sweep_arguments_are_refused(kwargs: dict[str, Any], error: type) -> None:

@@ -260,7 +260,7 @@ def test_other_ctxbench_version_is_refused(cluster: Cluster, tmp_path: Path) -> 
     message = str(info.value)
     assert "'old'" in message and "0.0.0+other" in message
     assert ctxbench.__version__ in message
-    assert results(out) == []
+    assert not out.exists(), "nothing measured: no empty out file left"
 
 
 def test_a_fleet_sweep_writes_the_format_out_names_and_checks_the_grid_on_each_machine(
@@ -342,6 +342,132 @@ def test_the_cli_exits_1_naming_an_unreachable_scheduler(tmp_path: Path) -> None
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert p.returncode == 1, p.stderr
     assert "127.0.0.1:9" in p.stderr and "ctxbench: error:" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("bad", [{"connect_timeout": -1}, {"connect_timeout": 0}, {"poll": True}])
+def test_a_wait_that_is_no_positive_number_of_seconds_is_named(
+    tmp_path: Path, bad: dict[str, Any]
+) -> None:
+    (name,), out = bad.keys(), tmp_path / "fleet.json"
+    with pytest.raises(ValueError, match=rf"^{name}: must be a number of seconds > 0, got"):
+        ctxbench.sweep(scheduler="tcp://127.0.0.1:9", out=out, **bad, **GRID)
+    with pytest.raises(ValueError, match=rf"^{name}: must be"):
+        fleet.matrix(None, {}, scheduler="tcp://127.0.0.1:9", **bad)
+    assert not out.exists()
+
+
+class _Peer:
+    """A TCP server on 127.0.0.1 that is not a Dask scheduler: it answers each connection
+    with `reply` once it has read a request, or with nothing at all."""
+
+    def __init__(self, reply: bytes | None) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.address = f"tcp://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.reply = reply
+        self.open: list[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.open.append(conn)
+            if self.reply is not None:
+                conn.recv(4096)
+                conn.sendall(self.reply)
+
+    def close(self) -> None:
+        for conn in self.open:
+            conn.close()
+        self.sock.close()
+
+
+HTTP_OK = b"HTTP/1.0 200 OK\r\nServer: SimpleHTTP/0.6 Python/3.11\r\n\r\n<html></html>"
+# What the scheduler's dashboard (Bokeh on Tornado) answers at /.
+DASHBOARD = b"HTTP/1.1 302 Found\r\nServer: TornadoServer/6.4\r\nLocation: status\r\n\r\n"
+
+
+@pytest.mark.parametrize(
+    ("reply", "named"),
+    [
+        (HTTP_OK, "a web server answered (HTTP/1.0 200 OK, server SimpleHTTP/0.6"),
+        (
+            DASHBOARD,
+            "a web server answered (HTTP/1.1 302 Found, server TornadoServer/6.4); this "
+            "looks like the Dask dashboard",
+        ),
+        (None, "it accepted the connection but said nothing within 2 s"),
+        (b"SSH-2.0-OpenSSH_9.6\r\n", "it answered b'SSH-2.0-OpenSSH_9.6"),
+    ],
+    ids=["web-server", "dashboard", "silent", "other"],
+)
+def test_something_else_than_a_scheduler_is_named_within_the_timeout(
+    tmp_path: Path, reply: bytes | None, named: str
+) -> None:
+    peer = _Peer(reply)
+    out = tmp_path / "fleet.json"
+    start = time.monotonic()
+    try:
+        with pytest.raises(fleet.FleetError) as info:
+            ctxbench.sweep(scheduler=peer.address, connect_timeout=2, out=out, **GRID)
+    finally:
+        peer.close()
+    assert f"{peer.address} is not a Dask scheduler: {named}" in str(info.value), info.value
+    # Within the connect timeout (plus the time to start measuring nothing).
+    assert time.monotonic() - start < 2 + 3
+    assert not out.exists(), "nothing measured: no empty out file left"
+
+
+def test_a_scheduler_lost_mid_sweep_is_one_error_saying_what_is_safe(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    cluster.start_workers({"w1": {}})
+    out = tmp_path / "fleet.json"
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            ctxbench.sweep(
+                sizes_kb=list(range(0, 200, 4)), out=out, scheduler=cluster.address, **GRID
+            )
+        except BaseException as e:  # noqa: BLE001 - inspected below
+            raised.append(e)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not (out.exists() and len(results(out)) >= 2):
+        assert thread.is_alive() and time.monotonic() < deadline, raised
+        time.sleep(0.01)
+    cluster.kill("scheduler")
+    thread.join(60)
+    assert not thread.is_alive()
+    assert len(raised) == 1 and isinstance(raised[0], fleet.FleetError), raised
+    message = str(raised[0])
+    saved = len(results(out))
+    assert message.startswith(f"lost the Dask scheduler at {cluster.address} mid-sweep ("), message
+    assert f"the {saved} points measured before are in {out}" in message, message
+    assert "\n" not in message
+
+
+def test_hostname_false_withholds_every_name_of_the_host(cluster: Cluster, tmp_path: Path) -> None:
+    cluster.start_workers({"w1": {}})
+    out = tmp_path / "fleet.json"
+    df = ctxbench.sweep(sizes_kb=[0], out=out, scheduler=cluster.address, hostname=False, **GRID)
+    withheld = metadata.HOSTNAME_WITHHELD
+    for column in ("host", "worker"):
+        assert set(df[column]) == {withheld}, column
+    for rec in results(out):
+        for key in ("host", "worker", "worker_address", "hostname"):
+            assert rec["metadata"][key] == withheld, key
+        assert rec["metadata"]["machine"]  # a hash: kept, so that resuming works
+    values = {v for rec in results(out) for v in rec["metadata"].values() if isinstance(v, str)}
+    assert socket.gethostname() not in values
+    # Resumed: nothing measured again.
+    again = ctxbench.sweep(sizes_kb=[0], out=out, scheduler=cluster.address, hostname=False, **GRID)
+    assert len(again) == len(df)
 
 
 @pytest.mark.slow  # a cluster, two matrices and a CLI run: about 25 s on 2 CPUs

@@ -5,6 +5,7 @@ table of a big machine are drawn here from synthetic results on those trees."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterator
@@ -143,6 +144,8 @@ def test_a_cpu_outside_the_affinity_mask_is_named(only_first_cpu: int) -> None:
         ({"cpus": []}, ValueError, "cpus: name at least one CPU"),
         ({"cpus": [-1]}, ValueError, "cpus: CPU ids are >= 0"),
         ({"cpus": "0,1"}, TypeError, "cpus: expected a sequence"),
+        ({"cpus": itertools.count()}, ValueError, "cpus: lists more than 1024 CPU ids"),
+        ({"cpus": {0, 1}}, TypeError, "cpus: expected a sequence"),
         ({"engine": "fiber"}, ValueError, "engine: fibers"),
         ({"engine": "coroutine"}, ValueError, "engine"),
         ({"transport": "carrier-pigeon"}, ValueError, "transport"),
@@ -152,6 +155,10 @@ def test_a_cpu_outside_the_affinity_mask_is_named(only_first_cpu: int) -> None:
         ({"passes": 0}, ValueError, "passes: must be between 1"),
         ({"classes": 0}, ValueError, "per_class: must be between 1"),
         ({"min_time": 0.0}, ValueError, "min_time"),
+        # bool is no number of seconds or fraction.
+        ({"min_time": True}, TypeError, "min_time: expected a number, got bool"),
+        ({"timeout": False}, TypeError, "timeout: expected a number, got bool"),
+        ({"precision": True}, TypeError, "precision: expected a number, got bool"),
         ({"progress": "sometimes"}, ValueError, "progress"),
         ({"out": "m.xgraph"}, ValueError, "out: m.xgraph: a matrix is written as"),
     ],

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -8,6 +9,17 @@ import pytest
 from ctxbench import PingpongResult, files, result
 
 pytest_plugins = ["pytester"]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _pandas_loaded_before_pytester() -> None:
+    """pytester's in-process runs unload every module first imported inside them, and
+    pandas' and pyarrow's extension modules cannot be imported twice (pandas 3.1 then fails
+    "the dtype str is not supported for parsing"): load them, and the CSV reader's lazily
+    imported parts, out here, so this file passes alone as well as after others."""
+    pd = pytest.importorskip("pandas")
+    pd.read_csv(io.StringIO("a\nx\n"), dtype={"a": str})
+
 
 INNER = """
 import pytest
@@ -78,6 +90,45 @@ def test_bad_save_path_is_a_usage_error(pytester: pytest.Pytester) -> None:
     run = pytester.runpytest("--ctxbench-save", "results.xlsx")
     assert run.ret == pytest.ExitCode.USAGE_ERROR
     run.stderr.fnmatch_lines(["*--ctxbench-save results.xlsx: use a .json, .csv or .parquet*"])
+
+
+@pytest.mark.parametrize("option", ["--ctxbench-save", "--ctxbench-autosave"])
+def test_an_unwritable_save_place_is_a_usage_error_before_measuring(
+    pytester: pytest.Pytester, option: str
+) -> None:
+    pytester.makepyfile(test_inner=INNER)
+    if option == "--ctxbench-save":
+        args = [option, str(pytester.path / "missing" / "results.json")]
+        expected = "*--ctxbench-save: *No such file or directory*missing/results.json*"
+    else:
+        (pytester.path / ".ctxbench").write_text("a file where the folder goes")
+        args = [option]
+        expected = "*--ctxbench-autosave: cannot make *.ctxbench*not a directory*"
+    run = pytester.runpytest(*args)
+    assert run.ret == pytest.ExitCode.USAGE_ERROR
+    run.stderr.fnmatch_lines([expected])
+    assert "passed" not in run.stdout.str()  # nothing ran, nothing was measured
+
+
+def test_results_of_xdist_workers_reach_one_file(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_inner=INNER)
+    path = pytester.path / "results.json"
+    run = pytester.runpytest_subprocess(
+        "-n", "2", "-p", "no:cacheprovider", "--ctxbench-save", str(path), "--ctxbench-autosave"
+    )
+    run.assert_outcomes(passed=4)
+    run.stdout.fnmatch_lines(["ctxbench: saved 4 results to *results.json"])
+    tests = sorted(r.metadata["test"] for r in result.load_results(path))
+    assert tests == sorted(
+        ["test_inner.py::test_ring[2]", "test_inner.py::test_ring[3]"]
+        + 2 * ["test_inner.py::test_lat_ctx_and_pingpong"]
+    )
+    # One run, one file, with the same four results.
+    (autosaved,) = (pytester.path / ".ctxbench").iterdir()
+    assert len(result.load_results(autosaved)) == 4
+    # The table at the end lists every worker's points.
+    run.stdout.fnmatch_lines(["*test_inner.py::test_ring?3?*process*pipe*"])
 
 
 def test_pingpong_is_looked_up_when_called(pytester: pytest.Pytester) -> None:

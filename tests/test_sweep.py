@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import errno
+import itertools
 import json
 import os
 import stat
@@ -312,6 +313,7 @@ def test_the_whole_grid_is_checked_before_anything_is_measured(tmp_path: Path) -
         with pytest.raises(error, match=message):
             ctxbench.sweep(procs=[2, 3], **{**opts, **grid})
     assert ring.calls == []
+    assert not opts["out"].exists(), "a refused grid leaves no empty out file"
 
 
 def test_sweep_can_withhold_the_hostname(tmp_path: Path) -> None:
@@ -329,6 +331,31 @@ def test_sweep_can_withhold_the_hostname(tmp_path: Path) -> None:
     ctxbench.sweep(procs=[2], out=tmp_path / "t.json", progress=False, repetitions=2,
                    measure=CountingRing(interrupt_on=1), hostname=False, **TINY)  # fmt: skip
     assert records(tmp_path / "t.json")[0]["metadata"]["hostname"] == HOSTNAME_WITHHELD
+
+
+@pytest.mark.parametrize("suffix", [".json", ".csv"])
+def test_hostname_false_withholds_what_a_fleet_adds_in_every_format(
+    tmp_path: Path, suffix: str
+) -> None:
+    from ctxbench import grid
+    from ctxbench.record import encode
+
+    rec = encode(ctxbench.ring([2], repetitions=2, **TINY))
+    where = {"host": "node7", "worker": "w-node7", "worker_address": "tcp://10.9.9.7:4000"}
+    rec["metadata"].update(where, machine="m-1")
+    out = tmp_path / f"fleet{suffix}"
+    with grid.OutFile.open(out, hostname=False) as book:
+        book.add(("key",), rec)
+        frame = book.frame(("key",))
+    text = out.read_text()
+    for name in ("node7", "10.9.9.7"):
+        assert name not in text and not frame.astype(str).isin([name]).any().any(), name
+    if suffix == ".json":
+        assert records(out)[0]["metadata"]["hostname"] == metadata.HOSTNAME_WITHHELD
+    named = [c for c in metadata.HOST_FIELDS if c in frame.columns]
+    assert {"host", "worker"} <= set(named)
+    assert (frame[named] == metadata.HOSTNAME_WITHHELD).all().all()
+    assert "m-1" in text, "machine is a hash: kept, so that resuming works"
 
 
 def test_cli_no_hostname(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -416,6 +443,37 @@ def test_progress_when_someone_is_watching(
     forced = progress.progress_bar("force", 3, "test")
     assert forced is not None
     forced.close()
+
+
+@pytest.mark.parametrize(
+    ("axis", "value"),
+    [("engines", "process"), ("placements", "single"), ("procs", 8), ("engines", {"thread"})],
+)
+def test_a_name_where_a_list_goes_is_a_type_error_naming_it(axis: str, value: object) -> None:
+    args: dict[str, Any] = {"procs": [2], axis: value}
+    expected = rf"^{axis}: expected a sequence of .*, got .* \(write {axis}=(\[|sorted\()"
+    with pytest.raises(TypeError, match=expected):
+        ctxbench.sweep(**args)
+
+
+def test_an_endless_axis_is_refused_not_read_forever() -> None:
+    with pytest.raises(ValueError, match=r"^procs: lists more than 10000 process counts"):
+        ctxbench.sweep(itertools.count(2), progress=False)
+
+
+def test_without_tqdm_progress_is_one_note_never_a_failure(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    code = (
+        "import sys\n"
+        "sys.modules['tqdm'] = sys.modules['tqdm.auto'] = None\n"
+        "import ctxbench\n"
+        f"for _ in range(2): ctxbench.sweep([2, 3], out={str(out)!r}, progress='force', "
+        "min_time=0.002, repetitions=2, warmup=0)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("no progress bar without tqdm") == 1, p.stderr
+    assert len(json.loads(out.read_text())["results"]) == 2
 
 
 @pytest.fixture

@@ -41,6 +41,7 @@ def now() -> str:
 
 def measure(args: dict[str, Any]) -> dict[str, Any]:
     import ctxbench
+    from ctxbench._exclusive import measuring
     from ctxbench.record import encode
 
     if args["version"] != ctxbench.__version__:
@@ -48,7 +49,9 @@ def measure(args: dict[str, Any]) -> dict[str, Any]:
             f"this machine runs ctxbench {ctxbench.__version__} ({sys.executable}), "
             f"the client {args['version']}"
         )
-    with warnings.catch_warnings():
+    # The kernel's lock around the timestamps too: they say when this point had the machine,
+    # not when it started waiting for it.
+    with warnings.catch_warnings(), measuring():
         # They are in the record's "warnings"; nobody reads this process's stderr for them.
         warnings.simplefilter("ignore")
         started = now()

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import _core
+from ._exclusive import measuring
 from ._progress import check, progress_bar
 from .api import result_metadata
 from .files import PathLike, check_writable, format_of, save, suffixes
@@ -154,7 +155,8 @@ def measure(cpus: Sequence[int] | None, args: dict[str, Any], progress: bool | s
     meta = result_metadata()
     report, close = _reporter(progress)
     try:
-        raw = _core.matrix(cpus, progress=report, **args)
+        with measuring():
+            raw = _core.matrix(cpus, progress=report, **args)
     finally:
         close()
     result = MatrixResult.from_core(raw, meta)

@@ -7,7 +7,8 @@ import sys
 import warnings
 from typing import Any
 
-from .frame import require
+# Said once per process: progress is garnish, its absence is no failure.
+_noted = False
 
 
 def watched() -> bool:
@@ -32,14 +33,26 @@ def progress_bar(progress: bool | str, total: int, desc: str, unit: str = "point
     """A tqdm bar (a widget in Jupyter with ipywidgets, text otherwise), or None.
 
     ``progress=True`` shows it when someone is watching (see ``watched``), ``"force"``
-    always, ``False`` never."""
+    always, ``False`` never. Without tqdm there is no bar: one note says so, and the run
+    goes on as it would with ``progress=False``."""
+    global _noted
     check(progress)
     if progress == "force" or (progress is True and watched()):
-        require("tqdm", "ctxbench.sweep's progress bar")
         with warnings.catch_warnings():
             # Without ipywidgets tqdm.auto falls back to the text bar, warning; the text bar
             # is fine in a notebook too.
             warnings.simplefilter("ignore")
-            from tqdm.auto import tqdm
-        return tqdm(total=total, unit=unit, desc=desc)
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:
+                tqdm = None
+        if tqdm is not None:
+            return tqdm(total=total, unit=unit, desc=desc)
+        if not _noted:
+            _noted = True
+            print(
+                "ctxbench: no progress bar without tqdm (pip install tqdm, or "
+                "'ctxbench[analysis]')",
+                file=sys.stderr,
+            )
     return None

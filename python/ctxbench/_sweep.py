@@ -52,8 +52,9 @@ def sweep(
     (``metadata.machine_identity``: after a reboot a sweep measures again). While a sweep
     runs, no other sweep may write its ``out``: see ``ctxbench.grid``.
 
-    ``hostname=False`` keeps this machine's name out of ``out``: every record in it (those
-    already there too) holds ``metadata.HOSTNAME_WITHHELD`` instead.
+    ``hostname=False`` keeps this machine's name out of ``out`` and the frame: every record in
+    it (those already there too) holds ``metadata.HOSTNAME_WITHHELD`` instead (on a fleet, for
+    the worker's host, name and address too).
 
     ``progress=True`` shows a tqdm bar when someone is watching: stderr is a terminal or
     this runs in Jupyter/IPython, and ``CI`` is not set in the environment; ``"force"``
@@ -69,8 +70,6 @@ def sweep(
 
         if measure is not ring:
             raise ValueError("measure: a fleet sweep runs ctxbench.ring on every machine")
-        if not hostname:
-            raise ValueError("hostname: a fleet sweep names each machine by its hostname")
         return fleet.sweep(
             procs,
             sizes_kb,
@@ -82,6 +81,7 @@ def sweep(
             progress,
             scheduler=scheduler,
             client=client,
+            hostname=hostname,
             **ring_kwargs,
         )
     # Fail before an hour of measuring, not after it.

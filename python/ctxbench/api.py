@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Union
 
 from . import _core, _history, metadata
+from ._exclusive import measuring
 from .result import PingpongResult, RingResult
 
 Placement = Union[str, Sequence[int]]
@@ -91,28 +92,29 @@ def ring(
             # Another stride is another measurement; the default keeps earlier ids.
             **({"stride_bytes": stride_bytes} if stride_bytes != 8 else {}),
         )
-        if history
+        if _switch("history", history)
         else None
     )
-    raw = _core.ring(
-        procs,
-        engine=engine,
-        transport=transport,
-        size_kb=size_kb,
-        repetitions=repetitions,
-        precision=precision,
-        max_time=max_time,
-        max_repetitions=max_repetitions,
-        warmup=warmup,
-        parallel=parallel,
-        placement=placement,
-        cpu=cpu,
-        min_time=min_time,
-        timeout=timeout,
-        record_hops=record_hops,
-        history=_history.earlier(meta, points) if points else None,
-        stride_bytes=stride_bytes,
-    )
+    with measuring():
+        raw = _core.ring(
+            procs,
+            engine=engine,
+            transport=transport,
+            size_kb=size_kb,
+            repetitions=repetitions,
+            precision=precision,
+            max_time=max_time,
+            max_repetitions=max_repetitions,
+            warmup=warmup,
+            parallel=parallel,
+            placement=placement,
+            cpu=cpu,
+            min_time=min_time,
+            timeout=timeout,
+            record_hops=record_hops,
+            history=_history.earlier(meta, points) if points else None,
+            stride_bytes=stride_bytes,
+        )
     result = RingResult.from_core(raw, meta)
     if points:
         _history.remember(meta, points, result.latency_us, result.stats["se_within"])
@@ -157,6 +159,14 @@ def lat_ctx(
         history=history,
         stride_bytes=stride_bytes,
     )
+
+
+def _switch(name: str, value: object) -> bool:
+    """A True/False argument (numpy's bool too); 1 or "yes" is a TypeError naming it, as the
+    core's own switches (``record_hops``) are."""
+    if not isinstance(value, bool) and type(value).__name__ not in ("bool", "bool_"):
+        raise TypeError(f"{name}: expected True or False, got {type(value).__name__}")
+    return bool(value)
 
 
 def _history_points(procs: object, **what: object) -> list[str] | None:
@@ -211,23 +221,24 @@ def pingpong(
             placement=_core.placement_name(placement, cpu),
             min_time=min_time,
         )
-        if history and loops is None
+        if _switch("history", history) and loops is None
         else None
     )
-    raw = _core.pingpong(
-        loops,
-        threads=threads,
-        engine=engine,
-        transport=transport,
-        placement=placement,
-        cpu=cpu,
-        precision=precision,
-        max_time=max_time,
-        max_repetitions=max_repetitions,
-        min_time=min_time,
-        timeout=timeout,
-        history=_history.earlier(meta, points)[0] if points else None,
-    )
+    with measuring():
+        raw = _core.pingpong(
+            loops,
+            threads=threads,
+            engine=engine,
+            transport=transport,
+            placement=placement,
+            cpu=cpu,
+            precision=precision,
+            max_time=max_time,
+            max_repetitions=max_repetitions,
+            min_time=min_time,
+            timeout=timeout,
+            history=_history.earlier(meta, points)[0] if points else None,
+        )
     result = PingpongResult.from_core(raw, meta)
     if points:
         stats = result.stats

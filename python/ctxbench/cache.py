@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 
 from . import _core
+from ._exclusive import measuring
 from ._progress import progress_bar
 from .api import result_metadata
 from .frame import concat, require
+from .grid import listed
 from .result import RingResult
 
 if TYPE_CHECKING:
@@ -163,9 +165,10 @@ def cache_sweep(
     pd = require("pandas", "cache_sweep")
     if isinstance(sizes_kb, str) and sizes_kb != "auto":
         raise ValueError(f'sizes_kb: expected "auto" or a sequence of ints, got {sizes_kb!r}')
-    counts = [procs] if isinstance(procs, int) else list(procs)
+    counts = [procs] if isinstance(procs, int) else listed("procs", procs, "process counts")
     if not counts:
         raise ValueError("procs: must name at least one process count")
+    sizes = [] if isinstance(sizes_kb, str) else listed("sizes_kb", sizes_kb, "sizes in KiB")
     caches = _caches(_cpus(placement, cpu))
     note = None
     if isinstance(sizes_kb, str) and caches is None:
@@ -174,7 +177,7 @@ def cache_sweep(
             f"{list(DEFAULT_GRID_KB)} KiB"
         )
     grids = {
-        p: auto_sizes([p], caches) if isinstance(sizes_kb, str) else sorted({0, *sizes_kb})
+        p: auto_sizes([p], caches) if isinstance(sizes_kb, str) else sorted({0, *sizes})
         for p in counts
     }
     largest = caches.largest_kb if caches else 0
@@ -186,20 +189,21 @@ def cache_sweep(
     # The one needing the most memory first: the core refuses a grid that cannot fit before
     # forking, so a sweep that cannot fit fails before anything is measured.
     for p in sorted(counts, key=lambda p: -p * max(grids[p])):
-        raw = _core.cache_sweep(
-            [p],
-            grids[p],
-            engine=engine,
-            transport=transport,
-            stride_bytes=stride_bytes,
-            rounds=rounds,
-            placement=placement,
-            cpu=cpu,
-            min_time=min_time,
-            timeout=timeout,
-            line_bytes=caches.line_bytes if caches else 64,
-            stream_kb=stream_kb,
-        )
+        with measuring():
+            raw = _core.cache_sweep(
+                [p],
+                grids[p],
+                engine=engine,
+                transport=transport,
+                stride_bytes=stride_bytes,
+                rounds=rounds,
+                placement=placement,
+                cpu=cpu,
+                min_time=min_time,
+                timeout=timeout,
+                line_bytes=caches.line_bytes if caches else 64,
+                stream_kb=stream_kb,
+            )
         ours = [RingResult.from_core(r, meta) for r in raw["results"]]
         results += ours
         tables.append((ours, raw["indirect"]))

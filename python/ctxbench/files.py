@@ -24,7 +24,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Union
 
 from . import xgraph
 from .frame import as_frame, concat, require, to_frame
-from .metadata import HOSTNAME_WITHHELD
+from .metadata import HOST_FIELDS, HOSTNAME_WITHHELD
 from .record import check_document, decode, document, encode
 from .schema import TABLE_COLUMNS, Bad, check_table
 
@@ -193,10 +193,12 @@ _TEXT_COLUMNS = {name: str for name, spec in TABLE_COLUMNS.items() if spec.type 
 
 def table(results: Any, hostname: bool = True) -> pd.DataFrame:
     """The tidy frame a table file holds of ``results`` (results, frames or one frame), its
-    ``hostname`` column (if any) withheld with ``hostname=False``."""
+    columns that name the host (``metadata.HOST_FIELDS``, where it has them) withheld with
+    ``hostname=False``."""
     frame = as_frame(results)
-    if not hostname and "hostname" in frame.columns:
-        frame = frame.assign(hostname=HOSTNAME_WITHHELD)
+    if not hostname:
+        named = [c for c in HOST_FIELDS if c in frame.columns]
+        frame = frame.assign(**dict.fromkeys(named, HOSTNAME_WITHHELD))
     return frame
 
 

@@ -10,10 +10,10 @@ dask-jobqueue); ctxbench adds no scheduler, RPC or SSH of its own. The rules:
   boot ids). The raw ids are not published: machine-id(5) asks for that.
 * **One worker measures per machine**: the lowest-named worker of each machine gets that
   machine's whole grid, one point at a time (the next point is submitted when the last one is
-  back); the machine's other workers stand by. While measuring, the worker holds an exclusive
-  ``flock`` on a file in the temporary directory named after the boot id, so nothing else of
-  ours measures on that kernel at the same moment (two fleet sweeps sharing a cluster). The
-  kernel drops the lock of a process that dies; a Dask lock would outlive a killed worker.
+  back); the machine's other workers stand by. Every measurement holds its kernel's lock
+  (``ctxbench._exclusive``: a private ``flock``, bounded wait), so nothing else of this user
+  measures on that kernel at the same moment (two fleet sweeps sharing a cluster). The kernel
+  drops the lock of a process that dies; a Dask lock would outlive a killed worker.
   Different machines measure in parallel.
 * **Points never move**: tasks are bound to their worker (``allow_other_workers=False``). When
   that worker leaves the cluster, the client, which watches the scheduler's worker list, gives
@@ -22,8 +22,13 @@ dask-jobqueue); ctxbench adds no scheduler, RPC or SSH of its own. The rules:
 * **The worker does not measure in its own process**: each point runs in a fresh
   ``python -m ctxbench._fleet_task``, away from the worker's event loop and heartbeats.
 * **Every record says where and when**: the worker machine's full metadata plus ``host``,
-  ``worker``, ``worker_address``, ``machine``, ``started`` and ``finished`` (UTC ISO).
+  ``worker``, ``worker_address``, ``machine``, ``started`` and ``finished`` (UTC ISO);
+  ``hostname=False`` withholds the first three with the hostname (``machine`` is a hash).
   ``out`` is resumed per machine: a point counts as done for the machine that measured it.
+* **What answers must be a scheduler**: the address is probed before Dask connects (whose
+  own handshake waits forever on a peer that accepts and says nothing, such as a web
+  server): anything else fails within ``connect_timeout``, naming what answered. A scheduler
+  lost mid-sweep ends it with one :class:`FleetError` saying which points are in ``out``.
 
 ``CTXBENCH_MACHINE_ID`` and ``CTXBENCH_BOOT_ID``, set in a worker's environment, replace the two
 ids: for containers without ``/etc/machine-id``, and for tests that fake several machines on one.
@@ -34,14 +39,15 @@ sweep.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import CancelledError
 from typing import TYPE_CHECKING, Any
 
 from . import _core
@@ -98,24 +104,17 @@ def _probe(dask_worker: Any) -> dict[str, Any]:
     }
 
 
-def _measure(
-    ring: dict[str, Any], lock: str, where: dict[str, str], version: str, kind: str = "ring"
-) -> dict:
-    """A task: measure one point (``kind`` "matrix": one matrix) in a child process while
-    holding this kernel's lock."""
-    import fcntl
-
-    payload = json.dumps({kind: ring, "parent": os.getpid(), "version": version})
-    path = os.path.join(tempfile.gettempdir(), f"{lock}.lock")
-    with open(path, "a") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)  # released by close, or by the kernel if we die
-        proc = subprocess.run(
-            [sys.executable, "-m", "ctxbench._fleet_task"],
-            input=payload,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+def _measure(task: dict[str, Any], where: dict[str, str], version: str, kind: str = "ring") -> dict:
+    """A task: measure one point (``kind`` "matrix": one matrix) in a child process, which
+    holds this kernel's lock while it measures (``ctxbench._exclusive``)."""
+    payload = json.dumps({kind: task, "parent": os.getpid(), "version": version})
+    proc = subprocess.run(
+        [sys.executable, "-m", "ctxbench._fleet_task"],
+        input=payload,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         lines = proc.stderr.strip().splitlines()
         raise RuntimeError(f"exit status {proc.returncode}: {lines[-1] if lines else ''}")
@@ -127,14 +126,108 @@ def _measure(
 # --- on the client ----------------------------------------------------------------------------
 
 
+def _check_seconds(**seconds: float) -> None:
+    """Each of ``seconds`` (a wait) is a positive number of seconds, or a ``ValueError``
+    naming it."""
+    for name, value in seconds.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise ValueError(f"{name}: must be a number of seconds > 0, got {value!r}")
+
+
 def _connect(scheduler: str, timeout: float) -> Any:
     distributed = require("distributed", "ctxbench fleet runs", install=INSTALL)
+    _probe_scheduler(scheduler, timeout)
+    made: list[Any] = []
+    failed: list[BaseException] = []
+
+    def connect() -> None:
+        try:
+            made.append(distributed.Client(scheduler, timeout=timeout, set_as_default=False))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+            failed.append(e)
+
+    # Dask's handshake has no deadline of its own: bound it here too.
+    thread = threading.Thread(target=connect, name="ctxbench-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 5)
+    if made:
+        return made[0]
+    why = f"{failed[0]}" if failed else "no Dask handshake came back"
+    raise FleetError(f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s: {why}")
+
+
+def _probe_scheduler(scheduler: str, timeout: float) -> None:
+    """Raises FleetError, naming what answered, unless a Dask scheduler answers at
+    ``scheduler`` (a ``tcp://`` or bare ``host:port`` address; others are left to Dask). A
+    scheduler greets a new connection with its handshake at once; a web server waits for a
+    request, so one is sent when nothing came, to see who it is."""
+    scheme, _, rest = scheduler.rpartition("://")
+    host, _, port = rest.rpartition(":")
+    if scheme not in ("", "tcp") or not port.isdigit() or not host:
+        return
+    deadline = time.monotonic() + timeout
     try:
-        return distributed.Client(scheduler, timeout=timeout, set_as_default=False)
-    except (OSError, TimeoutError) as e:
+        sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
+    except OSError as e:
         raise FleetError(
             f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s: {e}"
         ) from None
+    with sock:
+        greeting = _read(sock, min(deadline, time.monotonic() + timeout / 2))
+        if not greeting:
+            try:
+                sock.sendall(f"GET / HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
+            except OSError:
+                pass
+            greeting = _read(sock, deadline)
+    if b"compression" in greeting and b"python" in greeting:
+        return
+    raise FleetError(f"{scheduler} is not a Dask scheduler: {_answer(greeting, timeout)}")
+
+
+def _read(sock: socket.socket, deadline: float) -> bytes:
+    """What the peer sends before ``deadline`` (up to 4 KiB), or b"" if nothing."""
+    data = b""
+    while len(data) < 4096:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(4096 - len(data))
+        except OSError:  # a timeout, a reset
+            break
+        if not chunk:
+            break
+        data += chunk
+        if b"compression" in data or b"\r\n\r\n" in data:
+            break
+    return data
+
+
+def _answer(greeting: bytes, timeout: float) -> str:
+    """What answered, in words."""
+    if not greeting:
+        return (
+            f"it accepted the connection but said nothing within {timeout:g} s (a Dask "
+            "scheduler greets at once)"
+        )
+    head, _, _ = greeting.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").splitlines()
+    if lines and lines[0].startswith("HTTP/"):
+        fields = (line.partition(":") for line in lines[1:])
+        headers = {k.strip().lower(): v.strip() for k, _, v in fields}
+        server = f", server {headers['server']}" if "server" in headers else ""
+        what = f"a web server answered ({lines[0]}{server})"
+        if "tornado" in headers.get("server", "").lower() or "status" in headers.get(
+            "location", ""
+        ):
+            what += (
+                "; this looks like the Dask dashboard: the scheduler listens on another "
+                "port (8786 unless set otherwise)"
+            )
+        return what
+    return f"it answered {greeting[:40]!r}, not Dask's handshake"
 
 
 def _machines(client: Any, scheduler: str) -> tuple[dict[str, dict[str, Any]], list[dict]]:
@@ -209,6 +302,7 @@ def sweep(
     client: Any = None,
     connect_timeout: float = 5.0,
     poll: float = 0.2,
+    hostname: bool = True,
     **ring_kwargs: Any,
 ) -> pd.DataFrame:
     """``ctxbench.sweep`` on every machine of a Dask cluster: the same grid, one tidy frame
@@ -216,19 +310,23 @@ def sweep(
 
     Give ``scheduler`` (an address; a client is opened and closed here) or ``client``. With
     ``out``, each point is written as it arrives, and points a machine already measured there
-    are skipped. Raises :class:`FleetError` when the scheduler is unreachable within
-    ``connect_timeout`` seconds, when a worker runs another ctxbench version, or at the end
-    when a worker was lost or a point failed (the rest of the fleet finishes first).
+    are skipped. ``hostname=False`` writes ``metadata.HOSTNAME_WITHHELD`` for the host,
+    worker and worker address of every row and record (those already in ``out`` too). Raises
+    :class:`FleetError` when what answers at ``scheduler`` is no Dask scheduler or does not
+    within ``connect_timeout`` seconds, when a worker runs another ctxbench version, when the
+    scheduler is lost mid-sweep, or at the end when a worker was lost or a point failed (the
+    rest of the fleet finishes first).
     """
     if (scheduler is None) == (client is None):
         raise ValueError("fleet sweep: give exactly one of scheduler= and client=")
+    _check_seconds(connect_timeout=connect_timeout, poll=poll)
     require("pandas", "ctxbench.sweep")
     require("distributed", "ctxbench fleet runs", install=INSTALL)
     points = grids.grid(
         procs, sizes_kb, engines, transports, placements, repetitions, ring_kwargs, here=False
     )
     json.dumps([p.kwargs for p in points])  # the arguments must travel: fail here, not there
-    with grids.OutFile.open(out) as book:
+    with grids.OutFile.open(out, hostname=hostname) as book:
         return _sweep(points, book, out, progress, scheduler, client, connect_timeout, poll)
 
 
@@ -246,6 +344,7 @@ def _sweep(
     if own:
         client = _connect(str(scheduler), connect_timeout)
     address = str(scheduler or client.scheduler.address)
+    before = len(book)
     try:
         designated, standby = _machines(client, address)
         _check_on_every_machine(client, designated, points)
@@ -271,7 +370,6 @@ def _sweep(
             future = client.submit(
                 _measure,
                 {**point.kwargs, "procs": point.procs},
-                f"ctxbench-kernel-{w['kernel']}",
                 where,
                 version,
                 workers=[w["worker_address"]],
@@ -318,9 +416,12 @@ def _sweep(
                     pass
             if bar is not None:
                 bar.close()
+    except (OSError, TimeoutError, CancelledError) as e:
+        # The scheduler (or the connection to it) is gone: say what is safe, in one line.
+        raise FleetError(_lost(address, e, len(book) - before, out)) from None
     finally:
         if own:
-            client.close()
+            _close(client)
 
     done = [p.key(m) for m in designated for p in points]
     frames = [book.frame(key) for key in done if book.done(key)]
@@ -337,6 +438,34 @@ def _sweep(
         error.frame = df
         raise error
     return df
+
+
+def _lost(address: str, error: BaseException, measured: int, out: PathLike | None) -> str:
+    why = f"{type(error).__name__}: {error}".rstrip(": ")
+    if out is None:
+        kept = f"{measured} points were measured and are lost (give out= to keep them)"
+    else:
+        kept = (
+            f"the {measured} points measured before are in {out}; rerun with the same out "
+            "to measure only what is missing"
+        )
+    return f"lost the Dask scheduler at {address} mid-sweep ({why}); {kept}"
+
+
+def _close(client: Any) -> None:
+    """Closes a client this sweep opened, quietly and within seconds, even when the
+    scheduler is gone (its reconnection attempts would log errors and tracebacks)."""
+    loggers = [logging.getLogger(n) for n in ("distributed.client", "distributed.core")]
+    levels = [log.level for log in loggers]
+    for log in loggers:
+        log.setLevel(logging.CRITICAL)
+    try:
+        client.close(timeout=5)
+    except Exception:  # noqa: BLE001 - closing what is already broken
+        pass
+    finally:
+        for log, level in zip(loggers, levels):
+            log.setLevel(level)
 
 
 def matrix(
@@ -359,6 +488,7 @@ def matrix(
     ``frame`` holding the machines that finished."""
     if (scheduler is None) == (client is None):
         raise ValueError("fleet matrix: give exactly one of scheduler= and client=")
+    _check_seconds(connect_timeout=connect_timeout, poll=poll)
     require("pandas", "ctxbench.matrix on a fleet")
     task = {"cpus": None if cpus is None else [int(c) for c in cpus], **args}
     json.dumps(task)  # the arguments must travel: fail here, not there
@@ -371,7 +501,7 @@ def matrix(
         done, lost, failed = _matrix_tasks(client, designated, task, progress, poll)
     finally:
         if own:
-            client.close()
+            _close(client)
     df = concat(records_frame([done[m]]) for m in designated if m in done)
     df.attrs["fleet"] = {
         "scheduler": address,
@@ -414,7 +544,6 @@ def _matrix_tasks(
         future = client.submit(
             _measure,
             task,
-            f"ctxbench-kernel-{w['kernel']}",
             {**where, "machine": machine},
             version,
             "matrix",

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._format import us
 from .schema import CONFIG, RING
 
 if TYPE_CHECKING:
@@ -361,7 +362,7 @@ def result_html(r: Any) -> str:
     caption = (
         f"{esc(r.engine)}/{esc(r.transport)}, size={r.size_kb}k, "
         f"placement={esc(str(r.placement))}, parallel={r.parallel}, "
-        f"ovr={r.overhead_us:.2f} µs, "
+        f"ovr={us(r.overhead_us)} µs, "
         + (
             f"{r.repetitions} repetitions"
             if r.repetitions is not None
@@ -383,7 +384,7 @@ def result_html(r: Any) -> str:
         r.below_resolution.tolist(),
     ):
         rows.append(
-            f"<tr><td>{p}</td><td>{lat:.2f}</td><td>{low:.2f}</td><td>{raw:.2f}</td>"
+            f"<tr><td>{p}</td><td>{us(lat)}</td><td>{us(low)}</td><td>{us(raw)}</td>"
             f"<td>{100 * cv:.1f}</td><td>{esc(str(verdict))}</td>"
             f"<td>{'below resolution' if flagged else ''}</td></tr>"
         )

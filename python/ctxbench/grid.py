@@ -19,11 +19,14 @@ sweeps (``ctxbench.fleet``).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
+import itertools
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
@@ -75,10 +78,23 @@ class GridPoint:
         )
 
 
-def _sequence(name: str, value: Any, what: str) -> list[Any]:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise TypeError(f"{name}: expected a sequence of {what}, got {value!r}")
-    return list(value)
+def listed(name: str, value: Any, what: str) -> list[Any]:
+    """An argument that lists things in order, as a list. A str is one name, not a list of
+    one-letter names (``engines="process"`` would be engines "p", "r", ...), an int one
+    count, and a dict or set has no order: each is a ``TypeError`` saying what to write. An
+    endless iterator is read to ``_core.MAX_POINTS`` items and refused, as the core refuses
+    it, instead of filling memory where Ctrl-C cannot stop it."""
+    unordered = isinstance(value, (AbstractSet, Mapping))
+    if isinstance(value, (str, bytes)) or unordered or not isinstance(value, Iterable):
+        write = f"[{value!r}]" if not unordered else f"sorted({value!r})"
+        raise TypeError(
+            f"{name}: expected a sequence of {what}, got {type(value).__name__} {value!r} "
+            f"(write {name}={write})"
+        )
+    items = list(itertools.islice(value, _core.MAX_POINTS + 1))
+    if len(items) > _core.MAX_POINTS:
+        raise ValueError(f"{name}: lists more than {_core.MAX_POINTS} {what}")
+    return items
 
 
 def _plain(value: Any) -> Any:
@@ -106,11 +122,11 @@ def grid(
     clash = sorted(set(ring_kwargs) & set(_GRID_ARGUMENTS))
     if clash:
         raise TypeError(f"{clash[0]}: a sweep sets it from its grid (procs=, engines=, ...)")
-    procs = _sequence("procs", procs, "process counts")
-    sizes_kb = _sequence("sizes_kb", sizes_kb, "sizes in KiB")
-    engines = _sequence("engines", engines, "engine names")
-    transports = _sequence("transports", transports, "transport names (None: the default)")
-    placements = _sequence("placements", placements, "placements")
+    procs = listed("procs", procs, "process counts")
+    sizes_kb = listed("sizes_kb", sizes_kb, "sizes in KiB")
+    engines = listed("engines", engines, "engine names")
+    transports = listed("transports", transports, "transport names (None: the default)")
+    placements = listed("placements", placements, "placements")
     points = []
     for engine in engines:
         for transport in transports:
@@ -231,6 +247,8 @@ class OutFile:
 
     def __init__(self, path: Path | None, holds: str, hostname: bool) -> None:
         self.path, self.holds, self.hostname = path, holds, hostname
+        # This sweep made the file, and has added nothing to it yet.
+        self._made_empty = False
         # Whatever the file holds, in order (records, or each point's rows), and by key.
         self._entries: list[Any] = []
         self._index: dict[Key, int] = {}
@@ -262,6 +280,7 @@ class OutFile:
                 out._read()
             else:
                 out._write()  # the out file exists from the start, empty
+                out._made_empty = True
         except BaseException:
             out.close()
             raise
@@ -297,7 +316,12 @@ class OutFile:
     def __enter__(self) -> OutFile:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        # A sweep that failed before its first point (a cluster that is no scheduler, Ctrl-C)
+        # leaves no empty file behind.
+        if kind is not None and self._made_empty and self.path is not None:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
         self.close()
 
     def close(self) -> None:
@@ -323,7 +347,12 @@ class OutFile:
         return records_frame([entry]) if self.holds == "records" else entry
 
     def add(self, key: Key, rec: dict[str, Any]) -> None:
-        """A finished point (its record): kept, and on disk before this returns."""
+        """A finished point (its record): kept, and on disk before this returns. With
+        ``hostname=False`` every field naming the host is withheld first (a fleet's record
+        comes with the worker's host, name and address)."""
+        if not self.hostname:
+            rec = withhold_hostname(rec)
+        self._made_empty = False
         self._append(key, rec if self.holds == "records" else records_frame([rec]))
         self._write()
 

@@ -66,6 +66,9 @@ _MAX_HINT_LEN = 99
 # hostname: the key stays, as every key does, and says the name was left out on purpose
 # (None would say it is unknown); the same text everywhere, so such files still compare.
 HOSTNAME_WITHHELD = "(withheld)"
+# Every field that can name the host: this machine's hostname, and what a fleet run adds
+# (the worker's host, its Dask name, which defaults to its address, and that address).
+HOST_FIELDS = ("hostname", "host", "worker", "worker_address")
 
 
 # Set in a worker's environment, these replace the machine's two ids (``machine_identity``):
@@ -404,10 +407,9 @@ def _collect(
 
 
 def without_hostname(metadata: dict[str, object]) -> dict[str, object]:
-    """A copy of ``metadata`` with its hostname (where it has the key) ``HOSTNAME_WITHHELD``."""
-    if "hostname" not in metadata:
-        return dict(metadata)
-    return {**metadata, "hostname": HOSTNAME_WITHHELD}
+    """A copy of ``metadata`` with every field of ``HOST_FIELDS`` it has
+    ``HOSTNAME_WITHHELD``."""
+    return {k: HOSTNAME_WITHHELD if k in HOST_FIELDS else v for k, v in metadata.items()}
 
 
 def collect(

@@ -8,7 +8,7 @@ Options (``pytest --help``, group "ctxbench"):
 
 ``--ctxbench-save PATH``
     write every recorded result (.json, .csv, .parquet) at the end of the session, each with
-    the test's node id in ``metadata["test"]``.
+    the test's node id in ``metadata["test"]``. The path is checked before any test runs.
 ``--ctxbench-autosave``
     also keep the run as ``.ctxbench/NNNN_<UTC date and time>.json`` under the rootdir,
     numbered 0001, 0002, ... (pytest-benchmark's storage, without the machine folder).
@@ -27,11 +27,18 @@ Options (``pytest --help``, group "ctxbench"):
 At the end of the session one table lists every recorded point: test id, engine, transport,
 placement, procs, size, median µs, CV, verdict, and the change against the baseline when
 comparing.
+
+With pytest-xdist (``-n N``) each worker hands what it recorded to the controller when it
+finishes, and the controller alone writes: one file holds the whole run. Measurements of
+the workers wait for each other (``ctxbench._exclusive``), so parallel workers do not make
+each other's numbers high.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import io
+import json
 import math
 import re
 import time
@@ -41,7 +48,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import ctxbench
-from ctxbench.result import KINDS
+from ctxbench.record import encode
+from ctxbench.result import KINDS, from_record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -188,11 +196,42 @@ def _load_baseline(path: Path) -> pd.DataFrame:
     return df
 
 
+def _worker(config: pytest.Config) -> bool:
+    """Whether this is a pytest-xdist worker (which hands its results to the controller)."""
+    return hasattr(config, "workerinput")
+
+
+def _check_writable(path: Path, option: str) -> None:
+    """A UsageError unless ``path`` can be written (``files.check_writable``): found now, not
+    after the whole session has measured."""
+    from .files import check_writable
+
+    try:
+        check_writable(path)
+    except (OSError, ValueError) as e:
+        raise pytest.UsageError(f"{option}: {e}") from None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("--ctxbench-save")
     # Checked now: a bad path found at the end of the session would lose every result.
     if path and Path(path).suffix.lower() not in SAVE_SUFFIXES:
         raise pytest.UsageError(f"--ctxbench-save {path}: use a .json, .csv or .parquet file name")
+    if not _worker(config):
+        if path:
+            _check_writable(Path(path), "--ctxbench-save")
+        if config.getoption("--ctxbench-autosave"):
+            storage = config.rootpath / STORAGE
+            try:
+                storage.mkdir(exist_ok=True)
+            except FileExistsError:
+                raise pytest.UsageError(
+                    f"--ctxbench-autosave: cannot make {storage}: a file of that name is there, "
+                    "not a directory"
+                ) from None
+            except OSError as e:
+                raise pytest.UsageError(f"--ctxbench-autosave: cannot make {storage}: {e}") from e
+            _check_writable(storage / "0001.json", "--ctxbench-autosave")
     state = _State()
     config.stash[STATE] = state
     fail = config.getoption("--ctxbench-compare-fail")
@@ -290,12 +329,28 @@ def _autosave_path(storage: Path) -> Path:
     return storage / f"{number:04d}_{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.json"
 
 
+# What an xdist worker hands the controller: its records and its tests' comparison tables.
+WORKER_OUTPUT = "ctxbench"
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     state = config.stash.get(STATE, None)
     if state is None:
         return
     tagged = [_tagged(nodeid, r) for nodeid, r in state.recorded if _is_result(r)]
+    if _worker(config):
+        # The controller writes, once, with every worker's results.
+        config.workeroutput[WORKER_OUTPUT] = json.dumps(  # type: ignore[attr-defined]
+            {
+                "records": [encode(r) for r in tagged],
+                "comparisons": {
+                    nodeid: table.to_json(orient="split")
+                    for nodeid, table in state.comparisons.items()
+                },
+            }
+        )
+        return
     path = config.getoption("--ctxbench-save")
     if path or config.getoption("--ctxbench-autosave"):
         from .files import save
@@ -307,6 +362,22 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             storage.mkdir(exist_ok=True)
             state.autosaved = _autosave_path(storage)
             save(tagged, state.autosaved)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist, on the controller: a worker finished; take what it recorded."""
+    state = node.config.stash.get(STATE, None)
+    handed = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
+    if state is None or handed is None:
+        return
+    import pandas as pd
+
+    got = json.loads(handed)
+    for rec in got["records"]:
+        state.recorded.append((rec["metadata"]["test"], from_record(rec)))
+    for nodeid, table in got["comparisons"].items():
+        state.comparisons[nodeid] = pd.read_json(io.StringIO(table), orient="split")
 
 
 def _rows(state: _State) -> list[dict[str, Any]]:

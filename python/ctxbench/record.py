@@ -59,7 +59,8 @@ def encode(result: Any, *, hostname: bool = True) -> dict[str, Any]:
 
 
 def withhold_hostname(rec: dict[str, Any]) -> dict[str, Any]:
-    """The record with ``metadata.HOSTNAME_WITHHELD`` for its hostname (where it has one)."""
+    """The record with ``metadata.HOSTNAME_WITHHELD`` for every field of its metadata that
+    names the host (``metadata.HOST_FIELDS``)."""
     if not isinstance(rec.get("metadata"), dict):
         return rec
     return {**rec, "metadata": without_hostname(rec["metadata"])}

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 import numpy as np
 
-from . import files
+from . import files, xgraph
+from ._format import us
 from .files import PathLike, read_records
 from .record import decode
 
@@ -113,9 +114,8 @@ class RingResult:
         Unlike lat_ctx, a point below the method's resolution (net <= 0) is printed, not
         dropped; ``below_resolution`` flags it.
         """
-        lines = [f'"size={self.size_kb}k ovr={self.overhead_us:.2f}']
-        lines += [f"{p} {v:.2f}" for p, v in zip(self.procs.tolist(), self.latency_us.tolist())]
-        return "\n".join(lines) + "\n"
+        points = zip(self.procs.tolist(), self.latency_us.tolist())
+        return xgraph.block(self.size_kb, self.overhead_us, points)
 
     def to_frame(self) -> pd.DataFrame:
         """The tidy pandas frame: one row per (procs, repetition); see ``ctxbench.frame``."""
@@ -143,7 +143,7 @@ class RingResult:
         return (
             f"RingResult({self.engine}/{self.transport}, size={self.size_kb}k, "
             f"placement={self.placement}, parallel={self.parallel}, "
-            f"ovr={self.overhead_us:.2f} µs, µs/switch {{{points}}})"
+            f"ovr={us(self.overhead_us)} µs, µs/switch {{{points}}})"
         )
 
 

@@ -5,8 +5,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from ._format import us
 from .frame import require
 from .schema import XGRAPH, Bad, check_scalar
 
@@ -16,6 +18,14 @@ if TYPE_CHECKING:
 # lmbench prints `"size=0 ovr=12` (no unit, integer overhead) and ctxbench `"size=0k ovr=1.38`.
 _TITLE = re.compile(r'^"size=(\d+)k?\s+ovr=(\S+)$')
 _POINT = re.compile(r"^(\d+)\s+(\S+)$")
+
+
+def block(size_kb: int, overhead_us: float, points: Iterable[tuple[int, float]]) -> str:
+    """One size's text: the title line, then a "procs µs" line per point, each time as
+    ``_format.us`` prints it (more digits below 0.1 µs, where a fiber's switch lies)."""
+    lines = [f'"size={size_kb}k ovr={us(overhead_us)}']
+    lines += [f"{procs} {us(value)}" for procs, value in points]
+    return "\n".join(lines) + "\n"
 
 
 def write(ring: Any) -> str:

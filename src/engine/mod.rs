@@ -26,6 +26,11 @@ pub type Interrupt<'a> = &'a mut (dyn FnMut() -> bool + 'a);
 /// costs about a millisecond each, so a ring of thousands answers Ctrl-C within ~0.1 s.
 const STARTS_PER_CHECK: usize = 64;
 
+/// How long a teardown waits for participants to leave once told to (STOP, SIGKILL): no wait
+/// is unbounded. Leaving takes one pass of the work loop and an exit; on a loaded machine
+/// with thousands of participants that is well under a second.
+pub(crate) const LEAVE_BOUND: Duration = Duration::from_secs(10);
+
 /// One engine as the `engines!` table needs it; each engine's file implements it.
 pub trait Switcher {
     /// The name callers give and results record.
@@ -33,6 +38,9 @@ pub trait Switcher {
     /// Memory one participant costs besides its work array, from measurements of this
     /// project (`memory::ring_bytes` budgets with it).
     const PARTICIPANT_BYTES: u64;
+    /// Each participant is a fork, which copies the caller's page tables (about 2 MiB per GiB
+    /// the caller holds) on top of `PARTICIPANT_BYTES`.
+    const FORKS: bool = false;
     /// The transports it can use, its default first.
     const TRANSPORTS: &'static [TransportKind];
     /// Starts the rings of `start` with `transport`, one of `TRANSPORTS`.
@@ -43,8 +51,9 @@ pub trait Switcher {
 /// carries its token, so this is all it implements; its `Switcher` follows (below).
 pub trait OverAnyTransport {
     const NAME: &'static str;
-    /// As `Switcher::PARTICIPANT_BYTES`.
+    /// As `Switcher::PARTICIPANT_BYTES` and `Switcher::FORKS`.
     const PARTICIPANT_BYTES: u64;
+    const FORKS: bool = false;
     /// Starts the rings of `start` over transport `T`.
     fn spawn<T: Transport>(start: Start) -> Result<Group>;
 }
@@ -62,6 +71,7 @@ pub struct Start<'a, 'i> {
 impl<E: OverAnyTransport> Switcher for E {
     const NAME: &'static str = E::NAME;
     const PARTICIPANT_BYTES: u64 = E::PARTICIPANT_BYTES;
+    const FORKS: bool = E::FORKS;
     const TRANSPORTS: &'static [TransportKind] = TransportKind::BETWEEN_TASKS;
 
     /// `E::spawn::<T>` for the `Transport` that `transport` names.
@@ -99,11 +109,20 @@ macro_rules! engines {
                 }
             }
 
-            /// Memory one participant costs besides its work array.
-            pub fn participant_bytes(self) -> u64 {
+            /// Each participant is a fork of the caller (`Switcher::FORKS`).
+            pub fn forks(self) -> bool {
                 match self {
-                    $(Engine::$kind => <$module::$kind as Switcher>::PARTICIPANT_BYTES,)+
+                    $(Engine::$kind => <$module::$kind as Switcher>::FORKS,)+
                 }
+            }
+
+            /// Memory one participant costs besides its work array, given the caller's
+            /// page-table bytes now (`memory::page_table_bytes`), which each fork copies.
+            pub fn participant_bytes(self, page_tables: u64) -> u64 {
+                let fixed = match self {
+                    $(Engine::$kind => <$module::$kind as Switcher>::PARTICIPANT_BYTES,)+
+                };
+                fixed + if self.forks() { page_tables } else { 0 }
             }
 
             /// The transports this engine can use, its default first.
@@ -310,6 +329,22 @@ pub fn spawn(
         interrupt,
     };
     engine.start(transport, start)
+}
+
+/// Polls `done` until it holds or `deadline` passes, sleeping a little longer each time (from
+/// 20 µs to 2 ms): cheap when participants leave at once, bounded when they never do.
+fn wait_until(deadline: Instant, mut done: impl FnMut() -> bool) -> bool {
+    let mut pause = Duration::from_micros(20);
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(2));
+    }
 }
 
 /// Between starting participants: `Interrupted` every `STARTS_PER_CHECK` participants if

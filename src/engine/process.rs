@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::hops::HopLog;
 use crate::memory;
 use crate::sys::{self, Shared, Slot};
-use crate::token;
+use crate::token::{self, Step};
 use crate::transport::{Scope, Transport};
 use crate::wire::STOP;
 use crate::workload::{Shape, Workload};
@@ -22,10 +22,11 @@ pub struct Process;
 
 impl OverAnyTransport for Process {
     const NAME: &'static str = "process";
-    /// A forked Python process costs its page tables and copied pages: about 0.5 MiB each,
-    /// measured as the drop of MemAvailable over a 1,000-process ring (the manual's
-    /// accuracy pages).
-    const PARTICIPANT_BYTES: u64 = 512 * 1024;
+    /// Besides the copy of the caller's page tables (`FORKS`): its task, kernel stack and the
+    /// pages it writes, measured in a memory cgroup at 100-120 KiB; 256 KiB counted. (A
+    /// 1 GiB caller forking 1,000 participants needs 2 GiB of page tables for them alone.)
+    const PARTICIPANT_BYTES: u64 = 256 * 1024;
+    const FORKS: bool = true;
 
     fn spawn<T: Transport>(s: Start) -> Result<Group> {
         spawn::<T>(s.procs, s.shape, s.record, s.cpus, s.interrupt)
@@ -103,9 +104,10 @@ pub fn spawn<T: Transport>(
         procs,
         slots,
         rings: rings.clone(),
-        fd_limit,
+        fd_limit: Some(fd_limit),
         why: Mutex::new(None),
         oom_kills,
+        cascade_seen: Mutex::new(None),
     };
     forked?;
     wait_ready(&children.slots, &children, procs, &mut interrupt)?;
@@ -136,7 +138,7 @@ fn child<T: Transport>(
         libc::signal(libc::SIGINT, libc::SIG_IGN);
         if let Some(set) = cpu {
             if sys::set_affinity(set) != 0 {
-                libc::_exit(token::EXIT_ERRNO);
+                libc::_exit(Step::Setup.failed(slot, crate::error::errno()));
             }
         }
         close_all_but(ring.fds(i, n), max_fd);
@@ -183,19 +185,77 @@ struct Children<T: Transport> {
     procs: usize,
     slots: Shared<Slot>,
     rings: Vec<Arc<T>>,
-    fd_limit: Option<libc::rlim_t>,
+    /// Dropped (the limit restored) once every child is reaped.
+    fd_limit: Option<sys::FdLimit>,
     why: Mutex<Option<String>>,
     /// The machine's OOM kills before the first fork: a SIGKILL while this count rose was
     /// most likely the OOM killer's.
     oom_kills: Option<u64>,
+    /// When the watchdog first saw only neighbours of a death leave (see `casualty`).
+    cascade_seen: Mutex<Option<Instant>>,
+}
+
+/// How long a departure that is only a consequence (a neighbour saw EOF) may stand without
+/// its cause: a participant killed outright closes its pipes before it becomes a zombie, so
+/// under load its neighbour can be reaped first. The cause shows within this; if it never
+/// does, the consequence is reported.
+const CASCADE_GRACE: Duration = Duration::from_millis(500);
+
+/// `PF_EXITING` in the flags of /proc/PID/stat: the task is already on its way out.
+const PF_EXITING: u64 = 0x4;
+
+/// The fields of /proc/PID/stat after the command name: state, ppid, ..., flags (index 6).
+fn stat_fields(pid: libc::pid_t) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = text.rsplit_once(')')?;
+    Some(rest.split_whitespace().map(str::to_owned).collect())
 }
 
 impl<T: Transport> Children<T> {
+    /// After a failure: the statuses of the children that left within a moment (a dead
+    /// participant takes its neighbours with it through EOF/EPIPE, so that they show who went
+    /// first), then SIGKILL for the rest. Returns the statuses, and which children this
+    /// teardown killed: their SIGKILL is ours, not the cause of anything.
+    fn cascade_then_kill(&self) -> (Vec<Option<i32>>, Vec<bool>) {
+        let mut statuses = vec![None; self.pids.len()];
+        let mut ours = vec![false; self.pids.len()];
+        let deadline = Instant::now() + Duration::from_millis(200);
+        while Instant::now() < deadline && statuses.iter().any(Option::is_none) {
+            for (k, &(_, _, pid)) in self.pids.iter().enumerate() {
+                if statuses[k].is_none() {
+                    statuses[k] = Self::reap(pid, libc::WNOHANG);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        for (k, &(_, _, pid)) in self.pids.iter().enumerate() {
+            if statuses[k].is_none() {
+                // One already dying (killed by someone else, still closing its files) keeps
+                // its own cause.
+                let flags = stat_fields(pid).and_then(|f| f.get(6)?.parse::<u64>().ok());
+                ours[k] = flags.is_none_or(|f| f & PF_EXITING == 0);
+                // SAFETY: our own child, not reaped yet.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+        (statuses, ours)
+    }
+
     fn kill_all(&self) {
         for &(_, _, pid) in &self.pids {
             // SAFETY: signalling our own unreaped child (its pid cannot have been recycled).
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
+    }
+
+    /// The status of `pid` once it has exited, reaped; `None` if it has not by `deadline`.
+    fn reap_by(pid: libc::pid_t, deadline: Instant) -> Option<i32> {
+        let mut status = None;
+        super::wait_until(deadline, || {
+            status = Self::reap(pid, libc::WNOHANG);
+            status.is_some()
+        });
+        status
     }
 
     fn reap(pid: libc::pid_t, flags: i32) -> Option<i32> {
@@ -249,6 +309,7 @@ impl<T: Transport> Children<T> {
                 token::EXIT_STOPPED | token::EXIT_UPSTREAM_GONE | token::EXIT_DOWNSTREAM_GONE => {
                     return None
                 }
+                token::EXIT_ERRNO => token::failure::<T>(&self.slots[r * self.procs + i]),
                 code => format!("exited with status {code}"),
             }
         };
@@ -278,7 +339,7 @@ impl<T: Transport> Members for Children<T> {
             return None;
         }
         // Leaving after STOP is the normal end; any other exit is a death or its cascade.
-        let mut cascade = None;
+        let mut cascade: Option<String> = None;
         for &(r, i, pid) in &self.pids {
             let Some((code, value)) = Self::peek(pid) else {
                 continue;
@@ -300,7 +361,10 @@ impl<T: Transport> Members for Children<T> {
                 }
             }
         }
-        cascade
+        let cascade = cascade?;
+        let mut seen = self.cascade_seen.lock().unwrap_or_else(|p| p.into_inner());
+        let since = *seen.get_or_insert_with(Instant::now);
+        (since.elapsed() >= CASCADE_GRACE).then_some(cascade)
     }
 
     fn abort(&self, why: &str) {
@@ -310,14 +374,7 @@ impl<T: Transport> Members for Children<T> {
                 .pids
                 .iter()
                 .filter(|(_, _, pid)| {
-                    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                        .ok()
-                        .and_then(|s| {
-                            s.rsplit(')')
-                                .next()
-                                .map(|t| t.trim_start().starts_with('T'))
-                        })
-                        .unwrap_or(false)
+                    stat_fields(*pid).is_some_and(|f| f.first().is_some_and(|s| s == "T"))
                 })
                 .map(|(r, i, pid)| format!("participant {i} of ring {r} (pid {pid}) is stopped"))
                 .collect();
@@ -337,39 +394,49 @@ impl<T: Transport> Members for Children<T> {
 
     fn finish(mut self: Box<Self>, clean: bool) -> Report {
         let mut failure = self.why.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let mut statuses = vec![None; self.pids.len()];
-        if !clean {
-            // A dead participant takes its neighbours with it (EOF, EPIPE): give the cascade a
-            // moment, so that the statuses show who went first rather than our SIGKILL.
-            let deadline = Instant::now() + Duration::from_millis(200);
-            while Instant::now() < deadline && statuses.iter().any(Option::is_none) {
-                for (k, &(_, _, pid)) in self.pids.iter().enumerate() {
-                    if statuses[k].is_none() {
-                        statuses[k] = Self::reap(pid, libc::WNOHANG);
-                    }
+        let (statuses, mut ours) = if clean {
+            (vec![None; self.pids.len()], vec![false; self.pids.len()])
+        } else {
+            self.cascade_then_kill()
+        };
+        let deadline = Instant::now() + super::LEAVE_BOUND;
+        let killed_by = deadline + super::LEAVE_BOUND;
+        let mut stuck = Vec::new();
+        for (k, &(r, i, pid)) in self.pids.iter().enumerate() {
+            let status = statuses[k].or_else(|| Self::reap_by(pid, deadline));
+            // Told to stop and still there: the ring came down, so it goes the hard way.
+            let status = status.or_else(|| {
+                ours[k] = true;
+                // SAFETY: our own child, not reaped yet.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                Self::reap_by(pid, killed_by)
+            });
+            match status {
+                Some(status) if failure.is_none() && !ours[k] => {
+                    failure = self.describe(r, i, pid, status);
                 }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            for (k, &(_, _, pid)) in self.pids.iter().enumerate() {
-                if statuses[k].is_none() {
-                    // SAFETY: our own child, not reaped yet.
-                    unsafe { libc::kill(pid, libc::SIGKILL) };
-                }
+                Some(_) => {}
+                None => stuck.push(format!("{i} of ring {r} (pid {pid})")),
             }
         }
-        for (k, &(r, i, pid)) in self.pids.iter().enumerate() {
-            let status = statuses[k].or_else(|| Self::reap(pid, 0)).unwrap_or(0);
-            if failure.is_none() {
-                failure = self.describe(r, i, pid, status);
-            }
+        if !stuck.is_empty() && failure.is_none() {
+            failure = Some(stuck_message(&stuck));
         }
         self.pids.clear();
         let report = super::report(&self.slots, self.procs, failure);
-        if let Some(old) = self.fd_limit.take() {
-            sys::restore_fd_limit(old);
-        }
+        self.fd_limit.take();
         report
     }
+}
+
+/// Participants that did not die within `LEAVE_BOUND` of SIGKILL.
+fn stuck_message(stuck: &[String]) -> String {
+    format!(
+        "participants {} did not exit within {} s of SIGKILL and were left unreaped \
+         (uninterruptible sleep? see their state in /proc)",
+        stuck.join(", "),
+        super::LEAVE_BOUND.as_secs()
+    )
 }
 
 /// Every path that drops the children without `finish` (an error while spawning, a panic)
@@ -377,12 +444,11 @@ impl<T: Transport> Members for Children<T> {
 impl<T: Transport> Drop for Children<T> {
     fn drop(&mut self) {
         self.kill_all();
+        let deadline = Instant::now() + super::LEAVE_BOUND;
         for &(_, _, pid) in &self.pids {
-            Self::reap(pid, 0);
+            Self::reap_by(pid, deadline);
         }
-        if let Some(old) = self.fd_limit.take() {
-            sys::restore_fd_limit(old);
-        }
+        self.fd_limit.take();
     }
 }
 

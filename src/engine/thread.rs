@@ -4,12 +4,13 @@
 use super::{check_start, wait_ready, Group, Interrupt, Members, OverAnyTransport, Report, Start};
 use crate::error::{Error, Result};
 use crate::sys::{self, Shared, Slot};
-use crate::token;
+use crate::token::{self, Step};
 use crate::transport::{Scope, Transport};
 use crate::workload::{Shape, Workload};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 /// The participants' code is shallow (the work loop and a syscall); keep 10,000-thread
 /// rings affordable.
@@ -36,6 +37,8 @@ pub fn spawn<T: Transport>(
     mut interrupt: Interrupt,
 ) -> Result<Group> {
     let parallel = cpus.len();
+    // Each ring's inboxes and each driver's overhead ring, as for processes.
+    let fd_limit = sys::ensure_fds(4 * (procs * parallel) as u64)?;
     let slots = Arc::new(Shared::<Slot>::new(procs * parallel)?);
     for s in slots.iter() {
         s.cpu.store(-1, Ordering::Relaxed);
@@ -52,6 +55,7 @@ pub fn spawn<T: Transport>(
         slots: Arc::clone(&slots),
         rings: rings.clone(),
         why: Mutex::new(None),
+        _fd_limit: fd_limit,
     };
     for (r, ring) in rings.iter().enumerate() {
         for i in 1..procs {
@@ -62,16 +66,19 @@ pub fn spawn<T: Transport>(
                 .name(format!("ctxbench-{r}-{i}"))
                 .stack_size(STACK_BYTES)
                 .spawn(move || {
+                    let slot = &slots[r * procs + i];
                     if let Some(c) = cpu {
                         if sys::set_affinity(&sys::cpu_set(c)) != 0 {
-                            return token::EXIT_ERRNO;
+                            return Step::Setup.failed(slot, crate::error::errno());
                         }
                     }
-                    let Ok(work) = Workload::new(shape) else {
-                        return token::EXIT_ERRNO;
+                    let work = match Workload::new(shape) {
+                        Ok(work) => work,
+                        Err(e) => return Step::Setup.failed(slot, e.errno().unwrap_or(0)),
                     };
-                    let _registered = ring.attach(i);
-                    let slot = &slots[r * procs + i];
+                    if let Some(registered) = ring.attach(i) {
+                        registered.until_exit();
+                    }
                     slot.tid.store(sys::gettid(), Ordering::Release);
                     token::participant(&*ring, i, procs, &work, slot, log.as_deref())
                 })
@@ -94,6 +101,8 @@ struct Threads<T: Transport> {
     slots: Arc<Shared<Slot>>,
     rings: Vec<Arc<T>>,
     why: Mutex<Option<String>>,
+    /// Restored once the threads are joined and the rings dropped (field order: last).
+    _fd_limit: sys::FdLimit,
 }
 
 impl<T: Transport> Threads<T> {
@@ -104,17 +113,40 @@ impl<T: Transport> Threads<T> {
         }
     }
 
+    /// Joins every participant thread, waiting at most `LEAVE_BOUND` in all: a thread that
+    /// has not left by then (its wake-up was lost) is left behind, named, rather than waited
+    /// for forever. It holds only `Arc`s to what it uses, so it outlives this safely.
     fn join_all(&mut self) -> Option<String> {
+        let deadline = Instant::now() + super::LEAVE_BOUND;
         let mut failure = None;
-        for (r, i, h) in self.handles.drain(..) {
+        let mut stuck = Vec::new();
+        for (r, i, h) in std::mem::take(&mut self.handles) {
+            if !super::wait_until(deadline, || h.is_finished()) {
+                stuck.push(format!("{i} of ring {r}"));
+                continue;
+            }
             let code = h.join().unwrap_or(token::EXIT_ERRNO);
             if code == token::EXIT_ERRNO && failure.is_none() {
-                failure = Some(format!(
-                    "participant {i} of ring {r} (thread) failed a syscall"
-                ));
+                failure = Some(self.failed(r, i));
             }
         }
+        if !stuck.is_empty() {
+            return Some(format!(
+                "participant threads {} did not leave within {} s of being told to stop and were \
+                 left running (their wake-up was lost)",
+                stuck.join(", "),
+                super::LEAVE_BOUND.as_secs()
+            ));
+        }
         failure
+    }
+
+    fn failed(&self, r: usize, i: usize) -> String {
+        let slot = &self.slots[r * self.procs + i];
+        format!(
+            "participant {i} of ring {r} (thread) {}",
+            token::failure::<T>(slot)
+        )
     }
 }
 
@@ -124,14 +156,20 @@ impl<T: Transport> Members for Threads<T> {
     }
 
     fn casualty(&self) -> Option<String> {
-        self.handles
+        let exit = |r: usize, i: usize| self.slots[r * self.procs + i].exit.load(Ordering::Acquire);
+        let gone: Vec<_> = self
+            .handles
             .iter()
-            .find(|(r, i, h)| {
-                h.is_finished()
-                    && self.slots[r * self.procs + i].exit.load(Ordering::Acquire)
-                        != token::EXIT_STOPPED
-            })
-            .map(|(r, i, _)| format!("participant {i} of ring {r} (thread) left mid-run"))
+            .filter(|(r, i, h)| h.is_finished() && exit(*r, *i) != token::EXIT_STOPPED)
+            .map(|(r, i, _)| (*r, *i))
+            .collect();
+        // The one that failed a syscall is the cause; its neighbours left because of it.
+        match gone.iter().find(|&&(r, i)| exit(r, i) == token::EXIT_ERRNO) {
+            Some(&(r, i)) => Some(self.failed(r, i)),
+            None => gone
+                .first()
+                .map(|(r, i)| format!("participant {i} of ring {r} (thread) left mid-run")),
+        }
     }
 
     fn abort(&self, why: &str) {
@@ -159,5 +197,66 @@ impl<T: Transport> Drop for Threads<T> {
             self.poison();
             self.join_all();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::pipe::Pipe;
+    use crate::transport::{Hop, HopError};
+    use crate::wire::STOP;
+
+    /// Pipes whose hop into participant 0's inbox fails, as a full signal queue makes
+    /// `tgkill` fail: only STOP gets through.
+    struct RefusesToken0(Pipe);
+
+    impl Transport for RefusesToken0 {
+        const NAME: &'static str = "refuses-0";
+        fn ring(n: usize, scope: Scope) -> Result<Self> {
+            Pipe::ring(n, scope).map(RefusesToken0)
+        }
+        fn recv(&self, i: usize) -> Hop<u32> {
+            self.0.recv(i)
+        }
+        fn send(&self, i: usize, token: u32) -> Hop<()> {
+            if i == 0 && token != STOP {
+                return Err(HopError::Errno(libc::EAGAIN));
+            }
+            self.0.send(i, token)
+        }
+        fn explain(errno: i32) -> Option<&'static str> {
+            (errno == libc::EAGAIN).then_some("the test's limit")
+        }
+    }
+
+    #[test]
+    fn a_participant_that_fails_a_send_is_named_with_the_errno_and_its_meaning() {
+        let cpus = [vec![None; 3]];
+        let group =
+            spawn::<RefusesToken0>(3, Shape::every_word(0).unwrap(), false, &cpus, &mut || {
+                false
+            })
+            .unwrap();
+        let (mut rings, members) = (group.rings, group.members);
+        std::thread::scope(|s| {
+            let driver = s.spawn(|| rings[0].trips(10));
+            let why = loop {
+                if let Some(why) = members.casualty() {
+                    break why;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            };
+            assert_eq!(
+                why,
+                "participant 2 of ring 0 (thread) could not pass the token on: Resource \
+                 temporarily unavailable (os error 11): the test's limit"
+            );
+            members.abort(&why);
+            assert!(driver.join().unwrap().is_err());
+        });
+        drop(rings);
+        let report = members.finish(false);
+        assert!(report.failure.unwrap().contains("the test's limit"));
     }
 }

@@ -3,8 +3,9 @@
 //! conversion, error mapping, arrays) are shared.
 
 use super::{
-    by_repetition, count_arg, engine_transport, fixed_repetitions_arg, int_arg, ints,
-    max_repetitions_arg, set_stop_items, size_kb_arg, stop_rule, to_py, warmup_arg,
+    by_repetition, count_arg, engine_transport, fixed_repetitions_arg, int_arg, ints, items,
+    max_repetitions_arg, max_time_arg, min_time_arg, precision_arg, set_stop_items, size_kb_arg,
+    stop_rule, timeout_arg, to_py, warmup_arg,
 };
 use crate::config::{self, Config, Plan, PASSES, PER_CLASS};
 use crate::error::Error;
@@ -12,7 +13,7 @@ use crate::matrix::{Cell, Matrix, MatrixConfig, Memory, CELL_MAX_TIME, CELL_MIN_
 use crate::stop::{self, Stop};
 use crate::topology::{CacheShare, Cpu, Relation, Topology};
 use numpy::{IntoPyArray, PyArray2};
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
 use std::path::Path;
@@ -135,20 +136,23 @@ fn cpus_arg(obj: &Bound<'_, PyAny>) -> PyResult<Option<Vec<usize>>> {
     if obj.is_none() {
         return Ok(None);
     }
-    let wrong = || {
-        let type_name = obj.get_type().name().map(|n| n.to_string());
-        PyTypeError::new_err(format!(
-            "cpus: expected a sequence of CPU ids or None, got {}",
-            type_name.unwrap_or_default()
-        ))
-    };
-    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBool>() {
-        return Err(wrong());
+    let expected = "a sequence of CPU ids or None";
+    if obj.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err(format!(
+            "cpus: expected {expected}, got bool"
+        )));
     }
-    let items = obj.try_iter().map_err(|_| wrong())?;
-    items
+    // Each CPU once, so no more than an affinity mask holds.
+    let most = libc::CPU_SETSIZE as usize;
+    let ids = items(obj, "cpus", expected, most)?;
+    if ids.len() > most {
+        return Err(PyValueError::new_err(format!(
+            "cpus: lists more than {most} CPU ids, each CPU once at most"
+        )));
+    }
+    ids.iter()
         .map(|item| {
-            let id = int_arg(&item?, "cpus")?;
+            let id = int_arg(item, "cpus")?;
             usize::try_from(id).map_err(|_| {
                 to_py(
                     Error::invalid("cpus", format!("CPU ids are >= 0, got {id}")),
@@ -205,12 +209,12 @@ fn matrix<'py>(
     transport: &str,
     #[pyo3(from_py_with = size_kb_arg)] size_kb: usize,
     #[pyo3(from_py_with = fixed_repetitions_arg)] repetitions: Option<usize>,
-    precision: f64,
-    max_time: f64,
+    #[pyo3(from_py_with = precision_arg)] precision: f64,
+    #[pyo3(from_py_with = max_time_arg)] max_time: f64,
     #[pyo3(from_py_with = max_repetitions_arg)] max_repetitions: usize,
     #[pyo3(from_py_with = warmup_arg)] warmup: usize,
-    min_time: Option<f64>,
-    timeout: f64,
+    #[pyo3(from_py_with = min_time_arg)] min_time: Option<f64>,
+    #[pyo3(from_py_with = timeout_arg)] timeout: f64,
     record_hops: bool,
     #[pyo3(from_py_with = per_class_arg)] per_class: Option<usize>,
     #[pyo3(from_py_with = passes_arg)] passes: usize,

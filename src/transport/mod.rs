@@ -57,6 +57,12 @@ pub trait Transport: Sized + Send + Sync + 'static {
     /// Puts `token` into participant `i`'s inbox. Raw syscalls only.
     fn send(&self, i: usize, token: u32) -> Hop<()>;
 
+    /// What an errno of `send`/`recv` means for this transport and what the user can do,
+    /// where that is more than the errno's own text (a limit peculiar to the transport).
+    fn explain(_errno: i32) -> Option<&'static str> {
+        None
+    }
+
     /// The descriptors participant `i` of an `n`-ring uses; a forked child closes all others.
     fn fds(&self, _i: usize, _n: usize) -> [RawFd; 2] {
         [-1, -1]

@@ -2,11 +2,18 @@
 //! then `tgkill` sends a real-time signal to the receiver's thread, which sleeps in
 //! `sigwaitinfo` with the signal blocked. No handler is ever installed, and the signal is
 //! thread-directed, so no other thread of the caller can see it.
+//!
+//! Real-time signals queue against RLIMIT_SIGPENDING (`ulimit -i`), counted per user: when it
+//! is reached, `tgkill` fails with EAGAIN and the hop fails with that cause named. STOP must
+//! get through all the same, or a ring could not be torn down: when its signal cannot be
+//! queued it goes as `SIGSTKFLT`, a standard signal (the kernel delivers those without queue
+//! space) that nothing else uses, blocked and awaited beside the token's.
 
 use super::word::{Wake, WordRing};
 use super::{Hop, HopError, Scope};
 use crate::error::Result;
 use crate::sys::{self, Blocked, Shared};
+use crate::wire::STOP;
 use std::ptr;
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
@@ -24,6 +31,22 @@ fn signal_number() -> i32 {
     libc::SIGRTMIN() + 7
 }
 
+/// What carries STOP when the queue is full: unused by the kernel and by common runtimes,
+/// and a standard signal, so sending it never fails for want of queue space.
+const STOP_FALLBACK: i32 = libc::SIGSTKFLT;
+
+impl SignalWake {
+    fn tgkill(&self, i: usize, sig: i32) -> i64 {
+        let (tgid, tid) = (
+            self.tgid[i].load(Ordering::Relaxed),
+            self.tid[i].load(Ordering::Acquire),
+        );
+        // SAFETY: tgkill with ids the receiver registered; a stale id fails with ESRCH
+        // (the tgid check guards against a recycled tid).
+        unsafe { libc::syscall(libc::SYS_tgkill, tgid, tid, sig) }
+    }
+}
+
 impl Wake for SignalWake {
     const NAME: &'static str = "signal";
     /// Real-time signals queue, up to RLIMIT_SIGPENDING: consume one per token.
@@ -38,7 +61,7 @@ impl Wake for SignalWake {
     }
 
     fn attach(&self, i: usize) -> Option<Blocked> {
-        let guard = Blocked::new(self.sig);
+        let guard = Blocked::all(&[self.sig, STOP_FALLBACK]);
         // SAFETY: no arguments.
         self.tgid[i].store(unsafe { libc::getpid() }, Ordering::Relaxed);
         self.tid[i].store(sys::gettid(), Ordering::Release);
@@ -46,27 +69,21 @@ impl Wake for SignalWake {
     }
 
     fn wait(&self, _i: usize, _word: &AtomicU32) -> Hop<()> {
+        let set = sys::sigset(&[self.sig, STOP_FALLBACK]);
         // SAFETY: a signal set built locally; sigwaitinfo with a null info pointer.
-        let rc = unsafe {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, self.sig);
-            libc::sigwaitinfo(&set, ptr::null_mut())
-        };
+        let rc = unsafe { libc::sigwaitinfo(&set, ptr::null_mut()) };
         if rc == -1 && crate::error::errno() != libc::EINTR {
             return super::errno_hop();
         }
         Ok(())
     }
 
-    fn wake(&self, i: usize, _word: &AtomicU32) -> Hop<()> {
-        let (tgid, tid) = (
-            self.tgid[i].load(Ordering::Relaxed),
-            self.tid[i].load(Ordering::Acquire),
-        );
-        // SAFETY: tgkill with ids the receiver registered; a stale id fails with ESRCH
-        // (the tgid check guards against a recycled tid).
-        let rc = unsafe { libc::syscall(libc::SYS_tgkill, tgid, tid, self.sig) };
+    fn wake(&self, i: usize, word: &AtomicU32) -> Hop<()> {
+        let mut rc = self.tgkill(i, self.sig);
+        if rc == -1 && crate::error::errno() == libc::EAGAIN && word.load(Ordering::Acquire) == STOP
+        {
+            rc = self.tgkill(i, STOP_FALLBACK);
+        }
         if rc == -1 {
             return match crate::error::errno() {
                 libc::ESRCH => Err(HopError::Closed),
@@ -74,6 +91,14 @@ impl Wake for SignalWake {
             };
         }
         Ok(())
+    }
+
+    fn explain(errno: i32) -> Option<&'static str> {
+        (errno == libc::EAGAIN).then_some(
+            "queued-signal limit reached: every token in flight is a queued real-time signal, \
+             and this user's limit (RLIMIT_SIGPENDING, `ulimit -i`) is used up; raise it or \
+             use another transport",
+        )
     }
 }
 

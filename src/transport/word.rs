@@ -22,6 +22,10 @@ pub trait Wake: Sized + Send + Sync + 'static {
     /// Sleeps while `word` may still be EMPTY; spurious returns are fine.
     fn wait(&self, i: usize, word: &AtomicU32) -> Hop<()>;
     fn wake(&self, i: usize, word: &AtomicU32) -> Hop<()>;
+    /// See `Transport::explain`.
+    fn explain(_errno: i32) -> Option<&'static str> {
+        None
+    }
 }
 
 pub struct WordRing<W: Wake> {
@@ -46,6 +50,10 @@ impl<W: Wake> Transport for WordRing<W> {
 
     fn attach(&self, i: usize) -> Option<Blocked> {
         self.wake.attach(i)
+    }
+
+    fn explain(errno: i32) -> Option<&'static str> {
+        W::explain(errno)
     }
 
     #[inline]

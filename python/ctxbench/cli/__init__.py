@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 from collections.abc import Sequence
 
+from .._core import __version__
 from . import _matrix, _measure, _workflow
+
+# Exit status of a writer whose reader went away (128 + SIGPIPE), as `yes | head` gives.
+BROKEN_PIPE = 141
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ctxbench", description="Context-switch benchmarks.")
+    p.add_argument("--version", action="version", version=f"ctxbench {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     _measure.add_parsers(sub)
     _workflow.add_parsers(sub)
@@ -19,13 +26,47 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
     try:
         return int(args.func(args))
+    except BrokenPipeError:
+        # `ctxbench info | head`: the reader has what it wanted. Quietly, also for the
+        # interpreter's final flush of stdout.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BROKEN_PIPE
     # ImportError: an optional extra is missing; its message says what to install.
     except (ValueError, TypeError, OSError, RuntimeError, ImportError) as e:
-        print(f"ctxbench: error: {e}", file=sys.stderr)
+        print(f"ctxbench: error: {in_flags(str(e), p, args.command)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("ctxbench: interrupted", file=sys.stderr)
         return 130
+
+
+def _flags_of(p: argparse.ArgumentParser, command: str) -> dict[str, str]:
+    """Python parameter name -> the command's flag for it (``size_kb`` -> ``-s``)."""
+    found: dict[str, str] = {}
+    for action in p._actions:  # argparse keeps no public list
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            for a in action.choices[command]._actions:
+                if a.option_strings:
+                    longest = max(a.option_strings, key=len)
+                    found.setdefault(a.dest, longest)
+    return found
+
+
+def in_flags(message: str, p: argparse.ArgumentParser, command: str) -> str:
+    """An API error in the command's words: ``placement='single'`` is ``--placement single``
+    and a leading ``size_kb:`` is ``-s:``, where the command has such a flag."""
+    flags = _flags_of(p, command)
+
+    def call(m: re.Match[str]) -> str:
+        flag = flags.get(m[1])
+        return f"{flag} {m[2]}" if flag else m[0]
+
+    message = re.sub(r"\b([a-z_]+)='([^']*)'", call, message)
+    head, sep, rest = message.partition(": ")
+    if sep and head in flags:
+        return f"{flags[head]}: {rest}"
+    return message

@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from .. import _core
+from .._format import us
 from . import _flags
 
 PLOT_KINDS = ("lat_ctx", "compare", "sizes", "distribution", "machines", "matrix")
@@ -197,7 +198,7 @@ def _table(df: Any) -> str:
     )
     rows = [header] + [
         (engine, transport, str(placement), f"{size}k", str(parallel), str(procs),
-         f"{r.median_us:.2f}", f"{100 * r.cv:.1f}", str(r.verdict))
+         us(r.median_us), f"{100 * r.cv:.1f}", str(r.verdict))
         for (engine, transport, placement, parallel, size, procs), r in points.iterrows()
     ]  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
@@ -212,12 +213,12 @@ def _table(df: Any) -> str:
 def _xgraph(df: Any) -> str:
     """lat_ctx's text per series: a '"size=..k ovr=..' title (the median overhead of the
     series' samples) and "procs µs" lines, blocks separated by a blank line."""
+    from .. import xgraph
+
     blocks = []
     for (_, _, _, _, size), g in df.groupby(_SERIES, sort=False):
         points = g.groupby("procs", sort=False)["latency_us"].first()
-        lines = [f'"size={size}k ovr={g["overhead_us"].median():.2f}']
-        lines += [f"{procs} {us:.2f}" for procs, us in points.items()]
-        blocks.append("\n".join(lines) + "\n")
+        blocks.append(xgraph.block(size, g["overhead_us"].median(), points.items()))
     return "\n".join(blocks)
 
 

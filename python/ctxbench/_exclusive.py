@@ -1,0 +1,173 @@
+"""One measurement at a time per kernel: two rings measured at once (threads of one process,
+pytest-xdist workers, two notebooks, two fleet sweeps sharing a cluster) share the CPUs and
+both read high without a word. Every measuring call holds this lock while the core runs.
+
+The lock is an ``flock`` on a file in a directory only this user can enter (``/run/user/UID``
+when the login session has one, else ``/tmp/ctxbench-UID``, created 0700 and refused when it
+is anyone else's or a symlink), so another user can neither hold it nor break it by
+replacing the file. The kernel drops the lock of a process that dies. Waiting is bounded
+(``PATIENCE``) and names the holder. Other users' measurements are not excluded: on a
+shared host that is the administrator's scheduling.
+
+The lock is this kernel's: ``metadata.machine_identity()["kernel"]``, the boot id's hash
+(``$CTXBENCH_BOOT_ID`` replaces the boot id: the fleet's way of faking several machines on
+one).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import stat
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .metadata import machine_identity
+
+# Seconds a measurement waits for another to finish before it gives up, naming the holder.
+PATIENCE = 600.0
+# Between tries: short, so that a waiter gets in between the points of a running sweep.
+_POLL = (0.001, 0.02)
+
+
+class MachineBusy(TimeoutError):
+    """Another measurement held the kernel's lock for longer than the patience given."""
+
+
+def kernel_id() -> str:
+    """The kernel the lock is for (``metadata.machine_identity``)."""
+    return machine_identity()["kernel"]
+
+
+def _private(path: Path) -> str | None:
+    """Why ``path`` is not a directory only this user can use, or None."""
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        return str(e)
+    if not stat.S_ISDIR(st.st_mode):
+        return "not a directory (or a symlink)"
+    if st.st_uid != os.geteuid():
+        return f"owned by uid {st.st_uid}"
+    if st.st_mode & 0o077:
+        return f"mode {stat.S_IMODE(st.st_mode):04o} lets others in"
+    return None
+
+
+def lock_dir() -> Path:
+    """This user's private directory for the lock; OSError naming why there is none."""
+    uid = os.geteuid()
+    run = Path(f"/run/user/{uid}")
+    if _private(run) is None:
+        candidate = run / "ctxbench"
+    else:
+        candidate = Path(f"/tmp/ctxbench-{uid}")
+    try:
+        os.mkdir(candidate, 0o700)
+    except FileExistsError:
+        pass
+    why = _private(candidate)
+    if why is not None:
+        raise OSError(errno.EACCES, f"{candidate} is not this user's private directory: {why}")
+    return candidate
+
+
+def _holder(fd: int) -> str:
+    """Who holds the lock, as its holder wrote it: "pid 123 (python, state S) since 10:02:03"."""
+    try:
+        text = os.pread(fd, 200, 0).decode(errors="replace").split()
+        pid, since = int(text[0]), float(text[1])
+    except (OSError, ValueError, IndexError):
+        return "another process"
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            head, _, rest = f.read().rpartition(")")
+        who = f"pid {pid} ({head.partition('(')[2]}, state {rest.split()[0]})"
+    except OSError:
+        who = f"pid {pid}"
+    return f"{who} since {time.strftime('%H:%M:%S', time.localtime(since))}"
+
+
+def _try(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+
+
+def _acquire(fd: int, gate: int, patience: float, path: Path) -> None:
+    """Takes the lock on ``fd``, waiting at most ``patience`` seconds. A waiter first takes
+    the gate and holds it while it waits, so that a holder which releases and takes the
+    lock again at once (a sweep between points) lets the waiter in first."""
+    deadline = time.monotonic() + patience
+    pause = _POLL[0]
+    gated = False
+    try:
+        while True:
+            gated = gated or _try(gate)
+            if gated and _try(fd):
+                return
+            if time.monotonic() >= deadline:
+                raise MachineBusy(
+                    errno.ETIMEDOUT,
+                    f"another ctxbench measurement on this machine ({_holder(fd)}) still holds "
+                    f"{path} after {patience:g} s: measurements wait for each other, since two "
+                    "at once both read high; stop it or wait for it",
+                )
+            time.sleep(pause)  # Ctrl-C raises here
+            pause = min(2 * pause, _POLL[1])
+    finally:
+        if gated:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+
+
+# Measurements of this process that hold the lock now, per thread: a measuring call made
+# while this thread already holds it (a callback, a nested sweep) must not wait for itself.
+_held = threading.local()
+
+
+@contextmanager
+def measuring(patience: float = PATIENCE) -> Iterator[None]:
+    """Holds this kernel's measuring lock for the block (see the module's docstring)."""
+    if getattr(_held, "depth", 0):
+        _held.depth += 1
+        try:
+            yield
+        finally:
+            _held.depth -= 1
+        return
+    try:
+        directory = lock_dir()
+        path = directory / f"kernel-{kernel_id()}.lock"
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(path, flags, 0o600)
+    except OSError as e:
+        warnings.warn(
+            f"ctxbench: measuring without the machine lock ({e}); another measurement at "
+            "the same time would make both read high",
+            UserWarning,
+            stacklevel=3,
+        )
+        yield
+        return
+    gate = -1
+    try:
+        gate = os.open(directory / f"kernel-{kernel_id()}.gate", flags, 0o600)
+        _acquire(fd, gate, patience, path)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {time.time():.0f}\n".encode(), 0)
+        _held.depth = 1
+        try:
+            yield
+        finally:
+            _held.depth = 0
+    finally:
+        if gate >= 0:
+            os.close(gate)
+        os.close(fd)  # releases the lock
