@@ -387,7 +387,7 @@ fn timed(
     check: &mut dyn FnMut() -> Result<()>,
 ) -> Result<Span> {
     let step = total.div_ceil(chunks.max(1)).max(1);
-    let (t, c) = (Instant::now(), clock::ticks());
+    let start = clock::stamp();
     let mut left = total;
     while left > 0 {
         let k = left.min(step);
@@ -397,8 +397,10 @@ fn timed(
             check()?;
         }
     }
-    let (ns, c1) = (t.elapsed().as_nanos() as f64, clock::ticks());
-    let ticks = clock::tsc().map_or(0.0, |tsc| (c1 - c) as f64 - tsc.read_cost);
+    // Stamps, not two separate reads: a preemption between reading one clock and the other
+    // would make the nanoseconds and the cycles of this repetition disagree by that much.
+    let (ns, ticked) = start.to(clock::stamp());
+    let ticks = clock::tsc().map_or(0.0, |tsc| ticked as f64 - tsc.read_cost);
     Ok(Span { ns, ticks })
 }
 
