@@ -22,23 +22,16 @@ hop), so re-run on a quiet one before reading the targets.
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import statistics
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-# benches/ holds a statistics.py of its own, and a script's folder comes first on sys.path:
-# take it off while the standard library's statistics is imported (reference.py then finds
-# that one in sys.modules), and put it back last, for reference.py.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-import argparse  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-
-sys.path.append(str(HERE))
-from reference import build, ctxbench_cmd, cv  # noqa: E402
+from reference import build, ctxbench_cmd, cv
 
 SECTIONS = ("256", "1mb", "zero", "knee")
 

@@ -75,8 +75,11 @@ html_theme = "furo"
 html_title = f"ctxbench {release}"
 html_static_path: list[str] = []
 
-# Progress bars are for people at a terminal, not for a docs build.
+# Progress bars are for people at a terminal, not for a docs build; and the examples' short
+# runs stay out of the machine's run history (`ctxbench._history`), which they would teach
+# that runs of a point differ as much as 0.05-second runs do.
 os.environ.setdefault("CI", "true")
+os.environ.setdefault("CTXBENCH_HISTORY", "off")
 
 
 def _draw_gallery(app: object) -> None:

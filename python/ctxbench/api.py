@@ -56,13 +56,14 @@ def ring(
     work, in one thread with hot caches) is measured in repetitions interleaved with the ring's.
 
     When to stop: by default each point measures blocks of short repetitions until the 95 %
-    interval of its median, built from the spread between blocks, lies within ± ``precision``
-    × median, or ``max_repetitions`` or ``max_time`` seconds of measuring are reached
-    (``result.stopped`` says which). ``repetitions=N`` makes exactly N instead, each followed
-    by its own overhead repetition: lmbench's way (lat_ctx makes 11). ``min_time`` is the
-    length of one timed repetition in seconds (None: 0.005 in precision mode, 0.05 with a
-    fixed count); ``timeout`` the seconds without progress after which a ring counts as hung
-    and is killed.
+    interval of its median (blocks, ring instances and, from ``history``, runs) lies within
+    ± ``precision`` × median, or the spread between runs alone keeps it wider, or
+    ``max_repetitions`` or ``max_time`` seconds of measuring are reached (``result.stopped``
+    says which). ``repetitions=N`` makes exactly N instead, each followed by its own overhead
+    repetition: lmbench's way (lat_ctx makes 11). ``min_time`` is the length of one timed
+    repetition in seconds (None: ``ctxbench.PRECISION_MIN_TIME`` in precision mode,
+    ``ctxbench.FIXED_MIN_TIME`` with a fixed count); ``timeout`` the seconds without progress
+    after which a ring counts as hung and is killed.
 
     ``history``: no single run can see how much the next one will differ (the machine's
     drift over seconds to hours); earlier runs of the same points on this machine can. With

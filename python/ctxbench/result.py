@@ -33,7 +33,9 @@ class RingResult:
     (``repetitions_made``), and a point's column is NaN below its last repetition.
     ``stopped`` says, per point, why measuring ended: "repetitions" (the fixed count),
     "precision" (the 95 % interval of the median within ± ``precision`` × median),
-    "max_repetitions" or "time_cap" (``max_time`` seconds of measuring).
+    "run_spread" (the spread between runs on this machine alone keeps the interval wider, and
+    measuring on would not narrow it), "max_repetitions" or "time_cap" (``max_time`` seconds
+    of measuring).
     """
 
     kind: ClassVar[str] = "ring"
