@@ -5,6 +5,7 @@ processes on 127.0.0.1, started and killed here. Machines are faked with $CTXBEN
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -354,6 +355,13 @@ def test_a_wait_that_is_no_positive_number_of_seconds_is_named(
     with pytest.raises(ValueError, match=rf"^{name}: must be"):
         fleet.matrix(None, {}, scheduler="tcp://127.0.0.1:9", **bad)
     assert not out.exists()
+
+
+def test_a_fleet_matrix_refuses_endless_or_unordered_cpus_before_connecting() -> None:
+    with pytest.raises(ValueError, match="^cpus: lists more than"):
+        fleet.matrix(itertools.count(), {}, scheduler="tcp://127.0.0.1:9")
+    with pytest.raises(TypeError, match="^cpus: expected a sequence of CPU ids"):
+        fleet.matrix({0, 1}, {}, scheduler="tcp://127.0.0.1:9")
 
 
 class _Peer:

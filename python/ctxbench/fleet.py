@@ -490,7 +490,8 @@ def matrix(
         raise ValueError("fleet matrix: give exactly one of scheduler= and client=")
     _check_seconds(connect_timeout=connect_timeout, poll=poll)
     require("pandas", "ctxbench.matrix on a fleet")
-    task = {"cpus": None if cpus is None else [int(c) for c in cpus], **args}
+    ids = None if cpus is None else grids.listed("cpus", cpus, "CPU ids")
+    task = {"cpus": None if ids is None else [int(c) for c in ids], **args}
     json.dumps(task)  # the arguments must travel: fail here, not there
     own = client is None
     if own:
