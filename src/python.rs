@@ -719,7 +719,7 @@ fn phases_dict<'py>(py: Python<'py>, phase_s: &[Phases]) -> PyResult<Bound<'py, 
     Ok(phases)
 }
 
-/// The working set's field of a ring result (issue 19), beside the stride `config_dict`
+/// The working set's field of a ring result beside the stride `config_dict`
 /// records: per point the smallest resident private KiB of any participant's array (-1:
 /// unknown).
 fn working_set_items(

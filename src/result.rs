@@ -42,7 +42,7 @@ pub struct RingSummary {
     /// Per switch, from hardware counters; `None` with the reason where unavailable.
     pub cycles_per_switch: Option<Vec<f64>>,
     pub instructions_per_switch: Option<Vec<f64>>,
-    /// Last-level cache misses and data-TLB read misses per switch (issue 19), same rule.
+    /// Last-level cache misses and data-TLB read misses per switch, same rule.
     pub cache_misses_per_switch: Option<Vec<f64>>,
     pub dtlb_misses_per_switch: Option<Vec<f64>>,
     pub hardware_unavailable: Option<String>,
@@ -71,7 +71,7 @@ pub struct RingSummary {
     pub stopped: Vec<Stopped>,
     pub block: Vec<usize>,
     pub instance_blocks: Vec<Vec<usize>>,
-    /// The working set, proven (issue 19): per point, the smallest KiB of any participant's
+    /// The working set, proven: per point, the smallest KiB of any participant's
     /// array found resident and its own after measuring; `None` where pagemap is unreadable.
     /// Below `size_kb` it warns (zero page, swapped, still shared with a parent).
     pub resident_kb: Vec<Option<u64>>,
