@@ -46,7 +46,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import CancelledError
 from typing import TYPE_CHECKING, Any
 
@@ -409,13 +409,7 @@ def _sweep(
                         todo[machine] = []
                         unmeasured.setdefault(w["worker"], []).extend(p.label() for p in lost)
         finally:
-            for future in running:  # interrupted: leave nothing queued on the cluster
-                try:
-                    future.cancel()
-                except Exception:  # noqa: BLE001 - the connection may be what failed
-                    pass
-            if bar is not None:
-                bar.close()
+            _wind_down(running, bar)
     except (OSError, TimeoutError, CancelledError) as e:
         # The scheduler (or the connection to it) is gone: say what is safe, in one line.
         raise FleetError(_lost(address, e, len(book) - before, out)) from None
@@ -579,13 +573,7 @@ def _matrix_tasks(
             if running:
                 time.sleep(poll)
     finally:
-        for future in running:  # interrupted: leave nothing queued on the cluster
-            try:
-                future.cancel()
-            except Exception:  # noqa: BLE001 - the connection may be what failed
-                pass
-        if bar is not None:
-            bar.close()
+        _wind_down(running, bar)
     return done, lost, failed
 
 
@@ -635,3 +623,15 @@ def select(data: Any, who: str) -> pd.DataFrame:
         return rows.reset_index(drop=True)
     known = sorted({str(v) for c in columns for v in df[c].dropna().unique()})
     raise ValueError(f"no machine, worker or host is called {who!r}; known: {', '.join(known)}")
+
+
+def _wind_down(running: Iterable[Any], bar: Any) -> None:
+    """Cancels what is still queued on the cluster (after an interrupt or a lost scheduler,
+    nothing may stay there) and closes the progress bar."""
+    for future in running:
+        try:
+            future.cancel()
+        except Exception:  # noqa: BLE001 - the connection may be what failed
+            pass
+    if bar is not None:
+        bar.close()
