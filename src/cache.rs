@@ -92,6 +92,7 @@ fn check(
             let cfg = Config {
                 size_kb,
                 stop: Stop::Repetitions(BLOCK_REPETITIONS),
+                observer: base.observer.without_evidence(),
                 ..base.clone()
             };
             cfg.validate().map(|()| cfg)
@@ -285,6 +286,7 @@ mod tests {
             overhead_rounds: vec![1],
             cpus: vec![],
             work_verified: true,
+            accounting: Err("not read in this test".into()),
             counters: Default::default(),
             observed_hops: 0,
             counted_ns: 0.0,

@@ -4,6 +4,7 @@
 
 use crate::engine::{self, Engine, TransportKind};
 use crate::error::{Error, Result};
+use crate::observer::Observer;
 use crate::placement::Placement;
 use crate::stats::RunLevel;
 use crate::stop::{Stop, BLOCK_REPETITIONS, MIN_BLOCKS};
@@ -146,6 +147,8 @@ pub struct Config {
     /// one entry per count in `procs` (empty: nothing known). Widens the interval and stops
     /// a point that measuring longer could not make more precise (`stop::decide`).
     pub run_levels: Vec<Option<RunLevel>>,
+    /// Who watches the timed windows (perf counters stay out of them by default).
+    pub observer: Observer,
 }
 
 /// The stopping rule's parameters, each in its range.
@@ -197,6 +200,7 @@ impl Config {
             plan: Plan::Calibrated { overhead: true },
             record_hops: false,
             run_levels: Vec::new(),
+            observer: Observer::Evidence,
         }
     }
 

@@ -1,14 +1,19 @@
-//! Evidence that the switches happened: kernel software counters (context switches, CPU
-//! migrations) and, where the CPU and hypervisor expose them, hardware counters (cycles,
-//! instructions), read around the measured repetitions for every participant. Built on
-//! `perf-event2`, a maintained binding of perf_event_open.
+//! perf counters on every participant: software ones (context switches, CPU migrations) and,
+//! where the CPU and hypervisor expose them, hardware ones (cycles, instructions, misses).
+//! They are the observer of an evidence repetition, or of the timed windows where asked
+//! (`observer`); after one closes, `settle` keeps the next timed window out of the second the
+//! kernel's perf hooks stay on. Built on `perf-event2`, a maintained binding of
+//! perf_event_open.
 //!
 //! Counting must include the kernel: a context switch happens in kernel mode, so a
 //! user-only counter (all that perf_event_paranoid=2 allows an unprivileged user) reads 0.
 //! Such a counter is reported unavailable, with the reason, never as zero.
 
+use crate::error::{Error, Result};
 use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware, Software};
 use perf_event::{Builder, Counter, Group};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// Totals over the window between `start` and `stop`, for all observed tasks.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -24,6 +29,88 @@ pub struct Totals {
     pub software_unavailable: Option<String>,
     /// Why hardware counters are missing.
     pub hardware_unavailable: Option<String>,
+}
+
+/// Two windows' totals as one (a count is known only where both are).
+impl std::ops::Add for Totals {
+    type Output = Totals;
+
+    fn add(self, other: Totals) -> Totals {
+        let sum = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| a + b);
+        Totals {
+            switches: sum(self.switches, other.switches),
+            migrations: sum(self.migrations, other.migrations),
+            cycles: sum(self.cycles, other.cycles),
+            instructions: sum(self.instructions, other.instructions),
+            cache_misses: sum(self.cache_misses, other.cache_misses),
+            dtlb_misses: sum(self.dtlb_misses, other.dtlb_misses),
+            software_unavailable: self.software_unavailable.or(other.software_unavailable),
+            hardware_unavailable: self.hardware_unavailable.or(other.hardware_unavailable),
+        }
+    }
+}
+
+impl Totals {
+    /// Nothing counted, for the reason given.
+    pub fn unavailable(why: &str) -> Totals {
+        Totals {
+            software_unavailable: Some(why.to_string()),
+            hardware_unavailable: Some(why.to_string()),
+            ..Totals::default()
+        }
+    }
+}
+
+/// Whether this CPU and hypervisor let this process count cycles, kernel side included:
+/// asked once per process (the asking opens and closes one counter on this thread).
+pub fn hardware() -> std::result::Result<(), String> {
+    static HARDWARE: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+    HARDWARE
+        .get_or_init(|| {
+            let probe = Builder::new(Hardware::CPU_CYCLES)
+                .observe_self()
+                .any_cpu()
+                .include_kernel()
+                .build();
+            match probe {
+                Ok(counter) => {
+                    drop(counter);
+                    perf_closed();
+                    Ok(())
+                }
+                Err(e) => Err(reason("hardware counters", &e)),
+            }
+        })
+        .clone()
+}
+
+/// How long the kernel keeps its perf hooks on the context-switch path after the last
+/// per-task event closed (one second, `HZ` jiffies, from a delayed work item), with a margin
+/// for that work item to run.
+pub const HOOKS_LINGER: Duration = Duration::from_millis(1100);
+
+/// When the last perf event this process opened on a task closed.
+static LAST_PERF_CLOSE: Mutex<Option<Instant>> = Mutex::new(None);
+
+/// Remembers that a perf event of ours on a task closed just now.
+pub fn perf_closed() {
+    *LAST_PERF_CLOSE.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+}
+
+/// Waits, before a timed window, until the hooks our last perf event turned on are off again
+/// (nothing when none of ours closed in the last `HOOKS_LINGER`). Returns the seconds waited;
+/// checks `interrupt` every 50 ms.
+pub fn settle(interrupt: &mut dyn FnMut() -> bool) -> Result<f64> {
+    let last = *LAST_PERF_CLOSE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(closed) = last else { return Ok(0.0) };
+    let start = Instant::now();
+    while closed.elapsed() < HOOKS_LINGER {
+        if interrupt() {
+            return Err(Error::Interrupted);
+        }
+        std::thread::sleep((HOOKS_LINGER - closed.elapsed()).min(Duration::from_millis(50)));
+    }
+    Ok(start.elapsed().as_secs_f64())
 }
 
 struct Task {
@@ -159,6 +246,13 @@ impl Counters {
         self.start = self.read();
     }
 
+    /// Whether any counter is open on any task.
+    fn any_open(&self) -> bool {
+        self.tasks
+            .iter()
+            .any(|t| t.software.is_some() || t.hardware.is_some() || t.memory.is_some())
+    }
+
     pub fn stop(&mut self) -> Totals {
         let end = self.read();
         let mut sum = [0u64; 6];
@@ -184,5 +278,29 @@ impl Counters {
                 .clone()
                 .or_else(|| self.memory_unavailable.clone()),
         }
+    }
+}
+
+impl Drop for Counters {
+    fn drop(&mut self) {
+        if self.any_open() {
+            // The counters close right after this, with the fields' own drops.
+            perf_closed();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settle_waits_out_the_hooks_after_a_close() {
+        perf_closed();
+        let t = Instant::now();
+        assert!(settle(&mut || false).unwrap() > 0.0);
+        assert!(t.elapsed() >= HOOKS_LINGER - Duration::from_millis(50));
+        perf_closed();
+        assert_eq!(settle(&mut || true).unwrap_err(), Error::Interrupted);
     }
 }

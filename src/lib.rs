@@ -15,6 +15,7 @@ pub mod hops;
 pub mod matrix;
 pub mod measure;
 pub mod memory;
+pub mod observer;
 pub mod placement;
 pub mod result;
 pub mod ring;

@@ -1,6 +1,7 @@
 //! The measured loop of one ring, run by its participant 0: pin, calibrate, warm up, then
-//! alternate timed ring repetitions with overhead repetitions so that machine drift hits both
-//! alike, and count one more repetition with the kernel counters on.
+//! timed ring repetitions in blocks, each block paired with an overhead repetition, inside
+//! windows whose edges the observer sees; or, in an evidence instance, one untimed
+//! repetition with perf counters on.
 
 use crate::barrier::Barrier;
 use crate::clock;
@@ -14,7 +15,7 @@ use std::time::Instant;
 /// Long repetitions are cut into chunks of about this many seconds so that Ctrl-C and an
 /// aborted run are noticed.
 const CHECK_EVERY_S: f64 = 0.1;
-/// The same for a fixed plan, in trips; also the most trips the counted repetition makes.
+/// The same for a fixed plan, in trips; also the most trips the evidence repetition makes.
 const FIXED_CHUNK_TRIPS: u64 = 10_000;
 /// Untimed trips before timed ring repetitions that follow an overhead repetition or the
 /// warm-up: the ring idled meanwhile, and an idle ring of hundreds of participants comes
@@ -24,13 +25,16 @@ const FIXED_CHUNK_TRIPS: u64 = 10_000;
 const REWARM_DIVISOR: u64 = 8;
 const REWARM_MIN_TRIPS: u64 = 4;
 
-/// Seconds spent in calibration, warm-up, the timed repetitions, and start/teardown.
+/// Seconds spent in calibration, warm-up, the timed repetitions, and start/teardown (the
+/// evidence instance's included); and waiting, before the run's first timed window, for the
+/// kernel's perf hooks to go off (`counters::settle`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Phases {
     pub calibration: f64,
     pub warmup: f64,
     pub measure: f64,
     pub setup_teardown: f64,
+    pub observer_wait: f64,
 }
 
 /// What every driver of one point shares: the configuration, the ring size, the blocks this
@@ -75,35 +79,53 @@ pub struct DriverRun {
     /// The CPU participant 0 was on at the end.
     pub cpu: i32,
     pub phases: Phases,
-    /// Trips of the counted repetition, and its raw per-hop time in ns.
+    /// Trips of the evidence repetition, and its raw per-hop time in ns (0 and NaN in a
+    /// timed instance).
     pub counted_trips: u64,
     pub counted_ns: f64,
+    /// Trips the ring made inside the timed windows (the observer's windows).
+    pub window_trips: u64,
 }
+
+/// What participant 0 of ring 0 tells the point's observer: where each timed window starts
+/// and ends (outside the timed interval), and where the evidence repetition runs. The
+/// drivers of other rings tell nobody (`Unwatched`).
+pub trait Watch {
+    fn window_start(&mut self) {}
+    fn window_end(&mut self) {}
+    fn evidence(&mut self, _on: bool) {}
+}
+
+pub struct Unwatched;
+
+impl Watch for Unwatched {}
 
 /// Where a driver runs, and what it takes over from the point's first ring instance.
 #[derive(Debug, Clone, Copy)]
 pub struct Seat {
     /// The CPU to pin participant 0 to, if any.
     pub cpu: Option<usize>,
-    /// A later instance of a point in precision mode: the first instance's trips and rounds.
-    /// It then skips calibration, the overhead warm-up and the counted repetition (the
-    /// point's evidence is the first instance's), which makes an instance cheap enough to
-    /// measure many.
+    /// A later instance of a point: the first instance's trips and rounds. It then skips
+    /// calibration and the overhead warm-up, which makes an instance cheap enough to measure
+    /// many.
     pub known: Option<Timing>,
+    /// An evidence instance: no timed repetitions, one repetition with perf counters on.
+    pub evidence: bool,
 }
 
-/// Participant 0's side of one point: pin, calibrate, warm up, time the repetitions, run the
-/// counted one between `counting(true)` and `counting(false)`, stop the ring. On error the
-/// barrier is broken, so the other drivers stop at their next check. Nobody is killed yet, so
-/// that `Members::finish` can still tell which participant died first.
+/// Participant 0's side of one point: pin, calibrate, warm up, time the repetitions in the
+/// windows `watch` sees (or, in an evidence instance, run the evidence repetition between
+/// `watch.evidence(true)` and `watch.evidence(false)`), stop the ring. On error the barrier
+/// is broken, so the other drivers stop at their next check. Nobody is killed yet, so that
+/// `Members::finish` can still tell which participant died first.
 pub fn run_driver(
     ring: &mut dyn Ring,
     run: &PointRun,
     seat: Seat,
     interrupt: Interrupt,
-    counting: &mut dyn FnMut(bool),
+    watch: &mut dyn Watch,
 ) -> Result<DriverRun> {
-    let r = measure(ring, run, seat, interrupt, counting);
+    let r = measure(ring, run, seat, interrupt, watch);
     if r.is_err() {
         run.barrier.abort();
     }
@@ -115,7 +137,7 @@ fn measure(
     run: &PointRun,
     seat: Seat,
     interrupt: Interrupt,
-    counting: &mut dyn FnMut(bool),
+    watch: &mut dyn Watch,
 ) -> Result<DriverRun> {
     let (cfg, barrier) = (run.cfg, &run.barrier);
     let _restore = pin(seat.cpu)?;
@@ -158,23 +180,23 @@ fn measure(
     phases.warmup = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let timing = Timing { trips, rounds };
+    let (mut series, mut window_trips, mut counted_trips, mut counted_ns) =
+        (Series::default(), 0, 0, f64::NAN);
     // In precision mode how the point stopped is decided over instances, not here.
     let (shape, stopped) = match cfg.stop {
         Stop::Repetitions(n) => ((n, 1), Stopped::Repetitions),
         Stop::Precision { .. } => ((run.blocks, BLOCK_REPETITIONS), Stopped::Precision),
     };
-    let series = timed_blocks(ring, run, shape, timing, &mut check)?;
+    if seat.evidence {
+        counted_trips = match cfg.plan {
+            Plan::Calibrated { .. } => trips,
+            Plan::Fixed(_) => trips.min(FIXED_CHUNK_TRIPS),
+        };
+        counted_ns = counted(ring, run, counted_trips, watch, &mut check)?;
+    } else {
+        (series, window_trips) = timed_blocks(ring, run, shape, timing, watch, &mut check)?;
+    }
     phases.measure = t.elapsed().as_secs_f64();
-    let (counted_trips, counted_ns) = match (seat.known, cfg.plan) {
-        (Some(_), _) => (0, f64::NAN),
-        (None, Plan::Calibrated { .. }) => {
-            (trips, counted(ring, run, trips, counting, &mut check)?)
-        }
-        (None, Plan::Fixed(_)) => {
-            let n = trips.min(FIXED_CHUNK_TRIPS);
-            (n, counted(ring, run, n, counting, &mut check)?)
-        }
-    };
     ring.stop()?;
     Ok(DriverRun {
         series,
@@ -185,6 +207,7 @@ fn measure(
         phases,
         counted_trips,
         counted_ns,
+        window_trips,
     })
 }
 
@@ -283,29 +306,48 @@ fn overhead_repetition(
 /// pause (fewer wake-ups preempt their waker: 1.07 switches per hop against 1.36 at 20
 /// participants, and a figure 10-18 % lower; docs: accuracy, "Back to back"). The
 /// ring starts with untimed trips (`rewarm`); hops are recorded during the timed
-/// repetitions only; whether the point needs another instance is `stop::decide`'s call.
+/// repetitions only; the observer's window spans the untimed trips and the ring
+/// repetitions after them, never an overhead repetition; whether the point needs another
+/// instance is `stop::decide`'s call. Returns the series and the trips made in windows.
 fn timed_blocks(
     ring: &mut dyn Ring,
     run: &PointRun,
     (blocks, per_block): (usize, usize),
     timing: Timing,
+    watch: &mut dyn Watch,
     check: &mut dyn FnMut() -> Result<()>,
-) -> Result<Series> {
+) -> Result<(Series, u64)> {
     let mut s = Series::default();
+    let mut trips = 0;
     if matches!(run.cfg.stop, Stop::Precision { .. }) {
-        rewarm(ring, run, timing.trips)?;
-        for _ in 0..blocks {
-            ring_block(ring, run, per_block, timing, check, &mut s)?;
-        }
+        trips += window(ring, run, (blocks, per_block), timing, watch, check, &mut s)?;
         overheads(ring, run, (blocks, per_block), timing, check, &mut s)?;
     } else {
         for _ in 0..blocks {
-            rewarm(ring, run, timing.trips)?;
-            ring_block(ring, run, per_block, timing, check, &mut s)?;
+            trips += window(ring, run, (1, per_block), timing, watch, check, &mut s)?;
             overheads(ring, run, (1, per_block), timing, check, &mut s)?;
         }
     }
-    Ok(s)
+    Ok((s, trips))
+}
+
+/// One observer's window: untimed trips, then `count` blocks; returns the trips it made.
+fn window(
+    ring: &mut dyn Ring,
+    run: &PointRun,
+    (count, per_block): (usize, usize),
+    timing: Timing,
+    watch: &mut dyn Watch,
+    check: &mut dyn FnMut() -> Result<()>,
+    s: &mut Series,
+) -> Result<u64> {
+    watch.window_start();
+    let warm = rewarm(ring, run, timing.trips)?;
+    for _ in 0..count {
+        ring_block(ring, run, per_block, timing, check, s)?;
+    }
+    watch.window_end();
+    Ok(warm + (count * per_block) as u64 * timing.trips)
 }
 
 /// `per_block` ring repetitions in a row, their hops recorded.
@@ -343,32 +385,35 @@ fn overheads(
     Ok(())
 }
 
-/// Untimed trips that bring an idle ring back to speed (see `REWARM_DIVISOR`). Not for a
-/// fixed plan: `perf bench sched pipe` times its loop from the first trip.
-fn rewarm(ring: &mut dyn Ring, run: &PointRun, trips: u64) -> Result<()> {
+/// Untimed trips that bring an idle ring back to speed (see `REWARM_DIVISOR`); returns how
+/// many. Not for a fixed plan: `perf bench sched pipe` times its loop from the first trip.
+fn rewarm(ring: &mut dyn Ring, run: &PointRun, trips: u64) -> Result<u64> {
     match run.cfg.plan {
-        Plan::Calibrated { .. } => ring.trips((trips / REWARM_DIVISOR).max(REWARM_MIN_TRIPS)),
-        Plan::Fixed(_) => Ok(()),
+        Plan::Calibrated { .. } => {
+            let n = (trips / REWARM_DIVISOR).max(REWARM_MIN_TRIPS);
+            ring.trips(n).map(|()| n)
+        }
+        Plan::Fixed(_) => Ok(0),
     }
 }
 
-/// One more repetition with the kernel counters attached, kept out of the samples: counting
-/// costs time on every switch, so the timed repetitions run without it. Returns its raw
-/// per-hop ns.
+/// The evidence repetition: `trips` trips with perf counters attached, in an instance that
+/// times nothing else (counting slows every switch, and the kernel keeps slowing them for a
+/// second after the counters close: `observer`). Returns its raw per-hop ns.
 fn counted(
     ring: &mut dyn Ring,
     run: &PointRun,
     trips: u64,
-    counting: &mut dyn FnMut(bool),
+    watch: &mut dyn Watch,
     check: &mut dyn FnMut() -> Result<()>,
 ) -> Result<f64> {
     rewarm(ring, run, trips)?;
     run.barrier.wait()?;
     check()?;
-    counting(true);
-    let ns = timed(&mut |n| ring.trips(n), trips, chunks(run.cfg), check)?.ns;
-    counting(false);
-    Ok(ns / (trips * run.procs as u64) as f64)
+    watch.evidence(true);
+    let span = timed(&mut |n| ring.trips(n), trips, chunks(run.cfg), check);
+    watch.evidence(false);
+    Ok(span?.ns / (trips * run.procs as u64) as f64)
 }
 
 /// A timed interval: ns from CLOCK_MONOTONIC and, where the TSC is a clock, its ticks minus
@@ -433,18 +478,18 @@ mod tests {
 
     /// A ring that writes down what it was asked to do: `T` a run of trips, `O` overhead.
     #[derive(Default)]
-    struct Script(std::sync::Mutex<String>);
+    struct Script(std::sync::Arc<std::sync::Mutex<String>>);
 
     impl Ring for Script {
         fn attach(&self) -> crate::sys::Guards {
             crate::sys::Guards(Vec::new())
         }
         fn trips(&mut self, _: u64) -> Result<()> {
-            self.0.get_mut().unwrap().push('T');
+            self.0.lock().unwrap().push('T');
             Ok(())
         }
         fn overhead(&mut self, _: u64) -> Result<()> {
-            self.0.get_mut().unwrap().push('O');
+            self.0.lock().unwrap().push('O');
             Ok(())
         }
         fn stop(&mut self) -> Result<()> {
@@ -465,6 +510,18 @@ mod tests {
         }
     }
 
+    /// An observer that writes its window edges, `[` and `]`, among the ring's calls.
+    struct Edges(std::sync::Arc<std::sync::Mutex<String>>);
+
+    impl Watch for Edges {
+        fn window_start(&mut self) {
+            self.0.lock().unwrap().push('[');
+        }
+        fn window_end(&mut self) {
+            self.0.lock().unwrap().push(']');
+        }
+    }
+
     fn script(stop: Stop, blocks: usize, per_block: usize) -> (String, Series) {
         let cfg = Config {
             stop,
@@ -477,8 +534,18 @@ mod tests {
             trips: 64,
             rounds: 64,
         };
-        let s = timed_blocks(&mut ring, &run, (blocks, per_block), timing, &mut || Ok(())).unwrap();
-        (ring.0.into_inner().unwrap(), s)
+        let mut watch = Edges(ring.0.clone());
+        let (s, _) = timed_blocks(
+            &mut ring,
+            &run,
+            (blocks, per_block),
+            timing,
+            &mut watch,
+            &mut || Ok(()),
+        )
+        .unwrap();
+        let calls = ring.0.lock().unwrap().clone();
+        (calls, s)
     }
 
     #[test]
@@ -491,7 +558,11 @@ mod tests {
             max_time: 1.0,
         };
         let (calls, s) = script(stop, 3, BLOCK_REPETITIONS);
-        assert_eq!(calls, format!("T{}OOO", "T".repeat(3 * BLOCK_REPETITIONS)));
+        // The observer's window spans the untimed trips and the blocks, no overhead.
+        assert_eq!(
+            calls,
+            format!("[T{}]OOO", "T".repeat(3 * BLOCK_REPETITIONS))
+        );
         assert_eq!(s.raw_ns.len(), 3 * BLOCK_REPETITIONS);
         assert_eq!(
             s.overhead_ns.len(),
@@ -504,7 +575,7 @@ mod tests {
     fn fixed_repetitions_each_have_their_overhead_after_them() {
         let (calls, s) = script(Stop::Repetitions(3), 3, 1);
         // lmbench's way: each repetition after its untimed trips, its overhead after it.
-        assert_eq!(calls, "TTO".repeat(3));
+        assert_eq!(calls, "[TT]O".repeat(3));
         assert_eq!(s.overhead_ns.len(), 3);
     }
 

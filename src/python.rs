@@ -6,6 +6,7 @@ mod topo;
 use crate::config::{self, Config, Plan};
 use crate::engine::{Engine, TransportKind};
 use crate::error::Error;
+use crate::observer::Observer;
 use crate::placement::{self as placements, Named, Placement};
 use crate::result::{self, summarize, HopSummary, PointStats, RingSummary};
 use crate::ring as core;
@@ -279,7 +280,7 @@ fn measure<T: Send>(
 #[pyo3(signature = (loops=None, *, threads=false, engine=None, transport=None, placement=None,
     cpu=None, precision=stop::DEFAULT_PRECISION, max_time=stop::DEFAULT_MAX_TIME,
     max_repetitions=stop::DEFAULT_MAX_REPETITIONS, min_time=None,
-    timeout=config::DEFAULT_TIMEOUT, history=None))]
+    timeout=config::DEFAULT_TIMEOUT, history=None, counters="evidence"))]
 #[allow(clippy::too_many_arguments)]
 fn pingpong<'py>(
     py: Python<'py>,
@@ -295,6 +296,7 @@ fn pingpong<'py>(
     #[pyo3(from_py_with = min_time_arg)] min_time: Option<f64>,
     #[pyo3(from_py_with = timeout_arg)] timeout: f64,
     history: Option<RunHistory>,
+    counters: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     // perf's -T is the thread engine; any engine can be named, fibers too.
     let engine = match (engine, threads) {
@@ -315,6 +317,7 @@ fn pingpong<'py>(
     };
     let cfg = Config {
         run_levels: run_levels(Some(vec![history])),
+        observer: Observer::parse(counters).map_err(|e| to_py(e, None))?,
         ..core::pingpong_config(
             engine,
             transport,
@@ -336,6 +339,7 @@ fn pingpong<'py>(
     d.set_item("placement", cfg.placement.name())?;
     set_stop_items(&d, &cfg.stop)?;
     d.set_item("min_time", cfg.min_time)?;
+    d.set_item("counters", cfg.observer.as_str())?;
     d.set_item("elapsed_s", p.elapsed_s)?;
     d.set_item("usecs_per_op", p.usecs_per_op)?;
     d.set_item("ops_per_sec", p.ops_per_sec)?;
@@ -399,7 +403,7 @@ macro_rules! ring_arguments {
             max_time=stop::DEFAULT_MAX_TIME, max_repetitions=stop::DEFAULT_MAX_REPETITIONS,
             warmup=1, parallel=1, placement=None, cpu=None, min_time=None,
             timeout=config::DEFAULT_TIMEOUT, record_hops=false, history=None,
-            stride_bytes=crate::workload::DEFAULT_STRIDE_BYTES))]
+            stride_bytes=crate::workload::DEFAULT_STRIDE_BYTES, counters="evidence"))]
         #[allow(clippy::too_many_arguments)]
         fn $name<'py>(
             $py: Python<'py>,
@@ -420,6 +424,7 @@ macro_rules! ring_arguments {
             record_hops: bool,
             history: Option<Vec<Option<RunHistory>>>,
             #[pyo3(from_py_with = stride_arg)] stride_bytes: usize,
+            counters: &str,
         ) -> PyResult<Bound<'py, PyDict>> {
             let (engine, transport) = engine_transport(engine, transport)?;
             let stop = stop_rule(repetitions, precision, max_repetitions, max_time);
@@ -438,6 +443,7 @@ macro_rules! ring_arguments {
                 plan: Plan::Calibrated { overhead: true },
                 record_hops,
                 run_levels: run_levels(history),
+                observer: Observer::parse(counters).map_err(|e| to_py(e, None))?,
             };
             $body
         }
@@ -493,6 +499,7 @@ fn config_dict<'py>(py: Python<'py>, cfg: &Config) -> PyResult<Bound<'py, PyDict
     d.set_item("min_time", cfg.min_time)?;
     d.set_item("timeout", cfg.timeout)?;
     d.set_item("record_hops", cfg.record_hops)?;
+    d.set_item("counters", cfg.observer.as_str())?;
     Ok(d)
 }
 
@@ -646,6 +653,7 @@ fn ring_dict<'py>(py: Python<'py>, cfg: &Config, s: RingSummary) -> PyResult<Bou
     d.set_item("switches_per_hop", s.switches_per_hop.into_pyarray(py))?;
     d.set_item("counted_us", s.counted_us.into_pyarray(py))?;
     d.set_item("switch_source", PyList::new(py, &s.switch_source)?)?;
+    d.set_item("counters", s.observer)?;
     d.set_item(
         "involuntary_switches",
         s.involuntary_switches.into_pyarray(py),
@@ -712,6 +720,7 @@ fn phases_dict<'py>(py: Python<'py>, phase_s: &[Phases]) -> PyResult<Bound<'py, 
     phases.set_item("calibration", phase(|p| p.calibration).into_pyarray(py))?;
     phases.set_item("warmup", phase(|p| p.warmup).into_pyarray(py))?;
     phases.set_item("measure", phase(|p| p.measure).into_pyarray(py))?;
+    phases.set_item("observer_wait", phase(|p| p.observer_wait).into_pyarray(py))?;
     phases.set_item(
         "setup_teardown",
         phase(|p| p.setup_teardown).into_pyarray(py),
@@ -1061,6 +1070,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     m.add("TRANSPORTS", transports)?;
     m.add("PLACEMENTS", PyTuple::new(m.py(), placements::policies())?)?;
+    m.add("COUNTERS", PyTuple::new(m.py(), Observer::NAMES)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("COMPILER", env!("CTXBENCH_RUSTC"))?;
     Ok(())

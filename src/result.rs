@@ -7,6 +7,7 @@ use crate::clock::{self, Tsc};
 use crate::config::Config;
 use crate::engine::{Engine, TransportKind};
 use crate::hops;
+use crate::observer::Accounting;
 use crate::ring::{Phases, Point};
 use crate::stats::{self, Description, Estimate, Layout, RunLevel, Spreads, Uncertainty};
 use crate::stop::{self, Stop, Stopped, Verdict};
@@ -30,15 +31,17 @@ pub struct RingSummary {
     pub ring_us: Vec<Vec<f64>>,
     /// The median net value is not above zero: the switch is below what the method resolves.
     pub below_resolution: Vec<bool>,
-    /// Kernel context switches per hop: perf counters over one extra repetition run with
-    /// them attached (after the timed ones, which run without: counting slows every switch)
-    /// where permitted, else the participants' lifetime rusage (`switch_source` says which).
+    /// Kernel context switches per hop over the timed windows, from the kernel's own
+    /// accounting of every observed task (`observer`), else perf's count (evidence
+    /// repetition), else the participants' lifetime rusage (`switch_source` says which).
     pub switches_per_hop: Vec<f64>,
     pub switch_source: Vec<&'static str>,
-    /// Involuntary switches of the participants (rusage, lifetime) and CPU migrations
-    /// (perf, timed repetitions; -1 where counters are unavailable).
+    /// Involuntary switches of the participants (rusage, lifetime) and CPU migrations over
+    /// the timed windows (the kernel's accounting, else perf; -1 where neither counted).
     pub involuntary_switches: Vec<i64>,
     pub migrations: Vec<i64>,
+    /// Who watched the timed windows (`observer::Observer`).
+    pub observer: &'static str,
     /// Per switch, from hardware counters; `None` with the reason where unavailable.
     pub cycles_per_switch: Option<Vec<f64>>,
     pub instructions_per_switch: Option<Vec<f64>>,
@@ -291,13 +294,26 @@ fn summarize_with(points: &[Point], model: Model, cfg: &Config) -> RingSummary {
         .iter()
         .flat_map(|p| p.overhead_ns.iter().flatten().map(|x| x / NS_PER_US))
         .collect();
-    let per_hop = |p: &Point| match p.counters.switches {
-        Some(sw) => (sw as f64 / p.observed_hops.max(1) as f64, "perf"),
-        // Wake-up preemption makes many ring switches involuntary: count both kinds.
-        None => (
+    // Wake-up preemption makes many ring switches involuntary: every source counts both kinds.
+    let per_hop = |p: &Point| match (&p.accounting, p.counters.switches) {
+        (Ok(a), _) if a.hops > 0 => (a.switches as f64 / a.hops as f64, "kernel"),
+        (_, Some(sw)) => (sw as f64 / p.observed_hops.max(1) as f64, "perf"),
+        _ => (
             (p.rusage.voluntary + p.rusage.involuntary) as f64 / p.rusage.passes.max(1) as f64,
             "rusage",
         ),
+    };
+    let migrations = |p: &Point| match (&p.accounting, p.counters.migrations) {
+        (
+            Ok(Accounting {
+                migrations: Some(m),
+                hops: 1..,
+                ..
+            }),
+            _,
+        ) => *m as i64,
+        (_, Some(m)) => m as i64,
+        _ => -1,
     };
     let hw = |f: &dyn Fn(&Point) -> Option<u64>| {
         points
@@ -326,10 +342,8 @@ fn summarize_with(points: &[Point], model: Model, cfg: &Config) -> RingSummary {
         switches_per_hop: points.iter().map(|p| per_hop(p).0).collect(),
         switch_source: points.iter().map(|p| per_hop(p).1).collect(),
         involuntary_switches: points.iter().map(|p| p.rusage.involuntary as i64).collect(),
-        migrations: points
-            .iter()
-            .map(|p| p.counters.migrations.map_or(-1, |m| m as i64))
-            .collect(),
+        migrations: points.iter().map(migrations).collect(),
+        observer: cfg.observer.as_str(),
         cycles_per_switch: hw(&|p| p.counters.cycles),
         instructions_per_switch: hw(&|p| p.counters.instructions),
         cache_misses_per_switch: hw(&|p| p.counters.cache_misses),
@@ -447,6 +461,7 @@ mod tests {
             overhead_rounds: vec![200],
             cpus: vec![vec![0; procs]],
             work_verified: true,
+            accounting: Err("not read in this test".into()),
             counters: Totals {
                 switches: Some(150),
                 ..Totals::default()
@@ -522,6 +537,17 @@ mod tests {
         assert!(summarize_with(&[p.clone()], Model::Invisible, &fixed())
             .warnings
             .is_empty());
+        // The kernel's accounting of the timed windows comes before perf's count.
+        p.accounting = Ok(crate::observer::Accounting {
+            switches: 40,
+            migrations: Some(3),
+            cpu_ns: None,
+            hops: 80,
+        });
+        let s = summarize_with(&[p.clone()], Model::Blocking, &fixed());
+        assert_eq!((s.switches_per_hop[0], s.switch_source[0]), (0.5, "kernel"));
+        assert_eq!(s.migrations[0], 3);
+        p.accounting = Err("unreadable".into());
         p.counters.switches = None;
         p.rusage = Rusage {
             voluntary: 30,

@@ -1,15 +1,17 @@
 //! One point's lifecycle, for each participant count: start the participants, drive every
-//! ring under the watchdog, pick the first failure, assemble the `Point`; everything is torn
-//! down on every path. Plus `run` (every count) and `pingpong` (perf's loop).
+//! ring under the watchdog and its observer, pick the first failure, assemble the `Point`;
+//! everything is torn down on every path. Plus `run` (every count: the timed instances, then
+//! the evidence ones) and `pingpong` (perf's loop).
 
 use crate::barrier::Barrier;
 use crate::config::{self, Config, Plan};
-use crate::counters::{Counters, Totals};
+use crate::counters::{self, Counters, Totals};
 use crate::engine::{self, Engine, Group, Members, Report, Ring, TransportKind};
 use crate::error::{Error, Result};
 use crate::hops;
-use crate::measure::{run_driver, DriverRun, PointRun, Seat, Series, Timing};
+use crate::measure::{run_driver, DriverRun, PointRun, Seat, Series, Timing, Unwatched};
 use crate::memory;
+use crate::observer::{Accounting, Observer, Watcher};
 use crate::placement::{self, Placement, Resolved};
 use crate::stats::RunLevel;
 use crate::stop::{self, Stop, Stopped, BLOCK_REPETITIONS, MIN_BLOCKS, MIN_INSTANCES};
@@ -39,11 +41,15 @@ pub struct Point {
     pub cpus: Vec<Vec<i32>>,
     /// Every participant ran the workload on every pass and got the right checksum.
     pub work_verified: bool,
-    /// Kernel counters over one extra, counted repetition, and the hops observed tasks made.
+    /// What the kernel's own accounting counted for the observed tasks over the timed
+    /// windows (their hops included), or why it could not be read.
+    pub accounting: std::result::Result<Accounting, String>,
+    /// perf counters over the evidence repetition, or over the timed windows where the
+    /// observer is `Timed`, and the hops the observed tasks made meanwhile.
     pub counters: Totals,
     pub observed_hops: u64,
-    /// Raw per-hop time of that counted repetition (ring 0): what counting costs shows
-    /// against `raw_ns`.
+    /// Raw per-hop time of the evidence repetition (ring 0): what counting costs shows
+    /// against `raw_ns`. NaN without one.
     pub counted_ns: f64,
     /// Hop histogram merged over the rings (counts per `hops::Lane` and bucket) and the
     /// largest hop in ns, when recording.
@@ -73,21 +79,73 @@ pub struct Rusage {
     pub passes: u64,
 }
 
-/// Runs the whole configuration, one point per participant count.
+/// Runs the whole configuration, one point per participant count: every point's timed
+/// instances, then, after all of them, its evidence instance (`evidence`). No timed window
+/// starts within a second of one of our perf events closing (`observer::settle`).
 pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
     let placements = check(cfg)?;
     let _sigpipe = sys::Blocked::new(libc::SIGPIPE);
-    if let Stop::Precision { .. } = cfg.stop {
-        return precise_points(cfg, &placements, interrupt);
+    let waited = counters::settle(&mut *interrupt)?;
+    let mut points = if let Stop::Precision { .. } = cfg.stop {
+        precise_points(cfg, &placements, interrupt)?
+    } else {
+        let mut points = Vec::with_capacity(cfg.procs.len());
+        for (procs, cpus) in &placements {
+            if interrupt() {
+                return Err(Error::Interrupted);
+            }
+            points.push(point(
+                cfg,
+                *procs,
+                cpus,
+                Instance::First(&|_| 1),
+                interrupt,
+            )?);
+        }
+        points
+    };
+    evidence(cfg, &placements, &mut points, interrupt)?;
+    if let Some(first) = points.first_mut() {
+        first.phase_s.observer_wait = waited;
     }
-    let mut points = Vec::with_capacity(cfg.procs.len());
-    for (procs, cpus) in &placements {
+    Ok(points)
+}
+
+/// The evidence phase: one untimed instance per point with perf counters on, after every
+/// timed window of the run, where the observer is `Evidence` and this CPU lets us count
+/// hardware events. Without hardware counters there is nothing to add: the kernel's
+/// accounting counted the switches and migrations of the timed windows themselves, and perf's
+/// software counters would only slow the next second of switches (`observer`).
+fn evidence(
+    cfg: &Config,
+    placements: &[(usize, Resolved)],
+    points: &mut [Point],
+    interrupt: Interrupt,
+) -> Result<()> {
+    let why_not = match cfg.observer {
+        Observer::Timed => return Ok(()),
+        Observer::Off => Err("counters='off': no perf event was opened".to_string()),
+        Observer::Evidence => counters::hardware(),
+    };
+    if let Err(why) = why_not {
+        for p in points.iter_mut() {
+            p.counters = Totals::unavailable(&why);
+        }
+        return Ok(());
+    }
+    for ((procs, cpus), p) in placements.iter().zip(points.iter_mut()) {
         if interrupt() {
             return Err(Error::Interrupted);
         }
-        points.push(point(cfg, *procs, cpus, None, &|_| 1, interrupt)?);
+        let t = Instant::now();
+        let known = p.timing();
+        let e = point(cfg, *procs, cpus, Instance::Evidence(&known), interrupt)?;
+        p.counters = e.counters;
+        p.observed_hops = e.observed_hops;
+        p.counted_ns = e.counted_ns;
+        p.phase_s.setup_teardown += t.elapsed().as_secs_f64();
     }
-    Ok(points)
+    Ok(())
 }
 
 /// Everything `run` refuses before it starts a participant: the configuration, every
@@ -180,10 +238,11 @@ fn precise_points(
             }
             let t = Instant::now();
             let known = p.instances.first().map(Point::timing);
-            let instance = match p.next_blocks {
-                None => point(cfg, *procs, cpus, None, &first_blocks, interrupt)?,
-                Some(n) => point(cfg, *procs, cpus, known.as_deref(), &|_| n, interrupt)?,
+            let instance = match (p.next_blocks, known.as_deref()) {
+                (Some(n), Some(known)) => Instance::Later(known, n),
+                _ => Instance::First(&first_blocks),
             };
+            let instance = point(cfg, *procs, cpus, instance, interrupt)?;
             p.add(instance, t.elapsed().as_secs_f64(), &cfg.stop);
         }
     }
@@ -267,8 +326,8 @@ impl Point {
     }
 
     /// Instances of one point as one: their repetitions in order, with the blocks each
-    /// measured. The evidence of one extra counted repetition, the trip counts and the CPUs
-    /// are the first instance's; histograms, rusage and phase times add up.
+    /// measured. The trip counts and the CPUs are the first instance's; what the observer
+    /// counted, histograms, rusage and phase times add up.
     pub(crate) fn merge(instances: Vec<Point>, stopped: Stopped) -> Point {
         let mut rest = instances.into_iter();
         let mut p = rest.next().expect("at least one instance");
@@ -279,6 +338,12 @@ impl Point {
             p.overhead_cycles.extend(q.overhead_cycles);
             p.instance_blocks.extend(q.instance_blocks);
             p.work_verified &= q.work_verified;
+            p.accounting = match (p.accounting, q.accounting) {
+                (Ok(a), Ok(b)) => Ok(a + b),
+                (Err(why), _) | (_, Err(why)) => Err(why),
+            };
+            p.counters = p.counters + q.counters;
+            p.observed_hops += q.observed_hops;
             p.hops = hops::merge(p.hops.take(), q.hops);
             p.rusage.voluntary += q.rusage.voluntary;
             p.rusage.involuntary += q.rusage.involuntary;
@@ -345,15 +410,24 @@ pub fn pingpong_config(
     })
 }
 
-/// One participant count: start, drive, tear down, assemble. `known`: each ring's timing
-/// from the point's first instance (see `Seat::known`); `blocks`: how many this instance
-/// measures in precision mode, given the seconds starting its participants took.
+/// Which ring instance of a point `point` starts.
+#[derive(Clone, Copy)]
+enum Instance<'a> {
+    /// The first: it calibrates, and measures as many blocks as this says given the seconds
+    /// starting its participants took.
+    First(&'a dyn Fn(f64) -> usize),
+    /// A later one: the first's timing per ring, and its blocks.
+    Later(&'a [Timing], usize),
+    /// The evidence instance, with the first's timing per ring: no timed repetition.
+    Evidence(&'a [Timing]),
+}
+
+/// One participant count's ring instance: start, drive, tear down, assemble.
 fn point(
     cfg: &Config,
     procs: usize,
     cpus: &Resolved,
-    known: Option<&[Timing]>,
-    blocks: &dyn Fn(f64) -> usize,
+    instance: Instance,
     interrupt: Interrupt,
 ) -> Result<Point> {
     let t0 = Instant::now();
@@ -374,16 +448,22 @@ fn point(
     // sent late (a participant upstream, or the watchdog's STOP after the driver returned)
     // stays blocked here and is discarded when the guard drops, after `finish`.
     let _late_tokens = rings[0].attach();
-    let run = PointRun::new(cfg, procs, blocks(t0.elapsed().as_secs_f64()), rings.len());
+    let (known, blocks, evidence) = match instance {
+        Instance::First(blocks) => (None, blocks(t0.elapsed().as_secs_f64()), false),
+        Instance::Later(known, blocks) => (Some(known), blocks, false),
+        Instance::Evidence(known) => (Some(known), 0, true),
+    };
+    let run = PointRun::new(cfg, procs, blocks, rings.len());
     let seats: Vec<Seat> = cpus
         .iter()
         .enumerate()
         .map(|(k, ring)| Seat {
             cpu: ring[0],
             known: known.map(|t| t[k]),
+            evidence,
         })
         .collect();
-    let (outcome, counters) = drive_all(&mut rings, &*members, &run, &seats, &tasks, interrupt);
+    let (outcome, watched) = drive_all(&mut rings, &*members, &run, &seats, &tasks, interrupt);
     let stopped = outcome.iter().all(Result::is_ok);
     let totals = RingTotals::read(&rings);
     drop(rings);
@@ -395,14 +475,17 @@ fn point(
     let evidence = Evidence {
         report,
         rings: totals,
-        counters,
+        watched,
     };
     Ok(assemble(&run, &drivers, evidence, &tasks, t0, cpus.one_cpu))
 }
 
-/// Drives every ring at once, ring 0 from this thread (the only one that opens the kernel
-/// counters, around its counted repetition) and each other ring from a thread of its own,
-/// under the watchdog. Returns each driver's outcome in ring order, and the counters' totals.
+/// What ring 0's observer saw: the kernel's accounting of the timed windows, and perf's count.
+type Watched = (std::result::Result<Accounting, String>, Totals);
+
+/// Drives every ring at once, ring 0 from this thread (the only one observed: `Watcher`) and
+/// each other ring from a thread of its own, under the watchdog. Returns each driver's outcome
+/// in ring order, and what the observer saw.
 fn drive_all(
     rings: &mut [Box<dyn Ring>],
     members: &dyn Members,
@@ -410,13 +493,12 @@ fn drive_all(
     seats: &[Seat],
     tasks: &[(usize, libc::pid_t)],
     interrupt: Interrupt,
-) -> (Vec<Result<DriverRun>>, Totals) {
+) -> (Vec<Result<DriverRun>>, Watched) {
     // Counters are evidence, not the measurement: without the descriptors for them, they
     // report themselves unavailable (EMFILE) and the run goes on.
     let fd_limit = sys::ensure_fds(Counters::FDS_PER_TASK * tasks.len() as u64).ok();
     let tids: Vec<libc::pid_t> = tasks.iter().map(|t| t.1).collect();
-    let mut counters = None;
-    let mut totals = Totals::default();
+    let mut watcher = Watcher::new(run.cfg.observer, &tids);
     let done = AtomicBool::new(false);
     let progress: Vec<_> = rings.iter().map(|r| r.progress()).collect();
     let timeout = run.cfg.timeout;
@@ -449,7 +531,7 @@ fn drive_all(
                     // Participants may still send to this thread as it exits (see
                     // `Blocked::until_exit`); ring 0's thread holds `_late_tokens` instead.
                     ring.attach().until_exit();
-                    run_driver(ring.as_mut(), run, seat, &mut || false, &mut |_| {})
+                    run_driver(ring.as_mut(), run, seat, &mut || false, &mut Unwatched)
                 });
             match driver {
                 Ok(handle) => others.push(handle),
@@ -459,16 +541,9 @@ fn drive_all(
                 }
             }
         }
-        let mut counting = |on: bool| {
-            if on {
-                counters.insert(Counters::open(&tids)).start();
-            } else if let Some(mut c) = counters.take() {
-                totals = c.stop();
-            }
-        };
         let mut all = vec![match failed {
             Some(e) => e,
-            None => run_driver(first.as_mut(), run, seats[0], interrupt, &mut counting),
+            None => run_driver(first.as_mut(), run, seats[0], interrupt, &mut watcher),
         }];
         all.extend(others.into_iter().map(|h| {
             h.join()
@@ -480,9 +555,9 @@ fn drive_all(
         let _ = watchdog.join();
         all
     });
-    drop(counters);
+    let watched = watcher.finish();
     drop(fd_limit);
-    (outcome, totals)
+    (outcome, watched)
 }
 
 /// What the rings' drivers hold once they stopped, read before the rings are dropped.
@@ -535,7 +610,7 @@ fn first_failure(outcome: Vec<Result<DriverRun>>, cause: Option<String>) -> Erro
 struct Evidence {
     report: Report,
     rings: RingTotals,
-    counters: Totals,
+    watched: Watched,
 }
 
 /// The `Point`: the drivers' series as `[repetition][ring]`, and the evidence beside them.
@@ -550,17 +625,30 @@ fn assemble(
     let Evidence {
         report,
         rings,
-        counters,
+        watched: (accounting, counters),
     } = evidence;
     let expected = run.cfg.shape().map_or(0, |s| s.expected_sum());
     let check = |&(passes, sum): &(u64, u64)| sum == passes.wrapping_mul(expected) && passes > 0;
     let work_verified = rings.work.iter().all(check) && report.work.iter().flatten().all(check);
-    // Each observed task receives the token once per trip of the counted repetition.
-    let observed_hops = drivers[0].counted_trips * rings.driver_hops_per_trip
-        + tasks[..tasks.len() - 1]
-            .iter()
-            .map(|&(r, _)| drivers[r].counted_trips)
-            .sum::<u64>();
+    // Each observed task receives the token once per trip of its ring: participant 0 of ring
+    // 0 as often as its engine says.
+    let hops = |trips: fn(&DriverRun) -> u64| {
+        trips(&drivers[0]) * rings.driver_hops_per_trip
+            + tasks[..tasks.len() - 1]
+                .iter()
+                .map(|&(r, _)| trips(&drivers[r]))
+                .sum::<u64>()
+    };
+    let window_hops = hops(|d| d.window_trips);
+    let accounting = accounting.map(|a| Accounting {
+        hops: window_hops,
+        ..a
+    });
+    // perf counted the evidence repetition, or the windows where the observer is `Timed`.
+    let observed_hops = match run.cfg.observer {
+        Observer::Timed => window_hops,
+        _ => hops(|d| d.counted_trips),
+    };
     // Each driver kept its own series; a point holds them as [repetition][ring].
     let by_rep = |series: fn(&Series) -> &Vec<f64>| -> Vec<Vec<f64>> {
         (0..drivers[0].series.raw_ns.len())
@@ -581,6 +669,7 @@ fn assemble(
             .map(|(d, rest)| std::iter::once(d.cpu).chain(rest.iter().copied()).collect())
             .collect(),
         work_verified,
+        accounting,
         counters,
         observed_hops,
         counted_ns: drivers[0].counted_ns,

@@ -497,10 +497,13 @@ def test_counters_are_reported_per_point() -> None:
     assert r.switches_per_hop.dtype == np.float64 and r.switches_per_hop.shape == (2,)
     assert r.involuntary_switches.dtype == np.int64 and (r.involuntary_switches >= 0).all()
     assert r.migrations.dtype == np.int64 and (r.migrations >= -1).all()
-    assert set(r.switch_source) <= {"perf", "rusage"}
+    # The kernel's own accounting of the timed windows, read at their edges.
+    assert r.switch_source == ["kernel", "kernel"]
+    assert r.counters == "evidence"
     # On one CPU the token cannot move without a switch: at least one per hop.
     assert (r.switches_per_hop >= 0.95).all(), r.switches_per_hop
-    if "perf" not in r.switch_source:
+    assert (r.migrations == 0).all(), "pinned to one CPU: nothing migrates"
+    if r.hardware["cycles_per_switch"] is None:
         assert isinstance(r.counters_unavailable_reason, str)
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "ENGINES",
     "TRANSPORTS",
     "PLACEMENTS",
+    "COUNTERS",
     "__version__",
     "COMPILER",
 ]
@@ -56,6 +57,7 @@ DEFAULT_ROUNDS: int
 ENGINES: tuple[str, ...]
 TRANSPORTS: dict[str, tuple[str, ...]]
 PLACEMENTS: tuple[str, ...]
+COUNTERS: tuple[str, ...]
 COMPILER: str
 __version__: str
 RELATIONS: tuple[str, ...]
@@ -88,8 +90,9 @@ class DifferenceDict(TypedDict):
 # BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
 _Verdict = Literal["stable", "noisy", "unstable", "bimodal"]
 _Level = Literal["repetition", "block", "instance", "run"]
-_SwitchSource = Literal["perf", "rusage"]
+_SwitchSource = Literal["kernel", "perf", "rusage"]
 _Stopped = Literal["repetitions", "precision", "max_repetitions", "time_cap", "run_spread"]
+_Counters = Literal["evidence", "off", "timed"]
 _Relation = Literal[
     "same-cpu", "smt-sibling", "shared-l2", "shared-llc", "same-package", "cross-package"
 ]
@@ -124,6 +127,7 @@ class PhasesDict(TypedDict):
     warmup: _Floats
     measure: _Floats
     setup_teardown: _Floats
+    observer_wait: _Floats
 
 @type_check_only
 class HardwareDict(TypedDict):
@@ -203,6 +207,7 @@ class RingDict(TypedDict):
     one_cpu: NDArray[np.bool_]
     stride_bytes: int | None
     resident_kb: _Ints
+    counters: _Counters
 
 @type_check_only
 class RingConfigDict(TypedDict):
@@ -223,6 +228,7 @@ class RingConfigDict(TypedDict):
     timeout: float
     record_hops: bool
     stride_bytes: int | None
+    counters: _Counters
 
 @type_check_only
 class PingpongDict(TypedDict):
@@ -250,6 +256,7 @@ class PingpongDict(TypedDict):
     block: int
     instance_blocks: _Ints
     phase_s: PhasesDict
+    counters: _Counters
 
 _WakeDict = TypedDict(
     "_WakeDict",
@@ -328,6 +335,7 @@ def ring(
     record_hops: bool = False,
     history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
     stride_bytes: int = ...,
+    counters: str = "evidence",
 ) -> RingDict: ...
 def ring_config(
     procs: Sequence[int],
@@ -348,6 +356,7 @@ def ring_config(
     record_hops: bool = False,
     history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
     stride_bytes: int = ...,
+    counters: str = "evidence",
 ) -> RingConfigDict: ...
 def ring_check(
     procs: Sequence[int],
@@ -368,6 +377,7 @@ def ring_check(
     record_hops: bool = False,
     history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
     stride_bytes: int = ...,
+    counters: str = "evidence",
 ) -> RingConfigDict: ...
 
 @type_check_only
@@ -423,6 +433,7 @@ def pingpong(
     min_time: float | None = None,
     timeout: float = ...,
     history: tuple[Sequence[float], Sequence[float]] | None = None,
+    counters: str = "evidence",
 ) -> PingpongDict: ...
 def workload_checksum(size_kb: int, stride_bytes: int = ...) -> int: ...
 def estimate(

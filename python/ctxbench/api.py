@@ -41,6 +41,7 @@ def ring(
     record_hops: bool = False,
     history: bool = True,
     stride_bytes: int = 8,
+    counters: str = "evidence",
 ) -> RingResult:
     """Pass a token round rings of ``procs`` participants and report µs per switch.
 
@@ -76,6 +77,15 @@ def ring(
     in, not the adds); a power of two from 8 to 4096. ``result.resident_kb`` proves the
     working set: per point, the smallest KiB of any participant's array found resident and
     its own after measuring; below ``size_kb`` the result warns (zero page, swapped, shared).
+
+    ``counters`` is who watches the timed repetitions, one of ``_core.COUNTERS``.
+    ``"evidence"``: the kernel's own accounting of every participant, read at the edges of
+    the timed windows (``switches_per_hop``, ``migrations``: ``switch_source`` "kernel"), and
+    perf's hardware counters, where the CPU exposes them, in one untimed repetition per point
+    after all timed ones. ``"off"``: no perf event at all. ``"timed"``: perf counters
+    attached through the timed repetitions, to see what they cost: while a perf event is on
+    any task, the kernel slows every context switch (several per cent here), and for a second
+    after it closes, so no timed repetition starts within that second.
     """
     meta = result_metadata()
     points = (
@@ -89,8 +99,9 @@ def ring(
             min_time=min_time,
             fixed=repetitions is not None,
             record_hops=record_hops,
-            # Another stride is another measurement; the default keeps earlier ids.
+            # Another stride or observer is another measurement; defaults keep earlier ids.
             **({"stride_bytes": stride_bytes} if stride_bytes != 8 else {}),
+            **({"counters": counters} if counters != "evidence" else {}),
         )
         if _switch("history", history)
         else None
@@ -114,6 +125,7 @@ def ring(
             record_hops=record_hops,
             history=_history.earlier(meta, points) if points else None,
             stride_bytes=stride_bytes,
+            counters=counters,
         )
     result = RingResult.from_core(raw, meta)
     if points:
@@ -140,6 +152,7 @@ def lat_ctx(
     record_hops: bool = False,
     history: bool = True,
     stride_bytes: int = 8,
+    counters: str = "evidence",
 ) -> RingResult:
     """lmbench's lat_ctx: forked processes in a ring of Unix pipes (``ring`` with defaults)."""
     return ring(
@@ -158,6 +171,7 @@ def lat_ctx(
         record_hops=record_hops,
         history=history,
         stride_bytes=stride_bytes,
+        counters=counters,
     )
 
 
@@ -199,6 +213,7 @@ def pingpong(
     min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
     history: bool = True,
+    counters: str = "evidence",
 ) -> PingpongResult:
     """``perf bench sched pipe``: two processes (threads with ``threads=True``, perf's ``-T``;
     or any ``engine``, ``"fiber"`` too) bounce a token over ``transport`` (None: the engine's
@@ -209,7 +224,8 @@ def pingpong(
     the 95 % interval of the figure lies within ± ``precision`` (or ``max_time`` seconds or
     ``max_repetitions``), so that the result has an interval and compares
     (``ctxbench.compare``, the pytest gate). ``loops=N`` is perf's own form instead: N round
-    trips timed as one run, one sample, no interval. ``history``: as for ``ring``.
+    trips timed as one run, one sample, no interval. ``history`` and ``counters``: as for
+    ``ring``.
     """
     meta = result_metadata()
     points = (
@@ -220,6 +236,7 @@ def pingpong(
             transport=transport,
             placement=_core.placement_name(placement, cpu),
             min_time=min_time,
+            **({"counters": counters} if counters != "evidence" else {}),
         )
         if _switch("history", history) and loops is None
         else None
@@ -238,6 +255,7 @@ def pingpong(
             min_time=min_time,
             timeout=timeout,
             history=_history.earlier(meta, points)[0] if points else None,
+            counters=counters,
         )
     result = PingpongResult.from_core(raw, meta)
     if points:

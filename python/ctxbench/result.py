@@ -90,6 +90,7 @@ class RingResult:
     one_cpu: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
     stride_bytes: int | None = None
     resident_kb: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    counters: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 
@@ -179,6 +180,7 @@ class PingpongResult:
     block: int | None = None
     instance_blocks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     phase_s: dict[str, Any] = field(default_factory=dict)
+    counters: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 

@@ -116,7 +116,11 @@ HOP_PERCENTILES = ("p50", "p90", "p99", "p99.9", "max")
 LEVELS = ("repetition", "block", "instance", "run")
 STOPPED = ("repetitions", "precision", "max_repetitions", "time_cap", "run_spread")
 VERDICTS = ("stable", "noisy", "unstable", "bimodal")
-PHASES = ("calibration", "warmup", "measure", "setup_teardown")
+PHASES = ("calibration", "warmup", "measure", "setup_teardown", "observer_wait")
+# Phases a file from before them lacks.
+_LATER_PHASES = ("observer_wait",)
+# Who watched the timed windows (``ctxbench._core.COUNTERS``); files from before lack it.
+COUNTERS = Field("str", required=False, config=True, literals=("evidence", "off", "timed"))
 
 # The fields of each result kind, in the order its class and its record hold them: every
 # required field before the optional ones, ``metadata`` last. One declaration per field: the
@@ -175,10 +179,15 @@ RING: dict[str, Field] = {
     "trips": _int(P, min=0),
     "overhead_rounds": _int(P, min=0),
     "work_verified": Field("bool", (P,)),
-    "phase_s": Field("dict", name="PhasesDict", fields={k: _float(P, min=0) for k in PHASES}),
+    "phase_s": Field(
+        "dict",
+        name="PhasesDict",
+        fields={k: _float(P, min=0, required=k not in _LATER_PHASES) for k in PHASES},
+    ),
     "switches_per_hop": _float(P, min=0, column=True),
-    "switch_source": Field("str", (P,), literals=("perf", "rusage")),
-    "counted_us": _float(P, min=0),
+    "switch_source": Field("str", (P,), literals=("kernel", "perf", "rusage")),
+    # NaN (null in files): no evidence repetition (no hardware counters, or counters="off").
+    "counted_us": _float(P, min=0, nan=True, holes=True),
     "involuntary_switches": _int(P, min=0, column=True),
     "migrations": _int(P, min=-1, column=True),  # -1: counters unavailable
     "hardware": Field(
@@ -230,6 +239,7 @@ RING: dict[str, Field] = {
     # The working set (files from before it lack these).
     "stride_bytes": _int(min=8, nullable=True, required=False, config=True),
     "resident_kb": _int(P, min=-1, required=False, column=True),
+    "counters": COUNTERS,
     "metadata": METADATA,
 }
 
@@ -258,8 +268,12 @@ PINGPONG: dict[str, Field] = {
     "block": _int(min=1, required=False),
     "instance_blocks": _int(None, min=0, required=False),
     "phase_s": Field(
-        "dict", required=False, name="PhasesDict", fields={k: _float(1, min=0) for k in PHASES}
+        "dict",
+        required=False,
+        name="PhasesDict",
+        fields={k: _float(1, min=0, required=k not in _LATER_PHASES) for k in PHASES},
     ),
+    "counters": replace(COUNTERS, config=False),
     "metadata": METADATA,
 }
 

@@ -229,6 +229,7 @@ fn cell_config(template: &Config, from: usize, to: usize) -> Config {
         procs: vec![2],
         parallel: 1,
         placement: Placement::List(vec![from, to]),
+        observer: template.observer.without_evidence(),
         ..template.clone()
     }
 }

@@ -57,6 +57,17 @@ def stride_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
+def counters_flag(p: argparse.ArgumentParser) -> None:
+    """``--counters``: who watches the timed repetitions."""
+    p.add_argument(
+        "--counters",
+        choices=_core.COUNTERS,
+        default="evidence",
+        help="evidence (default): the kernel's accounting at the timed windows' edges, perf "
+        "after them; off: no perf event; timed: perf through the timed repetitions (slower)",
+    )
+
+
 def placement_flags(p: argparse.ArgumentParser, default: str) -> None:
     """``--placement`` and ``--cpu``; None when not given, so the handler picks the default."""
     p.add_argument(

@@ -102,6 +102,7 @@ def _add_pipe(sub: Any) -> None:
         help="how the token travels (default: the engine's first; pipe, resume for fibers)",
     )
     _flags.placement_flags(pp, "default")
+    _flags.counters_flag(pp)
     pp.add_argument("--json", action="store_true", help="print the full result as JSON")
     _no_hostname_flag(pp)
 
@@ -160,6 +161,7 @@ def _ring_flags(p: argparse.ArgumentParser) -> None:
         help="KiB of private data each participant sums per hop (default 0)",
     )
     _flags.stride_flag(p)
+    _flags.counters_flag(p)
     _flags.placement_flags(p, "$LMBENCH_SCHED, else default")
     p.add_argument(
         "--json", action="store_true", help="print the full result as JSON instead of xgraph text"
@@ -191,6 +193,7 @@ def _ring(args: argparse.Namespace) -> int:
         placement=placement,
         cpu=args.cpu,
         stride_bytes=args.stride_bytes,
+        counters=args.counters,
         **_flags.stopping(args),
     )
     _emit(encode(r, hostname=not args.no_hostname) if args.json else r.to_xgraph())
@@ -221,6 +224,7 @@ def _pipe(args: argparse.Namespace) -> int:
         cpu=args.cpu,
         precision=args.precision,
         max_time=args.max_time,
+        counters=args.counters,
     )
     _emit(encode(r, hostname=not args.no_hostname) if args.json else r.to_perf())
     if r.stopped not in (None, "precision", "repetitions"):
