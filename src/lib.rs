@@ -25,6 +25,7 @@ mod sys;
 pub mod token;
 pub mod topology;
 pub mod transport;
+pub mod verdict;
 pub mod watchdog;
 pub mod wire;
 pub mod workload;

@@ -13,6 +13,7 @@ use crate::ring as core;
 use crate::ring::Phases;
 use crate::stats::{self, Estimate, Level, Uncertainty};
 use crate::stop::{self, Stop};
+use crate::verdict;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::exceptions::{
     PyImportError, PyMemoryError, PyOSError, PyRuntimeError, PyTypeError, PyValueError,
@@ -888,21 +889,42 @@ fn runs_estimate<'py>(py: Python<'py>, figures: Vec<f64>) -> PyResult<Bound<'py,
     estimate_dict(py, &stats::runs_estimate(&figures))
 }
 
-/// `new` against `base`, each an `estimate` dict: {"ratio", "low", "high", "p_value", "df"}
-/// (`stats::difference`, at the results' confidence).
+/// `new` against `base`, each an `estimate` dict and whether it reaches the level that
+/// differs between runs, at ± `threshold` (`verdict::compare`): the word, why, the ratio
+/// with its interval and equivalence interval, and what would decide it.
 #[pyfunction]
-fn difference<'py>(
+fn compare_estimates<'py>(
     py: Python<'py>,
     base: &Bound<'py, PyDict>,
+    base_replicated: bool,
     new: &Bound<'py, PyDict>,
+    new_replicated: bool,
+    threshold: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let d = stats::difference(&estimate_of(base)?, &estimate_of(new)?, stop::CONFIDENCE);
+    let side = |d, replicated| -> PyResult<verdict::Side> {
+        Ok(verdict::Side {
+            estimate: estimate_of(d)?,
+            replicated,
+        })
+    };
+    let c = verdict::compare(
+        &side(base, base_replicated)?,
+        &side(new, new_replicated)?,
+        threshold,
+    );
     let out = PyDict::new(py);
-    out.set_item("ratio", d.ratio)?;
-    out.set_item("low", d.low)?;
-    out.set_item("high", d.high)?;
-    out.set_item("p_value", d.p_value)?;
-    out.set_item("df", d.df)?;
+    out.set_item("verdict", c.change.as_str())?;
+    out.set_item("why", c.why.as_str())?;
+    out.set_item("ratio", c.difference.ratio)?;
+    out.set_item("low", c.difference.low)?;
+    out.set_item("high", c.difference.high)?;
+    out.set_item("equivalent_low", c.equivalent_low)?;
+    out.set_item("equivalent_high", c.equivalent_high)?;
+    out.set_item("p_value", c.difference.p_value)?;
+    out.set_item("df", c.difference.df)?;
+    out.set_item("half_width", c.half_width)?;
+    out.set_item("needed_half_width", c.needed_half_width)?;
+    out.set_item("data_factor", c.data_factor)?;
     Ok(out)
 }
 
@@ -1041,7 +1063,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workload_checksum, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(runs_estimate, m)?)?;
-    m.add_function(wrap_pyfunction!(difference, m)?)?;
+    m.add_function(wrap_pyfunction!(compare_estimates, m)?)?;
     m.add_function(wrap_pyfunction!(fiber_baseline_ns, m)?)?;
     m.add_function(wrap_pyfunction!(default_transport, m)?)?;
     m.add_function(wrap_pyfunction!(placement_name, m)?)?;
@@ -1071,6 +1093,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TRANSPORTS", transports)?;
     m.add("PLACEMENTS", PyTuple::new(m.py(), placements::policies())?)?;
     m.add("COUNTERS", PyTuple::new(m.py(), Observer::NAMES)?)?;
+    m.add("CHANGES", PyTuple::new(m.py(), verdict::Change::NAMES)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("COMPILER", env!("CTXBENCH_RUSTC"))?;
     Ok(())

@@ -10,7 +10,8 @@ use crate::hops;
 use crate::observer::Accounting;
 use crate::ring::{Phases, Point};
 use crate::stats::{self, Description, Estimate, Layout, RunLevel, Spreads, Uncertainty};
-use crate::stop::{self, Stop, Stopped, Verdict};
+use crate::stop::{self, Stop, Stopped};
+use crate::verdict::{self, Verdict};
 
 #[derive(Debug, Clone)]
 pub struct RingSummary {
@@ -127,7 +128,7 @@ impl PointStats {
             (f64::NAN, f64::NAN)
         };
         PointStats {
-            verdict: stop::verdict(&estimate, stop.target(), description.clusters),
+            verdict: verdict::verdict(&estimate, stop.target(), description.clusters),
             description,
             estimate,
             run_level: run_level.copied(),

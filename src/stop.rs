@@ -1,7 +1,6 @@
-//! When a point has measured enough, and the word that describes it. The one home of the
-//! stopping policy: lmbench's fixed repetitions, or precision mode's ring instances measured
-//! until the interval of the variance model (`stats`) is as narrow as asked or a cap comes
-//! first.
+//! When a point has measured enough. The one home of the stopping policy: lmbench's fixed
+//! repetitions, or precision mode's ring instances measured until the interval of the
+//! variance model (`stats`) is as narrow as asked or a cap comes first.
 
 use crate::stats::{self, Estimate, Layout, RunLevel};
 
@@ -50,8 +49,6 @@ pub const PRECISION_MIN_TIME: f64 = 0.002;
 pub const FIXED_MIN_TIME: f64 = 0.05;
 /// The confidence of every interval a point reports and stops on.
 pub const CONFIDENCE: f64 = 0.95;
-/// Relative half-width above which a point is `Unstable` rather than `Noisy`.
-const NOISY_HALF_WIDTH: f64 = 0.10;
 /// A point whose run level alone keeps its interval wider than the precision asked stops
 /// once its within-run standard error is at most this fraction of the run level's:
 /// measuring on could then narrow its interval by a fifth at most (√(1 + 0.75²) = 1.25).
@@ -197,46 +194,6 @@ pub fn blocks_left(max_repetitions: usize, made: usize) -> usize {
     max_repetitions.saturating_sub(made * BLOCK_REPETITIONS) / BLOCK_REPETITIONS
 }
 
-/// The word that describes a point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    /// Its interval is as narrow as the precision asked (the default one for a fixed count).
-    Stable,
-    /// Wider, up to ± `NOISY_HALF_WIDTH`.
-    Noisy,
-    /// Wider still, or no interval at all (one unit, or a figure at or below zero).
-    Unstable,
-    /// Its samples fall in two well separated groups: the median describes neither.
-    Bimodal,
-}
-
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Stable => "stable",
-            Verdict::Noisy => "noisy",
-            Verdict::Unstable => "unstable",
-            Verdict::Bimodal => "bimodal",
-        }
-    }
-}
-
-/// The verdict on a point from its estimate, the precision it was held to and the number of
-/// groups its samples form (`stats::Description::clusters`). A point that stopped because
-/// it met its precision is therefore always `Stable`, unless it is `Bimodal`.
-pub fn verdict(estimate: &Estimate, target: f64, clusters: usize) -> Verdict {
-    let half = estimate.relative_half_width(CONFIDENCE);
-    if clusters >= 2 {
-        Verdict::Bimodal
-    } else if half <= target {
-        Verdict::Stable
-    } else if half <= NOISY_HALF_WIDTH {
-        Verdict::Noisy
-    } else {
-        Verdict::Unstable
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,52 +304,6 @@ mod tests {
         assert_eq!(blocks_left(400, 100), 0);
     }
 
-    fn estimate_of(center: f64, se: f64, df: f64) -> Estimate {
-        Estimate {
-            center,
-            uncertainty: stats::Uncertainty {
-                se,
-                df,
-                level: stats::Level::Instance,
-            },
-        }
-    }
-
-    #[test]
-    fn verdict_words_follow_the_interval() {
-        // t(0.975, 20) · se · √2 ≈ 2.95 se: se 0.5 % is ±1.5 %, 3 % is ±8.8 %.
-        let met = estimate_of(100.0, 0.5, 20.0);
-        assert_eq!(verdict(&met, 0.02, 1), Verdict::Stable);
-        assert_eq!(verdict(&met, 0.01, 1), Verdict::Noisy);
-        assert_eq!(
-            verdict(&estimate_of(100.0, 3.0, 20.0), 0.02, 1),
-            Verdict::Noisy
-        );
-        assert_eq!(
-            verdict(&estimate_of(100.0, 5.0, 20.0), 0.02, 1),
-            Verdict::Unstable
-        );
-        assert_eq!(
-            verdict(&estimate_of(100.0, 0.1, 0.0), 0.02, 1),
-            Verdict::Unstable
-        );
-        assert_eq!(
-            verdict(&estimate_of(-1.0, 0.1, 9.0), 0.02, 1),
-            Verdict::Unstable
-        );
-        assert_eq!(verdict(&met, 0.02, 2), Verdict::Bimodal);
-        let names: Vec<&str> = [
-            Verdict::Stable,
-            Verdict::Noisy,
-            Verdict::Unstable,
-            Verdict::Bimodal,
-        ]
-        .iter()
-        .map(|v| v.as_str())
-        .collect();
-        assert_eq!(names, ["stable", "noisy", "unstable", "bimodal"]);
-    }
-
     #[test]
     fn a_run_level_that_dominates_stops_a_point_early_and_one_that_does_not_waits() {
         let stop = precise(0.02, 400, 10.0);
@@ -443,6 +354,9 @@ mod tests {
             },
             None,
         );
-        assert_eq!(verdict(&e, stop.target(), 1), Verdict::Stable);
+        assert_eq!(
+            crate::verdict::verdict(&e, stop.target(), 1),
+            crate::verdict::Verdict::Stable
+        );
     }
 }

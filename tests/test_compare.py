@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import FAST
 
 import ctxbench
-from ctxbench.compare import TOO_FEW, compare, format_comparison
+from ctxbench.compare import INCONCLUSIVE, compare, format_comparison
 
 REPS = 8
 
@@ -66,12 +68,14 @@ def test_self_comparison_is_no_change(base: pd.DataFrame) -> None:
     assert (table["level_base"] == "instance").all() and (table["units_base"] == REPS).all()
 
 
-def test_one_ring_instance_is_too_few_to_decide(base: pd.DataFrame) -> None:
+def test_one_ring_instance_is_inconclusive(base: pd.DataFrame) -> None:
     # lmbench's fixed count: many repetitions of one ring, not independent draws of the
     # next run, whatever they look like.
     one_ring = base.assign(instance=0)
     table = compare(one_ring, scaled(one_ring, 1.5))
-    assert (table["verdict"] == TOO_FEW).all() and (table["level_base"] == "repetition").all()
+    assert (table["verdict"] == INCONCLUSIVE).all() and (table["why"] == "one instance").all()
+    assert (table["level_base"] == "repetition").all()
+    assert table["reason"].str.contains("one ring instance").all()
 
 
 def test_slower_and_regressed(base: pd.DataFrame) -> None:
@@ -95,11 +99,39 @@ def test_faster(base: pd.DataFrame) -> None:
     assert (table["ratio_high"] < 1).all()
 
 
-def test_one_sample_is_too_few_to_decide(base: pd.DataFrame) -> None:
+def test_one_sample_is_inconclusive(base: pd.DataFrame) -> None:
     one = base[base["repetition"] == 0]
     table = compare(one, scaled(base, 3.0))
-    assert (table["verdict"] == TOO_FEW).all() and not table["regressed"].any()
-    assert f"2 {TOO_FEW}" in format_comparison(table)
+    assert (table["verdict"] == INCONCLUSIVE).all() and not table["regressed"].any()
+    text = format_comparison(table)
+    assert "2 inconclusive" in text
+    assert text.count("inconclusive: process/pipe") == 2
+
+
+def test_an_interval_reaching_beyond_the_threshold_is_never_no_change() -> None:
+    # A loaded machine: instances of both sides scatter by a third, the ratio's interval
+    # includes 1 and reaches far beyond ±2 %: nothing is shown, and the output says what
+    # would decide it.
+    rng = np.random.default_rng(7)
+    table = compare(leveled(rng, 5.0, 3, 0.35, "a"), leveled(rng, 5.0, 3, 0.35, "b"))
+    row = table.iloc[0]
+    assert row["ratio_low"] < 1 < row["ratio_high"]
+    assert row["verdict"] == INCONCLUSIVE and row["why"] == "too wide"
+    assert re.search(r"about \d+ more ring instances per side would decide it", row["reason"])
+    assert row["data_factor"] > 1
+
+
+def test_a_true_difference_of_twice_the_threshold_is_never_no_change() -> None:
+    # Sides drawn 4 % apart (twice the 2 % threshold), instances scattered as on a quiet
+    # host and as on a noisy one: "no change" would have to be shown, and never is.
+    rng = np.random.default_rng(11)
+    for spread in (0.01, 0.03, 0.08):
+        pairs = [
+            (leveled(rng, 5.0, 4, spread, f"b{k}"), leveled(rng, 5.2, 4, spread, f"n{k}"))
+            for k in range(150)
+        ]
+        verdicts = [compare(base, new)["verdict"].iloc[0] for base, new in pairs]
+        assert "no change" not in verdicts, spread
 
 
 def test_instances_are_the_replicate_when_they_differ() -> None:
@@ -134,7 +166,7 @@ def test_same_code_is_rarely_called_different_and_a_real_change_is_found() -> No
     for k in range(pairs):
         base = leveled(rng, 5.0, 6, 0.02, f"b{k}")
         same = compare(base, leveled(rng, 5.0, 6, 0.02, f"n{k}"), threshold=0.0)
-        alarms += same["verdict"].iloc[0] != "no change"
+        alarms += same["verdict"].iloc[0] in ("slower", "faster")
         slower = compare(base, leveled(rng, 5.5, 6, 0.02, f"s{k}"), threshold=0.02)
         found += slower["verdict"].iloc[0] == "slower"
     assert alarms / pairs <= 0.08, alarms
@@ -166,8 +198,8 @@ def test_format(base: pd.DataFrame) -> None:
     assert len(lines) == 1 + 2 + 2
     assert "1.500x [" in lines[1] and "slower (regressed)" in lines[1]
     assert "8 instances" in lines[1]
-    assert lines[3] == "2 slower, 0 faster, 0 no change"
-    assert "within ±5% is no change whatever its p-value" in lines[4]
+    assert lines[3] == "2 slower, 0 faster, 0 no change, 0 inconclusive"
+    assert "no change: the 90 % interval within ±5% (shown, not assumed)" in lines[4]
 
 
 @pytest.mark.parametrize("threshold", [-1, 1.0, "5%", float("nan")])
@@ -199,8 +231,8 @@ def test_ping_pong_compares_and_perf_s_fixed_loop_is_too_few(kw: dict) -> None:
     table = compare(a, b)
     assert table["benchmark"].tolist() == ["pingpong"]
     assert table["n_base"].iloc[0] == len(a.samples_us) > 1
-    # Two instances on each side decide; one (a loaded machine's time cap) is too few.
+    # Two instances on each side can decide; one (a loaded machine's time cap) cannot.
     replicated = min(len(a.instance_blocks), len(b.instance_blocks)) >= 2
-    assert (table["verdict"].iloc[0] != TOO_FEW) == replicated
+    assert (table["why"].iloc[0] != "one instance") == replicated
     fixed = ctxbench.pingpong(2000, **kw)
-    assert compare(fixed, b)["verdict"].tolist() == [TOO_FEW]
+    assert compare(fixed, b)["why"].tolist() == ["one instance"]

@@ -181,17 +181,18 @@ def test_fixed(ctxbench, monkeypatch):
 """
 
 
-def fabricate(src: Path, dst: Path, samples: list[float]) -> Path:
-    """``src`` (a file saved by the plugin) with every ring point's samples replaced."""
+def fabricate(src: Path, dst: Path, samples: list[float], one_instance: bool = False) -> Path:
+    """``src`` (a file saved by the plugin) with every ring point's samples replaced: as if
+    each came from a ring instance of its own, or all from one."""
     doc = json.loads(src.read_text())
     for rec in doc["results"]:
         n = len(rec["procs"])
         rec["samples_us"] = rec["raw_samples_us"] = [[v] * n for v in samples]
         rec["overhead_samples_us"] = [[0.0] * n for _ in samples]
         rec["repetitions"] = len(samples)
-        # As if every sample came from a ring instance of its own.
         rec["block"] = [1] * n
-        rec["instance_blocks"] = [[1] * len(samples)] * n
+        instances = [len(samples)] if one_instance else [1] * len(samples)
+        rec["instance_blocks"] = [instances] * n
     dst.write_text(json.dumps(doc))
     return dst
 
@@ -240,7 +241,8 @@ def test_faster_baseline_fails_naming_test_point_and_figures(
             "*process/pipe placement=single size=4k P=1 procs=2: 5.035 µs, baseline 0.005 µs*"
             "95% interval of the ratio*baseline on 8 instances, this run on 8 instances)",
             "*test_fixed.py::test_fixed * slower REGRESSED",
-            "*compared with base.json: 1 slower, 0 faster, 0 no change; 1 slower by more*",
+            "*compared with base.json: 1 slower, 0 faster, 0 no change, 0 inconclusive; "
+            "1 slower by more*",
             "FAILED test_fixed.py::test_fixed*",
         ]
     )
@@ -264,12 +266,93 @@ def test_without_fail_a_regression_is_reported_not_failed(
     run.stdout.fnmatch_lines(["*test_fixed.py::test_fixed*slower*"])
 
 
-def test_a_baseline_of_one_sample_is_too_few_to_decide(
+ONE_SAMPLE_REASON = "*procs=2: a side is one ring instance*`ctxbench ab`"
+
+
+def test_a_baseline_of_one_sample_is_inconclusive_and_warns(
     pytester: pytest.Pytester, measured: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run = exact(pytester, measured, monkeypatch, [0.001], SAMPLES, "--ctxbench-compare-fail", "1")
+    run.assert_outcomes(passed=1, warnings=1)
+    run.stdout.fnmatch_lines(
+        [
+            "*CtxbenchInconclusive: ctxbench: test_fixed.py::test_fixed: the comparison with "
+            "the baseline is inconclusive:",
+            ONE_SAMPLE_REASON,
+            "*0 slower, 0 faster, 0 no change, 1 inconclusive*",
+            "ctxbench: inconclusive: test_fixed.py::test_fixed " + ONE_SAMPLE_REASON,
+        ]
+    )
+
+
+def test_inconclusive_fails_or_passes_as_asked(
+    pytester: pytest.Pytester, measured: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = exact(
+        pytester, measured, monkeypatch, [0.001], SAMPLES, "--ctxbench-inconclusive", "fail"
+    )
+    run.assert_outcomes(failed=1)
+    run.stdout.fnmatch_lines([ONE_SAMPLE_REASON, "FAILED test_fixed.py::test_fixed*"])
+    run = exact(
+        pytester, measured, monkeypatch, [0.001], SAMPLES, "--ctxbench-inconclusive", "pass"
+    )
     run.assert_outcomes(passed=1)
-    run.stdout.fnmatch_lines(["*0 slower, 0 faster, 0 no change, 1 too few to decide*"])
+    # Passed, never in silence: the summary still names it.
+    run.stdout.fnmatch_lines(["ctxbench: inconclusive: test_fixed.py::test_fixed*"])
+
+
+# A test whose every call is one more run of one ring instance: a side that only several
+# runs can decide. Each call writes a line to $CTXBENCH_CALLS.
+RUNS = """
+import dataclasses
+import os
+
+import ctxbench as module
+from ctxbench.result import load_results
+
+
+def test_runs(ctxbench, monkeypatch):
+    fixed = load_results(os.environ["CTXBENCH_FIXED"])[0]
+    calls = os.environ["CTXBENCH_CALLS"]
+
+    def measure(*args, **kwargs):
+        with open(calls, "a") as f:
+            f.write("call ")
+        n = len(open(calls).read().split())
+        return dataclasses.replace(
+            fixed,
+            samples_us=fixed.samples_us * (1 + 0.002 * (n % 3)),
+            metadata={**fixed.metadata, "run_id": f"run{n}"},
+        )
+
+    monkeypatch.setattr(module, "ring", measure)
+    ctxbench.ring([2])
+"""
+
+
+def test_a_budget_measures_an_inconclusive_side_again_until_it_decides(
+    pytester: pytest.Pytester, measured: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fabricate(measured, pytester.path / "a.json", SAMPLES)
+    doc = json.loads((pytester.path / "a.json").read_text())
+    for rec in doc["results"]:
+        rec["metadata"]["test"] = "test_runs.py::test_runs"
+    (pytester.path / "base.json").write_text(json.dumps(doc))
+    one = fabricate(measured, pytester.path / "new.json", SAMPLES, one_instance=True)
+    monkeypatch.setenv("CTXBENCH_FIXED", str(one))
+    pytester.makepyfile(test_runs=RUNS)
+    calls = pytester.path / "calls"
+    monkeypatch.setenv("CTXBENCH_CALLS", str(calls))
+    run = pytester.runpytest("test_runs.py", "--ctxbench-compare", "base.json")
+    run.stdout.fnmatch_lines(["*0 no change, 1 inconclusive*"])
+    assert len(calls.read_text().split()) == 1
+    calls.unlink()
+    run = pytester.runpytest(
+        "test_runs.py", "--ctxbench-compare", "base.json", "--ctxbench-budget", "60"
+    )
+    run.assert_outcomes(passed=1)
+    run.stdout.fnmatch_lines(["*0 slower, 0 faster, 1 no change, 0 inconclusive*"])
+    assert len(calls.read_text().split()) > 1
 
 
 @pytest.mark.parametrize(

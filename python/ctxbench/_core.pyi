@@ -13,7 +13,7 @@ __all__ = [
     "workload_checksum",
     "estimate",
     "runs_estimate",
-    "difference",
+    "compare_estimates",
     "fiber_baseline_ns",
     "default_transport",
     "placement_name",
@@ -40,6 +40,7 @@ __all__ = [
     "TRANSPORTS",
     "PLACEMENTS",
     "COUNTERS",
+    "CHANGES",
     "__version__",
     "COMPILER",
 ]
@@ -58,6 +59,7 @@ ENGINES: tuple[str, ...]
 TRANSPORTS: dict[str, tuple[str, ...]]
 PLACEMENTS: tuple[str, ...]
 COUNTERS: tuple[str, ...]
+CHANGES: tuple[str, ...]
 COMPILER: str
 __version__: str
 RELATIONS: tuple[str, ...]
@@ -78,14 +80,22 @@ class EstimateDict(TypedDict):
     level: _Level
 
 @type_check_only
-class DifferenceDict(TypedDict):
-    """`new / base` with its 95 % interval and the p-value of no difference."""
+class ComparisonDict(TypedDict):
+    """`new / base`: the word, why, the ratio with its 95 % interval, its 90 % equivalence
+    interval, the p-value of no difference, and what would decide an inconclusive one."""
 
+    verdict: Literal["slower", "faster", "no change", "inconclusive"]
+    why: Literal["decided", "one instance", "below resolution", "too wide", "at threshold"]
     ratio: float
     low: float
     high: float
+    equivalent_low: float
+    equivalent_high: float
     p_value: float
     df: float
+    half_width: float
+    needed_half_width: float
+    data_factor: float
 
 # BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
 _Verdict = Literal["stable", "noisy", "unstable", "bimodal"]
@@ -444,7 +454,13 @@ def estimate(
     runs_seen: float | None = None,
 ) -> EstimateDict: ...
 def runs_estimate(figures: Sequence[float]) -> EstimateDict: ...
-def difference(base: EstimateDict, new: EstimateDict) -> DifferenceDict: ...
+def compare_estimates(
+    base: EstimateDict,
+    base_replicated: bool,
+    new: EstimateDict,
+    new_replicated: bool,
+    threshold: float,
+) -> ComparisonDict: ...
 def fiber_baseline_ns(pairs: int) -> float: ...
 def default_transport(engine: str) -> str: ...
 def placement_name(placement: str | Sequence[int] | None = None, cpu: int | None = None) -> str: ...

@@ -3,14 +3,15 @@
 Each side of a point is one figure with its uncertainty: from the spread between runs when
 that side holds several runs of the point, else from the levels one run measured (ring
 instances, the blocks inside them; see ``ctxbench._core.estimate``). The two are compared as
-a ratio, new / base, with Welch's interval on the log scale (``_core.difference``). A point is
-"slower" or "faster" only when that interval excludes 1 *and* the ratio is further from 1 than
-``threshold``: a difference below the threshold is "no change" whatever its p-value. A side
-with too little to go on makes the point "too few to decide", never "no change": one
-sample (perf's fixed loop), or one ring instance however many repetitions it made (the
-repetitions of one ring are not independent draws of the next run: lmbench's fixed count is
-one instance). The math is the core's; this module
-groups rows and words the outcome.
+a ratio, new / base, with Welch's interval on the log scale, and the core says the word
+(``_core.compare_estimates``): "slower" or "faster" only when the 95 % interval excludes 1
+*and* the ratio is further from 1 than ``threshold``; "no change" only when the 90 % interval
+lies within ± ``threshold`` (two one-sided tests at 5 %: shown, not assumed); anything else
+"inconclusive", with the reason and what would decide it. A side with too little to go on is
+inconclusive, never "no change": one sample (perf's fixed loop), or one ring instance however
+many repetitions it made (the repetitions of one ring are not independent draws of the next
+run: lmbench's fixed count is one instance). The math is the core's; this module groups rows
+and words the reasons.
 """
 
 from __future__ import annotations
@@ -18,16 +19,18 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from . import _core
+from . import _core, _format
 from .frame import POINT_KEY, as_frame, require
 
 if TYPE_CHECKING:
     import pandas as pd
 
-# Below this relative change a difference is "no change", however significant: the default
+# Below this relative change a difference is no change, however significant: the default
 # precision a point is measured to.
 DEFAULT_THRESHOLD = _core.DEFAULT_PRECISION
-TOO_FEW = "too few to decide"
+INCONCLUSIVE = "inconclusive"
+# Units a decision would take beyond which the reason says "far more".
+_FAR_MORE = 1000
 # Columns whose values must agree between the two sides for a difference to be the code's.
 _CONTEXT = ("cpu_model", "kernel", "hypervisor", "ctxbench_version", "host")
 
@@ -76,17 +79,41 @@ def _estimate(group: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
-def _verdict(d: dict[str, float], base: dict[str, Any], new: dict[str, Any], threshold: float):
-    sides = (base, new)
-    if any(side["df"] <= 0 or not side["replicated"] for side in sides):
-        return TOO_FEW
-    if math.isnan(d["ratio"]):
-        return "below resolution"
-    if d["low"] > 1 and d["ratio"] > 1 + threshold:
-        return "slower"
-    if d["high"] < 1 and d["ratio"] < 1 - threshold:
-        return "faster"
-    return "no change"
+def reason(c: dict[str, Any], units: int, unit: str, seconds_per_unit: float | None) -> str:
+    """Why a comparison is inconclusive, and what would decide it ("" once decided)."""
+    why = c["why"]
+    if why == "one instance":
+        return (
+            "a side is one ring instance (as lmbench's fixed count): nothing in it shows how "
+            "another run would differ; measure in precision mode, or use `ctxbench ab`"
+        )
+    if why == "below resolution":
+        return "a figure at or below 0: below the method's resolution"
+    if why == "at threshold":
+        return "the ratio sits on the threshold: no amount of data decides it soon"
+    if why != "too wide":
+        return ""
+    more = math.ceil(units * c["data_factor"] - units)
+    if more > _FAR_MORE:
+        return (
+            f"{_format.spread(c['half_width'])}: far more data than this would decide it; "
+            "`ctxbench ab` stops as soon as it can"
+        )
+    took = f", ~{more * seconds_per_unit:.0f} s" if seconds_per_unit else ""
+    return (
+        f"{_format.spread(c['half_width'])}: about {more} more {unit}{'s' if more != 1 else ''} "
+        f"per side{took} would decide it if the ratio stays at {c['ratio']:.3g}x, "
+        "or `ctxbench ab`"
+    )
+
+
+def _seconds_per_unit(rows: pd.DataFrame, unit: str) -> float | None:
+    """About how long one more unit of a side takes: a run, its point's ``max_time`` (the
+    cap a precision-mode point rarely stops before here); None where it is not known."""
+    if unit != "run" or "max_time" not in rows.columns:
+        return None
+    cap = rows["max_time"].dropna()
+    return float(cap.iloc[0]) if len(cap) else None
 
 
 def _context_differences(base: pd.DataFrame, new: pd.DataFrame) -> list[str]:
@@ -106,11 +133,13 @@ def compare(base: Any, new: Any, threshold: float = DEFAULT_THRESHOLD) -> pd.Dat
     the test that measured it): each side's figure (``base_us``, ``new_us``: medians, or the
     mean of its runs' medians), how many samples and independent units it rests on and at
     which level (``units_base``, ``level_base``, ...), ``ratio`` = new / base with its 95 %
-    interval (``ratio_low``, ``ratio_high``), the ``p_value`` of "no difference", and the
-    ``verdict``: "slower" or "faster" (the interval excludes 1 and the ratio is more than
-    ``threshold`` from 1), "no change", "too few to decide" (a side measured on one ring
-    instance, or without an uncertainty) or "below resolution" (a figure at or below zero).
-    ``regressed`` is the verdict "slower".
+    interval (``ratio_low``, ``ratio_high``) and 90 % equivalence interval
+    (``equivalent_low``, ``equivalent_high``), the ``p_value`` of "no difference", and the
+    ``verdict``: "slower" or "faster" (the 95 % interval excludes 1 and the ratio is more
+    than ``threshold`` from 1), "no change" (the 90 % interval lies within ± ``threshold``),
+    else "inconclusive", with the ``reason`` and what would decide it (``data_factor``: how
+    many times each side's data a decision would take, if the ratio stayed). ``regressed``
+    is the verdict "slower".
 
     ``attrs`` holds ``threshold``, the points in only one run (``only_base``, ``only_new``)
     and ``context``: what differs between the two runs' machines or versions (CPU, kernel,
@@ -133,8 +162,10 @@ def compare(base: Any, new: Any, threshold: float = DEFAULT_THRESHOLD) -> pd.Dat
         if a.empty or b.empty:
             continue
         eb, en = _estimate(a), _estimate(b)
-        d = _core.difference(eb, en)
-        verdict = _verdict(d, eb, en, threshold)
+        c = _core.compare_estimates(eb, eb["replicated"], en, en["replicated"], threshold)
+        units = min(eb["units"], en["units"])
+        unit = "run" if "run" in (eb["level"], en["level"]) else "ring instance"
+        seconds = _seconds_per_unit(a, unit)
         rows.append(
             {
                 **dict(zip(key, point)),
@@ -146,12 +177,17 @@ def compare(base: Any, new: Any, threshold: float = DEFAULT_THRESHOLD) -> pd.Dat
                 "level_new": en["level"],
                 "base_us": eb["center"],
                 "new_us": en["center"],
-                "ratio": d["ratio"],
-                "ratio_low": d["low"],
-                "ratio_high": d["high"],
-                "p_value": d["p_value"],
-                "verdict": verdict,
-                "regressed": verdict == "slower",
+                "ratio": c["ratio"],
+                "ratio_low": c["low"],
+                "ratio_high": c["high"],
+                "equivalent_low": c["equivalent_low"],
+                "equivalent_high": c["equivalent_high"],
+                "p_value": c["p_value"],
+                "verdict": c["verdict"],
+                "why": c["why"],
+                "reason": reason(c, units, unit, seconds),
+                "data_factor": c["data_factor"],
+                "regressed": c["verdict"] == "slower",
             }
         )
     if not rows:
@@ -175,6 +211,21 @@ def _ratio_text(r: Any) -> str:
 def side(units: int, level: str) -> str:
     """What one side of a comparison rests on: "6 instances", "3 runs", "1 repetition"."""
     return f"{units} {level}{'s' if units != 1 else ''}"
+
+
+def verdict_counts(verdicts: list[str]) -> str:
+    """Every verdict word, each counted: "2 slower, 0 faster, 1 no change, 3 inconclusive"."""
+    return ", ".join(f"{verdicts.count(word)} {word}" for word in _core.CHANGES)
+
+
+def _reasons(df: pd.DataFrame) -> list[str]:
+    """One line per inconclusive point: which, and why."""
+    out = []
+    for r in df.itertuples(index=False):
+        if r.verdict == INCONCLUSIVE:
+            test = f"{r.test} " if "test" in df.columns else ""
+            out.append(f"inconclusive: {test}{r.engine}/{r.transport} {r.procs} procs: {r.reason}")
+    return out
 
 
 def format_comparison(df: pd.DataFrame) -> str:
@@ -225,16 +276,13 @@ def format_comparison(df: pd.DataFrame) -> str:
         ).rstrip()
         for row in lines
     ]
-    counts = df["verdict"].value_counts()
-    text.append(
-        f"{counts.get('slower', 0)} slower, {counts.get('faster', 0)} faster, "
-        f"{counts.get('no change', 0)} no change"
-        + (f", {counts.get(TOO_FEW, 0)} too few to decide" if counts.get(TOO_FEW, 0) else "")
-    )
+    text.append(verdict_counts(df["verdict"].tolist()))
+    text.extend(_reasons(df))
     text.append(
         "compared: each side's median with the uncertainty of its ring instances (the spread "
         "between runs where a side holds several), ratio by Welch's t on the log scale; "
-        f"a difference within ±{threshold:.0%} is no change whatever its p-value"
+        f"slower/faster: the 95 % interval beyond 1 and the ratio beyond ±{threshold:.0%}; "
+        f"no change: the 90 % interval within ±{threshold:.0%} (shown, not assumed)"
     )
     for which in ("only_base", "only_new"):
         missing = df.attrs.get(which) or []

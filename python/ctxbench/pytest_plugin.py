@@ -21,8 +21,18 @@ Options (``pytest --help``, group "ctxbench"):
 ``--ctxbench-compare-fail PCT``
     with ``--ctxbench-compare``: a test fails when one of its points is slower than the
     baseline, the interval of the ratio above 1 and the ratio more than PCT (``10%``, or
-    ``10``), naming the test, the point, both figures and the interval. Without it the
-    threshold of "no change" is ``ctxbench.compare.DEFAULT_THRESHOLD``.
+    ``10``), naming the test, the point, both figures and the interval. PCT is also the
+    threshold within which the interval must lie for "no change". Without it the threshold
+    is ``ctxbench.compare.DEFAULT_THRESHOLD``.
+``--ctxbench-inconclusive fail|warn|pass``
+    what a point whose comparison is inconclusive (the data show neither a change nor its
+    absence) does to its test: fail it, warn (the default: a ``CtxbenchInconclusive``
+    warning per test, naming the point and the reason), or pass. Never "no change" in
+    silence: every inconclusive point is listed at the end of the session either way.
+``--ctxbench-budget S``
+    with ``--ctxbench-compare``: a test whose comparison is inconclusive measures again (its
+    same calls, each a further run of the current side) for up to S seconds, until every
+    point is decided; the runs then compare as runs.
 
 At the end of the session one table lists every recorded point: test id, engine, transport,
 placement, procs, size, median µs, CV, verdict, and the change against the baseline when
@@ -42,6 +52,7 @@ import json
 import math
 import re
 import time
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +78,8 @@ class _State:
     baseline_path: Path | None = None
     baseline: pd.DataFrame | None = None
     fail: float | None = None
+    inconclusive: str = "warn"
+    budget: float = 0.0
     # nodeid -> the comparison table of that test's points (``ctxbench.compare.compare``).
     comparisons: dict[str, pd.DataFrame] = dataclasses.field(default_factory=dict)
     autosaved: Path | None = None
@@ -74,6 +87,12 @@ class _State:
 
 STATE = pytest.StashKey[_State]()
 RECORDER = pytest.StashKey["Recorder"]()
+INCONCLUSIVE_POLICIES = ("fail", "warn", "pass")
+
+
+class CtxbenchInconclusive(UserWarning):
+    """A test's comparison with the baseline could not decide: the data show neither a
+    change nor its absence."""
 
 
 class Recorder:
@@ -83,6 +102,8 @@ class Recorder:
         self.nodeid = nodeid
         self._sink = sink
         self.results: list[Any] = []
+        # Every measuring call, to measure again within the gate's budget.
+        self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
 
     def _call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         # Looked up per call, so a function added to (or patched into) ctxbench is what runs.
@@ -92,7 +113,14 @@ class Recorder:
         result = function(*args, **kwargs)
         self.results.append(result)
         self._sink.append((self.nodeid, result))
+        self.calls.append((name, args, kwargs))
         return result
+
+    def again(self) -> None:
+        """Every call of the test once more: one more run of the current side."""
+        for name, args, kwargs in list(self.calls):
+            self._call(name, args, kwargs)
+            self.calls.pop()
 
     def lat_ctx(self, *args: Any, **kwargs: Any) -> Any:
         """``ctxbench.lat_ctx``, recorded."""
@@ -136,6 +164,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="with --ctxbench-compare: fail a test whose figure is slower than the baseline's "
         "(95%% interval of the ratio above 1) by more than PCT, e.g. 10%%",
+    )
+    group.addoption(
+        "--ctxbench-inconclusive",
+        choices=INCONCLUSIVE_POLICIES,
+        default="warn",
+        help="with --ctxbench-compare: what a comparison that cannot decide does to its test "
+        "(default: warn, naming the reason)",
+    )
+    group.addoption(
+        "--ctxbench-budget",
+        metavar="S",
+        type=float,
+        default=0.0,
+        help="with --ctxbench-compare: seconds a test may measure again to decide an "
+        "inconclusive comparison (default 0)",
     )
 
 
@@ -240,6 +283,11 @@ def pytest_configure(config: pytest.Config) -> None:
         if run is None:
             raise pytest.UsageError("--ctxbench-compare-fail needs --ctxbench-compare")
         state.fail = _percent(fail)
+    state.inconclusive = config.getoption("--ctxbench-inconclusive")
+    budget = config.getoption("--ctxbench-budget")
+    if not (0 <= budget < math.inf):
+        raise pytest.UsageError(f"--ctxbench-budget {budget}: expected seconds >= 0")
+    state.budget = budget
     if run is not None:
         # Resolved before this session autosaves, so "latest" is the previous run.
         state.baseline_path = _baseline_path(run, config.rootpath / STORAGE)
@@ -308,6 +356,32 @@ def _regressions(nodeid: str, table: pd.DataFrame, fail: float) -> str:
     return "\n".join(lines)
 
 
+def _undecided(table: pd.DataFrame) -> pd.DataFrame:
+    return table[table["verdict"] == "inconclusive"]
+
+
+def _inconclusive(nodeid: str, table: pd.DataFrame) -> str:
+    lines = [f"ctxbench: {nodeid}: the comparison with the baseline is inconclusive:"]
+    for row in _undecided(table).itertuples(index=False):
+        lines.append(f"  {_point(row)}: {row.reason}")
+    return "\n".join(lines)
+
+
+def _decide(state: _State, item: pytest.Item, recorder: Recorder) -> pd.DataFrame | None:
+    """The test's comparison, measured again within the budget while it is inconclusive
+    for want of data."""
+    deadline = time.monotonic() + state.budget
+    while True:
+        results = [r for r in recorder.results if _is_result(r)]
+        table = _compare_test(state, item.nodeid, results)
+        if table is None or time.monotonic() >= deadline:
+            return table
+        wanting = _undecided(table)
+        if wanting.empty or not wanting["reason"].str.contains("would decide|one ring").any():
+            return table
+        recorder.again()
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Any:
     outcome = yield
@@ -315,11 +389,17 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     recorder = item.stash.get(RECORDER, None)
     if state.baseline is None or recorder is None:
         return outcome
-    table = _compare_test(state, item.nodeid, [r for r in recorder.results if _is_result(r)])
-    if table is not None:
-        state.comparisons[item.nodeid] = table
-        if state.fail is not None and table["regressed"].any():
-            pytest.fail(_regressions(item.nodeid, table, state.fail), pytrace=False)
+    table = _decide(state, item, recorder)
+    if table is None:
+        return outcome
+    state.comparisons[item.nodeid] = table
+    if state.fail is not None and table["regressed"].any():
+        pytest.fail(_regressions(item.nodeid, table, state.fail), pytrace=False)
+    if not _undecided(table).empty:
+        if state.inconclusive == "fail":
+            pytest.fail(_inconclusive(item.nodeid, table), pytrace=False)
+        if state.inconclusive == "warn":
+            warnings.warn(_inconclusive(item.nodeid, table), CtxbenchInconclusive, stacklevel=1)
     return outcome
 
 
@@ -467,18 +547,19 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(f"ctxbench: saved {count} results to {state.autosaved}")
     if state.baseline_path is not None:
         tables = list(state.comparisons.values())
+        from .compare import verdict_counts
+
         verdicts = [v for t in tables for v in t["verdict"]]
         regressed = sum(int(t["regressed"].sum()) for t in tables) if state.fail is not None else 0
-        line = (
-            f"ctxbench: compared with {state.baseline_path}: {verdicts.count('slower')} slower, "
-            f"{verdicts.count('faster')} faster, {verdicts.count('no change')} no change"
-        )
-        too_few = verdicts.count("too few to decide")
-        if too_few:
-            line += f", {too_few} too few to decide"
+        line = f"ctxbench: compared with {state.baseline_path}: {verdict_counts(verdicts)}"
         if state.fail is not None:
             line += f"; {regressed} slower by more than {100 * state.fail:g}%"
         terminalreporter.write_line(line)
+        for nodeid, table in sorted(state.comparisons.items()):
+            for row in _undecided(table).itertuples(index=False):
+                terminalreporter.write_line(
+                    f"ctxbench: inconclusive: {nodeid} {_point(row)}: {row.reason}"
+                )
         context = sorted({note for t in tables for note in t.attrs.get("context") or []})
         if context:
             terminalreporter.write_line(

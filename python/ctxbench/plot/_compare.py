@@ -40,6 +40,7 @@ _VERDICTS = {
     "slower": ("^", "slower"),
     "faster": ("v", "faster"),
     "no change": ("D", "no change"),
+    "inconclusive": ("o", "inconclusive"),
 }
 
 
@@ -245,7 +246,7 @@ def _ratios(comparison: pd.DataFrame, key: dict[str, Any]) -> pd.DataFrame:
             "high": high if has else ratio,
             "lim_low": min(ratio, low) if has else ratio,
             "lim_high": max(ratio, high) if has else ratio,
-            "verdict": r.get("verdict", "no change"),
+            "verdict": r.get("verdict", "inconclusive"),
         }
     return frame_of(out)
 
@@ -343,7 +344,7 @@ def _ratio_points(
     drawn.ratios.append(known)
     for verdict, part in known.groupby("verdict"):
         drawn.verdicts.add(verdict)
-        marker = _VERDICTS.get(verdict, _VERDICTS["no change"])[0]
+        marker = _VERDICTS.get(verdict, _VERDICTS["inconclusive"])[0]
         x = np.array([slot[v] for v in part.index], dtype=float) + offset
         whiskers = _whiskers(part) if part["high"].gt(part["low"]).any() else None
         ax.errorbar(

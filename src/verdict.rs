@@ -1,0 +1,331 @@
+//! The words a result says, each with its one rule: a point's (stable, noisy, unstable,
+//! bimodal: how narrow its interval is against the precision asked) and a comparison's
+//! (slower, faster, no change, inconclusive: what the ratio's interval shows against a
+//! practical threshold), with the numbers that say what would decide an inconclusive one.
+//! Absence of evidence is never "no change": that word needs the interval inside the
+//! threshold (an equivalence test).
+
+use crate::stats::{self, Difference, Estimate};
+use crate::stop::CONFIDENCE;
+
+/// Relative half-width above which a point is `Unstable` rather than `Noisy`.
+const NOISY_HALF_WIDTH: f64 = 0.10;
+
+/// The word that describes a point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Its interval is as narrow as the precision asked (the default one for a fixed count).
+    Stable,
+    /// Wider, up to ± `NOISY_HALF_WIDTH`.
+    Noisy,
+    /// Wider still, or no interval at all (one unit, or a figure at or below zero).
+    Unstable,
+    /// Its samples fall in two well separated groups: the median describes neither.
+    Bimodal,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Stable => "stable",
+            Verdict::Noisy => "noisy",
+            Verdict::Unstable => "unstable",
+            Verdict::Bimodal => "bimodal",
+        }
+    }
+}
+
+/// The verdict on a point from its estimate, the precision it was held to and the number of
+/// groups its samples form (`stats::Description::clusters`). A point that stopped because
+/// it met its precision is therefore always `Stable`, unless it is `Bimodal`.
+pub fn verdict(estimate: &Estimate, target: f64, clusters: usize) -> Verdict {
+    let half = estimate.relative_half_width(CONFIDENCE);
+    if clusters >= 2 {
+        Verdict::Bimodal
+    } else if half <= target {
+        Verdict::Stable
+    } else if half <= NOISY_HALF_WIDTH {
+        Verdict::Noisy
+    } else {
+        Verdict::Unstable
+    }
+}
+
+/// What a comparison of two figures says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// The ratio's interval lies above 1 and the ratio beyond the threshold.
+    Slower,
+    /// Below 1, and the ratio beyond the threshold.
+    Faster,
+    /// The equivalence interval lies within ± the threshold: shown, not assumed.
+    NoChange,
+    /// Anything else: the data do not tell.
+    Inconclusive,
+}
+
+impl Change {
+    pub const NAMES: [&'static str; 4] = ["slower", "faster", "no change", "inconclusive"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Slower => "slower",
+            Change::Faster => "faster",
+            Change::NoChange => "no change",
+            Change::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// Why a comparison came out as it did: decided, or what keeps it from a decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    Decided,
+    /// A side rests on one ring instance and no run level: nothing in it shows how another
+    /// run would differ (lmbench's fixed count is one instance).
+    OneInstance,
+    /// A figure at or below zero: below the method's resolution, no ratio.
+    BelowResolution,
+    /// The interval is too wide for either word; more data would narrow it.
+    TooWide,
+    /// The ratio sits on the threshold: no amount of data decides it soon.
+    AtThreshold,
+}
+
+impl Why {
+    pub const NAMES: [&'static str; 5] = [
+        "decided",
+        "one instance",
+        "below resolution",
+        "too wide",
+        "at threshold",
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Why::Decided => "decided",
+            Why::OneInstance => "one instance",
+            Why::BelowResolution => "below resolution",
+            Why::TooWide => "too wide",
+            Why::AtThreshold => "at threshold",
+        }
+    }
+}
+
+/// The interval in which "no change" must lie, two-sided: that of two one-sided tests
+/// (TOST) at 5 % each, i.e. the 90 % interval.
+pub const EQUIVALENCE_CONFIDENCE: f64 = 0.90;
+
+/// The word for a ratio given the interval that shows a difference (`shown`, at the
+/// comparison's confidence) and the one that shows equivalence (`equivalent`), against
+/// ± `threshold` (symmetric on the log scale: 1 + θ slower, 1 / (1 + θ) faster).
+pub fn change(ratio: f64, shown: (f64, f64), equivalent: (f64, f64), threshold: f64) -> Change {
+    let (up, down) = (1.0 + threshold, 1.0 / (1.0 + threshold));
+    if shown.0 > 1.0 && ratio > up {
+        Change::Slower
+    } else if shown.1 < 1.0 && ratio < down {
+        Change::Faster
+    } else if equivalent.0 >= down && equivalent.1 <= up {
+        Change::NoChange
+    } else {
+        Change::Inconclusive
+    }
+}
+
+/// One side of a comparison: its figure and uncertainty, and whether that uncertainty
+/// reaches the level that differs between runs (several runs, a run level from earlier
+/// runs, or at least two ring instances).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Side {
+    pub estimate: Estimate,
+    pub replicated: bool,
+}
+
+/// A comparison of `new` with `base`: the word, why, the ratio with its interval
+/// (`difference`, at `CONFIDENCE`) and its equivalence interval, and how much more data a
+/// decision would take if the ratio stayed where it is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Comparison {
+    pub change: Change,
+    pub why: Why,
+    pub difference: Difference,
+    pub equivalent_low: f64,
+    pub equivalent_high: f64,
+    /// The relative half-width of the ratio's interval on the log scale, and the one that
+    /// would decide it.
+    pub half_width: f64,
+    pub needed_half_width: f64,
+    /// How many times the data of each side a decision would take (the interval narrows as
+    /// 1/√ of it): 4 means four times the runs (or instances). NaN where none is needed or
+    /// none would do.
+    pub data_factor: f64,
+}
+
+/// `new` against `base` at ± `threshold`.
+pub fn compare(base: &Side, new: &Side, threshold: f64) -> Comparison {
+    let d = stats::difference(&base.estimate, &new.estimate, CONFIDENCE);
+    let e = stats::difference(&base.estimate, &new.estimate, EQUIVALENCE_CONFIDENCE);
+    let half = ((d.high / d.low).ln() / 2.0).abs();
+    let mut c = Comparison {
+        change: Change::Inconclusive,
+        why: Why::Decided,
+        difference: d,
+        equivalent_low: e.low,
+        equivalent_high: e.high,
+        half_width: half,
+        needed_half_width: f64::NAN,
+        data_factor: f64::NAN,
+    };
+    if d.ratio.is_nan() {
+        c.why = Why::BelowResolution;
+        return c;
+    }
+    if !(base.replicated && new.replicated) {
+        c.why = Why::OneInstance;
+        return c;
+    }
+    c.change = change(d.ratio, (d.low, d.high), (e.low, e.high), threshold);
+    if c.change == Change::Inconclusive {
+        let t_ratio = stats::t_quantile(CONFIDENCE, d.df) / stats::t_quantile(0.90, d.df);
+        c.needed_half_width = needed_half_width(d.ratio, threshold, t_ratio);
+        if c.needed_half_width > 0.0 && half.is_finite() {
+            c.why = Why::TooWide;
+            c.data_factor = (half / c.needed_half_width).powi(2);
+        } else {
+            c.why = Why::AtThreshold;
+        }
+    }
+    c
+}
+
+/// The half-width (log scale, at the comparison's confidence) that would decide a ratio that
+/// stayed at `ratio`: below its distance from 1 it shows a difference (where the ratio is
+/// beyond the threshold); below its distance from the threshold, scaled by `t_ratio` (the
+/// comparison's t over the equivalence test's), it shows none. The easier of the two; 0 where
+/// the ratio sits on the threshold.
+pub fn needed_half_width(ratio: f64, threshold: f64, t_ratio: f64) -> f64 {
+    let (distance, bound) = (ratio.ln().abs(), (1.0 + threshold).ln());
+    let to_differ = if distance > bound { distance } else { 0.0 };
+    let to_equal = (bound - distance).max(0.0) * t_ratio;
+    to_differ.max(to_equal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{Level, Uncertainty};
+
+    fn estimate_of(center: f64, se: f64, df: f64) -> Estimate {
+        Estimate {
+            center,
+            uncertainty: Uncertainty {
+                se,
+                df,
+                level: Level::Instance,
+            },
+        }
+    }
+
+    fn side(center: f64, rel_se: f64) -> Side {
+        Side {
+            estimate: estimate_of(center, center * rel_se, 9.0),
+            replicated: true,
+        }
+    }
+
+    #[test]
+    fn verdict_words_follow_the_interval() {
+        // t(0.975, 20) · se · √2 ≈ 2.95 se: se 0.5 % is ±1.5 %, 3 % is ±8.8 %.
+        let met = estimate_of(100.0, 0.5, 20.0);
+        assert_eq!(verdict(&met, 0.02, 1), Verdict::Stable);
+        assert_eq!(verdict(&met, 0.01, 1), Verdict::Noisy);
+        assert_eq!(
+            verdict(&estimate_of(100.0, 3.0, 20.0), 0.02, 1),
+            Verdict::Noisy
+        );
+        assert_eq!(
+            verdict(&estimate_of(100.0, 5.0, 20.0), 0.02, 1),
+            Verdict::Unstable
+        );
+        assert_eq!(
+            verdict(&estimate_of(100.0, 0.1, 0.0), 0.02, 1),
+            Verdict::Unstable
+        );
+        assert_eq!(
+            verdict(&estimate_of(-1.0, 0.1, 9.0), 0.02, 1),
+            Verdict::Unstable
+        );
+        assert_eq!(verdict(&met, 0.02, 2), Verdict::Bimodal);
+        let names: Vec<&str> = [
+            Verdict::Stable,
+            Verdict::Noisy,
+            Verdict::Unstable,
+            Verdict::Bimodal,
+        ]
+        .iter()
+        .map(|v| v.as_str())
+        .collect();
+        assert_eq!(names, ["stable", "noisy", "unstable", "bimodal"]);
+    }
+
+    #[test]
+    fn no_change_needs_the_whole_interval_inside_the_threshold() {
+        // An interval that includes 1 but reaches far beyond the threshold shows nothing.
+        assert_eq!(
+            change(1.67, (0.3, 14.0), (0.4, 9.0), 0.02),
+            Change::Inconclusive
+        );
+        assert_eq!(
+            change(1.0, (0.99, 1.01), (0.992, 1.008), 0.02),
+            Change::NoChange
+        );
+        // Significant but within the threshold, and shown to be: no change.
+        assert_eq!(
+            change(1.01, (1.004, 1.016), (1.005, 1.015), 0.02),
+            Change::NoChange
+        );
+        // Significant, small, not shown to be within it: inconclusive.
+        assert_eq!(
+            change(1.015, (1.001, 1.04), (1.003, 1.035), 0.02),
+            Change::Inconclusive
+        );
+        assert_eq!(change(1.5, (1.3, 1.7), (1.35, 1.65), 0.02), Change::Slower);
+        assert_eq!(change(0.5, (0.4, 0.6), (0.42, 0.58), 0.02), Change::Faster);
+    }
+
+    #[test]
+    fn comparisons_name_why_and_what_would_decide() {
+        // Two sides 12 % apart with ±19 % each: too wide; a decision takes more data.
+        let c = compare(&side(100.0, 0.08), &side(112.0, 0.08), 0.02);
+        assert_eq!((c.change, c.why), (Change::Inconclusive, Why::TooWide));
+        assert!(c.data_factor > 1.0, "{c:?}");
+        // With that much more data (se shrinking as 1/√), the same ratio is decided.
+        let k = c.data_factor * 1.05;
+        let narrower = |center: f64| side(center, 0.08 / k.sqrt());
+        let decided = compare(&narrower(100.0), &narrower(112.0), 0.02);
+        assert_eq!(decided.change, Change::Slower, "{decided:?}");
+        // One instance on a side: never a word but inconclusive, whatever the ratio.
+        let lone = Side {
+            replicated: false,
+            ..side(200.0, 0.001)
+        };
+        let c = compare(&side(100.0, 0.001), &lone, 0.02);
+        assert_eq!((c.change, c.why), (Change::Inconclusive, Why::OneInstance));
+        let c = compare(&side(-1.0, 0.1), &side(100.0, 0.01), 0.02);
+        assert_eq!(c.why, Why::BelowResolution);
+        // Exactly on the threshold nothing decides it.
+        let c = compare(&side(100.0, 0.01), &side(102.0, 0.01), 0.02);
+        assert_eq!((c.change, c.why), (Change::Inconclusive, Why::AtThreshold));
+    }
+
+    #[test]
+    fn the_needed_half_width_is_the_easier_decision() {
+        let t = 1.2;
+        // 12 % apart: showing the difference needs ±ln 1.12.
+        assert!((needed_half_width(1.12, 0.02, t) - 1.12f64.ln()).abs() < 1e-12);
+        // 0.5 % apart: showing equivalence needs (ln 1.02 - ln 1.005) · t.
+        let want = (1.02f64.ln() - 1.005f64.ln()) * t;
+        assert!((needed_half_width(1.005, 0.02, t) - want).abs() < 1e-12);
+        assert_eq!(needed_half_width(1.02, 0.02, t), 0.0);
+    }
+}
