@@ -4,6 +4,7 @@
 //! The measurement is engine (who switches) × transport (how the token travels) × placement
 //! (where participants run), around one workload and one measured loop.
 
+pub mod ab;
 pub mod barrier;
 pub mod cache;
 pub mod clock;
@@ -19,6 +20,7 @@ pub mod observer;
 pub mod placement;
 pub mod result;
 pub mod ring;
+pub mod sequential;
 pub mod stats;
 pub mod stop;
 mod sys;

@@ -148,6 +148,18 @@ fn evidence(
     Ok(())
 }
 
+/// One fresh ring instance of `cfg`'s first participant count, measuring `blocks` blocks back
+/// to back as precision mode does, and nothing more (no evidence instance): `ab`'s rounds.
+pub fn instance(cfg: &Config, blocks: usize, interrupt: Interrupt) -> Result<Point> {
+    let placements = check(cfg)?;
+    let (procs, cpus) = &placements[0];
+    let _sigpipe = sys::Blocked::new(libc::SIGPIPE);
+    let waited = counters::settle(&mut *interrupt)?;
+    let mut p = point(cfg, *procs, cpus, Instance::First(&|_| blocks), interrupt)?;
+    p.phase_s.observer_wait = waited;
+    Ok(p)
+}
+
 /// Everything `run` refuses before it starts a participant: the configuration, every
 /// point's placement against this thread's affinity mask, and (before forking anything, not
 /// halfway through a sweep) the memory the largest point needs. Returns each participant

@@ -1,0 +1,248 @@
+//! A against B until the data decide: rounds of one fresh ring instance per side, the two
+//! in a fresh random order each round (randomized multiple interleaved trials: Abedi & Brecht,
+//! "Conducting repeatable experiments in highly variable cloud computing environments",
+//! ICPE 2017), the log ratio B/A of each round's figures, and an anytime-valid interval for
+//! their mean (`sequential`), read after every round: the run stops as soon as it says
+//! slower, faster or no change (`verdict::change`), or when the time budget ends. Pairing the
+//! two sides in a round cancels the host's drift over seconds; stopping on a confidence
+//! sequence keeps the error rate however early it stops.
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::ring::{self, Interrupt};
+use crate::sequential::{self, Interval};
+use crate::stats;
+use crate::stop::{BLOCK_REPETITIONS, CONFIDENCE};
+use crate::verdict::{self, Change};
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+use std::time::Instant;
+
+/// Blocks of `BLOCK_REPETITIONS` repetitions each side's instance measures per round: the
+/// fewest a precision-mode instance measures.
+pub const ROUND_BLOCKS: usize = 2;
+/// Rounds at most, whatever the budget: far beyond what a decision takes.
+pub const MAX_ROUNDS: usize = 100_000;
+
+/// How long and against what: seconds at most, the practical threshold of the verdict, and
+/// the seed of the sides' order.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    pub budget_s: f64,
+    pub threshold: f64,
+    pub seed: u64,
+}
+
+/// One round: each side's figure (µs per switch, the median of its instance's net samples),
+/// which side ran first, and when the round ended (seconds since the start).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Round {
+    pub a_us: f64,
+    pub b_us: f64,
+    pub a_first: bool,
+    pub end_s: f64,
+}
+
+/// What the rounds show: B / A with its anytime-valid interval, the word, and whether the
+/// interval decided it (else the budget ended first).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub rounds: Vec<Round>,
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
+    pub change: Change,
+    pub decided: bool,
+    pub elapsed_s: f64,
+    /// Where undecided: how many times the rounds so far a decision would take if the ratio
+    /// stayed (the interval narrowing about as 1/√ rounds); NaN otherwise or where none would.
+    pub data_factor: f64,
+}
+
+/// The word for the log ratios so far at ± `threshold`, and the interval behind it.
+pub fn decide(log_ratios: &[f64], threshold: f64) -> (Change, Interval) {
+    let i = sequential::interval(log_ratios, 1.0 - CONFIDENCE);
+    let bounds = (i.low.exp(), i.high.exp());
+    (verdict::change(i.mean.exp(), bounds, bounds, threshold), i)
+}
+
+/// Runs rounds of `a` and `b` (each a configuration of one participant count) under `plan`.
+/// `round` hears of each round with the interval after it; its error stops the run.
+pub fn run(
+    a: &Config,
+    b: &Config,
+    plan: &Plan,
+    interrupt: Interrupt,
+    round: &mut dyn FnMut(&Round, &Interval) -> Result<()>,
+) -> Result<Outcome> {
+    for (side, cfg) in [("a", a), ("b", b)] {
+        if cfg.procs.len() != 1 {
+            return Err(Error::invalid(
+                side,
+                format!("must name one participant count, got {:?}", cfg.procs),
+            ));
+        }
+        ring::check(cfg)?;
+    }
+    let mut rng = SmallRng::seed_from_u64(plan.seed);
+    let start = Instant::now();
+    let (mut rounds, mut logs) = (Vec::new(), Vec::new());
+    let (mut change, mut interval) = decide(&[], plan.threshold);
+    while rounds.len() < MAX_ROUNDS {
+        let a_first = rng.random::<bool>();
+        let (a_us, b_us) = if a_first {
+            let x = figure(a, interrupt)?;
+            (x, figure(b, interrupt)?)
+        } else {
+            let y = figure(b, interrupt)?;
+            (figure(a, interrupt)?, y)
+        };
+        let r = Round {
+            a_us,
+            b_us,
+            a_first,
+            end_s: start.elapsed().as_secs_f64(),
+        };
+        rounds.push(r);
+        if !(a_us > 0.0 && b_us > 0.0) {
+            break; // below the method's resolution: no ratio to follow
+        }
+        logs.push((b_us / a_us).ln());
+        (change, interval) = decide(&logs, plan.threshold);
+        round(&r, &interval)?;
+        let per_round = r.end_s / rounds.len() as f64;
+        if change != Change::Inconclusive || r.end_s + per_round > plan.budget_s {
+            break;
+        }
+    }
+    Ok(outcome(rounds, change, interval, plan, start))
+}
+
+fn outcome(rounds: Vec<Round>, change: Change, i: Interval, plan: &Plan, t: Instant) -> Outcome {
+    let decided = change != Change::Inconclusive;
+    let needed = verdict::needed_half_width(i.mean.exp(), plan.threshold, 1.0);
+    let half = i.half_width();
+    let data_factor = if !decided && needed > 0.0 && half.is_finite() {
+        (half / needed).powi(2)
+    } else {
+        f64::NAN
+    };
+    Outcome {
+        rounds,
+        ratio: i.mean.exp(),
+        low: i.low.exp(),
+        high: i.high.exp(),
+        change,
+        decided,
+        elapsed_s: t.elapsed().as_secs_f64(),
+        data_factor,
+    }
+}
+
+/// One side's figure of one round: a fresh ring instance of `ROUND_BLOCKS` blocks, its net
+/// samples' median in µs.
+fn figure(cfg: &Config, interrupt: Interrupt) -> Result<f64> {
+    let p = ring::instance(cfg, ROUND_BLOCKS, interrupt)?;
+    debug_assert_eq!(p.raw_ns.len(), ROUND_BLOCKS * BLOCK_REPETITIONS);
+    Ok(stats::median(&p.net_ns()) / 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::TransportKind;
+    use crate::placement::Placement;
+    use crate::stop::Stop;
+
+    fn pinned(procs: usize, transport: TransportKind) -> Config {
+        Config {
+            procs: vec![procs],
+            transport,
+            placement: Placement::Single(None),
+            stop: Stop::Precision {
+                target: 0.02,
+                max_repetitions: 400,
+                max_time: 1.0,
+            },
+            min_time: 0.001,
+            ..Config::lat_ctx(vec![2])
+        }
+    }
+
+    #[test]
+    fn decide_says_no_word_before_the_interval_is_finite() {
+        let (c, i) = decide(&[0.1, 0.1, 0.1], 0.02);
+        assert_eq!(c, Change::Inconclusive);
+        assert!(i.half_width().is_infinite() || i.half_width().is_nan());
+        // Twenty rounds at +10 % with ±1 % scatter: slower.
+        let logs: Vec<f64> = (0..20)
+            .map(|k| 1.1f64.ln() + 0.01 * ((k % 5) as f64 - 2.0))
+            .collect();
+        assert_eq!(decide(&logs, 0.02).0, Change::Slower);
+        let flat: Vec<f64> = (0..40).map(|k| 0.002 * ((k % 5) as f64 - 2.0)).collect();
+        assert_eq!(decide(&flat, 0.02).0, Change::NoChange);
+    }
+
+    #[test]
+    fn a_budget_bounds_the_rounds_and_every_round_is_paired() {
+        let a = pinned(2, TransportKind::Pipe);
+        let plan = Plan {
+            budget_s: 0.3,
+            threshold: 0.02,
+            seed: 3,
+        };
+        let mut heard = 0;
+        let out = run(&a, &a, &plan, &mut || false, &mut |_, _| {
+            heard += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert!(!out.rounds.is_empty() && heard == out.rounds.len());
+        assert!(out.rounds.iter().all(|r| r.a_us > 0.0 && r.b_us > 0.0));
+        assert_eq!(out.decided, out.change != Change::Inconclusive);
+        // No round starts that the budget cannot hold, by the rounds' pace so far.
+        let longest = out
+            .rounds
+            .iter()
+            .scan(0.0, |t, r| Some(r.end_s - std::mem::replace(t, r.end_s)))
+            .fold(0.0, f64::max);
+        assert!(out.rounds.len() == 1 || out.elapsed_s <= plan.budget_s + 2.0 * longest);
+    }
+
+    #[test]
+    fn a_plain_difference_is_decided_and_the_order_is_random() {
+        // A ring of eight on one CPU costs more per switch than one of two (about 1.6x
+        // here): a woken participant preempts its waker, which runs again only to block.
+        let a = pinned(2, TransportKind::Pipe);
+        let b = pinned(8, TransportKind::Pipe);
+        let plan = Plan {
+            budget_s: 20.0,
+            threshold: 0.02,
+            seed: 5,
+        };
+        let out = run(&a, &b, &plan, &mut || false, &mut |_, _| Ok(())).unwrap();
+        assert_eq!(
+            out.change,
+            Change::Slower,
+            "{:?}",
+            (out.ratio, out.low, out.high)
+        );
+        let firsts = out.rounds.iter().filter(|r| r.a_first).count();
+        assert!(out.rounds.len() < 12 || (firsts > 0 && firsts < out.rounds.len()));
+    }
+
+    #[test]
+    fn a_side_of_several_counts_is_refused() {
+        let a = Config {
+            procs: vec![2, 4],
+            ..pinned(2, TransportKind::Pipe)
+        };
+        let plan = Plan {
+            budget_s: 1.0,
+            threshold: 0.02,
+            seed: 1,
+        };
+        let e = run(&a, &a, &plan, &mut || false, &mut |_, _| Ok(())).unwrap_err();
+        assert!(e.to_string().contains("one participant count"), "{e}");
+    }
+}
