@@ -13,6 +13,7 @@ __all__ = [
     "workload_checksum",
     "estimate",
     "runs_estimate",
+    "run_level",
     "difference",
     "fiber_baseline_ns",
     "default_transport",
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_MAX_TIME",
     "DEFAULT_MAX_REPETITIONS",
     "MAX_POINTS",
+    "MIN_RUNS",
     "MAX_PROCS",
     "ENGINES",
     "TRANSPORTS",
@@ -51,6 +53,7 @@ DEFAULT_PRECISION: float
 DEFAULT_MAX_TIME: float
 DEFAULT_MAX_REPETITIONS: int
 MAX_POINTS: int
+MIN_RUNS: int
 MAX_PROCS: int
 DEFAULT_ROUNDS: int
 ENGINES: tuple[str, ...]
@@ -65,6 +68,15 @@ MATRIX_PER_CLASS: int
 
 _Floats = NDArray[np.float64]
 _Ints = NDArray[np.int64]
+# One point's earlier runs: ln figures, relative standard errors, ages in seconds.
+_History = tuple[Sequence[float], Sequence[float], Sequence[float]]
+
+@type_check_only
+class RunLevelDict(TypedDict):
+    """The run level of a point's earlier runs: relative sd, effective runs it rests on."""
+
+    sd: float
+    runs_seen: float
 
 @type_check_only
 class EstimateDict(TypedDict):
@@ -326,7 +338,7 @@ def ring(
     min_time: float | None = None,
     timeout: float = ...,
     record_hops: bool = False,
-    history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
+    history: Sequence[_History | None] | None = None,
     stride_bytes: int = ...,
 ) -> RingDict: ...
 def ring_config(
@@ -346,7 +358,7 @@ def ring_config(
     min_time: float | None = None,
     timeout: float = ...,
     record_hops: bool = False,
-    history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
+    history: Sequence[_History | None] | None = None,
     stride_bytes: int = ...,
 ) -> RingConfigDict: ...
 def ring_check(
@@ -366,7 +378,7 @@ def ring_check(
     min_time: float | None = None,
     timeout: float = ...,
     record_hops: bool = False,
-    history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
+    history: Sequence[_History | None] | None = None,
     stride_bytes: int = ...,
 ) -> RingConfigDict: ...
 
@@ -422,7 +434,7 @@ def pingpong(
     max_repetitions: int = ...,
     min_time: float | None = None,
     timeout: float = ...,
-    history: tuple[Sequence[float], Sequence[float]] | None = None,
+    history: _History | None = None,
 ) -> PingpongDict: ...
 def workload_checksum(size_kb: int, stride_bytes: int = ...) -> int: ...
 def estimate(
@@ -433,6 +445,9 @@ def estimate(
     runs_seen: float | None = None,
 ) -> EstimateDict: ...
 def runs_estimate(figures: Sequence[float]) -> EstimateDict: ...
+def run_level(
+    log_figures: Sequence[float], rel_se: Sequence[float], ages_s: Sequence[float]
+) -> RunLevelDict | None: ...
 def difference(base: EstimateDict, new: EstimateDict) -> DifferenceDict: ...
 def fiber_baseline_ns(pairs: int) -> float: ...
 def default_transport(engine: str) -> str: ...

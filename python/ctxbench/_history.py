@@ -31,7 +31,7 @@ MAX_AGE_S = 24 * 3600.0
 # Past this many lines the file is cut back to the newest half.
 MAX_LINES = 20_000
 
-History = tuple[list[float], list[float]]
+History = tuple[list[float], list[float], list[float]]
 
 
 def _digest(*parts: object) -> str:
@@ -77,8 +77,8 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def earlier(metadata: dict[str, Any], points: Sequence[str]) -> list[History | None]:
-    """For each point id, the ln figures and relative errors of its latest earlier runs on
-    this machine (None: none known)."""
+    """For each point id, the ln figures, relative errors and ages (s) of its latest earlier
+    runs on this machine (None: none known)."""
     path = _file(metadata)
     if path is None or not path.is_file():
         return [None] * len(points)
@@ -86,11 +86,12 @@ def earlier(metadata: dict[str, Any], points: Sequence[str]) -> list[History | N
         lines = _lines(path)
     except OSError:
         return [None] * len(points)
-    oldest = time.time() - MAX_AGE_S
+    now = time.time()
+    oldest = now - MAX_AGE_S
     out: list[History | None] = []
     for point in points:
         runs = [
-            (float(r["y"]), float(r["s"]))
+            (float(r["y"]), float(r["s"]), max(0.0, now - r["t"]))
             for r in lines
             if r.get("p") == point
             and isinstance(r.get("t"), (int, float))
@@ -98,7 +99,9 @@ def earlier(metadata: dict[str, Any], points: Sequence[str]) -> list[History | N
             and isinstance(r.get("y"), (int, float))
             and isinstance(r.get("s"), (int, float))
         ][-WINDOW:]
-        out.append(([y for y, _ in runs], [s for _, s in runs]) if runs else None)
+        out.append(
+            ([r[0] for r in runs], [r[1] for r in runs], [r[2] for r in runs]) if runs else None
+        )
     return out
 
 
