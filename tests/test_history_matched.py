@@ -14,6 +14,7 @@ from conftest import QUIET
 
 import ctxbench
 from ctxbench import _core, _history
+from ctxbench.cli import main
 
 META = {"hostname": "h", "cpu_model": "c", "kernel": "k", "ctxbench_version": "v"}
 POINT = _history.point(procs=2, engine="process")
@@ -153,3 +154,32 @@ def test_pingpong_points_are_told_apart_by_engine_and_transport(
     ctxbench.pingpong(engine="fiber", **quick)
     process, thread, threads, futex, fiber = (ids[0] for ids in asked)
     assert thread == threads and len({process, thread, futex, fiber}) == 4
+
+
+def test_history_shows_each_point_its_path_and_how_to_turn_it_off(
+    kept: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["history"]) == 0
+    assert "0 runs of 0 points" in capsys.readouterr().out
+    for _ in range(3):
+        ctxbench.lat_ctx([2], placement="single", min_time=0.002, max_time=0.02)
+    assert main(["history"]) == 0
+    out = capsys.readouterr().out
+    path = _history.file_path(ctxbench.api.result_metadata())
+    assert f"run history: {path}: 3 runs of 1 points" in out and "CTXBENCH_HISTORY=off" in out
+    header, row = out.splitlines()[-2:]
+    assert header.split() == ["runs", "alike", "spread", "newest", "oldest", "point"]
+    assert row.split()[:2] == ["3", "3"] and row.split()[2:4] != ["<3"]
+    assert "placement=single procs=2" in row
+    assert main(["info"]) == 0
+    info = capsys.readouterr().out.splitlines()[-1]
+    assert info.startswith("run_history:") and f"{path}: 3 runs" in info
+    assert main(["history", "--clear"]) == 0
+    assert capsys.readouterr().out == f"removed {path}\n" and not path.exists()  # type: ignore[union-attr]
+
+
+def test_info_says_when_the_history_is_off(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["info"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].split() == [
+        "run_history:", "off", "($CTXBENCH_HISTORY=off)"
+    ]  # fmt: skip

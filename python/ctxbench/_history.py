@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
+from . import _core
 from . import _history_file as _file
 from ._history_file import ENV as ENV
 from ._history_file import NoHistory
@@ -336,3 +337,75 @@ def _write(fd: int, path: Path, lines: list[bytes], now: float) -> None:
             kept.append(line)
     _file.rewrite(fd, kept[::-1] + lines)
     _damaged.discard(path)
+
+
+# --- what `ctxbench history` and `ctxbench info` show -------------------------------------
+
+
+@dataclass(frozen=True)
+class PointRuns:
+    """One point's runs of the last MAX_AGE_S: how many, how many comparable to now, the
+    run level a run now would use (None below ``_core.MIN_RUNS`` runs) and the ages (s) of
+    the newest and oldest."""
+
+    label: str
+    runs: int
+    comparable: int
+    sd: float | None
+    newest_s: float
+    oldest_s: float
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The history file (None: off or no place; ``why`` says which) and its points."""
+
+    path: Path | None
+    why: str | None
+    points: list[PointRuns]
+
+
+def summary(metadata: dict[str, Any], now: Conditions) -> Summary:
+    """What the history holds for a run starting in conditions ``now``."""
+    try:
+        path = file_path(metadata)
+        if path is None:
+            return Summary(None, f"off (${ENV}={os.environ.get(ENV)})", [])
+        t = time.time()
+        with _file.opened(path, False) as fd:
+            runs = [] if fd is None else [r for r, _ in _read(fd, path, t)]
+    except OSError as e:
+        return Summary(None, e.strerror if isinstance(e, NoHistory) else str(e), [])
+    by_point: dict[str, list[Run]] = {}
+    for r in runs:
+        if t - r.t <= MAX_AGE_S:
+            by_point.setdefault(r.p, []).append(r)
+    points = []
+    for p, rs in by_point.items():
+        alike = [r for r in rs if comparable(r, now)][-WINDOW:]
+        level = _core.run_level(
+            [r.y for r in alike], [r.s for r in alike], [max(0.0, t - r.t) for r in alike]
+        )
+        label = next((r.w for r in reversed(rs) if r.w), f"(point {p})")
+        ages = [max(0.0, t - r.t) for r in rs]
+        sd = None if level is None else level["sd"]
+        points.append(PointRuns(label, len(rs), len(alike), sd, min(ages), max(ages)))
+    return Summary(path, None, sorted(points, key=lambda x: x.label))
+
+
+def clear(metadata: dict[str, Any]) -> list[Path]:
+    """Removes every history file of this user in the history's directory (every build's);
+    the files removed. NoHistory when the directory is not usable."""
+    path = file_path(metadata)
+    return [] if path is None else _file.remove_all(path.parent)
+
+
+def headline(s: Summary) -> str:
+    """Where the history is, what it holds and how to turn it off, in one line."""
+    if s.path is None:
+        return f"none: {s.why}" if s.why and not s.why.startswith("off") else str(s.why)
+    runs = sum(p.runs for p in s.points)
+    return (
+        f"{s.path}: {runs} runs of {len(s.points)} points in the last {MAX_AGE_S / 3600:g} h "
+        f"(${ENV}=off turns it off)"
+    )

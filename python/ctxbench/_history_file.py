@@ -198,3 +198,23 @@ def _write_at(fd: int, data: bytes, at: int) -> None:
     while view:
         n = os.pwrite(fd, view, at)
         view, at = view[n:], at + n
+
+
+def remove_all(path: Path) -> list[Path]:
+    """Removes every history file (``name``) of this user's in the directory ``path``,
+    checked as the module says; the files removed."""
+    directory_fd = _open_directory(path, create=False)
+    if directory_fd is None:
+        return []
+    removed = []
+    try:
+        for entry in sorted(os.listdir(directory_fd)):
+            if not (entry.startswith(_PREFIX) and entry.endswith(_SUFFIX)):
+                continue
+            st = os.stat(entry, dir_fd=directory_fd, follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
+                os.unlink(entry, dir_fd=directory_fd)
+                removed.append(path / entry)
+    finally:
+        os.close(directory_fd)
+    return removed
