@@ -251,3 +251,14 @@ def test_without_a_home_there_is_no_history_and_nothing_under_the_working_direct
     monkeypatch.setenv("XDG_CACHE_HOME", "cache")
     _history.remember(META, [POINT], [2.0], [0.02], QUIET)
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_full_file_is_cut_back_to_its_newest_runs_of_the_day(kept: Path) -> None:
+    day_old = _line(t=time.time() - 2 * _history.MAX_AGE_S)
+    fresh = [_line(y=0.7 + k * 1e-6) for k in range(_history_file.MAX_BYTES // len(day_old))]
+    _file(kept).write_text("\n".join([day_old, *fresh]) + "\n")
+    _history.remember(META, [POINT], [2.0], [0.02], QUIET)
+    lines = _file(kept).read_text().splitlines()
+    assert _file(kept).stat().st_size <= _history_file.KEEP_BYTES + len(lines[-1]) + 1
+    assert day_old not in lines and lines[-2] == fresh[-1]
+    assert json.loads(lines[-1])["y"] == math.log(2.0)

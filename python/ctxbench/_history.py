@@ -290,9 +290,8 @@ def earlier(
     runs = _with_file(metadata, False, lambda path, fd: _read(fd, path, t)) or []
     out: list[History | None] = []
     for p in points:
-        mine = [r for r, _ in runs if r.p == p and t - r.t <= MAX_AGE_S and comparable(r, now)][
-            -WINDOW:
-        ]
+        alike = [r for r, _ in runs if r.p == p and t - r.t <= MAX_AGE_S and comparable(r, now)]
+        mine = alike[-WINDOW:]
         ages = [max(0.0, t - r.t) for r in mine]
         out.append(([r.y for r in mine], [r.s for r in mine], ages) if mine else None)
     return out
@@ -330,11 +329,12 @@ def _write(fd: int, path: Path, lines: list[bytes], now: float) -> None:
     kept: list[bytes] = []
     size = 0
     for run, line in reversed(_read(fd, path, now)):
+        if now - run.t > MAX_AGE_S:
+            continue
         size += len(line) + 1
         if size > _file.KEEP_BYTES:
             break
-        if now - run.t <= MAX_AGE_S:
-            kept.append(line)
+        kept.append(line)
     _file.rewrite(fd, kept[::-1] + lines)
     _damaged.discard(path)
 
