@@ -317,7 +317,7 @@ fn pingpong<'py>(
         max_time,
     };
     let cfg = Config {
-        run_levels: run_levels(Some(vec![history])),
+        run_levels: run_levels(Some(vec![history]))?,
         observer: Observer::parse(counters).map_err(|e| to_py(e, None))?,
         ..core::pingpong_config(
             engine,
@@ -360,17 +360,62 @@ fn pingpong<'py>(
     Ok(d)
 }
 
-/// Earlier runs of one point on this machine: each run's ln figure and its relative
-/// standard error (`stats::run_level`).
-type RunHistory = (Vec<f64>, Vec<f64>);
+/// Earlier runs of one point on this machine in comparable conditions: each run's ln
+/// figure, its relative standard error and its age in seconds (`stats::run_level`).
+type RunHistory = (Vec<f64>, Vec<f64>, Vec<f64>);
 
 /// The run level of each point from its history (`None`: nothing known).
-fn run_levels(history: Option<Vec<Option<RunHistory>>>) -> Vec<Option<stats::RunLevel>> {
+fn run_levels(history: Option<Vec<Option<RunHistory>>>) -> PyResult<Vec<Option<stats::RunLevel>>> {
     history
         .unwrap_or_default()
         .into_iter()
-        .map(|h| h.and_then(|(figures, ses)| stats::run_level(&figures, &ses)))
+        .map(|h| match h {
+            None => Ok(None),
+            Some(h) => earlier_runs(h).map(|runs| stats::run_level(&runs)),
+        })
         .collect()
+}
+
+/// A point's history as runs; a ValueError where its three lists differ in length.
+fn earlier_runs((figures, ses, ages): RunHistory) -> PyResult<Vec<stats::EarlierRun>> {
+    if figures.len() != ses.len() || figures.len() != ages.len() {
+        return Err(PyValueError::new_err(format!(
+            "history: a point's ln figures, relative errors and ages must be as many, got \
+             {}, {} and {}",
+            figures.len(),
+            ses.len(),
+            ages.len()
+        )));
+    }
+    Ok(figures
+        .into_iter()
+        .zip(ses)
+        .zip(ages)
+        .map(|((log_figure, rel_se), age_s)| stats::EarlierRun {
+            log_figure,
+            rel_se,
+            age_s,
+        })
+        .collect())
+}
+
+/// The run level earlier runs of one point give (`stats::run_level`): their ln figures,
+/// relative standard errors and ages in seconds. None below `MIN_RUNS` usable runs, else
+/// {"sd", "runs_seen"} as a ring's stats name them.
+#[pyfunction]
+fn run_level(
+    py: Python<'_>,
+    log_figures: Vec<f64>,
+    rel_se: Vec<f64>,
+    ages_s: Vec<f64>,
+) -> PyResult<Option<Bound<'_, PyDict>>> {
+    let Some(level) = stats::run_level(&earlier_runs((log_figures, rel_se, ages_s))?) else {
+        return Ok(None);
+    };
+    let d = PyDict::new(py);
+    d.set_item("sd", level.sd)?;
+    d.set_item("runs_seen", level.df + 1.0)?;
+    Ok(Some(d))
 }
 
 /// `loops=`: None (measure until precise), or perf's fixed count.
@@ -443,7 +488,7 @@ macro_rules! ring_arguments {
                 timeout,
                 plan: Plan::Calibrated { overhead: true },
                 record_hops,
-                run_levels: run_levels(history),
+                run_levels: run_levels(history)?,
                 observer: Observer::parse(counters).map_err(|e| to_py(e, None))?,
             };
             $body
@@ -1064,6 +1109,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(runs_estimate, m)?)?;
     m.add_function(wrap_pyfunction!(compare_estimates, m)?)?;
+    m.add_function(wrap_pyfunction!(run_level, m)?)?;
+    m.add("MIN_RUNS", stats::MIN_RUNS)?;
     m.add_function(wrap_pyfunction!(fiber_baseline_ns, m)?)?;
     m.add_function(wrap_pyfunction!(default_transport, m)?)?;
     m.add_function(wrap_pyfunction!(placement_name, m)?)?;

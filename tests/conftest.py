@@ -2,15 +2,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 import ctxbench
+from ctxbench import _history
 
 # Runs of one test must not widen another's intervals through the machine's run history
 # (ctxbench._history), nor the user's history be filled with tests' runs: off unless a test
 # turns it on in a directory of its own.
 os.environ["CTXBENCH_HISTORY"] = "off"
+# Conditions of a machine with nothing else to run (the `kept` fixture's).
+QUIET = _history.Conditions(load=0.0)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -65,3 +69,14 @@ def results() -> list[ctxbench.RingResult]:
         ctxbench.lat_ctx([2, 3], size_kb=0, **FAST),
         ctxbench.ring([2], size_kb=4, placement="single", **FAST),
     ]
+
+
+@pytest.fixture
+def kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A run history of the test's own in ``tmp_path``, every run in the same conditions
+    (``QUIET``): what a run reads back then depends on nothing else on the machine."""
+    monkeypatch.setenv(_history.ENV, str(tmp_path))
+    monkeypatch.setattr(_history, "conditions", lambda: QUIET)
+    monkeypatch.setattr(_history, "_warned", set())
+    monkeypatch.setattr(_history, "_damaged", set())
+    return tmp_path

@@ -14,6 +14,7 @@ __all__ = [
     "estimate",
     "runs_estimate",
     "compare_estimates",
+    "run_level",
     "fiber_baseline_ns",
     "default_transport",
     "placement_name",
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_MAX_TIME",
     "DEFAULT_MAX_REPETITIONS",
     "MAX_POINTS",
+    "MIN_RUNS",
     "MAX_PROCS",
     "ENGINES",
     "TRANSPORTS",
@@ -53,6 +55,7 @@ DEFAULT_PRECISION: float
 DEFAULT_MAX_TIME: float
 DEFAULT_MAX_REPETITIONS: int
 MAX_POINTS: int
+MIN_RUNS: int
 MAX_PROCS: int
 DEFAULT_ROUNDS: int
 ENGINES: tuple[str, ...]
@@ -69,6 +72,15 @@ MATRIX_PER_CLASS: int
 
 _Floats = NDArray[np.float64]
 _Ints = NDArray[np.int64]
+# One point's earlier runs: ln figures, relative standard errors, ages in seconds.
+_History = tuple[Sequence[float], Sequence[float], Sequence[float]]
+
+@type_check_only
+class RunLevelDict(TypedDict):
+    """The run level of a point's earlier runs: relative sd, effective runs it rests on."""
+
+    sd: float
+    runs_seen: float
 
 @type_check_only
 class EstimateDict(TypedDict):
@@ -343,7 +355,7 @@ def ring(
     min_time: float | None = None,
     timeout: float = ...,
     record_hops: bool = False,
-    history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
+    history: Sequence[_History | None] | None = None,
     stride_bytes: int = ...,
     counters: str = "evidence",
 ) -> RingDict: ...
@@ -364,7 +376,7 @@ def ring_config(
     min_time: float | None = None,
     timeout: float = ...,
     record_hops: bool = False,
-    history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
+    history: Sequence[_History | None] | None = None,
     stride_bytes: int = ...,
     counters: str = "evidence",
 ) -> RingConfigDict: ...
@@ -385,7 +397,7 @@ def ring_check(
     min_time: float | None = None,
     timeout: float = ...,
     record_hops: bool = False,
-    history: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
+    history: Sequence[_History | None] | None = None,
     stride_bytes: int = ...,
     counters: str = "evidence",
 ) -> RingConfigDict: ...
@@ -442,7 +454,7 @@ def pingpong(
     max_repetitions: int = ...,
     min_time: float | None = None,
     timeout: float = ...,
-    history: tuple[Sequence[float], Sequence[float]] | None = None,
+    history: _History | None = None,
     counters: str = "evidence",
 ) -> PingpongDict: ...
 def workload_checksum(size_kb: int, stride_bytes: int = ...) -> int: ...
@@ -461,6 +473,9 @@ def compare_estimates(
     new_replicated: bool,
     threshold: float,
 ) -> ComparisonDict: ...
+def run_level(
+    log_figures: Sequence[float], rel_se: Sequence[float], ages_s: Sequence[float]
+) -> RunLevelDict | None: ...
 def fiber_baseline_ns(pairs: int) -> float: ...
 def default_transport(engine: str) -> str: ...
 def placement_name(placement: str | Sequence[int] | None = None, cpu: int | None = None) -> str: ...

@@ -44,19 +44,30 @@ def kernel_id() -> str:
     return machine_identity()["kernel"]
 
 
+def not_own_directory(st: os.stat_result, closed: int = 0o077) -> str | None:
+    """Why a directory whose status is ``st`` (``lstat`` or ``fstat``) is not this user's
+    own, or None: not a directory (a symlink's own status is not one), another user's, or a
+    mode that grants other users any of the ``closed`` bits. In a sticky directory others'
+    write permission is left aside: they can add entries but not remove or replace ours."""
+    if not stat.S_ISDIR(st.st_mode):
+        return "not a directory (or a symlink)"
+    if st.st_uid != os.geteuid():
+        return f"owned by uid {st.st_uid}"
+    granted = st.st_mode & closed
+    if st.st_mode & stat.S_ISVTX:
+        granted &= ~0o022
+    if granted:
+        return f"mode {stat.S_IMODE(st.st_mode):04o} lets others in"
+    return None
+
+
 def _private(path: Path) -> str | None:
     """Why ``path`` is not a directory only this user can use, or None."""
     try:
         st = os.lstat(path)
     except OSError as e:
         return str(e)
-    if not stat.S_ISDIR(st.st_mode):
-        return "not a directory (or a symlink)"
-    if st.st_uid != os.geteuid():
-        return f"owned by uid {st.st_uid}"
-    if st.st_mode & 0o077:
-        return f"mode {stat.S_IMODE(st.st_mode):04o} lets others in"
-    return None
+    return not_own_directory(st)
 
 
 def lock_dir() -> Path:

@@ -107,6 +107,7 @@ def ring(
         else None
     )
     with measuring():
+        now = _history.conditions() if points else None
         raw = _core.ring(
             procs,
             engine=engine,
@@ -123,13 +124,13 @@ def ring(
             min_time=min_time,
             timeout=timeout,
             record_hops=record_hops,
-            history=_history.earlier(meta, points) if points else None,
+            history=_history.earlier(meta, [p for p, _ in points], now) if points and now else None,
             stride_bytes=stride_bytes,
             counters=counters,
         )
     result = RingResult.from_core(raw, meta)
-    if points:
-        _history.remember(meta, points, result.latency_us, result.stats["se_within"])
+    if points and now:
+        _history.remember(meta, points, result.latency_us, result.stats["se_within"], now)
     for message in result.warnings:
         warnings.warn(f"ctxbench: {message}", UserWarning, stacklevel=2)
     return result
@@ -183,10 +184,10 @@ def _switch(name: str, value: object) -> bool:
     return bool(value)
 
 
-def _history_points(procs: object, **what: object) -> list[str] | None:
-    """The history id of each point of a run: one per count of ``procs`` (an int or a
-    sequence of ints). None for anything else, which is left for the core to name (and an
-    iterator is never consumed here)."""
+def _history_points(procs: object, **what: object) -> list[_history.Point] | None:
+    """The history id and words of each point of a run: one per count of ``procs`` (an int
+    or a sequence of ints). None for anything else, which is left for the core to name (and
+    an iterator is never consumed here)."""
     counts = [procs] if not isinstance(procs, (Sequence, bool)) else procs
     if isinstance(procs, (str, bytes)):
         return None
@@ -196,7 +197,7 @@ def _history_points(procs: object, **what: object) -> list[str] | None:
         return None
     if any(isinstance(p, bool) for p in counts):  # type: ignore[union-attr]
         return None
-    return [_history.point_id(procs=p, **what) for p in ints]
+    return [_history.point(procs=p, **what) for p in ints]
 
 
 def pingpong(
@@ -228,12 +229,14 @@ def pingpong(
     ``ring``.
     """
     meta = result_metadata()
+    # The engine and transport the core will run: engine= names any, fibers too.
+    engine_name = engine if engine is not None else "thread" if threads else "process"
     points = (
         _history_points(
             [2],
             kind="pingpong",
-            engine="thread" if threads else "process",
-            transport=transport,
+            engine=engine_name,
+            transport=transport if transport is not None else _core.default_transport(engine_name),
             placement=_core.placement_name(placement, cpu),
             min_time=min_time,
             **({"counters": counters} if counters != "evidence" else {}),
@@ -242,6 +245,7 @@ def pingpong(
         else None
     )
     with measuring():
+        now = _history.conditions() if points else None
         raw = _core.pingpong(
             loops,
             threads=threads,
@@ -254,11 +258,13 @@ def pingpong(
             max_repetitions=max_repetitions,
             min_time=min_time,
             timeout=timeout,
-            history=_history.earlier(meta, points)[0] if points else None,
+            history=_history.earlier(meta, [p for p, _ in points], now)[0]
+            if points and now
+            else None,
             counters=counters,
         )
     result = PingpongResult.from_core(raw, meta)
-    if points:
+    if points and now:
         stats = result.stats
-        _history.remember(meta, points, [result.usecs_per_op], stats["se_within"])
+        _history.remember(meta, points, [result.usecs_per_op], stats["se_within"], now)
     return result

@@ -144,7 +144,7 @@ def _add_info(sub: Any) -> None:
         "model and count, affinity, SMT, governor, clocksource, hypervisor, mitigations, "
         "isolcpus/nohz_full, cgroup CPU quota, load, perf_event_paranoid, cache sizes, and "
         "the ctxbench, Python and rustc versions. Differences here explain differences in "
-        "results.",
+        "results. Last, where the run history is, what it holds and how to turn it off.",
     )
     info.set_defaults(func=_info)
 
@@ -288,5 +288,14 @@ def sizes_table(table: Any) -> str:
 
 
 def _info(args: argparse.Namespace) -> int:
-    print(metadata.format_metadata(result_metadata()))
+    from .. import _history
+
+    meta = result_metadata()
+    text = metadata.format_metadata(meta)
+    print(text)
+    summary = _history.summary(meta, _history.Conditions())
+    # In the metadata's column: "key:" padded to where the values start.
+    first = text.splitlines()[0] if text else "x: "
+    width = len(first) - len(first.split(":", 1)[1].lstrip())
+    print(f"{'run_history:':<{width}}{_history.headline(summary)}")
     return 0

@@ -1,4 +1,4 @@
-"""The research-workflow subcommands: ``sweep``, ``plot`` and ``compare``.
+"""The research-workflow subcommands: ``sweep``, ``plot``, ``compare`` and ``history``.
 
 Each handler imports what it uses (pandas, matplotlib) when it runs, so ``--help`` and the
 measuring commands work without the ``analysis`` extra.
@@ -19,7 +19,7 @@ PLOT_KINDS = ("lat_ctx", "compare", "sizes", "distribution", "machines", "matrix
 
 def add_parsers(sub: Any) -> None:
     """Add the subcommands to ``ctxbench``'s subparsers."""
-    for add in (_add_sweep, _add_plot, _add_compare):
+    for add in (_add_sweep, _add_plot, _add_compare, _add_history):
         add(sub)
 
 
@@ -141,6 +141,63 @@ def _add_compare(sub: Any) -> None:
             default=None,
             help=f"only the {side} file's rows of this host, worker or machine (fleet runs)",
         )
+
+
+def _add_history(sub: Any) -> None:
+    hi = sub.add_parser(
+        "history",
+        help="show (or clear) the machine's run history, which widens intervals by the spread "
+        "between runs",
+        description="Each measuring run keeps its points' figures in this machine's run "
+        "history; a later run of the same point in comparable conditions (other tasks "
+        "runnable, steal) adds the spread between those runs to its interval. Per point: the "
+        "runs of the last day, those comparable to now, the spread a run now would add, and "
+        "the ages of the newest and oldest. $CTXBENCH_HISTORY names its directory, or off.",
+    )
+    hi.set_defaults(func=_history)
+    hi.add_argument("--clear", action="store_true", help="remove the history's files")
+
+
+def _history(args: argparse.Namespace) -> int:
+    from .. import _history as history
+    from ..api import result_metadata
+
+    meta = result_metadata()
+    if args.clear:
+        removed = history.clear(meta)
+        for path in removed:
+            print(f"removed {path}")
+        if not removed:
+            print("no run history to remove")
+        return 0
+    now = history.conditions()
+    s = history.summary(meta, now)
+    print(f"run history: {history.headline(s)}")
+    if s.path is None:
+        return 0
+    steal = "unknown" if now.steal is None else f"{100 * now.steal:.1f} %"
+    load = "unknown" if now.load is None else f"{now.load:.2f}"
+    print(
+        f"now: {load} other tasks runnable per CPU, steal {steal}; runs within "
+        f"±{history.LOAD_TOLERANCE:g} of that load are comparable"
+    )
+    if not s.points:
+        return 0
+    print(f"{'runs':>5} {'alike':>5} {'spread':>7} {'newest':>7} {'oldest':>7}  point")
+    for p in s.points:
+        spread = f"{100 * p.sd:.1f} %" if p.sd is not None else f"<{_core.MIN_RUNS}"
+        print(
+            f"{p.runs:>5} {p.comparable:>5} {spread:>7} {_age(p.newest_s):>7} "
+            f"{_age(p.oldest_s):>7}  {p.label}"
+        )
+    return 0
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("h", 3600.0), ("min", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{seconds:.0f} s"
 
 
 def _sweep(args: argparse.Namespace) -> int:
