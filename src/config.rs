@@ -116,6 +116,9 @@ pub const PRECISION: Limit<f64> =
     Limit::above("precision", 0.0, 0.5).in_unit(" (a fraction of the median)");
 /// Precision mode: seconds of measuring per point.
 pub const MAX_TIME: Limit<f64> = Limit::above("max_time", 0.0, 3600.0).in_unit(" seconds");
+/// A plan's change to tell apart (a fraction of the figure), and the probability of telling it.
+pub const DETECT: Limit<f64> = Limit::above("detect", 0.0, 10.0).in_unit(" (a fraction)");
+pub const POWER: Limit<f64> = Limit::between("power", 0.5, 0.999);
 pub const MAX_PROCS: usize = PROCS.hi as usize;
 /// Process counts one run may name: far beyond any sweep, and a bound on reading a
 /// caller's iterator.

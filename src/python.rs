@@ -973,6 +973,43 @@ fn compare_estimates<'py>(
     Ok(out)
 }
 
+/// Runs per side a comparison needs to tell a change of `detect` with probability `power`
+/// when one run's ln figure scatters by `spread` (`verdict::runs_to_detect`; None: more than
+/// `MAX_PLANNED`).
+#[pyfunction]
+#[pyo3(signature = (spread, detect, power=0.8))]
+fn runs_to_detect(spread: f64, detect: f64, power: f64) -> PyResult<Option<usize>> {
+    plan_args(spread, detect, power)?;
+    Ok(verdict::runs_to_detect(spread, detect, power))
+}
+
+/// Rounds `ab` needs for the same (`sequential::rounds_to_detect`), when one round's ln
+/// ratio scatters by `spread`.
+#[pyfunction]
+#[pyo3(signature = (spread, detect, power=0.8))]
+fn rounds_to_detect(spread: f64, detect: f64, power: f64) -> PyResult<Option<usize>> {
+    plan_args(spread, detect, power)?;
+    let alpha = 1.0 - stop::CONFIDENCE;
+    Ok(crate::sequential::rounds_to_detect(
+        spread,
+        detect,
+        alpha,
+        power,
+        verdict::MAX_PLANNED,
+    ))
+}
+
+fn plan_args(spread: f64, detect: f64, power: f64) -> PyResult<()> {
+    config::DETECT.check(detect).map_err(|e| to_py(e, None))?;
+    config::POWER.check(power).map_err(|e| to_py(e, None))?;
+    if !(spread.is_finite() && spread >= 0.0) {
+        return Err(PyValueError::new_err(format!(
+            "spread: must be a finite relative spread >= 0, got {spread}"
+        )));
+    }
+    Ok(())
+}
+
 fn finite_values(param: &str, values: &[f64]) -> PyResult<()> {
     if values.is_empty() || values.iter().any(|x| !x.is_finite()) {
         return Err(PyValueError::new_err(format!(
@@ -1110,6 +1147,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runs_estimate, m)?)?;
     m.add_function(wrap_pyfunction!(compare_estimates, m)?)?;
     m.add_function(wrap_pyfunction!(run_level, m)?)?;
+    m.add_function(wrap_pyfunction!(runs_to_detect, m)?)?;
+    m.add_function(wrap_pyfunction!(rounds_to_detect, m)?)?;
     m.add("MIN_RUNS", stats::MIN_RUNS)?;
     m.add_function(wrap_pyfunction!(fiber_baseline_ns, m)?)?;
     m.add_function(wrap_pyfunction!(default_transport, m)?)?;

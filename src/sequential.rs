@@ -71,6 +71,22 @@ pub fn interval(xs: &[f64], alpha: f64) -> Interval {
     }
 }
 
+/// Rounds a comparison stopped by this sequence needs to tell a change of `detect`
+/// (relative) with probability about `power`, when one round's ln ratio scatters by `spread`:
+/// the smallest n with (t_bound(n) + z_power) · spread / √n ≤ ln(1 + detect). None beyond
+/// `max`.
+pub fn rounds_to_detect(
+    spread: f64,
+    detect: f64,
+    alpha: f64,
+    power: f64,
+    max: usize,
+) -> Option<usize> {
+    let effect = (1.0 + detect).ln();
+    let z = crate::stats::t_quantile(2.0 * power - 1.0, f64::INFINITY);
+    (2..=max).find(|&n| (t_bound(n, alpha, PRIOR_SCALE) + z) * spread / (n as f64).sqrt() <= effect)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +120,15 @@ mod tests {
         assert!(b.windows(2).all(|w| w[1] < w[0]), "{b:?}");
         // Wider than a fixed-n interval (t = 2.09 at 20): the price of looking every time.
         assert!(t_bound(20, 0.05, PRIOR_SCALE) > 2.09);
+    }
+
+    #[test]
+    fn rounds_to_detect_cost_more_than_a_fixed_plan_and_shrink_with_the_change() {
+        let n = rounds_to_detect(0.05, 0.05, 0.05, 0.8, 100_000).unwrap();
+        // A fixed-n paired t at 80 % power: (1.96 + 0.84)² σ²/δ² ≈ 8.3 rounds.
+        assert!(n > 9 && n < 40, "{n}");
+        assert!(rounds_to_detect(0.05, 0.10, 0.05, 0.8, 100_000).unwrap() < n);
+        assert_eq!(rounds_to_detect(1.0, 0.001, 0.05, 0.8, 1_000), None);
     }
 
     #[test]

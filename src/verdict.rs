@@ -210,6 +210,23 @@ pub fn needed_half_width(ratio: f64, threshold: f64, t_ratio: f64) -> f64 {
     to_differ.max(to_equal)
 }
 
+/// Runs per side a comparison needs to tell a change of `detect` (relative, on the log scale)
+/// with probability `power`, when one run's ln figure scatters by `spread` (its own error and
+/// the spread between runs together): Welch's t on k runs a side, the smallest k with
+/// (t₀.₉₇₅ + t_power) · spread · √(2/k) ≤ ln(1 + detect), both t at 2k − 2 degrees of
+/// freedom. None beyond `MAX_PLANNED`.
+pub fn runs_to_detect(spread: f64, detect: f64, power: f64) -> Option<usize> {
+    let effect = (1.0 + detect).ln();
+    (2..=MAX_PLANNED).find(|&k| {
+        let df = (2 * k - 2) as f64;
+        let t = stats::t_quantile(CONFIDENCE, df) + stats::t_quantile(2.0 * power - 1.0, df);
+        t * spread * (2.0 / k as f64).sqrt() <= effect
+    })
+}
+
+/// The most runs or rounds a plan names; beyond, "more than".
+pub const MAX_PLANNED: usize = 10_000;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,6 +333,22 @@ mod tests {
         // Exactly on the threshold nothing decides it.
         let c = compare(&side(100.0, 0.01), &side(102.0, 0.01), 0.02);
         assert_eq!((c.change, c.why), (Change::Inconclusive, Why::AtThreshold));
+    }
+
+    #[test]
+    fn runs_to_detect_grow_with_the_spread_and_shrink_with_the_change() {
+        // 5 % apart at 2 % spread: a handful of runs; at 10 % spread, many more.
+        let few = runs_to_detect(0.02, 0.05, 0.8).unwrap();
+        let many = runs_to_detect(0.10, 0.05, 0.8).unwrap();
+        assert!((3..=6).contains(&few), "{few}");
+        assert!(many > 10 * few, "{many}");
+        // The normal approximation's 2 (1.96 + 0.84)² σ²/δ² with t's small-sample premium.
+        let approx = 2.0 * (1.96f64 + 0.84).powi(2) * 0.10f64.powi(2) / 1.05f64.ln().powi(2);
+        assert!(
+            (many as f64) >= approx && (many as f64) < approx * 1.1,
+            "{many} {approx}"
+        );
+        assert_eq!(runs_to_detect(1.0, 0.001, 0.8), None);
     }
 
     #[test]

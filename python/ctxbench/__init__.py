@@ -24,6 +24,7 @@ from ._core import __version__ as __version__
 if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on first use
     from . import plot as plot
     from ._matrix import matrix as matrix
+    from ._plan import plan as plan
     from ._sweep import sweep as sweep
     from ._topology import Topology as Topology
     from ._topology import topology as topology
@@ -43,6 +44,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
 _HOME = {
     "plot": None,
     "matrix": "._matrix",
+    "plan": "._plan",
     "Topology": "._topology",
     "topology": "._topology",
     "lat_ctx": ".api",

@@ -89,19 +89,19 @@ def ring(
     """
     meta = result_metadata()
     points = (
-        _history_points(
+        ring_points(
             procs,
             engine=engine,
-            transport=transport if transport is not None else _core.default_transport(engine),
-            placement=_core.placement_name(placement, cpu),
+            transport=transport,
+            placement=placement,
+            cpu=cpu,
             size_kb=size_kb,
             parallel=parallel,
             min_time=min_time,
-            fixed=repetitions is not None,
+            repetitions=repetitions,
             record_hops=record_hops,
-            # Another stride or observer is another measurement; defaults keep earlier ids.
-            **({"stride_bytes": stride_bytes} if stride_bytes != 8 else {}),
-            **({"counters": counters} if counters != "evidence" else {}),
+            stride_bytes=stride_bytes,
+            counters=counters,
         )
         if _switch("history", history)
         else None
@@ -173,6 +173,39 @@ def lat_ctx(
         history=history,
         stride_bytes=stride_bytes,
         counters=counters,
+    )
+
+
+def ring_points(
+    procs: object,
+    *,
+    engine: str = "process",
+    transport: str | None = None,
+    placement: Placement = "default",
+    cpu: int | None = None,
+    size_kb: int = 0,
+    parallel: int = 1,
+    min_time: float | None = None,
+    repetitions: int | None = None,
+    record_hops: bool = False,
+    stride_bytes: int = 8,
+    counters: str = "evidence",
+) -> list[_history.Point] | None:
+    """The run history's id and words of each point a ``ring`` with these arguments
+    measures: everything that changes its expected figure."""
+    return _history_points(
+        procs,
+        engine=engine,
+        transport=transport if transport is not None else _core.default_transport(engine),
+        placement=_core.placement_name(placement, cpu),
+        size_kb=size_kb,
+        parallel=parallel,
+        min_time=min_time,
+        fixed=repetitions is not None,
+        record_hops=record_hops,
+        # Another stride or observer is another measurement; defaults keep earlier ids.
+        **({"stride_bytes": stride_bytes} if stride_bytes != 8 else {}),
+        **({"counters": counters} if counters != "evidence" else {}),
     )
 
 

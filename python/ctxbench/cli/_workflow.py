@@ -1,4 +1,5 @@
-"""The research-workflow subcommands: ``sweep``, ``plot``, ``compare`` and ``history``.
+"""The research-workflow subcommands: ``sweep``, ``plot``, ``compare``, ``history`` and
+``plan``.
 
 Each handler imports what it uses (pandas, matplotlib) when it runs, so ``--help`` and the
 measuring commands work without the ``analysis`` extra.
@@ -7,6 +8,7 @@ measuring commands work without the ``analysis`` extra.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
@@ -19,7 +21,7 @@ PLOT_KINDS = ("lat_ctx", "compare", "sizes", "distribution", "machines", "matrix
 
 def add_parsers(sub: Any) -> None:
     """Add the subcommands to ``ctxbench``'s subparsers."""
-    for add in (_add_sweep, _add_plot, _add_compare, _add_history):
+    for add in (_add_sweep, _add_plot, _add_compare, _add_history, _add_plan):
         add(sub)
 
 
@@ -321,3 +323,64 @@ def _compare(args: argparse.Namespace) -> int:
     table = compare(base, new, threshold=args.threshold)
     print(format_comparison(table))
     return 1 if table["regressed"].any() else 0
+
+
+def fraction(text: str) -> float:
+    """A fraction given as "5%" or "0.05" (a bare 5 is refused: 5 % or 500 %?)."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        value = math.nan
+    if not (0 < value < math.inf) or (not text.endswith("%") and value >= 1):
+        raise argparse.ArgumentTypeError(f"expected a fraction like 5% or 0.05, got {text!r}")
+    return value
+
+
+def _add_plan(sub: Any) -> None:
+    pl = sub.add_parser(
+        "plan",
+        help="how many runs per side (compare) or rounds (ab) tell a change of a given size "
+        "on this machine now",
+        description="From the spread this machine's own recent runs of each point show (the "
+        "run history, runs in conditions comparable to now): the runs per side a comparison "
+        "needs, and the rounds `ctxbench ab` needs, to tell a change of --detect with 80 "
+        "percent probability. Points as `ctxbench ring` takes them (default: 2 4 8 16 20).",
+    )
+    pl.set_defaults(func=_plan)
+    pl.add_argument(
+        "--detect", type=fraction, default=0.05, help="the change to tell, e.g. 5%% (default)"
+    )
+    pl.add_argument(
+        "--pilot",
+        type=int,
+        default=0,
+        metavar="N",
+        help="first measure N runs of each point with too few in the history (default 0)",
+    )
+    pl.add_argument("--engine", choices=_core.ENGINES, default="process", help="who switches")
+    pl.add_argument(
+        "--transport", choices=_flags.transports(), default=None, help="how the token travels"
+    )
+    pl.add_argument(
+        "-s", dest="size_kb", type=int, default=0, metavar="KB", help="KiB per participant"
+    )
+    _flags.placement_flags(pl, "$LMBENCH_SCHED, else default")
+    pl.add_argument("procs", type=int, nargs="*", help="participant counts")
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from .._plan import DEFAULT_PROCS, format_plan, plan
+
+    placement = args.placement if args.placement is not None else _flags.lmbench_sched()
+    plans = plan(
+        args.detect,
+        args.procs or list(DEFAULT_PROCS),
+        pilot=args.pilot,
+        engine=args.engine,
+        transport=args.transport,
+        size_kb=args.size_kb,
+        placement=placement,
+        cpu=args.cpu,
+    )
+    print(format_plan(plans, args.detect))
+    return 0

@@ -1,0 +1,123 @@
+"""How much measuring tells a change of a given size on this machine, before measuring: from
+the spread this machine's own recent runs of each point show (the run history, in conditions
+comparable to now), the runs per side ``compare`` needs, and the rounds ``ctxbench ab`` needs,
+to tell it with 80 % probability. The arithmetic is the core's (``_core.runs_to_detect``,
+``_core.rounds_to_detect``); a point with too few runs in the history says so, or, with
+``pilot``, is measured that many times first.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import _core, _history
+from .api import result_metadata, ring, ring_points
+
+# lat_ctx's classic sweep: the points a plan is for when none are named.
+DEFAULT_PROCS = (2, 4, 8, 16, 20)
+POWER = 0.8
+
+
+@dataclass(frozen=True)
+class PointPlan:
+    """One point's plan: its runs in the history comparable to now, the relative spread of
+    one run's figure (its own error and the spread between runs; None with fewer than
+    ``_core.MIN_RUNS`` runs), the runs per side a comparison needs and about how long they
+    take, and the rounds ``ab`` needs (None: more than the core plans, or nothing known)."""
+
+    procs: int
+    label: str
+    runs: int
+    spread: float | None
+    runs_per_side: int | None
+    seconds_per_side: float | None
+    rounds: int | None
+
+
+def _spread(history: _history.History | None) -> tuple[int, float | None]:
+    """How many comparable runs, and the relative spread of one run's figure."""
+    if history is None:
+        return 0, None
+    figures, errors, ages = history
+    level = _core.run_level(figures, errors, ages)
+    if level is None:
+        return len(figures), None
+    own = statistics.median(errors)
+    return len(figures), math.hypot(level["sd"], own)
+
+
+def plan(
+    detect: float = 0.05,
+    procs: int | Sequence[int] = DEFAULT_PROCS,
+    *,
+    pilot: int = 0,
+    max_time: float = _core.DEFAULT_MAX_TIME,
+    **ring_kwargs: Any,
+) -> list[PointPlan]:
+    """Per point of ``ring(procs, **ring_kwargs)``: what telling a change of ``detect`` (a
+    fraction: 0.05 is 5 %) takes on this machine now. ``pilot=N`` measures a point that has
+    fewer than ``_core.MIN_RUNS`` comparable runs N times first (each run goes into the
+    history, as any run does); ``max_time`` is the seconds one run of a point takes at most,
+    for the time a side takes.
+
+    A round of ``ab`` pairs two fresh ring instances; its ln ratio is taken to scatter as
+    two runs' figures do (√2 times one run's spread), which overstates it where the host
+    drifts over seconds: the pairing cancels that.
+    """
+    if isinstance(pilot, bool) or not isinstance(pilot, int) or not 0 <= pilot <= 100:
+        raise ValueError(f"pilot: must be a number of runs from 0 to 100, got {pilot!r}")
+    points = ring_points(procs, **{k: v for k, v in ring_kwargs.items() if k != "history"})
+    if points is None:
+        raise TypeError(f"procs: expected an int or a sequence of ints, got {procs!r}")
+    counts = [procs] if isinstance(procs, int) else list(procs)
+    meta = result_metadata()
+    histories = _history.earlier(meta, [p for p, _ in points], _history.conditions())
+    for k, (count, history) in enumerate(zip(counts, histories)):
+        if pilot and _spread(history)[1] is None:
+            for _ in range(pilot):
+                ring([count], max_time=max_time, **ring_kwargs)
+            now = _history.conditions()
+            histories[k] = _history.earlier(meta, [points[k][0]], now)[0]
+    out = []
+    for count, (_, label), history in zip(counts, points, histories):
+        runs, spread = _spread(history)
+        per_side = rounds = None
+        if spread is not None:
+            per_side = _core.runs_to_detect(spread, detect, POWER)
+            rounds = _core.rounds_to_detect(math.sqrt(2) * spread, detect, POWER)
+        seconds = per_side * max_time if per_side is not None else None
+        out.append(PointPlan(count, label, runs, spread, per_side, seconds, rounds))
+    return out
+
+
+def format_plan(plans: list[PointPlan], detect: float) -> str:
+    """The plan as text: a line per point, then what the figures assume."""
+    lines = [
+        f"to tell a change of {detect:.0%} with {POWER:.0%} probability on this machine now:",
+        f"{'procs':>5} {'runs':>5} {'spread':>7} {'compare: runs/side':>19} {'ab: rounds':>10}",
+    ]
+    for p in plans:
+        if p.spread is None:
+            lines.append(
+                f"{p.procs:>5} {p.runs:>5} {'-':>7}  fewer than {_core.MIN_RUNS} comparable "
+                "runs in the history: run the point a few times, or --pilot N"
+            )
+            continue
+        per_side = "more" if p.runs_per_side is None else str(p.runs_per_side)
+        seconds = p.seconds_per_side
+        took = f" (~{seconds:.2g} s)" if seconds is not None else ""
+        rounds = "more" if p.rounds is None else str(p.rounds)
+        lines.append(
+            f"{p.procs:>5} {p.runs:>5} {100 * p.spread:>6.1f}% {per_side + took:>19} {rounds:>10}"
+        )
+    lines.append(
+        "runs: comparable runs of the point in the run history; spread: one run's relative "
+        "spread (its own error and the spread between runs); compare: runs per side for "
+        "Welch's t at 95 %; ab: rounds of its anytime-valid interval, which stops as soon as "
+        "it decides"
+    )
+    return "\n".join(lines)
