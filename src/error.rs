@@ -9,6 +9,8 @@ pub enum Error {
         param: &'static str,
         message: String,
     },
+    /// A parameter a measurement does not take, or a value of the wrong type (→ `TypeError`).
+    Type(String),
     /// A system resource ran out or a syscall failed while setting up (→ `OSError`).
     Os {
         errno: i32,
@@ -36,6 +38,10 @@ impl Error {
             param,
             message: message.into(),
         }
+    }
+
+    pub fn unexpected(message: impl Into<String>) -> Self {
+        Error::Type(message.into())
     }
 
     /// The errno of an OS error.
@@ -106,7 +112,7 @@ impl fmt::Display for Error {
                     mib(available)
                 )
             }
-            Error::Peer(msg) => f.write_str(msg),
+            Error::Peer(msg) | Error::Type(msg) => f.write_str(msg),
             Error::Interrupted => f.write_str("interrupted"),
         }
     }

@@ -27,6 +27,7 @@ use pyo3::types::{
 fn to_py(e: Error, pending: Option<PyErr>) -> PyErr {
     match e {
         Error::Invalid { .. } => PyValueError::new_err(e.to_string()),
+        Error::Type(_) => PyTypeError::new_err(e.to_string()),
         Error::Os { errno, .. } => PyOSError::new_err((errno, e.to_string())),
         Error::Memory { .. } => PyMemoryError::new_err(e.to_string()),
         Error::Peer(_) => PyRuntimeError::new_err(e.to_string()),

@@ -103,7 +103,7 @@ macro_rules! transports {
         impl TransportKind {
             /// Every transport that is a `Transport`: what processes and threads can use.
             pub const BETWEEN_TASKS: &'static [TransportKind] = &[$(TransportKind::$kind),+];
-            const ALL: &'static [TransportKind] =
+            pub const ALL: &'static [TransportKind] =
                 &[$(TransportKind::$kind,)+ TransportKind::Resume];
 
             pub fn name(self) -> &'static str {
