@@ -18,6 +18,7 @@ pub mod measure;
 pub mod memory;
 pub mod observer;
 pub mod placement;
+pub mod record;
 pub mod request;
 pub mod result;
 pub mod ring;

@@ -1,0 +1,361 @@
+//! The record of each result, as result files hold it and every front door receives it: one
+//! serde struct per kind, its fields named and laid out as `python/ctxbench/schema.py`
+//! declares them (per-point arrays side by side, NaN where a sample is missing). The Python
+//! binding hands a record over as it is (`pythonize`); `ctxbench.record.decode` makes the
+//! numpy arrays, the same way for what the core returns and what a file holds.
+
+use crate::clock::Tsc;
+use crate::config::Config;
+use crate::measure::Phases;
+use crate::result::{HopSummary, PingPong, PointStats, RingSummary};
+use crate::stop::Stop;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What a ring was asked: the parameters as the run used them (defaults filled in), which
+/// with its participant counts and machine make a point of a sweep the same point.
+#[derive(Debug, Clone, Serialize)]
+pub struct RingConfigRecord {
+    pub engine: &'static str,
+    pub transport: &'static str,
+    pub placement: String,
+    pub cpu: Option<usize>,
+    pub size_kb: usize,
+    pub stride_bytes: usize,
+    pub repetitions: Option<usize>,
+    pub precision: Option<f64>,
+    pub max_time: Option<f64>,
+    pub max_repetitions: Option<usize>,
+    pub warmup: usize,
+    pub parallel: usize,
+    pub min_time: f64,
+    pub timeout: f64,
+    pub record_hops: bool,
+    pub counters: &'static str,
+}
+
+impl From<&Config> for RingConfigRecord {
+    fn from(cfg: &Config) -> Self {
+        let (repetitions, precision, max_time, max_repetitions) = match cfg.stop {
+            Stop::Repetitions(n) => (Some(n), None, None, None),
+            Stop::Precision {
+                target,
+                max_time,
+                max_repetitions,
+            } => (None, Some(target), Some(max_time), Some(max_repetitions)),
+        };
+        RingConfigRecord {
+            engine: cfg.engine.name(),
+            transport: cfg.transport.name(),
+            placement: cfg.placement.name(),
+            cpu: cfg.placement.cpu(),
+            size_kb: cfg.size_kb,
+            stride_bytes: cfg.stride_bytes,
+            repetitions,
+            precision,
+            max_time,
+            max_repetitions,
+            warmup: cfg.warmup,
+            parallel: cfg.parallel,
+            min_time: cfg.min_time,
+            timeout: cfg.timeout,
+            record_hops: cfg.record_hops,
+            counters: cfg.observer.as_str(),
+        }
+    }
+}
+
+/// Each point's statistics, one array per figure.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StatsRecord {
+    pub min: Vec<f64>,
+    pub median: Vec<f64>,
+    pub mean: Vec<f64>,
+    pub max: Vec<f64>,
+    pub stdev: Vec<f64>,
+    pub cv: Vec<f64>,
+    pub ci_low: Vec<f64>,
+    pub ci_high: Vec<f64>,
+    pub se: Vec<f64>,
+    pub se_within: Vec<f64>,
+    pub df: Vec<f64>,
+    pub level: Vec<&'static str>,
+    pub sd_repetition: Vec<f64>,
+    pub sd_block: Vec<f64>,
+    pub sd_instance: Vec<f64>,
+    pub sd_run: Vec<f64>,
+    pub runs_seen: Vec<f64>,
+    pub instances: Vec<usize>,
+    pub outliers: Vec<usize>,
+    pub clusters: Vec<usize>,
+    pub verdict: Vec<&'static str>,
+}
+
+/// An unknown standard error (one unit to go on) is NaN, as the interval is.
+fn known(se: f64) -> f64 {
+    if se.is_finite() {
+        se
+    } else {
+        f64::NAN
+    }
+}
+
+impl From<&[PointStats]> for StatsRecord {
+    fn from(stats: &[PointStats]) -> Self {
+        let mut r = StatsRecord::default();
+        for x in stats {
+            let d = &x.description;
+            r.min.push(d.min);
+            r.median.push(d.median);
+            r.mean.push(d.mean);
+            r.max.push(d.max);
+            r.stdev.push(d.stdev);
+            r.cv.push(d.cv);
+            r.ci_low.push(x.ci_low);
+            r.ci_high.push(x.ci_high);
+            r.se.push(known(x.estimate.uncertainty.se));
+            r.se_within.push(known(x.within.se));
+            r.df.push(x.estimate.uncertainty.df);
+            r.level.push(x.estimate.uncertainty.level.as_str());
+            r.sd_repetition.push(x.spreads.repetition);
+            r.sd_block.push(x.spreads.block);
+            r.sd_instance.push(x.spreads.instance);
+            r.sd_run.push(x.run_level.map_or(f64::NAN, |l| l.sd));
+            r.runs_seen.push(x.run_level.map_or(0.0, |l| l.df + 1.0));
+            r.instances.push(x.instances);
+            r.outliers.push(d.outliers);
+            r.clusters.push(d.clusters);
+            r.verdict.push(x.verdict.as_str());
+        }
+        r
+    }
+}
+
+/// Seconds per phase, one array per phase (one value per point).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PhasesRecord {
+    pub calibration: Vec<f64>,
+    pub warmup: Vec<f64>,
+    pub measure: Vec<f64>,
+    pub setup_teardown: Vec<f64>,
+    pub observer_wait: Vec<f64>,
+}
+
+impl From<&[Phases]> for PhasesRecord {
+    fn from(phases: &[Phases]) -> Self {
+        let column = |f: fn(&Phases) -> f64| phases.iter().map(f).collect();
+        PhasesRecord {
+            calibration: column(|p| p.calibration),
+            warmup: column(|p| p.warmup),
+            measure: column(|p| p.measure),
+            setup_teardown: column(|p| p.setup_teardown),
+            observer_wait: column(|p| p.observer_wait),
+        }
+    }
+}
+
+/// The TSC's calibration, or why there is none.
+#[derive(Debug, Clone, Serialize)]
+pub struct TscRecord {
+    pub ghz: Option<f64>,
+    pub read_cost_cycles: Option<f64>,
+    pub unavailable_reason: Option<String>,
+}
+
+impl From<&Result<Tsc, String>> for TscRecord {
+    fn from(tsc: &Result<Tsc, String>) -> Self {
+        TscRecord {
+            ghz: tsc.as_ref().ok().map(|t| t.ghz),
+            read_cost_cycles: tsc.as_ref().ok().map(|t| t.read_cost),
+            unavailable_reason: tsc.as_ref().err().cloned(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HardwareRecord {
+    pub cycles_per_switch: Option<Vec<f64>>,
+    pub instructions_per_switch: Option<Vec<f64>>,
+    pub cache_misses_per_switch: Option<Vec<f64>>,
+    pub dtlb_misses_per_switch: Option<Vec<f64>>,
+    pub unavailable_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HistogramRecord {
+    pub edges_us: Vec<f64>,
+    pub counts: Vec<Vec<u64>>,
+}
+
+/// A ring result: what was asked and everything measured, per point.
+#[derive(Debug, Clone, Serialize)]
+pub struct RingRecord {
+    #[serde(flatten)]
+    pub config: RingConfigRecord,
+    pub procs: Vec<usize>,
+    pub latency_us: Vec<f64>,
+    pub min_us: Vec<f64>,
+    /// `[repetition][point]`, NaN below a point's last repetition.
+    pub samples_us: Vec<Vec<f64>>,
+    pub raw_us: Vec<f64>,
+    pub raw_samples_us: Vec<Vec<f64>>,
+    pub overhead_us: f64,
+    pub overhead_point_us: Vec<f64>,
+    pub overhead_samples_us: Vec<Vec<f64>>,
+    pub ring_us: Vec<Vec<f64>>,
+    pub below_resolution: Vec<bool>,
+    pub stats: StatsRecord,
+    pub cpus: Vec<Vec<Vec<i32>>>,
+    pub trips: Vec<u64>,
+    pub overhead_rounds: Vec<u64>,
+    pub work_verified: Vec<bool>,
+    pub phase_s: PhasesRecord,
+    pub switches_per_hop: Vec<f64>,
+    pub switch_source: Vec<&'static str>,
+    pub counted_us: Vec<f64>,
+    pub involuntary_switches: Vec<i64>,
+    pub migrations: Vec<i64>,
+    pub hardware: HardwareRecord,
+    pub counters_unavailable_reason: Option<String>,
+    pub warnings: Vec<String>,
+    pub hop_percentiles_us: Option<BTreeMap<&'static str, Vec<f64>>>,
+    pub hop_histogram: Option<HistogramRecord>,
+    pub tsc_cycles_per_switch: Option<Vec<f64>>,
+    pub tsc: TscRecord,
+    pub stopped: Vec<&'static str>,
+    pub repetitions_made: Vec<usize>,
+    pub block: Vec<usize>,
+    pub instance_blocks: Vec<Vec<usize>>,
+    pub one_cpu: Vec<bool>,
+    /// -1 where pagemap could not be read.
+    pub resident_kb: Vec<i64>,
+}
+
+/// Per point series as `[repetition][point]`, NaN below a point's last repetition.
+fn by_repetition(series: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let rows = series.iter().map(Vec::len).max().unwrap_or(0);
+    (0..rows)
+        .map(|k| {
+            series
+                .iter()
+                .map(|v| v.get(k).copied().unwrap_or(f64::NAN))
+                .collect()
+        })
+        .collect()
+}
+
+impl RingRecord {
+    pub fn new(cfg: &Config, s: RingSummary) -> Self {
+        let hops = s.hops.as_ref();
+        RingRecord {
+            config: cfg.into(),
+            repetitions_made: s.samples_us.iter().map(Vec::len).collect(),
+            samples_us: by_repetition(&s.samples_us),
+            raw_samples_us: by_repetition(&s.raw_samples_us),
+            overhead_samples_us: by_repetition(&s.overhead_samples_us),
+            latency_us: s.stats.iter().map(|x| x.description.median).collect(),
+            min_us: s.stats.iter().map(|x| x.description.min).collect(),
+            stats: s.stats.as_slice().into(),
+            phase_s: s.phase_s.as_slice().into(),
+            hardware: HardwareRecord {
+                cycles_per_switch: s.cycles_per_switch,
+                instructions_per_switch: s.instructions_per_switch,
+                cache_misses_per_switch: s.cache_misses_per_switch,
+                dtlb_misses_per_switch: s.dtlb_misses_per_switch,
+                unavailable_reason: s.hardware_unavailable,
+            },
+            hop_percentiles_us: hops.map(|h| h.percentiles_us.iter().cloned().collect()),
+            hop_histogram: hops.map(|h: &HopSummary| HistogramRecord {
+                edges_us: h.edges_us.clone(),
+                counts: h.counts.clone(),
+            }),
+            tsc: (&s.tsc).into(),
+            stopped: s.stopped.iter().map(|x| x.as_str()).collect(),
+            resident_kb: s
+                .resident_kb
+                .iter()
+                .map(|kb| kb.map_or(-1, |kb| kb as i64))
+                .collect(),
+            procs: s.procs,
+            raw_us: s.raw_us,
+            overhead_us: s.overhead_us,
+            overhead_point_us: s.overhead_point_us,
+            ring_us: s.ring_us,
+            below_resolution: s.below_resolution,
+            cpus: s.cpus,
+            trips: s.trips,
+            overhead_rounds: s.overhead_rounds,
+            work_verified: s.work_verified,
+            switches_per_hop: s.switches_per_hop,
+            switch_source: s.switch_source,
+            counted_us: s.counted_us,
+            involuntary_switches: s.involuntary_switches,
+            migrations: s.migrations,
+            counters_unavailable_reason: s.software_unavailable,
+            warnings: s.warnings,
+            tsc_cycles_per_switch: s.tsc_cycles_per_switch,
+            block: s.block,
+            instance_blocks: s.instance_blocks,
+            one_cpu: s.one_cpu,
+        }
+    }
+}
+
+/// A ping-pong result, perf's fields first.
+#[derive(Debug, Clone, Serialize)]
+pub struct PingpongRecord {
+    pub loops: u64,
+    pub threads: bool,
+    pub engine: &'static str,
+    pub transport: &'static str,
+    pub placement: String,
+    pub repetitions: Option<usize>,
+    pub precision: Option<f64>,
+    pub max_time: Option<f64>,
+    pub min_time: f64,
+    pub counters: &'static str,
+    pub elapsed_s: f64,
+    pub usecs_per_op: f64,
+    pub ops_per_sec: f64,
+    pub usecs_per_switch: f64,
+    pub cycles_per_switch: Option<f64>,
+    pub tsc: TscRecord,
+    pub cpus: Vec<i32>,
+    pub samples_us: Vec<f64>,
+    pub stats: StatsRecord,
+    pub stopped: &'static str,
+    pub block: usize,
+    pub instance_blocks: Vec<usize>,
+    pub phase_s: PhasesRecord,
+}
+
+impl PingpongRecord {
+    pub fn new(cfg: &Config, p: PingPong) -> Self {
+        let asked = RingConfigRecord::from(cfg);
+        PingpongRecord {
+            loops: p.loops,
+            threads: cfg.engine == crate::engine::Engine::Thread,
+            engine: asked.engine,
+            transport: asked.transport,
+            placement: asked.placement,
+            repetitions: asked.repetitions,
+            precision: asked.precision,
+            max_time: asked.max_time,
+            min_time: asked.min_time,
+            counters: asked.counters,
+            elapsed_s: p.elapsed_s,
+            usecs_per_op: p.usecs_per_op,
+            ops_per_sec: p.ops_per_sec,
+            usecs_per_switch: p.usecs_per_switch,
+            cycles_per_switch: p.cycles_per_switch,
+            tsc: (&crate::clock::tsc()).into(),
+            cpus: p.cpus,
+            samples_us: p.samples_us,
+            stats: std::slice::from_ref(&p.stats).into(),
+            stopped: p.stopped.as_str(),
+            block: p.block,
+            instance_blocks: p.instance_blocks,
+            phase_s: std::slice::from_ref(&p.phase_s).into(),
+        }
+    }
+}
