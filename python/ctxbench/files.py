@@ -60,11 +60,21 @@ _KINDS = {
 }
 
 
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular one is, in words ("a FIFO"), by its ``st_mode``."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return _KINDS.get(stat.S_IFMT(mode), "not a file")
+
+
 def _not_regular(path: PathLike, mode: int) -> Exception:
     if stat.S_ISDIR(mode):
         return IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
-    what = _KINDS.get(stat.S_IFMT(mode), "not a file")
-    return ValueError(f"{os.fspath(path)}: not a regular file ({what}): results live in files")
+    return ValueError(
+        f"{os.fspath(path)}: not a regular file ({kind_of(mode)}): results live in files"
+    )
 
 
 def open_regular(path: PathLike) -> IO[bytes]:

@@ -14,7 +14,8 @@ sweeps (``ctxbench.fleet``).
   written as it arrives (the whole file rewritten atomically, keeping its mode). While a
   sweep runs, the out file is its alone: a second sweep naming it is refused, because two
   sweeps measuring on one machine at once disturb each other's numbers, and a merge would
-  hide that (``.<name>.lock`` beside the file, held with ``flock``, removed at the end).
+  hide that (``.<name>.lock`` beside the file, held with ``flock``, removed at the end; a
+  lock that is not this user's own regular file is refused, never written through).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import fcntl
 import itertools
 import math
 import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -38,6 +40,7 @@ from .files import (
     PathLike,
     check_writable,
     format_of,
+    kind_of,
     read_records,
     records_frame,
     suffixes,
@@ -207,16 +210,51 @@ def record_key(rec: Mapping[str, Any]) -> Key | None:
 # --- the out file ------------------------------------------------------------------------------
 
 
+def _lock_path(path: Path) -> Path:
+    target = Path(os.path.realpath(path))
+    return target.with_name(f".{target.name}.lock")
+
+
+def _not_ours(st: os.stat_result | None) -> str | None:
+    """Why a lock file (its ``st``; None: a symbolic link) is not one this sweep may write,
+    or None. In a directory others can write, a link planted there would have the sweep
+    write its pid through it into whatever it names."""
+    if st is None or not stat.S_ISREG(st.st_mode):
+        return f"{kind_of(st.st_mode if st else stat.S_IFLNK)}, not a regular file"
+    if st.st_uid != os.geteuid():
+        return f"owned by uid {st.st_uid}, not by this user (uid {os.geteuid()})"
+    if st.st_nlink != 1:
+        return f"a file with {st.st_nlink} links (another name shares it)"
+    return None
+
+
+def _refused(lock: Path, why: str) -> OSError:
+    return OSError(
+        errno.EPERM,
+        f"refusing the sweep's lock: {why}; a lock is this user's own regular file, never "
+        "written through a link (remove it if no sweep of yours is running)",
+        os.fspath(lock),
+    )
+
+
 def _lock(path: Path) -> int:
     """Hold ``.<name>.lock`` beside ``path`` (an open descriptor), or refuse naming the sweep
-    that holds it."""
-    target = Path(os.path.realpath(path))
-    lock = target.with_name(f".{target.name}.lock")
+    that holds it, or naming the lock when it is not this user's own regular file."""
+    lock = _lock_path(path)
+    # O_NOFOLLOW: a symbolic link there is refused, never followed; O_NONBLOCK: a FIFO
+    # does not hang the open.
+    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
     while True:
         try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = os.open(lock, flags, 0o600)
         except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise _refused(lock, _not_ours(None) or "") from None
             raise type(e)(e.errno, e.strerror, os.fspath(path)) from None
+        why = _not_ours(os.fstat(fd))
+        if why is not None:
+            os.close(fd)
+            raise _refused(lock, why)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -229,15 +267,19 @@ def _lock(path: Path) -> int:
                 os.fspath(path),
             ) from None
         # A sweep that just ended removed the file we opened: lock the one there now.
-        try:
-            same = os.path.samestat(os.fstat(fd), os.stat(lock))
-        except FileNotFoundError:
-            same = False
-        if same:
+        if _same(fd, lock):
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
             return fd
         os.close(fd)
+
+
+def _same(fd: int, lock: Path) -> bool:
+    """Whether ``lock`` is still the file ``fd`` holds (not a link to it: lstat)."""
+    try:
+        return os.path.samestat(os.fstat(fd), os.lstat(lock))
+    except FileNotFoundError:
+        return False
 
 
 class OutFile:
@@ -328,10 +370,9 @@ class OutFile:
         """Let other sweeps have the file."""
         if self._lock is None or self.path is None:
             return
-        target = Path(os.path.realpath(self.path))
-        lock = target.with_name(f".{target.name}.lock")
+        lock = _lock_path(self.path)
         try:
-            if os.path.samestat(os.fstat(self._lock), os.stat(lock)):
+            if _same(self._lock, lock):
                 os.unlink(lock)
         except OSError:
             pass

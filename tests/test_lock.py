@@ -1,0 +1,76 @@
+"""A sweep's out file lock (``.<name>.lock`` beside it) in a directory others can write: the
+lock is this user's own regular file or the sweep is refused; nothing is written through a
+link and nothing that is not ours is removed."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FAST
+
+import ctxbench
+from ctxbench import grid
+
+OPTS: dict[str, Any] = {"progress": False, **FAST}
+
+
+def _lock_of(out: Path) -> Path:
+    return out.with_name(f".{out.name}.lock")
+
+
+def test_a_planted_symlink_lock_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("root's secret\n")
+    out = tmp_path / "res.json"
+    _lock_of(out).symlink_to(secret)
+    with pytest.raises(OSError, match=r"symbolic link.*\.res\.json\.lock") as e:
+        ctxbench.sweep(procs=[2], out=out, **OPTS)
+    assert e.value.filename == str(_lock_of(out))
+    assert secret.read_text() == "root's secret\n"
+    assert _lock_of(out).is_symlink() and not out.exists()
+
+
+def test_a_lock_that_is_a_hard_link_is_refused(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("root's secret\n")
+    out = tmp_path / "res.json"
+    os.link(secret, _lock_of(out))
+    with pytest.raises(OSError, match=r"2 links.*\.res\.json\.lock"):
+        ctxbench.sweep(procs=[2], out=out, **OPTS)
+    assert secret.read_text() == "root's secret\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making another user's file needs root")
+def test_a_lock_owned_by_another_user_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "res.json"
+    lock = _lock_of(out)
+    lock.write_text("12345\n")
+    os.chown(lock, 4321, 4321)
+    with pytest.raises(OSError, match=r"owned by uid 4321.*\.res\.json\.lock"):
+        ctxbench.sweep(procs=[2], out=out, **OPTS)
+    assert lock.read_text() == "12345\n"
+
+
+def test_a_fifo_lock_is_refused_without_hanging(tmp_path: Path) -> None:
+    out = tmp_path / "res.json"
+    os.mkfifo(_lock_of(out))
+    with pytest.raises(OSError, match=r"a FIFO.*\.res\.json\.lock"):
+        ctxbench.sweep(procs=[2], out=out, **OPTS)
+
+
+def test_the_end_of_a_sweep_removes_only_its_own_lock(tmp_path: Path) -> None:
+    out = tmp_path / "res.json"
+    book = grid.OutFile.open(out)
+    lock = _lock_of(out)
+    assert stat.S_ISREG(lock.lstat().st_mode)
+    # Someone moved the lock away while the sweep ran and put a link to it in its place:
+    # the link is theirs, and stays.
+    moved = tmp_path / "moved"
+    lock.rename(moved)
+    lock.symlink_to(moved)
+    book.close()
+    assert lock.is_symlink() and moved.exists()
