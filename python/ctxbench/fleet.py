@@ -39,7 +39,6 @@ sweep.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import socket
 import subprocess
@@ -52,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _core
 from . import grid as grids
+from ._fleet_client import INSTALL, FleetError, close, connect
 from ._progress import progress_bar
 from .files import PathLike, records_frame, save, write_records
 from .frame import concat, require
@@ -61,31 +61,10 @@ from .metadata import machine_identity
 if TYPE_CHECKING:
     import pandas as pd
 
-INSTALL = "'ctxbench[fleet]'"
 # The fields a fleet run adds to each record's metadata (and so to each row of the frame).
 FIELDS = ("host", "worker", "worker_address", "machine", "started", "finished")
 # Unmeasured points named per lost worker in an error message; all are in FleetError.unmeasured.
 SHOWN = 20
-
-
-class FleetError(RuntimeError):
-    """A fleet sweep that could not run, or did not measure every point.
-
-    ``unmeasured`` maps a lost worker's name to the points it did not measure; ``failed`` maps
-    "worker: point" to the error of a point that raised; ``frame`` is the tidy frame of what
-    was measured (None when nothing ran). Every finished point is in ``out``.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        unmeasured: dict[str, list[str]] | None = None,
-        failed: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.unmeasured = unmeasured or {}
-        self.failed = failed or {}
-        self.frame: pd.DataFrame | None = None
 
 
 # --- on the workers ---------------------------------------------------------------------------
@@ -132,102 +111,6 @@ def _check_seconds(**seconds: float) -> None:
     for name, value in seconds.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise ValueError(f"{name}: must be a number of seconds > 0, got {value!r}")
-
-
-def _connect(scheduler: str, timeout: float) -> Any:
-    distributed = require("distributed", "ctxbench fleet runs", install=INSTALL)
-    _probe_scheduler(scheduler, timeout)
-    made: list[Any] = []
-    failed: list[BaseException] = []
-
-    def connect() -> None:
-        try:
-            made.append(distributed.Client(scheduler, timeout=timeout, set_as_default=False))
-        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
-            failed.append(e)
-
-    # Dask's handshake has no deadline of its own: bound it here too.
-    thread = threading.Thread(target=connect, name="ctxbench-connect", daemon=True)
-    thread.start()
-    thread.join(timeout + 5)
-    if made:
-        return made[0]
-    why = f"{failed[0]}" if failed else "no Dask handshake came back"
-    raise FleetError(f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s: {why}")
-
-
-def _probe_scheduler(scheduler: str, timeout: float) -> None:
-    """Raises FleetError, naming what answered, unless a Dask scheduler answers at
-    ``scheduler`` (a ``tcp://`` or bare ``host:port`` address; others are left to Dask). A
-    scheduler greets a new connection with its handshake at once; a web server waits for a
-    request, so one is sent when nothing came, to see who it is."""
-    scheme, _, rest = scheduler.rpartition("://")
-    host, _, port = rest.rpartition(":")
-    if scheme not in ("", "tcp") or not port.isdigit() or not host:
-        return
-    deadline = time.monotonic() + timeout
-    try:
-        sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
-    except OSError as e:
-        raise FleetError(
-            f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s: {e}"
-        ) from None
-    with sock:
-        greeting = _read(sock, min(deadline, time.monotonic() + timeout / 2))
-        if not greeting:
-            try:
-                sock.sendall(f"GET / HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
-            except OSError:
-                pass
-            greeting = _read(sock, deadline)
-    if b"compression" in greeting and b"python" in greeting:
-        return
-    raise FleetError(f"{scheduler} is not a Dask scheduler: {_answer(greeting, timeout)}")
-
-
-def _read(sock: socket.socket, deadline: float) -> bytes:
-    """What the peer sends before ``deadline`` (up to 4 KiB), or b"" if nothing."""
-    data = b""
-    while len(data) < 4096:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        sock.settimeout(left)
-        try:
-            chunk = sock.recv(4096 - len(data))
-        except OSError:  # a timeout, a reset
-            break
-        if not chunk:
-            break
-        data += chunk
-        if b"compression" in data or b"\r\n\r\n" in data:
-            break
-    return data
-
-
-def _answer(greeting: bytes, timeout: float) -> str:
-    """What answered, in words."""
-    if not greeting:
-        return (
-            f"it accepted the connection but said nothing within {timeout:g} s (a Dask "
-            "scheduler greets at once)"
-        )
-    head, _, _ = greeting.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").splitlines()
-    if lines and lines[0].startswith("HTTP/"):
-        fields = (line.partition(":") for line in lines[1:])
-        headers = {k.strip().lower(): v.strip() for k, _, v in fields}
-        server = f", server {headers['server']}" if "server" in headers else ""
-        what = f"a web server answered ({lines[0]}{server})"
-        if "tornado" in headers.get("server", "").lower() or "status" in headers.get(
-            "location", ""
-        ):
-            what += (
-                "; this looks like the Dask dashboard: the scheduler listens on another "
-                "port (8786 unless set otherwise)"
-            )
-        return what
-    return f"it answered {greeting[:40]!r}, not Dask's handshake"
 
 
 def _machines(client: Any, scheduler: str) -> tuple[dict[str, dict[str, Any]], list[dict]]:
@@ -342,7 +225,7 @@ def _sweep(
 ) -> pd.DataFrame:
     own = client is None
     if own:
-        client = _connect(str(scheduler), connect_timeout)
+        client = connect(str(scheduler), connect_timeout)
     address = str(scheduler or client.scheduler.address)
     before = len(book)
     try:
@@ -415,7 +298,7 @@ def _sweep(
         raise FleetError(_lost(address, e, len(book) - before, out)) from None
     finally:
         if own:
-            _close(client)
+            close(client)
 
     done = [p.key(m) for m in designated for p in points]
     frames = [book.frame(key) for key in done if book.done(key)]
@@ -446,22 +329,6 @@ def _lost(address: str, error: BaseException, measured: int, out: PathLike | Non
     return f"lost the Dask scheduler at {address} mid-sweep ({why}); {kept}"
 
 
-def _close(client: Any) -> None:
-    """Closes a client this sweep opened, quietly and within seconds, even when the
-    scheduler is gone (its reconnection attempts would log errors and tracebacks)."""
-    loggers = [logging.getLogger(n) for n in ("distributed.client", "distributed.core")]
-    levels = [log.level for log in loggers]
-    for log in loggers:
-        log.setLevel(logging.CRITICAL)
-    try:
-        client.close(timeout=5)
-    except Exception:  # noqa: BLE001 - closing what is already broken
-        pass
-    finally:
-        for log, level in zip(loggers, levels):
-            log.setLevel(level)
-
-
 def matrix(
     cpus: Sequence[int] | None,
     args: dict[str, Any],
@@ -489,14 +356,14 @@ def matrix(
     json.dumps(task)  # the arguments must travel: fail here, not there
     own = client is None
     if own:
-        client = _connect(str(scheduler), connect_timeout)
+        client = connect(str(scheduler), connect_timeout)
     address = str(scheduler or client.scheduler.address)
     try:
         designated, _ = _machines(client, address)
         done, lost, failed = _matrix_tasks(client, designated, task, progress, poll)
     finally:
         if own:
-            _close(client)
+            close(client)
     df = concat(records_frame([done[m]]) for m in designated if m in done)
     df.attrs["fleet"] = {
         "scheduler": address,
