@@ -57,6 +57,8 @@ from .files import PathLike, records_frame, save, write_records
 from .frame import concat, require
 from .grid import Placement
 from .metadata import machine_identity
+from .record import MAX_RECORD_BYTES, check_arrived
+from .schema import show
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -97,6 +99,11 @@ def _measure(task: dict[str, Any], where: dict[str, str], version: str, kind: st
     if proc.returncode != 0:
         lines = proc.stderr.strip().splitlines()
         raise RuntimeError(f"exit status {proc.returncode}: {lines[-1] if lines else ''}")
+    if len(proc.stdout) > MAX_RECORD_BYTES[kind]:
+        raise RuntimeError(
+            f"the {kind} record is {len(proc.stdout):,} bytes, more than one holds "
+            f"({MAX_RECORD_BYTES[kind]:,} at most)"
+        )
     rec = json.loads(proc.stdout)
     rec["metadata"].update(where)
     return rec
@@ -273,7 +280,7 @@ def _sweep(
                     machine, point = running.pop(future)
                     worker = designated[machine]["worker"]
                     if future.status == "finished":
-                        book.add(point.key(machine), future.result())
+                        _add(book, future.result(), point, machine, failed, worker)
                     elif future.status == "error":
                         failed[f"{worker}: {point.label()}"] = str(future.exception())
                     else:  # cancelled by the scheduler: its worker is going
@@ -315,6 +322,24 @@ def _sweep(
         error.frame = df
         raise error
     return df
+
+
+def _add(
+    book: grids.OutFile,
+    rec: Any,
+    point: grids.GridPoint,
+    machine: str,
+    failed: dict[str, str],
+    worker: str,
+) -> None:
+    """A worker's record into ``book``, or, when it is not a good record of ``point`` on
+    ``machine`` (``grid.arrived``), that point's failure, naming the field; never into out."""
+    try:
+        rec = grids.arrived(rec, point, machine)
+    except ValueError as e:
+        failed[f"{worker}: {point.label()}"] = f"its record was refused: {e}"
+        return
+    book.add(point.key(machine), rec)
 
 
 def _lost(address: str, error: BaseException, measured: int, out: PathLike | None) -> str:
@@ -426,7 +451,10 @@ def _matrix_tasks(
             for future, machine in list(running.items()):
                 worker = designated[machine]["worker"]
                 if future in finished and future.status == "finished":
-                    done[machine] = future.result()
+                    try:
+                        done[machine] = _matrix_arrived(future.result(), task, machine)
+                    except ValueError as e:
+                        failed[f"{worker}: matrix"] = f"its record was refused: {e}"
                 elif future in finished and future.status == "error":
                     failed[f"{worker}: matrix"] = str(future.exception())
                 elif future in finished or designated[machine]["worker_address"] not in alive:
@@ -442,6 +470,26 @@ def _matrix_tasks(
     finally:
         _wind_down(running, bar)
     return done, lost, failed
+
+
+# What a matrix task asks that its record repeats as it was asked.
+_MATRIX_ASKED = ("engine", "transport", "size_kb", "repetitions", "warmup", "passes", "per_class")
+
+
+def _matrix_arrived(rec: Any, task: dict[str, Any], machine: str) -> dict[str, Any]:
+    """A worker's matrix record, checked as ``grid.arrived`` checks a point's: the record
+    (``record.check_arrived``), then that it is the matrix asked, of ``machine``."""
+    check_arrived(rec, "matrix")
+    asked = {k: task.get(k) for k in _MATRIX_ASKED if task.get(k) is not None}
+    asked["metadata.machine"] = machine
+    if task.get("cpus") is not None:
+        asked["cpus"] = sorted(task["cpus"])
+    have = {**rec, "metadata.machine": (rec.get("metadata") or {}).get("machine")}
+    have["cpus"] = sorted(rec["cpus"])
+    for name, want in asked.items():
+        if have[name] != want:
+            raise ValueError(f"{name}: {show(have[name])}, but the matrix asked {show(want)}")
+    return rec
 
 
 def _message(

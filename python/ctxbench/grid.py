@@ -47,8 +47,8 @@ from .files import (
     write_records,
 )
 from .frame import concat, require
-from .record import withhold_hostname
-from .schema import CONFIG, RING, Field
+from .record import check_arrived, withhold_hostname
+from .schema import CONFIG, RING, Field, show
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -197,6 +197,21 @@ def point_key(values: Mapping[str, Any], machine: str | None) -> Key:
         tuple(int(p) for p in procs),
         *(_normal(values.get(name), RING[name]) for name in CONFIG),
     )
+
+
+def arrived(rec: Any, point: GridPoint, machine: str) -> dict[str, Any]:
+    """The record a fleet worker sent back for ``point`` on ``machine``, checked before it
+    goes near the out file: a ring record as a file's is checked (``record.check_arrived``:
+    its size, NaN or infinity anywhere, every declared field) and of this very point (what
+    was asked, its procs, the machine). A ``ValueError`` names the field."""
+    check_arrived(rec, "ring")
+    metadata = rec.get("metadata") or {}
+    names = ("metadata.machine", "procs", *CONFIG)
+    got = point_key(rec, metadata.get("machine"))
+    for name, want, have in zip(names, point.key(machine), got):
+        if have != want:
+            raise ValueError(f"{name}: {show(have)}, but the point asked was {show(want)}")
+    return rec
 
 
 def record_key(rec: Mapping[str, Any]) -> Key | None:

@@ -8,16 +8,22 @@ a record is one result: its ``kind``, every field (arrays as lists, NaN as null)
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from .metadata import without_hostname
-from .schema import RECORDS, Bad, check_record
+from .schema import RECORDS, Bad, check_record, show
 
 FORMAT = "ctxbench"
 FORMAT_VERSION = 1
+# The largest record of each kind accepted from elsewhere (a fleet worker), as compact JSON.
+# A ring point holds at most 10,000 repetitions of a few arrays (about 1 MiB); a matrix
+# holds that per cell, and a big machine has a million cells.
+MAX_RECORD_BYTES = {"ring": 64 << 20, "pingpong": 64 << 20, "matrix": 1 << 30}
 
 
 def _jsonable(value: Any) -> Any:
@@ -102,6 +108,49 @@ def check_document(doc: Any, where: str) -> list[dict[str, Any]]:
         except Bad as e:
             raise ValueError(f"{where}: result {i} ({kind}): {e}") from None
     return records
+
+
+def check_arrived(rec: Any, kind: str) -> None:
+    """A record of ``kind`` that came from another process or machine (a fleet worker),
+    checked as a file's record is and more: an object, of JSON values only (no NaN or
+    infinity anywhere, declared or not), at most ``MAX_RECORD_BYTES``, of that kind, and
+    every declared field as ``schema.RECORDS`` says. A ``ValueError`` names the field."""
+    if not isinstance(rec, dict):
+        raise ValueError(f"expected a {kind} record (a JSON object), got {type(rec).__name__}")
+    try:
+        size = len(json.dumps(rec, allow_nan=False))
+    except ValueError:
+        raise ValueError(f"{_nonfinite(rec)}: NaN and infinity are no JSON values") from None
+    except (TypeError, RecursionError) as e:
+        raise ValueError(f"not a JSON record: {e}") from None
+    if size > MAX_RECORD_BYTES[kind]:
+        raise ValueError(
+            f"{size:,} bytes of JSON, more than a {kind} record holds "
+            f"({MAX_RECORD_BYTES[kind]:,} at most)"
+        )
+    if rec.get("kind") != kind:
+        raise ValueError(f"kind: {show(rec.get('kind'))}, expected {kind!r}")
+    try:
+        check_record(rec, RECORDS[kind])
+    except Bad as e:
+        raise ValueError(str(e)) from None
+
+
+def _nonfinite(rec: dict[str, Any]) -> str:
+    """Where in ``rec`` the first NaN or infinite number is (``latency_us[0]``)."""
+    todo: list[tuple[str, Any]] = [("", rec)]
+    while todo:
+        where, value = todo.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where
+        if isinstance(value, dict):
+            inside = [(f"{where}.{k}" if where else str(k), v) for k, v in value.items()]
+        elif isinstance(value, (list, tuple)):
+            inside = [(f"{where}[{i}]", v) for i, v in enumerate(value)]
+        else:
+            continue
+        todo.extend(reversed(inside))
+    return "a number"
 
 
 def _has(value: Any, test: Any) -> bool:

@@ -349,7 +349,8 @@ _TYPE_NAMES = {
 }
 
 
-def _show(value: Any) -> str:
+def show(value: Any) -> str:
+    """A value as an error message shows it: JSON's null, at most 40 characters."""
     text = "null" if value is None else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
@@ -370,7 +371,7 @@ def check_scalar(value: Any, spec: Field, where: str) -> None:
         if ok and isinstance(value, (int, np.integer)) and not INT64[0] <= value <= INT64[1]:
             raise Bad(where, f"{value} does not fit in 64 bits")
     if not ok:
-        raise Bad(where, f"expected {_TYPE_NAMES[t]}, got {_show(value)}")
+        raise Bad(where, f"expected {_TYPE_NAMES[t]}, got {show(value)}")
     if t in ("int", "float"):
         x = float(value)
         if math.isnan(x) and not spec.nan:
@@ -380,7 +381,7 @@ def check_scalar(value: Any, spec: Field, where: str) -> None:
         if spec.min is not None and x < spec.min:
             raise Bad(where, f"{value} is below the minimum {spec.min:g}")
     if spec.choices is not None and value not in spec.choices:
-        raise Bad(where, f"{_show(value)} is not one of {', '.join(spec.choices)}")
+        raise Bad(where, f"{show(value)} is not one of {', '.join(spec.choices)}")
 
 
 def _check_array(value: Any, spec: Field, shape: tuple[Dim, ...], where: str, dims: dict) -> None:
@@ -392,7 +393,7 @@ def _check_array(value: Any, spec: Field, shape: tuple[Dim, ...], where: str, di
         check_scalar(value, spec, where)
         return
     if not isinstance(value, list):
-        raise Bad(where, f"expected a list, got {_show(value)}")
+        raise Bad(where, f"expected a list, got {show(value)}")
     dim, rest = shape[0], shape[1:]
     if isinstance(dim, str):
         want = dims.setdefault(dim, len(value))
@@ -410,7 +411,7 @@ def check_value(value: Any, spec: Field, where: str, dims: dict[str, int]) -> No
         return
     if spec.type == "dict":
         if not isinstance(value, dict):
-            raise Bad(where, f"expected an object, got {_show(value)}")
+            raise Bad(where, f"expected an object, got {show(value)}")
         if spec.fields is not None:
             check_fields(value, spec.fields, dims, prefix=f"{where}.")
         return
