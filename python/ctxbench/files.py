@@ -162,10 +162,37 @@ def write_atomically(path: PathLike, write: Callable[[IO[bytes]], None]) -> None
 # --- JSON: the records -------------------------------------------------------------------------
 
 
+def record_text(rec: dict[str, Any]) -> bytes:
+    """One record as a results document holds it: JSON indented one space per level, as
+    deep as the document's list of results nests it."""
+    return b"\n".join(b"  " + line for line in json.dumps(rec, indent=1).encode().split(b"\n"))
+
+
 def write_records(records: Sequence[dict[str, Any]], path: PathLike) -> None:
     """Write a results document atomically (``write_atomically``)."""
-    text = json.dumps(document(records), indent=1) + "\n"
-    write_atomically(path, lambda f: f.write(text.encode()))
+    write_record_texts([record_text(rec) for rec in records], path)
+
+
+def write_record_texts(texts: Sequence[bytes], path: PathLike) -> None:
+    """Write the results document of records already encoded (``record_text``): a sweep
+    that keeps each record's text rewrites its file by copying, not by encoding every
+    record again."""
+    empty = json.dumps(document([]), indent=1)
+    head, _, tail = empty.partition("[]")
+
+    def write(f: IO[bytes]) -> None:
+        f.write(head.encode())
+        if texts:
+            f.write(b"[\n")
+            for i, text in enumerate(texts):
+                f.write(b",\n" if i else b"")
+                f.write(text)
+            f.write(b"\n ]")
+        else:
+            f.write(b"[]")
+        f.write(tail.encode() + b"\n")
+
+    write_atomically(path, write)
 
 
 def read_records(path: PathLike) -> list[dict[str, Any]]:

@@ -11,7 +11,8 @@ sweeps (``ctxbench.fleet``).
   measures again after a reboot or on another machine).
 * **The out file** is any format of ``files.FORMATS`` that holds records (JSON) or a table
   (CSV, Parquet): the points already in it are not measured again, and each new point is
-  written as it arrives (the whole file rewritten atomically, keeping its mode). While a
+  written as it arrives (the whole file rewritten atomically, keeping its mode; a JSON
+  file's records are encoded once, then copied). While a
   sweep runs, the out file is its alone: a second sweep naming it is refused, because two
   sweeps measuring on one machine at once disturb each other's numbers, and a merge would
   hide that (``.<name>.lock`` beside the file, held with ``flock``, removed at the end; a
@@ -42,8 +43,10 @@ from .files import (
     format_of,
     kind_of,
     read_records,
+    record_text,
     records_frame,
     suffixes,
+    write_record_texts,
     write_records,
 )
 from .frame import concat, require
@@ -309,6 +312,8 @@ class OutFile:
         # Whatever the file holds, in order (records, or each point's rows), and by key.
         self._entries: list[Any] = []
         self._index: dict[Key, int] = {}
+        # Each record's text in the file: a rewrite copies them instead of encoding them all.
+        self._texts: list[bytes] = []
         self._lock: int | None = None
 
     @classmethod
@@ -354,6 +359,7 @@ class OutFile:
                     write_records(records, self.path)
             for rec in records:
                 self._append(record_key(rec), rec)
+            self._texts = [record_text(rec) for rec in records]
             return
         df = format_of(self.path).read(self.path)
         rows: dict[Any, list[int]] = {}
@@ -410,13 +416,15 @@ class OutFile:
             rec = withhold_hostname(rec)
         self._made_empty = False
         self._append(key, rec if self.holds == "records" else records_frame([rec]))
+        if self.holds == "records" and self.path is not None:
+            self._texts.append(record_text(rec))
         self._write()
 
     def _write(self) -> None:
         if self.path is None:
             return
         if self.holds == "records":
-            write_records(self._entries, self.path)
+            write_record_texts(self._texts, self.path)
         else:
             format_of(self.path).write(concat(self._entries), self.path, self.hostname)
 

@@ -1,9 +1,11 @@
-"""A sweep's out file lock (``.<name>.lock`` beside it) in a directory others can write: the
-lock is this user's own regular file or the sweep is refused; nothing is written through a
-link and nothing that is not ours is removed."""
+"""A sweep's out file in a directory others can write, under big records and signals: the lock
+(``.<name>.lock`` beside it) is this user's own regular file or the sweep is refused, nothing
+is written through a link, nothing that is not ours is removed, and each point costs the
+encoding of its own record."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -74,3 +76,28 @@ def test_the_end_of_a_sweep_removes_only_its_own_lock(tmp_path: Path) -> None:
     lock.symlink_to(moved)
     book.close()
     assert lock.is_symlink() and moved.exists()
+
+
+def test_each_point_encodes_its_own_record_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every point rewrites the file (atomically); encoding every record again each time made
+    # a sweep of big records quadratic (8 points of 60 MB: minutes).
+    rec = ctxbench.record.encode(ctxbench.ring([2], **FAST))
+    encoded: list[str] = []
+    real = json.dumps
+
+    def counting(obj: Any, *args: Any, **kwargs: Any) -> str:
+        if isinstance(obj, dict):
+            found = obj.get("results", [obj] if "kind" in obj else [])
+            encoded.extend(r.get("size_kb") for r in found)
+        return real(obj, *args, **kwargs)
+
+    out = tmp_path / "res.json"
+    monkeypatch.setattr(json, "dumps", counting)
+    with grid.OutFile.open(out) as book:
+        for size in range(5):
+            book.add(("m", size), {**rec, "size_kb": size})
+    monkeypatch.undo()
+    assert encoded == [0, 1, 2, 3, 4]
+    assert [r["size_kb"] for r in json.loads(out.read_text())["results"]] == encoded
