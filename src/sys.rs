@@ -8,10 +8,14 @@ use std::ptr;
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64};
 use std::sync::Mutex;
 
+/// CPUs an affinity mask can name: ids 0 to `MAX_CPUS - 1`, each once. Every list of CPUs
+/// a caller gives is held to it (as `_core.MAX_CPUS` in Python, the CLI's too).
+pub const MAX_CPUS: usize = libc::CPU_SETSIZE as usize;
+
 /// CPUs this thread may run on, in ascending order.
 pub fn allowed_cpus() -> Result<Vec<usize>> {
     let set = get_affinity()?;
-    Ok((0..libc::CPU_SETSIZE as usize)
+    Ok((0..MAX_CPUS)
         // SAFETY: CPU_ISSET only reads the set.
         .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
         .collect())

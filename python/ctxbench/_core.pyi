@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_MAX_REPETITIONS",
     "MAX_POINTS",
     "MAX_PROCS",
+    "MAX_CPUS",
     "ENGINES",
     "TRANSPORTS",
     "PLACEMENTS",
@@ -52,6 +53,7 @@ DEFAULT_MAX_TIME: float
 DEFAULT_MAX_REPETITIONS: int
 MAX_POINTS: int
 MAX_PROCS: int
+MAX_CPUS: int
 DEFAULT_ROUNDS: int
 ENGINES: tuple[str, ...]
 TRANSPORTS: dict[str, tuple[str, ...]]

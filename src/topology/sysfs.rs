@@ -89,7 +89,7 @@ pub fn cpu_list(text: &str) -> Option<Vec<usize>> {
                 (v, v)
             }
         };
-        if hi < lo || hi >= libc::CPU_SETSIZE as usize {
+        if hi < lo || hi >= crate::sys::MAX_CPUS {
             return None;
         }
         out.extend(lo..=hi);

@@ -117,17 +117,28 @@ def _stopping_flags(p: argparse.ArgumentParser) -> None:
 
 
 def cpu_list(text: str) -> list[int]:
-    """ "0-3,8" -> [0, 1, 2, 3, 8], as taskset -c and sysfs write CPU lists."""
+    """ "0-3,8" -> [0, 1, 2, 3, 8], as taskset -c and sysfs write CPU lists. Held to what an
+    affinity mask can name (``_core.MAX_CPUS``) while parsing: a range is never expanded
+    past it."""
+    most = _core.MAX_CPUS
     cpus: list[int] = []
-    try:
-        for part in text.split(","):
-            lo, _, hi = part.strip().partition("-")
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        try:
             first, last = int(lo), int(hi or lo)
-            if last < first:
-                raise ValueError
-            cpus.extend(range(first, last + 1))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected CPUs like 0-3,8; got {text!r}") from None
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected CPUs like 0-3,8; got {text!r}") from None
+        if not 0 <= first <= last:
+            raise argparse.ArgumentTypeError(f"expected CPUs like 0-3,8; got {part!r}")
+        if last >= most:
+            raise argparse.ArgumentTypeError(
+                f"CPU ids are 0 to {most - 1} (what an affinity mask holds); got {part!r}"
+            )
+        if len(cpus) + last - first + 1 > most:
+            raise argparse.ArgumentTypeError(
+                f"lists more than {most} CPU ids, each CPU once at most; got {text!r}"
+            )
+        cpus.extend(range(first, last + 1))
     return cpus
 
 
