@@ -21,6 +21,7 @@ pub mod ring;
 pub mod stats;
 pub mod stop;
 mod sys;
+pub mod tasks;
 pub mod token;
 pub mod topology;
 pub mod transport;
