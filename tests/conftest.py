@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +67,18 @@ def results() -> list[ctxbench.RingResult]:
         ctxbench.lat_ctx([2, 3], size_kb=0, **FAST),
         ctxbench.ring([2], size_kb=4, placement="single", **FAST),
     ]
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A directory on a 64 KiB tmpfs (root only), unmounted afterwards."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
+                             capture_output=True, check=False)  # fmt: skip
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode().strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)

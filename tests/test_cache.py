@@ -298,8 +298,8 @@ def test_a_sweep_keeps_every_finished_ring_size_in_out(
     ("out", "error", "message"),
     [
         ("missing/sizes.json", FileNotFoundError, "missing/sizes.json"),
-        ("sizes.bogus", ValueError, "unknown suffix; use .json, .csv"),
-        ("", ValueError, "unknown suffix; use .json, .csv"),
+        ("sizes.bogus", ValueError, "unknown suffix '.bogus'; name a results file ending in"),
+        ("", ValueError, "'': an empty file name; name a results file ending in .json, .csv"),
     ],
 )
 def test_an_out_a_sweep_cannot_write_is_refused_before_measuring(

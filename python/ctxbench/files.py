@@ -336,12 +336,43 @@ def suffixes(*holds: str) -> list[str]:
     return [suffix for suffix, fmt in FORMATS.items() if fmt.holds in holds]
 
 
+def _suffix(path: PathLike, allowed: Sequence[str], what: str) -> str:
+    """``path``'s suffix (lower case) if it is one of ``allowed``, else a ``ValueError``
+    naming the path and listing them: a name without one is not given a default."""
+    name = os.fspath(path)
+    suffix = Path(name).suffix.lower()
+    if suffix in allowed:
+        return suffix
+    if not name:
+        why = "an empty file name"
+    elif suffix:
+        why = f"unknown suffix {suffix!r}"
+    else:
+        why = "no suffix"
+    raise ValueError(f"{name!r}: {why}; name {what} ending in {', '.join(allowed)}")
+
+
 def format_of(path: PathLike) -> Format:
     """The format ``path``'s suffix names, or a ``ValueError`` listing the suffixes."""
-    fmt = FORMATS.get(Path(path).suffix.lower())
-    if fmt is None:
-        raise ValueError(f"{os.fspath(path)}: unknown suffix; use {', '.join(FORMATS)}")
-    return fmt
+    return FORMATS[_suffix(path, list(FORMATS), "a results file")]
+
+
+# What the figures ctxbench draws are saved as, by suffix (matplotlib's writers): the one list.
+FIGURES = (".png", ".svg", ".pdf", ".eps", ".ps")
+
+
+def check_figure(path: PathLike) -> None:
+    """Raise what saving a figure to ``path`` would meet (a suffix not in ``FIGURES``, a
+    place that cannot be written), before anything is measured or drawn."""
+    _suffix(path, FIGURES, "a figure")
+    check_writable(path)
+
+
+def save_figure(fig: Any, path: PathLike) -> None:
+    """Save a matplotlib figure by ``path``'s suffix (``FIGURES``) the way results are
+    written (``write_atomically``): whole or not at all, an ``OSError`` naming ``path``."""
+    suffix = _suffix(path, FIGURES, "a figure")
+    write_atomically(path, lambda f: fig.savefig(f, format=suffix[1:]))
 
 
 def save(results: Any, path: PathLike, *, hostname: bool = True) -> None:

@@ -73,7 +73,8 @@ def add_parsers(sub: Any) -> None:
         "--plot",
         metavar="FILE",
         default=None,
-        help="draw the heatmap and the per-class summary to FILE (.png at 300 dpi, .svg, .pdf); "
+        help="draw the heatmap and the per-class summary to FILE (.png at 300 dpi, .svg, .pdf, "
+        ".eps, .ps); "
         "a fleet's machines side by side. `ctxbench plot FILE --kind matrix` redraws a saved one",
     )
     mx.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -149,9 +150,12 @@ def _memory_node(text: str) -> str | int:
 def _matrix(args: argparse.Namespace) -> int:
     from .._matrix import matrix
     from .._matrix_table import format_matrix
+    from ..files import check_figure, save_figure
     from ..fleet import FleetError
     from ..record import encode
 
+    if args.plot is not None:
+        check_figure(args.plot)  # before measuring, as --out is
     try:
         with warnings.catch_warnings(record=True) as heard:
             warnings.simplefilter("always")
@@ -188,7 +192,7 @@ def _matrix(args: argparse.Namespace) -> int:
     if args.plot is not None:
         from ..plot import matrix as draw
 
-        draw(result).savefig(args.plot)
+        save_figure(draw(result), args.plot)
     if local:
         for line in _untrusted(result):
             print(f"ctxbench: {line}", file=sys.stderr)
