@@ -72,7 +72,7 @@ def _add_sweep(sub: Any) -> None:
         "--scheduler",
         metavar="ADDRESS",
         default=None,
-        help="run the grid on every machine of this Dask cluster, e.g. tcp://host:8786 "
+        help="run the grid on every machine of this Dask cluster, e.g. tcp://127.0.0.1:8786 "
         "(pip install 'ctxbench[fleet]'); exit 1 when a machine dropped out",
     )
     sw.add_argument(
