@@ -239,8 +239,37 @@ def table(results: Any, hostname: bool = True) -> pd.DataFrame:
     return frame
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula; a fleet worker
+# controls its host and CPU strings. Such a text cell is written with a leading "'" (as
+# spreadsheets themselves escape one), and so is a text cell that starts with "'" already, so
+# that reading strips exactly one and every string comes back as it was.
+_FORMULA_STARTS = frozenset("=+-@\t\r'")
+
+
+def _text_cells(frame: pd.DataFrame, change: Callable[[str], str | None]) -> pd.DataFrame:
+    """``frame`` with each text cell ``v`` for which ``change(v)`` is not None replaced."""
+    replaced = {}
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype.kind != "O" and str(column.dtype) not in ("string", "str"):
+            continue  # numbers (a negative one starts with "-") are no formulas
+        new = column.map(lambda v: change(v) if isinstance(v, str) else None)
+        hit = new.notna().to_numpy()
+        if hit.any():
+            replaced[name] = column.astype(object).where(~hit, new)
+    return frame.assign(**replaced) if replaced else frame
+
+
+def _neutralised(v: str) -> str | None:
+    return "'" + v if v[:1] in _FORMULA_STARTS else None
+
+
+def _restored(v: str) -> str | None:
+    return v[1:] if v[:1] == "'" else None
+
+
 def _write_csv(results: Any, path: PathLike, hostname: bool) -> None:
-    text = table(results, hostname).to_csv(index=False)
+    text = _text_cells(table(results, hostname), _neutralised).to_csv(index=False)
     write_atomically(path, lambda f: f.write(text.encode("utf-8")))
 
 
@@ -251,7 +280,10 @@ def _write_parquet(results: Any, path: PathLike, hostname: bool) -> None:
 
 
 def _read_csv(path: PathLike) -> pd.DataFrame:
-    return _read_table(path, lambda pd, f: pd.read_csv(f, dtype=_TEXT_COLUMNS), "line")
+    def read(pd: Any, f: IO[bytes]) -> pd.DataFrame:
+        return _text_cells(pd.read_csv(f, dtype=_TEXT_COLUMNS), _restored)
+
+    return _read_table(path, read, "line")
 
 
 def _read_parquet(path: PathLike) -> pd.DataFrame:
