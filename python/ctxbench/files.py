@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Union
 
 from . import xgraph
+from ._table_schema import TABLE_COLUMNS, check_table
 from .frame import as_frame, concat, require, to_frame
 from .metadata import HOST_FIELDS, HOSTNAME_WITHHELD
 from .record import check_document, decode, document, encode
-from .schema import TABLE_COLUMNS, Bad, check_table
+from .schema import Bad
 
 if TYPE_CHECKING:
     import pandas as pd
