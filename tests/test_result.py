@@ -208,6 +208,8 @@ def test_legitimate_odd_values_load(tmp_path: Path) -> None:
     # A net time below resolution (flagged), an infinite CV (mean 0 with spread), a hop
     # percentile of a point without hops, entries a newer ctxbench may add.
     ring["latency_us"][0], ring["below_resolution"][0] = -0.25, True
+    for row in ring["samples_us"]:  # whose median it is
+        row[0] = -0.25
     ring["stats"]["cv"][0] = INF
     ring["hop_percentiles_us"]["p99.9"][1] = NAN
     ring["future_field"] = {"anything": [1, "two"]}

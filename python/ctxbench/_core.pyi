@@ -88,6 +88,7 @@ class DifferenceDict(TypedDict):
     df: float
 
 # BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
+_Engine = Literal["process", "thread", "fiber"]
 _Verdict = Literal["stable", "noisy", "unstable", "bimodal"]
 _Level = Literal["repetition", "block", "instance", "run"]
 _SwitchSource = Literal["perf", "rusage"]
@@ -155,7 +156,7 @@ class TscDict(TypedDict):
 class RingDict(TypedDict):
     """What `ring` returns: the fields of `ctxbench.RingResult` but `metadata`."""
 
-    engine: str
+    engine: _Engine
     transport: str
     placement: str
     size_kb: int
@@ -210,7 +211,7 @@ class RingDict(TypedDict):
 class RingConfigDict(TypedDict):
     """What `ring_config` returns: what a `ring` records of what was asked."""
 
-    engine: str
+    engine: _Engine
     transport: str
     placement: str
     size_kb: int
@@ -232,7 +233,7 @@ class PingpongDict(TypedDict):
 
     loops: int
     threads: bool
-    engine: str
+    engine: _Engine
     transport: str
     placement: str
     elapsed_s: float
@@ -262,7 +263,7 @@ _WakeDict = TypedDict(
 class MatrixDict(TypedDict):
     """What `matrix` returns: the fields of `ctxbench.MatrixResult` but `metadata`."""
 
-    engine: str
+    engine: _Engine
     transport: str
     size_kb: int
     repetitions: int | None

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._core import RELATIONS
-from .schema import FLAG, RING, WAKE_PERCENTILES, Bad, Field, _float, _int, check_scalar
+from ._core import ENGINES, RELATIONS
+from .schema import FLAG, LARGEST, RING, WAKE_PERCENTILES, Bad, Field, _float, _int, check_scalar
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 # range; empty cells (NaN) are allowed where a row's kind does not need the column.
 TABLE_COLUMNS: dict[str, Field] = {
     "benchmark": Field("str", choices=("ring", "pingpong", "matrix")),
-    "engine": Field("str"),
+    "engine": Field("str", choices=ENGINES),
     "transport": Field("str"),
     "placement": Field("str"),
     "size_kb": _int(min=0),
@@ -161,6 +161,8 @@ def _check_column(column: pd.Series, spec: Field, name: str) -> None:
                 ok |= x == np.inf
             if spec.min is not None:
                 ok &= ~(x < spec.min)
+            if spec.type == "float":
+                ok &= ~(np.isfinite(x) & (np.abs(x) > LARGEST))
             if spec.type == "int":
                 ok &= ~(np.isfinite(x) & (x % 1 != 0))
         if ok.all():

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Union
 
-from . import xgraph
+from . import _json_text, xgraph
 from ._table_schema import TABLE_COLUMNS, check_table
 from .frame import as_frame, concat, require, to_frame
 from .metadata import HOST_FIELDS, HOSTNAME_WITHHELD
@@ -202,14 +202,21 @@ def read_records(path: PathLike) -> list[dict[str, Any]]:
     field of anything wrong."""
     try:
         with open_regular(path) as f:
-            doc = json.loads(f.read().decode("utf-8"))
+            text = f.read().decode("utf-8")
+        doc = _json_text.loads(text)
     except UnicodeDecodeError as e:
         raise ValueError(f"{path}: not a ctxbench results file: not UTF-8 text ({e})") from None
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: not a ctxbench results file: not JSON: {e}") from None
     except RecursionError:
         raise ValueError(f"{path}: not a ctxbench results file: nested too deeply") from None
-    return check_document(doc, str(path))
+    except _json_text.DuplicateKey:
+        at, key, where = _json_text.duplicate(text) or (0, "?", "?")
+        raise ValueError(
+            f"{path}: line {at}: {where} holds the key {key!r} twice (JSON would keep the "
+            "last without a word)"
+        ) from None
+    return check_document(doc, str(path), lambda steps: _json_text.line_of(text, steps))
 
 
 def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -310,6 +317,9 @@ def _read_table(path: PathLike, read: Callable[[Any, IO[bytes]], pd.DataFrame], 
             raise ValueError(f"{path}: {e}") from None
         where = f"line {_csv_line(path, e.row)}" if at == "line" else f"row {e.row}"
         raise ValueError(f"{path}: {where}: {e}") from None
+    if df.empty:  # a header alone: its number columns are numbers, as a table with rows has
+        numbers = [n for n, spec in TABLE_COLUMNS.items() if spec.type in ("int", "float")]
+        df = df.astype(dict.fromkeys(set(numbers) & set(df.columns), "float64"))
     return df
 
 

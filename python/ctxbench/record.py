@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from ._json_text import path_of
 from .metadata import without_hostname
 from .schema import RECORDS, Bad, check_record, show
 
@@ -77,9 +78,18 @@ def document(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "results": list(records)}
 
 
-def check_document(doc: Any, where: str) -> list[dict[str, Any]]:
+# Deeper than any record nests (a ring's ``cpus`` is 3 lists deep): what passes unchecked
+# (entries a newer ctxbench adds, the metadata) may not nest deeper either.
+MAX_DEPTH = 32
+
+
+def check_document(
+    doc: Any, where: str, line: Callable[[list[Any]], int | None] | None = None
+) -> list[dict[str, Any]]:
     """The records of a parsed results document, each checked against the declaration of its
-    kind; a ``ValueError`` starts with ``where`` (the file) and names the record and field."""
+    kind; a ``ValueError`` starts with ``where`` (the file) and names the record, the line
+    (given ``line``, which finds it from a path such as ``["results", 0, "engine"]``) and the
+    field."""
     if isinstance(doc, list):
         raise ValueError(
             f"{where}: not a ctxbench results file: a JSON list, expected the object "
@@ -105,9 +115,26 @@ def check_document(doc: Any, where: str) -> list[dict[str, Any]]:
             )
         try:
             check_record(rec, RECORDS[kind])
+            _check_depth(rec, RECORDS[kind])
         except Bad as e:
-            raise ValueError(f"{where}: result {i} ({kind}): {e}") from None
+            at = line(["results", i, *path_of(e.where)]) if line else None
+            on = f" (line {at})" if at else ""
+            raise ValueError(f"{where}: result {i} ({kind}): {e}{on}") from None
     return records
+
+
+def _check_depth(rec: dict[str, Any], fields: dict[str, Any]) -> None:
+    """What the declaration does not check (undeclared entries, the metadata) nests at most
+    ``MAX_DEPTH`` deep: reading it back must not exhaust the interpreter's stack."""
+    todo = [(v, name, 1) for name, v in rec.items() if name not in fields or name == "metadata"]
+    while todo:
+        value, where, depth = todo.pop()
+        if depth > MAX_DEPTH:
+            raise Bad(where, f"nests deeper than {MAX_DEPTH} levels")
+        if isinstance(value, dict):
+            todo.extend((v, f"{where}.{k}", depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            todo.extend((v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value))
 
 
 def check_arrived(rec: Any, kind: str) -> None:

@@ -25,13 +25,16 @@ from typing import Any, Union
 
 import numpy as np
 
-from ._core import RELATIONS
+from ._core import ENGINES, RELATIONS
 
 # A dimension of an array: a fixed length, a name bound by the record (a scalar field of that
 # name, else the first array that uses it: "points" is the length of "procs"), or None (any).
 Dim = Union[int, str, None]
 
 INT64 = (-(2**63), 2**63 - 1)
+# No figure a run records comes near it (µs in 31 years, a rate, a count): a number past it
+# in a file is damage, and squared in a variance it would overflow to infinity.
+LARGEST = 1e15
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,7 @@ PHASES = ("calibration", "warmup", "measure", "setup_teardown")
 # class (``result.RingResult``), the stub of what the core returns (``_core.pyi``), the
 # record's check and the table's column follow from it (``python -m ctxbench._codegen``).
 RING: dict[str, Field] = {
-    "engine": Field("str", config=True),
+    "engine": Field("str", choices=ENGINES, config=True),
     "transport": Field("str", config=True),
     "placement": Field("str", config=True),
     "size_kb": _int(min=0, config=True),
@@ -234,7 +237,7 @@ RING: dict[str, Field] = {
 PINGPONG: dict[str, Field] = {
     "loops": _int(min=1),
     "threads": Field("bool"),
-    "engine": Field("str"),
+    "engine": Field("str", choices=ENGINES),
     "transport": Field("str"),
     "placement": Field("str"),
     "elapsed_s": _float(min=0),
@@ -275,7 +278,7 @@ MATRIX_TOPOLOGY = Field(
 WAKE_PERCENTILES = ("p50", "p90", "p99", "p99.9")
 
 MATRIX: dict[str, Field] = {
-    "engine": Field("str"),
+    "engine": Field("str", choices=ENGINES),
     "transport": Field("str"),
     "size_kb": _int(min=0),
     "repetitions": _int(min=1, nullable=True),  # null: precision mode
@@ -337,6 +340,9 @@ RECORDS: dict[str, dict[str, Field]] = {"ring": RING, "pingpong": PINGPONG, "mat
 # A flag and the figure it summarises: ``below_resolution`` is true exactly where the median
 # net time ``latency_us`` is <= 0.
 FLAG = ("below_resolution", "latency_us")
+# A figure and what it is the median of: ``latency_us`` of each point (a ring's, a matrix
+# cell's) is the median of its column of ``samples_us``, the holes left out.
+MEDIAN = ("latency_us", "samples_us")
 
 _TYPE_NAMES = {
     "int": "an integer",
@@ -349,7 +355,10 @@ _TYPE_NAMES = {
 
 def show(value: Any) -> str:
     """A value as an error message shows it: JSON's null, at most 40 characters."""
-    text = "null" if value is None else repr(value)
+    try:
+        text = "null" if value is None else repr(value)
+    except RecursionError:
+        text = f"a {type(value).__name__} nested too deeply to show"
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -376,6 +385,8 @@ def check_scalar(value: Any, spec: Field, where: str) -> None:
             raise Bad(where, "NaN is not a valid value")
         if math.isinf(x) and not (spec.inf and x > 0):
             raise Bad(where, f"{x} is not a finite number")
+        if t == "float" and math.isfinite(x) and abs(x) > LARGEST:
+            raise Bad(where, f"{x:g} is beyond any figure a run records (|x| <= {LARGEST:g})")
         if spec.min is not None and x < spec.min:
             raise Bad(where, f"{value} is below the minimum {spec.min:g}")
     if spec.choices is not None and value not in spec.choices:
@@ -444,6 +455,23 @@ def check_record(rec: Mapping[str, Any], fields: Mapping[str, Field]) -> None:
         for i, (low, x) in enumerate(zip(rec[flag], rec[figure])):
             if bool(low) != (x <= 0):
                 raise Bad(f"{flag}[{i}]", f"is {low} but {figure}[{i}] is {x}")
+    _check_median(rec, fields)
+
+
+def _check_median(rec: Mapping[str, Any], fields: Mapping[str, Field]) -> None:
+    """``MEDIAN``: each point's figure is the median of its samples (where it has any)."""
+    figure, samples = MEDIAN
+    if figure not in fields or samples not in fields or not rec[samples]:
+        return
+    values = np.array(rec[samples], dtype=np.float64)  # null (a hole) is NaN
+    for k, x in enumerate(rec[figure]):
+        column = values[:, k][~np.isnan(values[:, k])]
+        if column.size and not math.isclose(x, float(np.median(column)), rel_tol=1e-9):
+            raise Bad(
+                f"{figure}[{k}]",
+                f"is {x} but the median of its {column.size} samples ({samples}[:, {k}]) is "
+                f"{float(np.median(column))}",
+            )
 
 
 # What the caller asked of a ring (``config=True``), in declaration order.
