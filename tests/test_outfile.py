@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -101,3 +105,32 @@ def test_each_point_encodes_its_own_record_only(
     monkeypatch.undo()
     assert encoded == [0, 1, 2, 3, 4]
     assert [r["size_kb"] for r in json.loads(out.read_text())["results"]] == encoded
+
+
+SWEEPING = """
+import sys, ctxbench
+ctxbench.sweep(procs=list(range(2, 200)), out=sys.argv[1], progress=False, repetitions=2,
+               min_time=0.002, warmup=0)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
+def test_a_sweep_ended_by_a_signal_leaves_no_lock_and_no_temporary_file(
+    tmp_path: Path, sig: int
+) -> None:
+    out = tmp_path / "res.json"
+    proc = subprocess.Popen([sys.executable, "-c", SWEEPING, str(out)], stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not (out.exists() and json.loads(out.read_text() or "{}").get("results")):
+            assert proc.poll() is None and time.monotonic() < deadline, "no point written"
+            time.sleep(0.01)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + sig, err.decode()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res.json"], "lock or .tmp left"
+    assert len(ctxbench.load(out)) > 0

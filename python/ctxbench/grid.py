@@ -16,7 +16,8 @@ sweeps (``ctxbench.fleet``).
   sweep runs, the out file is its alone: a second sweep naming it is refused, because two
   sweeps measuring on one machine at once disturb each other's numbers, and a merge would
   hide that (``.<name>.lock`` beside the file, held with ``flock``, removed at the end; a
-  lock that is not this user's own regular file is refused, never written through).
+  lock that is not this user's own regular file is refused, never written through). SIGTERM
+  and SIGHUP end a sweep as Ctrl-C does, the lock and a temporary file removed on the way.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ import fcntl
 import itertools
 import math
 import os
+import signal
 import stat
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
@@ -292,6 +295,30 @@ def _lock(path: Path) -> int:
         os.close(fd)
 
 
+def _terminations_raise() -> Callable[[], None]:
+    """Until the returned function is called, SIGTERM and SIGHUP raise ``SystemExit`` (128 +
+    the signal, the status a shell reports) instead of ending the process at once, so that
+    the lock and a half-written temporary file are removed on the way out as after Ctrl-C.
+    Only where the signal would otherwise kill (its default action) and only in the main
+    thread, where Python runs handlers; a second signal acts as it did before."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    before: dict[int, Any] = {}
+
+    def restore() -> None:
+        for sig, was in before.items():
+            signal.signal(sig, was)
+
+    def handler(signum: int, frame: Any) -> None:
+        restore()
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) == signal.SIG_DFL:
+            before[sig] = signal.signal(sig, handler)
+    return restore
+
+
 def _same(fd: int, lock: Path) -> bool:
     """Whether ``lock`` is still the file ``fd`` holds (not a link to it: lstat)."""
     try:
@@ -315,6 +342,7 @@ class OutFile:
         # Each record's text in the file: a rewrite copies them instead of encoding them all.
         self._texts: list[bytes] = []
         self._lock: int | None = None
+        self._restore_signals: Callable[[], None] = lambda: None
 
     @classmethod
     def open(cls, path: PathLike | None, *, hostname: bool = True) -> OutFile:
@@ -337,6 +365,7 @@ class OutFile:
         check_writable(path)
         out = cls(path, fmt.holds, hostname)
         out._lock = _lock(path)
+        out._restore_signals = _terminations_raise()
         try:
             if path.exists():
                 out._read()
@@ -399,6 +428,7 @@ class OutFile:
             pass
         os.close(self._lock)
         self._lock = None
+        self._restore_signals()
 
     def done(self, key: Key) -> bool:
         return key in self._index
