@@ -486,3 +486,13 @@ def test_a_full_disk_stops_the_sweep_and_keeps_every_point_written(small_disk: P
     kept = records(out)  # whole, as the last write that fitted left it
     assert 0 < len(kept) == len(ring.calls) - 1
     assert sorted(p.name for p in small_disk.iterdir()) == ["s.json"], "temporary or lock left"
+
+
+SWEEPS = {"sweep": ctxbench.sweep, "cache_sweep": ctxbench.cache_sweep}
+
+
+@pytest.mark.parametrize("name", SWEEPS)
+@pytest.mark.parametrize("procs", [bytearray(b"\x02"), b"\x02", memoryview(b"\x02\x03")])
+def test_bytes_are_no_process_counts(name: str, procs: Any) -> None:
+    with pytest.raises(TypeError, match=r"procs: expected a sequence of process counts, got "):
+        SWEEPS[name](procs, progress=False)

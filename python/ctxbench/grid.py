@@ -90,12 +90,16 @@ class GridPoint:
 def listed(name: str, value: Any, what: str) -> list[Any]:
     """An argument that lists things in order, as a list. A str is one name, not a list of
     one-letter names (``engines="process"`` would be engines "p", "r", ...), an int one
-    count, and a dict or set has no order: each is a ``TypeError`` saying what to write. An
-    endless iterator is read to ``_core.MAX_POINTS`` items and refused, as the core refuses
-    it, instead of filling memory where Ctrl-C cannot stop it."""
+    count, bytes are text (``bytearray(b"\\x02")`` is no list of counts), and a dict or set
+    has no order: each is a ``TypeError`` saying what to write. An endless iterator is read
+    to ``_core.MAX_POINTS`` items and refused, as the core refuses it, instead of filling
+    memory where Ctrl-C cannot stop it."""
     unordered = isinstance(value, (AbstractSet, Mapping))
-    if isinstance(value, (str, bytes)) or unordered or not isinstance(value, Iterable):
-        write = f"[{value!r}]" if not unordered else f"sorted({value!r})"
+    text = isinstance(value, (str, bytes, bytearray, memoryview))
+    if text or unordered or not isinstance(value, Iterable):
+        write = f"sorted({value!r})" if unordered else f"[{value!r}]"
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            write = f"{list(bytes(value))!r} if you mean those numbers"
         raise TypeError(
             f"{name}: expected a sequence of {what}, got {type(value).__name__} {value!r} "
             f"(write {name}={write})"
