@@ -496,3 +496,21 @@ SWEEPS = {"sweep": ctxbench.sweep, "cache_sweep": ctxbench.cache_sweep}
 def test_bytes_are_no_process_counts(name: str, procs: Any) -> None:
     with pytest.raises(TypeError, match=r"procs: expected a sequence of process counts, got "):
         SWEEPS[name](procs, progress=False)
+
+
+@pytest.mark.parametrize("name", SWEEPS)
+def test_a_process_count_listed_twice_is_refused_naming_it(name: str) -> None:
+    # cache_sweep([2] * 100) measured 100 identical curves; sweep measured the point once
+    # and returned it twice.
+    message = r"procs: 2 is listed twice \(items 0 and 2\); name each of the process counts once"
+    with pytest.raises(ValueError, match=message):
+        SWEEPS[name]([2, 3, 2], progress=False)
+    with pytest.raises(ValueError, match=r"sizes_kb: 4 is listed twice \(items 1 and 2\)"):
+        SWEEPS[name]([2], [0, 4, 4], progress=False)
+
+
+def test_every_axis_of_a_grid_names_each_value_once() -> None:
+    for axis, values in [("engines", ["thread", "thread"]), ("placements", [[0, 1], (0, 1)]),
+                         ("transports", [None, None])]:  # fmt: skip
+        with pytest.raises(ValueError, match=rf"{axis}: .* is listed twice"):
+            ctxbench.sweep([2], progress=False, **{axis: values})

@@ -165,19 +165,24 @@ def cache_sweep(
     (``placement="single"``), as lmbench's Figure 2 and Li et al. measure. ``progress`` as
     in ``ctxbench.sweep`` (one step per ring size).
 
-    Every ring size is checked before the first is measured, as ``ring`` checks a point (its
-    placement, its memory, the tasks it starts against the process limits). With ``out``
-    (any format of ``ctxbench.files.FORMATS``, checked first), the results of each ring
-    size are written there as it finishes: a failure later keeps them (``hostname=False``
-    as for ``save``).
+    Each ring size and each size is named once (twice is a ``ValueError`` naming it, as for
+    a sweep's axes). Every ring size is checked before the first is measured, as ``ring``
+    checks a point (its placement, its memory, the tasks it starts against the process
+    limits). With ``out`` (any format of ``ctxbench.files.FORMATS``, checked first), the
+    results of each ring size are written there as it finishes: a failure later keeps them
+    (``hostname=False`` as for ``save``).
     """
     pd = require("pandas", "cache_sweep")
     if isinstance(sizes_kb, str) and sizes_kb != "auto":
         raise ValueError(f'sizes_kb: expected "auto" or a sequence of ints, got {sizes_kb!r}')
-    counts = [procs] if isinstance(procs, int) else listed("procs", procs, "process counts")
+    counts = (
+        [procs] if isinstance(procs, int) else listed("procs", procs, "process counts", once=True)
+    )
     if not counts:
         raise ValueError("procs: must name at least one process count")
-    sizes = [] if isinstance(sizes_kb, str) else listed("sizes_kb", sizes_kb, "sizes in KiB")
+    sizes = (
+        [] if isinstance(sizes_kb, str) else listed("sizes_kb", sizes_kb, "sizes in KiB", once=True)
+    )
     caches = _caches(_cpus(placement, cpu))
     note = None
     if isinstance(sizes_kb, str) and caches is None:

@@ -87,13 +87,14 @@ class GridPoint:
         )
 
 
-def listed(name: str, value: Any, what: str) -> list[Any]:
+def listed(name: str, value: Any, what: str, *, once: bool = False) -> list[Any]:
     """An argument that lists things in order, as a list. A str is one name, not a list of
     one-letter names (``engines="process"`` would be engines "p", "r", ...), an int one
     count, bytes are text (``bytearray(b"\\x02")`` is no list of counts), and a dict or set
     has no order: each is a ``TypeError`` saying what to write. An endless iterator is read
     to ``_core.MAX_POINTS`` items and refused, as the core refuses it, instead of filling
-    memory where Ctrl-C cannot stop it."""
+    memory where Ctrl-C cannot stop it. ``once``: an item listed twice is a ``ValueError``
+    (a grid axis: the same points measured twice, or once and reported twice)."""
     unordered = isinstance(value, (AbstractSet, Mapping))
     text = isinstance(value, (str, bytes, bytearray, memoryview))
     if text or unordered or not isinstance(value, Iterable):
@@ -107,7 +108,28 @@ def listed(name: str, value: Any, what: str) -> list[Any]:
     items = list(itertools.islice(value, _core.MAX_POINTS + 1))
     if len(items) > _core.MAX_POINTS:
         raise ValueError(f"{name}: lists more than {_core.MAX_POINTS} {what}")
+    if once:
+        _once(name, items, what)
     return items
+
+
+def _once(name: str, items: list[Any], what: str) -> None:
+    """Each of ``items`` once, or a ``ValueError`` naming the first one listed twice."""
+    seen: dict[Any, int] = {}
+    for i, item in enumerate(items):
+        try:
+            key = item if isinstance(item, str) else tuple(item)
+        except TypeError:  # not a sequence: a number, None
+            key = item
+        try:
+            first = seen.setdefault(key, i)
+        except TypeError:  # unhashable: the core refuses it, naming its type
+            continue
+        if first != i:
+            raise ValueError(
+                f"{name}: {item!r} is listed twice (items {first} and {i}); name each of "
+                f"the {what} once"
+            )
 
 
 def _plain(value: Any) -> Any:
@@ -135,11 +157,11 @@ def grid(
     clash = sorted(set(ring_kwargs) & set(_GRID_ARGUMENTS))
     if clash:
         raise TypeError(f"{clash[0]}: a sweep sets it from its grid (procs=, engines=, ...)")
-    procs = listed("procs", procs, "process counts")
-    sizes_kb = listed("sizes_kb", sizes_kb, "sizes in KiB")
-    engines = listed("engines", engines, "engine names")
-    transports = listed("transports", transports, "transport names (None: the default)")
-    placements = listed("placements", placements, "placements")
+    procs = listed("procs", procs, "process counts", once=True)
+    sizes_kb = listed("sizes_kb", sizes_kb, "sizes in KiB", once=True)
+    engines = listed("engines", engines, "engine names", once=True)
+    transports = listed("transports", transports, "transport names (None: the default)", once=True)
+    placements = listed("placements", placements, "placements", once=True)
     points = []
     for engine in engines:
         for transport in transports:
