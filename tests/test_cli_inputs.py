@@ -183,3 +183,30 @@ def test_a_figure_that_does_not_fit_the_disk_is_named_and_not_left_half_written(
     assert main(["plot", str(saved), "-o", str(fig)]) == 2
     assert f"No space left on device: '{fig}'" in capsys.readouterr().err
     assert sorted(p.name for p in small_disk.iterdir()) == ["fill"]
+
+
+# --- scheduler addresses ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["sweep", "matrix"])
+@pytest.mark.parametrize("address", ["", "  ", "tcp://127.0.0.1:8786 "])
+def test_an_empty_scheduler_address_is_refused_at_once(
+    command: str, address: str, tmp_path: Path
+) -> None:
+    # Dask took "" as no address, started a cluster of its own and failed 11 s later with a
+    # traceback.
+    out = tmp_path / "f.json"
+    args = ["--procs", "2"] if command == "sweep" else ["--cpus", "0"]
+    p = _cli(command, *args, "--out", str(out), "--no-progress", "--scheduler", address)
+    assert p.returncode == 2, p.stderr
+    assert f"--scheduler: expected an address such as tcp://127.0.0.1:8786, got {address!r}" in (
+        p.stderr
+    )
+    assert "Traceback" not in p.stderr and not out.exists()
+
+
+def test_a_scheduler_that_is_no_string_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="scheduler: expected an address .*, got int 8786"):
+        ctxbench.sweep([2], scheduler=8786, progress=False)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="scheduler: expected an address .*, got ''"):
+        ctxbench.matrix([0], scheduler="", progress=False)

@@ -39,6 +39,21 @@ class FleetError(RuntimeError):
         self.frame: pd.DataFrame | None = None
 
 
+def check_address(scheduler: Any) -> None:
+    """A scheduler address is a non-empty string without spaces, or a ``TypeError`` or
+    ``ValueError`` naming ``scheduler``, at once: Dask takes "" as no address at all and
+    starts a cluster of its own, which fails ten seconds later with a traceback."""
+    if not isinstance(scheduler, str):
+        raise TypeError(
+            f"scheduler: expected an address such as tcp://127.0.0.1:8786, got "
+            f"{type(scheduler).__name__} {scheduler!r}"
+        )
+    if not scheduler or scheduler != scheduler.strip() or " " in scheduler:
+        raise ValueError(
+            f"scheduler: expected an address such as tcp://127.0.0.1:8786, got {scheduler!r}"
+        )
+
+
 def connect(scheduler: str, timeout: float) -> Any:
     """A ``distributed.Client`` of the scheduler at ``scheduler``, within ``timeout`` seconds
     (plus Dask's own handshake, bounded too), or a :class:`FleetError` naming what answered."""

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _core
 from . import grid as grids
-from ._fleet_client import INSTALL, FleetError, close, connect
+from ._fleet_client import INSTALL, FleetError, check_address, close, connect
 from ._progress import progress_bar
 from .files import PathLike, records_frame, save, write_records
 from .frame import concat, require
@@ -209,6 +209,8 @@ def sweep(
     """
     if (scheduler is None) == (client is None):
         raise ValueError("fleet sweep: give exactly one of scheduler= and client=")
+    if scheduler is not None:
+        check_address(scheduler)
     _check_seconds(connect_timeout=connect_timeout, poll=poll)
     require("pandas", "ctxbench.sweep")
     require("distributed", "ctxbench fleet runs", install=INSTALL)
@@ -374,6 +376,8 @@ def matrix(
     ``frame`` holding the machines that finished."""
     if (scheduler is None) == (client is None):
         raise ValueError("fleet matrix: give exactly one of scheduler= and client=")
+    if scheduler is not None:
+        check_address(scheduler)
     _check_seconds(connect_timeout=connect_timeout, poll=poll)
     require("pandas", "ctxbench.matrix on a fleet")
     ids = None if cpus is None else grids.listed("cpus", cpus, "CPU ids")
