@@ -382,7 +382,8 @@ class OutFile:
             usable = ", ".join(suffixes("records", "table"))
             raise ValueError(
                 f"{path}: a sweep resumes from its out file, and {fmt.name} keeps too little "
-                f"for that; use {usable} (ctxbench.save writes the result to {fmt.name})"
+                f"for that; use {usable} (ctxbench.files.save, or a result's .save(), writes "
+                f"results to {fmt.name})"
             )
         if fmt.holds == "table":
             require("pandas", f"a {fmt.name} out file")
