@@ -26,6 +26,7 @@ pub mod sequential;
 pub mod stats;
 pub mod stop;
 mod sys;
+pub mod tasks;
 pub mod token;
 pub mod topology;
 pub mod transport;

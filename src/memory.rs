@@ -42,13 +42,20 @@ pub fn headroom() -> Option<Headroom> {
             source: "MemAvailable in /proc/meminfo".into(),
         });
     }
-    if let (Some(cgroups), Some(mounts)) = (read("/proc/self/cgroup"), read("/proc/self/mountinfo"))
-    {
-        for dir in cgroup_dirs(&cgroups, &mounts) {
-            bounds.extend(cgroup_headroom(&dir));
-        }
+    for dir in cgroups("memory") {
+        bounds.extend(cgroup_headroom(&dir));
     }
     bounds.into_iter().min_by_key(|b| b.bytes)
+}
+
+/// This process's cgroup directories of `controller` ("memory", "pids") and every ancestor
+/// up to its mount's root, v1 and v2; none where `/proc` does not say.
+pub(crate) fn cgroups(controller: &str) -> Vec<CgroupDir> {
+    let read = |p: &str| std::fs::read_to_string(p).ok();
+    match (read("/proc/self/cgroup"), read("/proc/self/mountinfo")) {
+        (Some(cgroups), Some(mounts)) => cgroup_dirs(&cgroups, &mounts, controller),
+        _ => Vec::new(),
+    }
 }
 
 /// Refuses a point that cannot fit, naming what it needs and what bounds it.
@@ -90,16 +97,17 @@ fn meminfo_available_kb(meminfo: &str) -> Option<u64> {
     status_kb(meminfo, "MemAvailable:")
 }
 
-/// A memory cgroup directory of this process and every ancestor up to its mount's root.
+/// A cgroup directory of this process, or an ancestor up to its mount's root.
 #[derive(Debug, Clone, PartialEq)]
-struct CgroupDir {
-    path: PathBuf,
-    v2: bool,
+pub(crate) struct CgroupDir {
+    pub path: PathBuf,
+    pub v2: bool,
 }
 
-/// Where this process's memory cgroups are: the v2 group (`0::/path`) under the cgroup2
-/// mount, the v1 `memory` group under the v1 memory mount, each with its ancestors.
-fn cgroup_dirs(proc_cgroup: &str, mountinfo: &str) -> Vec<CgroupDir> {
+/// Where this process's cgroups of `controller` are: the v2 group (`0::/path`) under the
+/// cgroup2 mount, the v1 group of that controller under its v1 mount, each with its
+/// ancestors.
+fn cgroup_dirs(proc_cgroup: &str, mountinfo: &str, controller: &str) -> Vec<CgroupDir> {
     let mut dirs = Vec::new();
     for line in proc_cgroup.lines() {
         let mut parts = line.splitn(3, ':');
@@ -108,10 +116,10 @@ fn cgroup_dirs(proc_cgroup: &str, mountinfo: &str) -> Vec<CgroupDir> {
             continue;
         };
         let v2 = id == "0" && controllers.is_empty();
-        if !v2 && !controllers.split(',').any(|c| c == "memory") {
+        if !v2 && !controllers.split(',').any(|c| c == controller) {
             continue;
         }
-        let Some((root, mount)) = mount_of(mountinfo, v2) else {
+        let Some((root, mount)) = mount_of(mountinfo, v2, controller) else {
             continue;
         };
         // The mount shows the hierarchy from `root` down; a path outside it is not visible.
@@ -132,8 +140,9 @@ fn cgroup_dirs(proc_cgroup: &str, mountinfo: &str) -> Vec<CgroupDir> {
     dirs
 }
 
-/// (root inside the hierarchy, mount point) of the cgroup2 mount or the v1 memory mount.
-fn mount_of(mountinfo: &str, v2: bool) -> Option<(PathBuf, PathBuf)> {
+/// (root inside the hierarchy, mount point) of the cgroup2 mount or the v1 mount of
+/// `controller`.
+fn mount_of(mountinfo: &str, v2: bool, controller: &str) -> Option<(PathBuf, PathBuf)> {
     mountinfo.lines().find_map(|line| {
         let (left, right) = line.split_once(" - ")?;
         let fields: Vec<&str> = left.split_whitespace().collect();
@@ -142,7 +151,7 @@ fn mount_of(mountinfo: &str, v2: bool) -> Option<(PathBuf, PathBuf)> {
         let wanted = if v2 {
             fstype == "cgroup2"
         } else {
-            fstype == "cgroup" && options.split(',').any(|o| o == "memory")
+            fstype == "cgroup" && options.split(',').any(|o| o == controller)
         };
         (wanted && fields.len() >= 5).then(|| (PathBuf::from(fields[3]), PathBuf::from(fields[4])))
     })
@@ -210,7 +219,7 @@ mod tests {
     #[test]
     fn cgroup_dirs_walk_up_both_hierarchies() {
         let cgroups = "4:memory:/jobs/a\n1:cpu:/\n0::/user.slice/x\n";
-        let dirs = cgroup_dirs(cgroups, MOUNTINFO);
+        let dirs = cgroup_dirs(cgroups, MOUNTINFO, "memory");
         let v1: Vec<_> = dirs.iter().filter(|d| !d.v2).map(|d| &d.path).collect();
         let v2: Vec<_> = dirs.iter().filter(|d| d.v2).map(|d| &d.path).collect();
         assert_eq!(
@@ -232,12 +241,27 @@ mod tests {
     }
 
     #[test]
+    fn cgroup_dirs_find_the_controller_asked() {
+        let dirs = cgroup_dirs("5:pids:/jobs/a\n4:memory:/other\n", MOUNTINFO, "pids");
+        let paths: Vec<_> = dirs.iter().map(|d| d.path.clone()).collect();
+        assert_eq!(
+            paths,
+            [
+                "/sys/fs/cgroup/pids/jobs/a",
+                "/sys/fs/cgroup/pids/jobs",
+                "/sys/fs/cgroup/pids"
+            ]
+            .map(PathBuf::from)
+        );
+    }
+
+    #[test]
     fn a_container_sees_its_cgroup_from_the_mount_root() {
         let mounts = "41 31 0:38 /kubepods/pod1 /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
-        let dirs = cgroup_dirs("0::/kubepods/pod1/c\n", mounts);
+        let dirs = cgroup_dirs("0::/kubepods/pod1/c\n", mounts, "memory");
         assert_eq!(dirs[0].path, PathBuf::from("/sys/fs/cgroup/c"));
         assert_eq!(dirs.len(), 2);
-        assert!(cgroup_dirs("0::/elsewhere\n", mounts).is_empty());
+        assert!(cgroup_dirs("0::/elsewhere\n", mounts, "memory").is_empty());
     }
 
     #[test]

@@ -70,7 +70,7 @@ pub enum Named<'a> {
 
 /// A CPU id the kernel's affinity masks can hold.
 fn cpu_id(param: &'static str, id: i64) -> Result<usize> {
-    let max = libc::CPU_SETSIZE as i64 - 1;
+    let max = crate::sys::MAX_CPUS as i64 - 1;
     if (0..=max).contains(&id) {
         Ok(id as usize)
     } else {

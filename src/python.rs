@@ -1168,6 +1168,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CONFIDENCE", stop::CONFIDENCE)?;
     m.add("MAX_PROCS", config::MAX_PROCS)?;
     m.add("MAX_POINTS", config::MAX_POINTS)?;
+    m.add("MAX_CPUS", crate::sys::MAX_CPUS)?;
     m.add(
         "ENGINES",
         PyTuple::new(m.py(), Engine::ALL.iter().map(|e| e.name()))?,

@@ -16,6 +16,7 @@ use crate::placement::{self, Placement, Resolved};
 use crate::stats::RunLevel;
 use crate::stop::{self, Stop, Stopped, BLOCK_REPETITIONS, MIN_BLOCKS, MIN_INSTANCES};
 use crate::sys;
+use crate::tasks;
 use crate::watchdog;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -162,8 +163,9 @@ pub fn instance(cfg: &Config, blocks: usize, interrupt: Interrupt) -> Result<Poi
 
 /// Everything `run` refuses before it starts a participant: the configuration, every
 /// point's placement against this thread's affinity mask, and (before forking anything, not
-/// halfway through a sweep) the memory the largest point needs. Returns each participant
-/// count with where its participants run.
+/// halfway through a sweep) the memory the largest point needs and the tasks it starts
+/// (`tasks::check_rings`: a process limit). Returns each participant count with where its
+/// participants run.
 pub fn check(cfg: &Config) -> Result<Vec<(usize, Resolved)>> {
     cfg.validate()?;
     let allowed = sys::allowed_cpus()?;
@@ -176,6 +178,7 @@ pub fn check(cfg: &Config) -> Result<Vec<(usize, Resolved)>> {
     let largest = cfg.procs.iter().max().copied().unwrap_or(0);
     let (need, what) = rings_need(cfg.engine, largest, cfg.parallel, cfg.size_kb);
     memory::check(need, &what)?;
+    tasks::check_rings(cfg.engine, largest, cfg.parallel)?;
     Ok(placements)
 }
 

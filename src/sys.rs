@@ -8,10 +8,14 @@ use std::ptr;
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64};
 use std::sync::Mutex;
 
+/// CPUs an affinity mask can name: ids 0 to `MAX_CPUS - 1`, each once. Every list of CPUs
+/// a caller gives is held to it (as `_core.MAX_CPUS` in Python, the CLI's too).
+pub const MAX_CPUS: usize = libc::CPU_SETSIZE as usize;
+
 /// CPUs this thread may run on, in ascending order.
 pub fn allowed_cpus() -> Result<Vec<usize>> {
     let set = get_affinity()?;
-    Ok((0..libc::CPU_SETSIZE as usize)
+    Ok((0..MAX_CPUS)
         // SAFETY: CPU_ISSET only reads the set.
         .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
         .collect())
@@ -67,8 +71,12 @@ static FD_RAISES: Mutex<FdRaises> = Mutex::new(FdRaises {
 /// of the process is dropped.
 pub struct FdLimit(());
 
-/// Makes sure `needed` more descriptors fit under RLIMIT_NOFILE, raising the soft limit up to
-/// the hard one if needed, until the guard is dropped.
+/// Descriptors kept free beside a ring's for the caller's own use while it runs.
+const FD_SPARE: u64 = 16;
+
+/// Makes sure `needed` more descriptors fit under RLIMIT_NOFILE beside those open now and
+/// `FD_SPARE`, raising the soft limit up to the hard one if needed, until the guard is
+/// dropped.
 pub fn ensure_fds(needed: u64) -> Result<FdLimit> {
     let mut raises = FD_RAISES.lock().unwrap_or_else(|p| p.into_inner());
     // SAFETY: rlimit is plain data.
@@ -78,13 +86,14 @@ pub fn ensure_fds(needed: u64) -> Result<FdLimit> {
         return Err(Error::last_os("getrlimit(RLIMIT_NOFILE)"));
     }
     let open = std::fs::read_dir("/proc/self/fd").map_or(64, |d| d.count() as u64);
-    let want = open + needed + 16;
+    let want = open + needed + FD_SPARE;
     if want > lim.rlim_cur {
         if want > lim.rlim_max {
             return Err(Error::Os {
                 errno: libc::EMFILE,
                 context: format!(
-                    "the ring needs {needed} file descriptors but the hard limit (ulimit -Hn) is {}",
+                    "the ring needs {needed} file descriptors beside the {open} open and \
+                     {FD_SPARE} kept spare, {want} in all, but the hard limit (ulimit -Hn) is {}",
                     lim.rlim_max
                 ),
                 hint: "lower procs/parallel or raise the hard RLIMIT_NOFILE",

@@ -22,17 +22,22 @@ pub const EXIT_ERRNO: i32 = 12;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(i32)]
 pub enum Step {
-    /// Pinning itself, or mapping its work array.
+    /// Mapping its work array.
     Setup = 1,
     Receive = 2,
     Send = 3,
+    /// Pinning itself to its CPU.
+    Pin = 4,
 }
 
 impl Step {
-    /// Records in `slot` that `self` failed with `errno`. Raw atomics: safe after `fork`.
+    /// Records in `slot` that `self` failed with `errno` and that the participant leaves
+    /// with `EXIT_ERRNO` (the watchdog tells a failure from a death by it). Raw atomics:
+    /// safe after `fork`.
     pub fn failed(self, slot: &Slot, errno: i32) -> i32 {
         slot.errno.store(errno, Ordering::Relaxed);
         slot.failed_step.store(self as i32, Ordering::Release);
+        slot.exit.store(EXIT_ERRNO, Ordering::Release);
         EXIT_ERRNO
     }
 }
@@ -43,7 +48,14 @@ impl Step {
 pub fn failure<T: Transport>(slot: &Slot) -> String {
     let errno = slot.errno.load(Ordering::Relaxed);
     let what = match slot.failed_step.load(Ordering::Acquire) {
-        s if s == Step::Setup as i32 => "could not set itself up (pin to its CPU, map its array)",
+        s if s == Step::Setup as i32 => "could not set itself up (map its work array)",
+        s if s == Step::Pin as i32 => {
+            let why = "the CPU is offline or outside this process's cpuset now?";
+            return format!(
+                "could not pin itself to its CPU: {} ({why})",
+                errno_text::<T>(errno)
+            );
+        }
         s if s == Step::Receive as i32 => "could not receive the token",
         s if s == Step::Send as i32 => "could not pass the token on",
         _ => return "failed a syscall".into(),

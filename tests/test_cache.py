@@ -107,7 +107,7 @@ def test_a_grid_that_cannot_fit_in_memory_fails_before_forking() -> None:
     from conftest import children
 
     before = children()
-    with pytest.raises(MemoryError, match="size sweep"):
+    with pytest.raises(MemoryError, match="50000 participants with 1048576 KiB"):
         ctxbench.cache_sweep([50_000], [0, 1 << 20], rounds=2, progress=False)
     # The ring that cannot fit is refused first, not after the others were measured.
     with pytest.raises(MemoryError, match="50000 participants"):
@@ -273,3 +273,39 @@ def test_the_plot_marks_the_knees() -> None:
     fig = ctxbench.plot.sizes(df, cache_kb=CACHES, knees=found)
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert any(t == "knee 8p: L2" for t in texts), texts
+
+
+def test_a_sweep_keeps_every_finished_ring_size_in_out(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real, calls = _core.cache_sweep, []
+
+    def second_fails(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args[0])
+        if len(calls) == 2:
+            raise OSError(11, "fork of participant 5: the process limit was reached")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_core, "cache_sweep", second_fails)
+    out = tmp_path / "sizes.json"
+    with pytest.raises(OSError, match="process limit"):
+        ctxbench.cache_sweep([2, 3], [0, 4], rounds=2, min_time=0.002, progress=False, out=out)
+    kept = ctxbench.load(out)
+    assert sorted(kept.groupby(["procs", "size_kb"]).groups) == [(calls[0][0], 0), (calls[0][0], 4)]
+
+
+@pytest.mark.parametrize(
+    ("out", "error", "message"),
+    [
+        ("missing/sizes.json", FileNotFoundError, "missing/sizes.json"),
+        ("sizes.bogus", ValueError, "unknown suffix '.bogus'; name a results file ending in"),
+        ("", ValueError, "'': an empty file name; name a results file ending in .json, .csv"),
+    ],
+)
+def test_an_out_a_sweep_cannot_write_is_refused_before_measuring(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, out: str, error: type, message: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(_core, "cache_sweep", lambda *a, **k: pytest.fail("measured"))
+    with pytest.raises(error, match=message):
+        ctxbench.cache_sweep([2], [0, 4], rounds=2, progress=False, out=out)

@@ -462,5 +462,8 @@ def test_formats_are_one_registry(results: list[ctxbench.RingResult], tmp_path: 
         files.save(results, path)
         assert files.format_of(path) is fmt
         assert len(files.load(path)) > 0
-    with pytest.raises(ValueError, match=r"unknown suffix; use \.json, \.csv, \.parquet"):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown suffix '\.dat'; name a results file ending in \.json, \.csv, \.parquet",
+    ):
         files.save(results, tmp_path / "r.dat")

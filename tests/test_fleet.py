@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -507,3 +508,51 @@ def test_a_matrix_per_machine_one_table_back(
     text = capsys.readouterr().out
     assert text.count("\n# ") + text.startswith("# ") == 2 and "same-cpu" in text
     assert png.stat().st_size > 0
+
+
+# A worker that sends back a bad record for the 4 KiB point: NaN latency, a record of another
+# point, or no record at all.
+HOSTILE = """
+import ctxbench.fleet as fleet
+# Dask imports a preload twice: wrap the real one only.
+real = fleet.__dict__.setdefault("_real_measure", fleet._measure)
+def _measure(task, where, version, kind="ring"):
+    rec = real(task, where, version, kind)
+    if task.get("size_kb") != 4:
+        return rec
+    return {BAD}
+fleet._measure = _measure
+"""
+
+
+@pytest.mark.parametrize(
+    ("bad", "field"),
+    [
+        ('{**rec, "latency_us": [float("nan")]}', r"latency_us\[0\]: NaN"),
+        ('{**rec, "procs": [3]}', r"procs: \(3,\), but the point asked was \(2,\)"),
+        ('"a string"', r"expected a ring record \(a JSON object\), got str"),
+    ],
+    ids=["nan", "other-point", "not-a-dict"],
+)
+def test_a_bad_record_from_a_worker_is_its_points_failure_never_in_out(
+    cluster: Cluster, tmp_path: Path, bad: str, field: str
+) -> None:
+    from ctxbench.cli import main
+
+    preload = tmp_path / "hostile.py"
+    preload.write_text(HOSTILE.replace("{BAD}", bad))
+    cluster.start_workers({"w1": {}}, "--preload", str(preload))
+    out = tmp_path / "fleet.json"
+    with pytest.raises(fleet.FleetError) as info:
+        ctxbench.sweep(sizes_kb=[0, 4], out=out, scheduler=cluster.address, **GRID)
+    (what,) = info.value.failed
+    assert what.startswith("w1: process/pipe single size=4k"), what
+    assert re.search(field, info.value.failed[what]), info.value.failed
+    # Out holds the good point only, loads and resumes: the bad one is asked again.
+    assert [r["size_kb"] for r in results(out)] == [0]
+    assert set(ctxbench.load(out)["size_kb"]) == {0}
+    args = ["sweep", "--procs", "2", "--sizes", "0", "4", "--placements", "single", "-N", "3",
+            "-W", "0", "--min-time", "0.002", "--no-progress", "--scheduler", cluster.address,
+            "--out", str(out)]  # fmt: skip
+    assert main(args) == 1
+    assert [r["size_kb"] for r in results(out)] == [0]

@@ -213,3 +213,24 @@ def test_ctrl_c_while_numpy_loads_at_import_is_a_keyboard_interrupt() -> None:
     code = BREAK_NUMPY + REPORT.replace("import ctxbench\n", "").format(call="import ctxbench")
     out = _run(code)
     assert out.startswith("KeyboardInterrupt"), out
+
+
+# A cache sweep checks every ring size against the process limits before measuring any: the
+# 8-process ring that cannot start is refused at once, before the core measures anything.
+COUNTED = """
+import ctxbench
+from ctxbench import _core
+calls = []
+real = _core.cache_sweep
+_core.cache_sweep = lambda *a, **k: calls.append(a) or real(*a, **k)
+"""
+
+
+def test_a_cache_sweep_that_cannot_start_its_rings_is_refused_before_measuring() -> None:
+    call = "ctxbench.cache_sweep([2, 8], [0, 4], rounds=2, min_time=0.002, progress=False)"
+    with limited("pids", 5) as group:
+        p = run_in(group, COUNTED + REPORT.format(call=call) + "print('measured', len(calls))")
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stdout}{p.stderr}"
+    assert p.stdout.startswith("OSError"), p.stdout
+    assert "process limit" in p.stdout and "pids.max 5" in p.stdout, p.stdout
+    assert p.stdout.splitlines()[-1] == "measured 0", p.stdout

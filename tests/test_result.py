@@ -208,6 +208,8 @@ def test_legitimate_odd_values_load(tmp_path: Path) -> None:
     # A net time below resolution (flagged), an infinite CV (mean 0 with spread), a hop
     # percentile of a point without hops, entries a newer ctxbench may add.
     ring["latency_us"][0], ring["below_resolution"][0] = -0.25, True
+    for row in ring["samples_us"]:  # whose median it is
+        row[0] = -0.25
     ring["stats"]["cv"][0] = INF
     ring["hop_percentiles_us"]["p99.9"][1] = NAN
     ring["future_field"] = {"anything": [1, "two"]}
@@ -301,3 +303,26 @@ def test_precision_records_are_checked_too(tmp_path: Path) -> None:
         path.write_text(json.dumps(bad))
         with pytest.raises(ValueError, match=rf"p\.json: result 0 \(ring\): {message}"):
             files.load(path)
+
+
+@pytest.mark.parametrize("loops", [1000, None], ids=["perf-loop", "until-precise"])
+def test_a_pingpong_result_frames_and_saves_as_a_ring_result_does(
+    loops: int | None, tmp_path: Path
+) -> None:
+    p = ctxbench.pingpong(loops, max_time=0.05)
+    frame = p.to_frame()
+    assert set(frame["benchmark"]) == {"pingpong"} and len(frame) >= 1
+    for suffix in (".json", ".csv"):
+        p.save(tmp_path / f"p{suffix}", hostname=False)
+        assert len(ctxbench.load(tmp_path / f"p{suffix}")) == len(frame)
+    (again,) = result.load_results(tmp_path / "p.json")
+    assert isinstance(again, ctxbench.PingpongResult) and again.usecs_per_op == p.usecs_per_op
+    assert again.metadata["hostname"] == "(withheld)"
+    with pytest.raises(TypeError, match="xgraph format holds ring results, not PingpongResult"):
+        p.save(tmp_path / "p.xgraph")
+
+
+def test_a_sweep_out_that_keeps_too_little_names_a_save_that_exists(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"ctxbench\.files\.save") as e:
+        ctxbench.sweep([2], out=tmp_path / "s.xgraph", progress=False)
+    assert "(ctxbench.save " not in str(e.value)

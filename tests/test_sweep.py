@@ -176,7 +176,7 @@ def test_an_existing_out_is_checked_for_writing_too(
 def test_out_is_a_format_a_sweep_can_resume_from(suffix: str, tmp_path: Path) -> None:
     ring = CountingRing()
     out = tmp_path / f"s{suffix}"
-    message = "keeps too little" if suffix in (".xgraph", ".txt") else "unknown suffix"
+    message = "keeps too little" if suffix in (".xgraph", ".txt") else "unknown suffix|no suffix"
     with pytest.raises(ValueError, match=message):
         ctxbench.sweep(procs=[2], out=out, progress=False, measure=ring, **TINY)
     assert ring.calls == [] and not out.exists()
@@ -476,21 +476,6 @@ def test_without_tqdm_progress_is_one_note_never_a_failure(tmp_path: Path) -> No
     assert len(json.loads(out.read_text())["results"]) == 2
 
 
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Any:
-    """A directory on a 64 KiB tmpfs (root only), unmounted afterwards."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)],
-                             capture_output=True, check=False)  # fmt: skip
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode().strip()}")
-    try:
-        yield disk
-    finally:
-        subprocess.run(["umount", str(disk)], check=True)
-
-
 def test_a_full_disk_stops_the_sweep_and_keeps_every_point_written(small_disk: Path) -> None:
     out = small_disk / "s.json"
     ring = CountingRing()
@@ -501,3 +486,31 @@ def test_a_full_disk_stops_the_sweep_and_keeps_every_point_written(small_disk: P
     kept = records(out)  # whole, as the last write that fitted left it
     assert 0 < len(kept) == len(ring.calls) - 1
     assert sorted(p.name for p in small_disk.iterdir()) == ["s.json"], "temporary or lock left"
+
+
+SWEEPS = {"sweep": ctxbench.sweep, "cache_sweep": ctxbench.cache_sweep}
+
+
+@pytest.mark.parametrize("name", SWEEPS)
+@pytest.mark.parametrize("procs", [bytearray(b"\x02"), b"\x02", memoryview(b"\x02\x03")])
+def test_bytes_are_no_process_counts(name: str, procs: Any) -> None:
+    with pytest.raises(TypeError, match=r"procs: expected a sequence of process counts, got "):
+        SWEEPS[name](procs, progress=False)
+
+
+@pytest.mark.parametrize("name", SWEEPS)
+def test_a_process_count_listed_twice_is_refused_naming_it(name: str) -> None:
+    # cache_sweep([2] * 100) measured 100 identical curves; sweep measured the point once
+    # and returned it twice.
+    message = r"procs: 2 is listed twice \(items 0 and 2\); name each of the process counts once"
+    with pytest.raises(ValueError, match=message):
+        SWEEPS[name]([2, 3, 2], progress=False)
+    with pytest.raises(ValueError, match=r"sizes_kb: 4 is listed twice \(items 1 and 2\)"):
+        SWEEPS[name]([2], [0, 4, 4], progress=False)
+
+
+def test_every_axis_of_a_grid_names_each_value_once() -> None:
+    for axis, values in [("engines", ["thread", "thread"]), ("placements", [[0, 1], (0, 1)]),
+                         ("transports", [None, None])]:  # fmt: skip
+        with pytest.raises(ValueError, match=rf"{axis}: .* is listed twice"):
+            ctxbench.sweep([2], progress=False, **{axis: values})

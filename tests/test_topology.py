@@ -5,9 +5,11 @@ and the Python class make of it."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import ctxbench
@@ -89,8 +91,56 @@ def test_bad_input() -> None:
         t.relation(0, "1")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="cpu: CPU 16"):
         t.cache_share_kb(16)
-    # A root that is no sysfs at all: nothing known, said so, no exception.
-    empty = ctxbench.topology("/nonexistent")
-    assert empty.cpus.size == 0 and empty.cache_share_kb() == {}
-    assert any("no CPUs known" in n for n in empty.notes)
-    assert np.asarray(empty.distances).size == 0
+
+
+def test_a_root_that_describes_no_machine_is_named() -> None:
+    with pytest.raises(FileNotFoundError, match="sysfs root /nonexistent: No such file"):
+        ctxbench.topology("/nonexistent")
+    with pytest.raises(NotADirectoryError, match="sysfs root /etc/hostname"):
+        ctxbench.topology("/etc/hostname")
+    with pytest.raises(ValueError, match="sysfs: /proc/self holds no devices/system/cpu/cpu<N>"):
+        ctxbench.topology("/proc/self")
+
+
+def _copy_of(name: str, into: Path) -> Path:
+    shutil.copytree(SYSFS / name, into / name, symlinks=True)
+    return into / name
+
+
+def test_a_fifo_or_a_device_in_the_tree_is_noted_never_read(tmp_path: Path) -> None:
+    root = _copy_of("amd-1s-2ccx", tmp_path)
+    topo = root / "devices/system/cpu/cpu0/topology"
+    (topo / "core_id").unlink()
+    os.mkfifo(topo / "core_id")
+    (topo / "physical_package_id").unlink()
+    (topo / "physical_package_id").symlink_to("/dev/zero")
+    # In a child with a deadline: a hang here would hang the suite.
+    code = f"import ctxbench; print(ctxbench.topology({str(root)!r}).notes)"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "cpu0/topology/core_id: not a regular file" in p.stdout, p.stdout
+    assert "cpu0/topology/physical_package_id: not a regular file" in p.stdout, p.stdout
+
+
+HIDDEN = """
+import ctxbench
+t = ctxbench.topology()
+print(t.cpus[t.allowed].tolist())
+print(t.notes[0])
+print(ctxbench.matrix(max_time=0.01, repetitions=2, progress=False).cpus.tolist())
+"""
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None or os.geteuid() != 0, reason="needs root")
+def test_hidden_cpu_directories_fall_back_to_the_affinity_mask() -> None:
+    hide = "mount -t tmpfs none /sys/devices/system/cpu"
+    script = f'{hide} && exec "$0" -c "$1"'
+    p = subprocess.run(["unshare", "--mount", "sh", "-c", script, sys.executable, HIDDEN],
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    if "mount" in p.stderr and p.returncode != 0:
+        pytest.skip(f"cannot hide /sys/devices/system/cpu here: {p.stderr.strip()}")
+    assert p.returncode == 0, p.stderr
+    mask = sorted(os.sched_getaffinity(0))
+    allowed, note, matrix = p.stdout.splitlines()
+    assert allowed == str(mask) and matrix == str(mask)
+    assert f"affinity mask, {len(mask)} of them" in note

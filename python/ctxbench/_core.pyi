@@ -40,6 +40,7 @@ __all__ = [
     "MAX_POINTS",
     "MIN_RUNS",
     "MAX_PROCS",
+    "MAX_CPUS",
     "ENGINES",
     "TRANSPORTS",
     "PLACEMENTS",
@@ -59,6 +60,7 @@ DEFAULT_MAX_REPETITIONS: int
 MAX_POINTS: int
 MIN_RUNS: int
 MAX_PROCS: int
+MAX_CPUS: int
 DEFAULT_ROUNDS: int
 ENGINES: tuple[str, ...]
 TRANSPORTS: dict[str, tuple[str, ...]]
@@ -112,6 +114,7 @@ class ComparisonDict(TypedDict):
     data_factor: float
 
 # BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
+_Engine = Literal["process", "thread", "fiber"]
 _Verdict = Literal["stable", "noisy", "unstable", "bimodal"]
 _Level = Literal["repetition", "block", "instance", "run"]
 _SwitchSource = Literal["kernel", "perf", "rusage"]
@@ -181,7 +184,7 @@ class TscDict(TypedDict):
 class RingDict(TypedDict):
     """What `ring` returns: the fields of `ctxbench.RingResult` but `metadata`."""
 
-    engine: str
+    engine: _Engine
     transport: str
     placement: str
     size_kb: int
@@ -237,7 +240,7 @@ class RingDict(TypedDict):
 class RingConfigDict(TypedDict):
     """What `ring_config` returns: what a `ring` records of what was asked."""
 
-    engine: str
+    engine: _Engine
     transport: str
     placement: str
     size_kb: int
@@ -260,7 +263,7 @@ class PingpongDict(TypedDict):
 
     loops: int
     threads: bool
-    engine: str
+    engine: _Engine
     transport: str
     placement: str
     elapsed_s: float
@@ -291,7 +294,7 @@ _WakeDict = TypedDict(
 class MatrixDict(TypedDict):
     """What `matrix` returns: the fields of `ctxbench.MatrixResult` but `metadata`."""
 
-    engine: str
+    engine: _Engine
     transport: str
     size_kb: int
     repetitions: int | None

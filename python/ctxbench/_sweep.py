@@ -40,7 +40,8 @@ def sweep(
 
     The grid is engines × transports × placements × sizes_kb × procs; a transport of None
     is each engine's default (pipe, or resume for fibers). Every point is checked before the
-    first is measured. Other keyword arguments (``warmup``, ``parallel``, ``min_time``, ...)
+    first is measured, and each value of an axis is named once (a value twice is a
+    ``ValueError`` naming it). Other keyword arguments (``warmup``, ``parallel``, ``min_time``, ...)
     go to ``measure``.
 
     With ``out`` (.json, .csv or .parquet), each finished point is written to that file

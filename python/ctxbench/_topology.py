@@ -121,6 +121,9 @@ def topology(sysfs: str | os.PathLike[str] = "/sys") -> Topology:
     With the default ``/sys``, ``allowed`` also applies this process's cpuset and affinity
     mask; another root (a copied tree, a fixture) is read as a description of another
     machine: its root cgroup's cpuset, no affinity mask. Files sysfs lacks never raise: the
-    ``notes`` say what could not be known.
+    ``notes`` say what could not be known, and what was not read (a FIFO, a device, a file
+    past 64 KiB). A root that describes no machine raises naming it: ``FileNotFoundError``
+    or ``NotADirectoryError``, ``ValueError`` for a tree without CPU directories. With the
+    CPU directories of ``/sys`` hidden, the CPUs are this process's affinity mask (noted).
     """
     return from_dict(dict(_core.topology(os.fspath(sysfs))))

@@ -20,6 +20,7 @@ from . import _core
 from ._exclusive import measuring
 from ._progress import progress_bar
 from .api import result_metadata
+from .files import PathLike, check_writable, format_of, save
 from .frame import concat, require
 from .grid import listed
 from .result import RingResult
@@ -153,6 +154,8 @@ def cache_sweep(
     min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
     progress: bool | str = True,
+    out: PathLike | None = None,
+    hostname: bool = True,
 ) -> CacheSweep:
     """Measure rings of each ``procs`` at every size of ``sizes_kb`` ("auto": ``auto_sizes``
     from the caches of the CPUs ``placement`` allows, up to a working set of 4 × the largest,
@@ -161,14 +164,25 @@ def cache_sweep(
     largest cache). Size 0 is added when missing. Pinned to one CPU by default
     (``placement="single"``), as lmbench's Figure 2 and Li et al. measure. ``progress`` as
     in ``ctxbench.sweep`` (one step per ring size).
+
+    Each ring size and each size is named once (twice is a ``ValueError`` naming it, as for
+    a sweep's axes). Every ring size is checked before the first is measured, as ``ring``
+    checks a point (its placement, its memory, the tasks it starts against the process
+    limits). With ``out`` (any format of ``ctxbench.files.FORMATS``, checked first), the
+    results of each ring size are written there as it finishes: a failure later keeps them
+    (``hostname=False`` as for ``save``).
     """
     pd = require("pandas", "cache_sweep")
     if isinstance(sizes_kb, str) and sizes_kb != "auto":
         raise ValueError(f'sizes_kb: expected "auto" or a sequence of ints, got {sizes_kb!r}')
-    counts = [procs] if isinstance(procs, int) else listed("procs", procs, "process counts")
+    counts = (
+        [procs] if isinstance(procs, int) else listed("procs", procs, "process counts", once=True)
+    )
     if not counts:
         raise ValueError("procs: must name at least one process count")
-    sizes = [] if isinstance(sizes_kb, str) else listed("sizes_kb", sizes_kb, "sizes in KiB")
+    sizes = (
+        [] if isinstance(sizes_kb, str) else listed("sizes_kb", sizes_kb, "sizes in KiB", once=True)
+    )
     caches = _caches(_cpus(placement, cpu))
     note = None
     if isinstance(sizes_kb, str) and caches is None:
@@ -180,6 +194,13 @@ def cache_sweep(
         p: auto_sizes([p], caches) if isinstance(sizes_kb, str) else sorted({0, *sizes})
         for p in counts
     }
+    if out is not None:
+        format_of(out)
+        check_writable(out)
+    for p in counts:  # every ring size, before any is measured
+        _core.ring_check([p], engine=engine, transport=transport, size_kb=max(grids[p]),
+                         stride_bytes=stride_bytes, placement=placement, cpu=cpu,
+                         repetitions=BLOCK, min_time=min_time, timeout=timeout)  # fmt: skip
     largest = caches.largest_kb if caches else 0
     stream_kb = max(MIN_STREAM_KB, REACH * largest)
     meta = result_metadata()
@@ -206,6 +227,8 @@ def cache_sweep(
             )
         ours = [RingResult.from_core(r, meta) for r in raw["results"]]
         results += ours
+        if out is not None:
+            save(sorted(results, key=_order), out, hostname=hostname)
         tables.append((ours, raw["indirect"]))
         stream += list(raw["stream_kib_per_us"])
         if bar is not None:
@@ -213,7 +236,7 @@ def cache_sweep(
     if bar is not None:
         bar.close()
     rate = float(np.median(stream))
-    results.sort(key=lambda r: (int(r.procs[0]), r.size_kb))
+    results.sort(key=_order)
     tables.sort(key=lambda t: int(t[0][0].procs[0]))
     table = pd.concat([_table(pd, ours, split, rate) for ours, split in tables], ignore_index=True)
     return CacheSweep(
@@ -224,6 +247,10 @@ def cache_sweep(
         note=note,
         metadata=meta,
     )
+
+
+def _order(r: RingResult) -> tuple[int, int]:
+    return int(r.procs[0]), r.size_kb
 
 
 def _table(pd: Any, results: list[RingResult], split: Any, stream: float) -> pd.DataFrame:

@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Union
 
-from . import xgraph
+from . import _json_text, xgraph
+from ._table_schema import TABLE_COLUMNS, check_table
 from .frame import as_frame, concat, require, to_frame
 from .metadata import HOST_FIELDS, HOSTNAME_WITHHELD
 from .record import check_document, decode, document, encode
-from .schema import TABLE_COLUMNS, Bad, check_table
+from .schema import Bad
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,11 +61,21 @@ _KINDS = {
 }
 
 
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular one is, in words ("a FIFO"), by its ``st_mode``."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return _KINDS.get(stat.S_IFMT(mode), "not a file")
+
+
 def _not_regular(path: PathLike, mode: int) -> Exception:
     if stat.S_ISDIR(mode):
         return IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
-    what = _KINDS.get(stat.S_IFMT(mode), "not a file")
-    return ValueError(f"{os.fspath(path)}: not a regular file ({what}): results live in files")
+    return ValueError(
+        f"{os.fspath(path)}: not a regular file ({kind_of(mode)}): results live in files"
+    )
 
 
 def open_regular(path: PathLike) -> IO[bytes]:
@@ -152,10 +163,37 @@ def write_atomically(path: PathLike, write: Callable[[IO[bytes]], None]) -> None
 # --- JSON: the records -------------------------------------------------------------------------
 
 
+def record_text(rec: dict[str, Any]) -> bytes:
+    """One record as a results document holds it: JSON indented one space per level, as
+    deep as the document's list of results nests it."""
+    return b"\n".join(b"  " + line for line in json.dumps(rec, indent=1).encode().split(b"\n"))
+
+
 def write_records(records: Sequence[dict[str, Any]], path: PathLike) -> None:
     """Write a results document atomically (``write_atomically``)."""
-    text = json.dumps(document(records), indent=1) + "\n"
-    write_atomically(path, lambda f: f.write(text.encode()))
+    write_record_texts([record_text(rec) for rec in records], path)
+
+
+def write_record_texts(texts: Sequence[bytes], path: PathLike) -> None:
+    """Write the results document of records already encoded (``record_text``): a sweep
+    that keeps each record's text rewrites its file by copying, not by encoding every
+    record again."""
+    empty = json.dumps(document([]), indent=1)
+    head, _, tail = empty.partition("[]")
+
+    def write(f: IO[bytes]) -> None:
+        f.write(head.encode())
+        if texts:
+            f.write(b"[\n")
+            for i, text in enumerate(texts):
+                f.write(b",\n" if i else b"")
+                f.write(text)
+            f.write(b"\n ]")
+        else:
+            f.write(b"[]")
+        f.write(tail.encode() + b"\n")
+
+    write_atomically(path, write)
 
 
 def read_records(path: PathLike) -> list[dict[str, Any]]:
@@ -164,14 +202,21 @@ def read_records(path: PathLike) -> list[dict[str, Any]]:
     field of anything wrong."""
     try:
         with open_regular(path) as f:
-            doc = json.loads(f.read().decode("utf-8"))
+            text = f.read().decode("utf-8")
+        doc = _json_text.loads(text)
     except UnicodeDecodeError as e:
         raise ValueError(f"{path}: not a ctxbench results file: not UTF-8 text ({e})") from None
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: not a ctxbench results file: not JSON: {e}") from None
     except RecursionError:
         raise ValueError(f"{path}: not a ctxbench results file: nested too deeply") from None
-    return check_document(doc, str(path))
+    except _json_text.DuplicateKey:
+        at, key, where = _json_text.duplicate(text) or (0, "?", "?")
+        raise ValueError(
+            f"{path}: line {at}: {where} holds the key {key!r} twice (JSON would keep the "
+            "last without a word)"
+        ) from None
+    return check_document(doc, str(path), lambda steps: _json_text.line_of(text, steps))
 
 
 def records_frame(records: list[dict[str, Any]]) -> pd.DataFrame:
@@ -202,8 +247,37 @@ def table(results: Any, hostname: bool = True) -> pd.DataFrame:
     return frame
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula; a fleet worker
+# controls its host and CPU strings. Such a text cell is written with a leading "'" (as
+# spreadsheets themselves escape one), and so is a text cell that starts with "'" already, so
+# that reading strips exactly one and every string comes back as it was.
+_FORMULA_STARTS = frozenset("=+-@\t\r'")
+
+
+def _text_cells(frame: pd.DataFrame, change: Callable[[str], str | None]) -> pd.DataFrame:
+    """``frame`` with each text cell ``v`` for which ``change(v)`` is not None replaced."""
+    replaced = {}
+    for name in frame.columns:
+        column = frame[name]
+        if column.dtype.kind != "O" and str(column.dtype) not in ("string", "str"):
+            continue  # numbers (a negative one starts with "-") are no formulas
+        new = column.map(lambda v: change(v) if isinstance(v, str) else None)
+        hit = new.notna().to_numpy()
+        if hit.any():
+            replaced[name] = column.astype(object).where(~hit, new)
+    return frame.assign(**replaced) if replaced else frame
+
+
+def _neutralised(v: str) -> str | None:
+    return "'" + v if v[:1] in _FORMULA_STARTS else None
+
+
+def _restored(v: str) -> str | None:
+    return v[1:] if v[:1] == "'" else None
+
+
 def _write_csv(results: Any, path: PathLike, hostname: bool) -> None:
-    text = table(results, hostname).to_csv(index=False)
+    text = _text_cells(table(results, hostname), _neutralised).to_csv(index=False)
     write_atomically(path, lambda f: f.write(text.encode("utf-8")))
 
 
@@ -214,7 +288,10 @@ def _write_parquet(results: Any, path: PathLike, hostname: bool) -> None:
 
 
 def _read_csv(path: PathLike) -> pd.DataFrame:
-    return _read_table(path, lambda pd, f: pd.read_csv(f, dtype=_TEXT_COLUMNS), "line")
+    def read(pd: Any, f: IO[bytes]) -> pd.DataFrame:
+        return _text_cells(pd.read_csv(f, dtype=_TEXT_COLUMNS), _restored)
+
+    return _read_table(path, read, "line")
 
 
 def _read_parquet(path: PathLike) -> pd.DataFrame:
@@ -240,6 +317,9 @@ def _read_table(path: PathLike, read: Callable[[Any, IO[bytes]], pd.DataFrame], 
             raise ValueError(f"{path}: {e}") from None
         where = f"line {_csv_line(path, e.row)}" if at == "line" else f"row {e.row}"
         raise ValueError(f"{path}: {where}: {e}") from None
+    if df.empty:  # a header alone: its number columns are numbers, as a table with rows has
+        numbers = [n for n, spec in TABLE_COLUMNS.items() if spec.type in ("int", "float")]
+        df = df.astype(dict.fromkeys(set(numbers) & set(df.columns), "float64"))
     return df
 
 
@@ -299,12 +379,43 @@ def suffixes(*holds: str) -> list[str]:
     return [suffix for suffix, fmt in FORMATS.items() if fmt.holds in holds]
 
 
+def _suffix(path: PathLike, allowed: Sequence[str], what: str) -> str:
+    """``path``'s suffix (lower case) if it is one of ``allowed``, else a ``ValueError``
+    naming the path and listing them: a name without one is not given a default."""
+    name = os.fspath(path)
+    suffix = Path(name).suffix.lower()
+    if suffix in allowed:
+        return suffix
+    if not name:
+        why = "an empty file name"
+    elif suffix:
+        why = f"unknown suffix {suffix!r}"
+    else:
+        why = "no suffix"
+    raise ValueError(f"{name!r}: {why}; name {what} ending in {', '.join(allowed)}")
+
+
 def format_of(path: PathLike) -> Format:
     """The format ``path``'s suffix names, or a ``ValueError`` listing the suffixes."""
-    fmt = FORMATS.get(Path(path).suffix.lower())
-    if fmt is None:
-        raise ValueError(f"{os.fspath(path)}: unknown suffix; use {', '.join(FORMATS)}")
-    return fmt
+    return FORMATS[_suffix(path, list(FORMATS), "a results file")]
+
+
+# What the figures ctxbench draws are saved as, by suffix (matplotlib's writers): the one list.
+FIGURES = (".png", ".svg", ".pdf", ".eps", ".ps")
+
+
+def check_figure(path: PathLike) -> None:
+    """Raise what saving a figure to ``path`` would meet (a suffix not in ``FIGURES``, a
+    place that cannot be written), before anything is measured or drawn."""
+    _suffix(path, FIGURES, "a figure")
+    check_writable(path)
+
+
+def save_figure(fig: Any, path: PathLike) -> None:
+    """Save a matplotlib figure by ``path``'s suffix (``FIGURES``) the way results are
+    written (``write_atomically``): whole or not at all, an ``OSError`` naming ``path``."""
+    suffix = _suffix(path, FIGURES, "a figure")
+    write_atomically(path, lambda f: fig.savefig(f, format=suffix[1:]))
 
 
 def save(results: Any, path: PathLike, *, hostname: bool = True) -> None:

@@ -39,7 +39,6 @@ sweep.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import socket
 import subprocess
@@ -52,40 +51,22 @@ from typing import TYPE_CHECKING, Any
 
 from . import _core
 from . import grid as grids
+from ._fleet_client import INSTALL, FleetError, check_address, close, connect
 from ._progress import progress_bar
 from .files import PathLike, records_frame, save, write_records
 from .frame import concat, require
 from .grid import Placement
 from .metadata import machine_identity
+from .record import MAX_RECORD_BYTES, check_arrived
+from .schema import show
 
 if TYPE_CHECKING:
     import pandas as pd
 
-INSTALL = "'ctxbench[fleet]'"
 # The fields a fleet run adds to each record's metadata (and so to each row of the frame).
 FIELDS = ("host", "worker", "worker_address", "machine", "started", "finished")
 # Unmeasured points named per lost worker in an error message; all are in FleetError.unmeasured.
 SHOWN = 20
-
-
-class FleetError(RuntimeError):
-    """A fleet sweep that could not run, or did not measure every point.
-
-    ``unmeasured`` maps a lost worker's name to the points it did not measure; ``failed`` maps
-    "worker: point" to the error of a point that raised; ``frame`` is the tidy frame of what
-    was measured (None when nothing ran). Every finished point is in ``out``.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        unmeasured: dict[str, list[str]] | None = None,
-        failed: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.unmeasured = unmeasured or {}
-        self.failed = failed or {}
-        self.frame: pd.DataFrame | None = None
 
 
 # --- on the workers ---------------------------------------------------------------------------
@@ -118,6 +99,11 @@ def _measure(task: dict[str, Any], where: dict[str, str], version: str, kind: st
     if proc.returncode != 0:
         lines = proc.stderr.strip().splitlines()
         raise RuntimeError(f"exit status {proc.returncode}: {lines[-1] if lines else ''}")
+    if len(proc.stdout) > MAX_RECORD_BYTES[kind]:
+        raise RuntimeError(
+            f"the {kind} record is {len(proc.stdout):,} bytes, more than one holds "
+            f"({MAX_RECORD_BYTES[kind]:,} at most)"
+        )
     rec = json.loads(proc.stdout)
     rec["metadata"].update(where)
     return rec
@@ -132,102 +118,6 @@ def _check_seconds(**seconds: float) -> None:
     for name, value in seconds.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise ValueError(f"{name}: must be a number of seconds > 0, got {value!r}")
-
-
-def _connect(scheduler: str, timeout: float) -> Any:
-    distributed = require("distributed", "ctxbench fleet runs", install=INSTALL)
-    _probe_scheduler(scheduler, timeout)
-    made: list[Any] = []
-    failed: list[BaseException] = []
-
-    def connect() -> None:
-        try:
-            made.append(distributed.Client(scheduler, timeout=timeout, set_as_default=False))
-        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
-            failed.append(e)
-
-    # Dask's handshake has no deadline of its own: bound it here too.
-    thread = threading.Thread(target=connect, name="ctxbench-connect", daemon=True)
-    thread.start()
-    thread.join(timeout + 5)
-    if made:
-        return made[0]
-    why = f"{failed[0]}" if failed else "no Dask handshake came back"
-    raise FleetError(f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s: {why}")
-
-
-def _probe_scheduler(scheduler: str, timeout: float) -> None:
-    """Raises FleetError, naming what answered, unless a Dask scheduler answers at
-    ``scheduler`` (a ``tcp://`` or bare ``host:port`` address; others are left to Dask). A
-    scheduler greets a new connection with its handshake at once; a web server waits for a
-    request, so one is sent when nothing came, to see who it is."""
-    scheme, _, rest = scheduler.rpartition("://")
-    host, _, port = rest.rpartition(":")
-    if scheme not in ("", "tcp") or not port.isdigit() or not host:
-        return
-    deadline = time.monotonic() + timeout
-    try:
-        sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
-    except OSError as e:
-        raise FleetError(
-            f"cannot reach the Dask scheduler at {scheduler} within {timeout:g} s: {e}"
-        ) from None
-    with sock:
-        greeting = _read(sock, min(deadline, time.monotonic() + timeout / 2))
-        if not greeting:
-            try:
-                sock.sendall(f"GET / HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
-            except OSError:
-                pass
-            greeting = _read(sock, deadline)
-    if b"compression" in greeting and b"python" in greeting:
-        return
-    raise FleetError(f"{scheduler} is not a Dask scheduler: {_answer(greeting, timeout)}")
-
-
-def _read(sock: socket.socket, deadline: float) -> bytes:
-    """What the peer sends before ``deadline`` (up to 4 KiB), or b"" if nothing."""
-    data = b""
-    while len(data) < 4096:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        sock.settimeout(left)
-        try:
-            chunk = sock.recv(4096 - len(data))
-        except OSError:  # a timeout, a reset
-            break
-        if not chunk:
-            break
-        data += chunk
-        if b"compression" in data or b"\r\n\r\n" in data:
-            break
-    return data
-
-
-def _answer(greeting: bytes, timeout: float) -> str:
-    """What answered, in words."""
-    if not greeting:
-        return (
-            f"it accepted the connection but said nothing within {timeout:g} s (a Dask "
-            "scheduler greets at once)"
-        )
-    head, _, _ = greeting.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").splitlines()
-    if lines and lines[0].startswith("HTTP/"):
-        fields = (line.partition(":") for line in lines[1:])
-        headers = {k.strip().lower(): v.strip() for k, _, v in fields}
-        server = f", server {headers['server']}" if "server" in headers else ""
-        what = f"a web server answered ({lines[0]}{server})"
-        if "tornado" in headers.get("server", "").lower() or "status" in headers.get(
-            "location", ""
-        ):
-            what += (
-                "; this looks like the Dask dashboard: the scheduler listens on another "
-                "port (8786 unless set otherwise)"
-            )
-        return what
-    return f"it answered {greeting[:40]!r}, not Dask's handshake"
 
 
 def _machines(client: Any, scheduler: str) -> tuple[dict[str, dict[str, Any]], list[dict]]:
@@ -319,6 +209,8 @@ def sweep(
     """
     if (scheduler is None) == (client is None):
         raise ValueError("fleet sweep: give exactly one of scheduler= and client=")
+    if scheduler is not None:
+        check_address(scheduler)
     _check_seconds(connect_timeout=connect_timeout, poll=poll)
     require("pandas", "ctxbench.sweep")
     require("distributed", "ctxbench fleet runs", install=INSTALL)
@@ -342,7 +234,7 @@ def _sweep(
 ) -> pd.DataFrame:
     own = client is None
     if own:
-        client = _connect(str(scheduler), connect_timeout)
+        client = connect(str(scheduler), connect_timeout)
     address = str(scheduler or client.scheduler.address)
     before = len(book)
     try:
@@ -390,7 +282,7 @@ def _sweep(
                     machine, point = running.pop(future)
                     worker = designated[machine]["worker"]
                     if future.status == "finished":
-                        book.add(point.key(machine), future.result())
+                        _add(book, future.result(), point, machine, failed, worker)
                     elif future.status == "error":
                         failed[f"{worker}: {point.label()}"] = str(future.exception())
                     else:  # cancelled by the scheduler: its worker is going
@@ -415,7 +307,7 @@ def _sweep(
         raise FleetError(_lost(address, e, len(book) - before, out)) from None
     finally:
         if own:
-            _close(client)
+            close(client)
 
     done = [p.key(m) for m in designated for p in points]
     frames = [book.frame(key) for key in done if book.done(key)]
@@ -434,6 +326,24 @@ def _sweep(
     return df
 
 
+def _add(
+    book: grids.OutFile,
+    rec: Any,
+    point: grids.GridPoint,
+    machine: str,
+    failed: dict[str, str],
+    worker: str,
+) -> None:
+    """A worker's record into ``book``, or, when it is not a good record of ``point`` on
+    ``machine`` (``grid.arrived``), that point's failure, naming the field; never into out."""
+    try:
+        rec = grids.arrived(rec, point, machine)
+    except ValueError as e:
+        failed[f"{worker}: {point.label()}"] = f"its record was refused: {e}"
+        return
+    book.add(point.key(machine), rec)
+
+
 def _lost(address: str, error: BaseException, measured: int, out: PathLike | None) -> str:
     why = f"{type(error).__name__}: {error}".rstrip(": ")
     if out is None:
@@ -444,22 +354,6 @@ def _lost(address: str, error: BaseException, measured: int, out: PathLike | Non
             "to measure only what is missing"
         )
     return f"lost the Dask scheduler at {address} mid-sweep ({why}); {kept}"
-
-
-def _close(client: Any) -> None:
-    """Closes a client this sweep opened, quietly and within seconds, even when the
-    scheduler is gone (its reconnection attempts would log errors and tracebacks)."""
-    loggers = [logging.getLogger(n) for n in ("distributed.client", "distributed.core")]
-    levels = [log.level for log in loggers]
-    for log in loggers:
-        log.setLevel(logging.CRITICAL)
-    try:
-        client.close(timeout=5)
-    except Exception:  # noqa: BLE001 - closing what is already broken
-        pass
-    finally:
-        for log, level in zip(loggers, levels):
-            log.setLevel(level)
 
 
 def matrix(
@@ -482,6 +376,8 @@ def matrix(
     ``frame`` holding the machines that finished."""
     if (scheduler is None) == (client is None):
         raise ValueError("fleet matrix: give exactly one of scheduler= and client=")
+    if scheduler is not None:
+        check_address(scheduler)
     _check_seconds(connect_timeout=connect_timeout, poll=poll)
     require("pandas", "ctxbench.matrix on a fleet")
     ids = None if cpus is None else grids.listed("cpus", cpus, "CPU ids")
@@ -489,14 +385,14 @@ def matrix(
     json.dumps(task)  # the arguments must travel: fail here, not there
     own = client is None
     if own:
-        client = _connect(str(scheduler), connect_timeout)
+        client = connect(str(scheduler), connect_timeout)
     address = str(scheduler or client.scheduler.address)
     try:
         designated, _ = _machines(client, address)
         done, lost, failed = _matrix_tasks(client, designated, task, progress, poll)
     finally:
         if own:
-            _close(client)
+            close(client)
     df = concat(records_frame([done[m]]) for m in designated if m in done)
     df.attrs["fleet"] = {
         "scheduler": address,
@@ -559,7 +455,10 @@ def _matrix_tasks(
             for future, machine in list(running.items()):
                 worker = designated[machine]["worker"]
                 if future in finished and future.status == "finished":
-                    done[machine] = future.result()
+                    try:
+                        done[machine] = _matrix_arrived(future.result(), task, machine)
+                    except ValueError as e:
+                        failed[f"{worker}: matrix"] = f"its record was refused: {e}"
                 elif future in finished and future.status == "error":
                     failed[f"{worker}: matrix"] = str(future.exception())
                 elif future in finished or designated[machine]["worker_address"] not in alive:
@@ -575,6 +474,26 @@ def _matrix_tasks(
     finally:
         _wind_down(running, bar)
     return done, lost, failed
+
+
+# What a matrix task asks that its record repeats as it was asked.
+_MATRIX_ASKED = ("engine", "transport", "size_kb", "repetitions", "warmup", "passes", "per_class")
+
+
+def _matrix_arrived(rec: Any, task: dict[str, Any], machine: str) -> dict[str, Any]:
+    """A worker's matrix record, checked as ``grid.arrived`` checks a point's: the record
+    (``record.check_arrived``), then that it is the matrix asked, of ``machine``."""
+    check_arrived(rec, "matrix")
+    asked = {k: task.get(k) for k in _MATRIX_ASKED if task.get(k) is not None}
+    asked["metadata.machine"] = machine
+    if task.get("cpus") is not None:
+        asked["cpus"] = sorted(task["cpus"])
+    have = {**rec, "metadata.machine": (rec.get("metadata") or {}).get("machine")}
+    have["cpus"] = sorted(rec["cpus"])
+    for name, want in asked.items():
+        if have[name] != want:
+            raise ValueError(f"{name}: {show(have[name])}, but the matrix asked {show(want)}")
+    return rec
 
 
 def _message(

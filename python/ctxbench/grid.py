@@ -11,10 +11,13 @@ sweeps (``ctxbench.fleet``).
   measures again after a reboot or on another machine).
 * **The out file** is any format of ``files.FORMATS`` that holds records (JSON) or a table
   (CSV, Parquet): the points already in it are not measured again, and each new point is
-  written as it arrives (the whole file rewritten atomically, keeping its mode). While a
+  written as it arrives (the whole file rewritten atomically, keeping its mode; a JSON
+  file's records are encoded once, then copied). While a
   sweep runs, the out file is its alone: a second sweep naming it is refused, because two
   sweeps measuring on one machine at once disturb each other's numbers, and a merge would
-  hide that (``.<name>.lock`` beside the file, held with ``flock``, removed at the end).
+  hide that (``.<name>.lock`` beside the file, held with ``flock``, removed at the end; a
+  lock that is not this user's own regular file is refused, never written through). SIGTERM
+  and SIGHUP end a sweep as Ctrl-C does, the lock and a temporary file removed on the way.
 """
 
 from __future__ import annotations
@@ -25,7 +28,10 @@ import fcntl
 import itertools
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import signal
+import stat
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,14 +44,17 @@ from .files import (
     PathLike,
     check_writable,
     format_of,
+    kind_of,
     read_records,
+    record_text,
     records_frame,
     suffixes,
+    write_record_texts,
     write_records,
 )
 from .frame import concat, require
-from .record import withhold_hostname
-from .schema import CONFIG, RING, Field
+from .record import check_arrived, withhold_hostname
+from .schema import CONFIG, RING, Field, show
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -78,15 +87,20 @@ class GridPoint:
         )
 
 
-def listed(name: str, value: Any, what: str) -> list[Any]:
+def listed(name: str, value: Any, what: str, *, once: bool = False) -> list[Any]:
     """An argument that lists things in order, as a list. A str is one name, not a list of
     one-letter names (``engines="process"`` would be engines "p", "r", ...), an int one
-    count, and a dict or set has no order: each is a ``TypeError`` saying what to write. An
-    endless iterator is read to ``_core.MAX_POINTS`` items and refused, as the core refuses
-    it, instead of filling memory where Ctrl-C cannot stop it."""
+    count, bytes are text (``bytearray(b"\\x02")`` is no list of counts), and a dict or set
+    has no order: each is a ``TypeError`` saying what to write. An endless iterator is read
+    to ``_core.MAX_POINTS`` items and refused, as the core refuses it, instead of filling
+    memory where Ctrl-C cannot stop it. ``once``: an item listed twice is a ``ValueError``
+    (a grid axis: the same points measured twice, or once and reported twice)."""
     unordered = isinstance(value, (AbstractSet, Mapping))
-    if isinstance(value, (str, bytes)) or unordered or not isinstance(value, Iterable):
-        write = f"[{value!r}]" if not unordered else f"sorted({value!r})"
+    text = isinstance(value, (str, bytes, bytearray, memoryview))
+    if text or unordered or not isinstance(value, Iterable):
+        write = f"sorted({value!r})" if unordered else f"[{value!r}]"
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            write = f"{list(bytes(value))!r} if you mean those numbers"
         raise TypeError(
             f"{name}: expected a sequence of {what}, got {type(value).__name__} {value!r} "
             f"(write {name}={write})"
@@ -94,7 +108,28 @@ def listed(name: str, value: Any, what: str) -> list[Any]:
     items = list(itertools.islice(value, _core.MAX_POINTS + 1))
     if len(items) > _core.MAX_POINTS:
         raise ValueError(f"{name}: lists more than {_core.MAX_POINTS} {what}")
+    if once:
+        _once(name, items, what)
     return items
+
+
+def _once(name: str, items: list[Any], what: str) -> None:
+    """Each of ``items`` once, or a ``ValueError`` naming the first one listed twice."""
+    seen: dict[Any, int] = {}
+    for i, item in enumerate(items):
+        try:
+            key = item if isinstance(item, str) else tuple(item)
+        except TypeError:  # not a sequence: a number, None
+            key = item
+        try:
+            first = seen.setdefault(key, i)
+        except TypeError:  # unhashable: the core refuses it, naming its type
+            continue
+        if first != i:
+            raise ValueError(
+                f"{name}: {item!r} is listed twice (items {first} and {i}); name each of "
+                f"the {what} once"
+            )
 
 
 def _plain(value: Any) -> Any:
@@ -122,11 +157,11 @@ def grid(
     clash = sorted(set(ring_kwargs) & set(_GRID_ARGUMENTS))
     if clash:
         raise TypeError(f"{clash[0]}: a sweep sets it from its grid (procs=, engines=, ...)")
-    procs = listed("procs", procs, "process counts")
-    sizes_kb = listed("sizes_kb", sizes_kb, "sizes in KiB")
-    engines = listed("engines", engines, "engine names")
-    transports = listed("transports", transports, "transport names (None: the default)")
-    placements = listed("placements", placements, "placements")
+    procs = listed("procs", procs, "process counts", once=True)
+    sizes_kb = listed("sizes_kb", sizes_kb, "sizes in KiB", once=True)
+    engines = listed("engines", engines, "engine names", once=True)
+    transports = listed("transports", transports, "transport names (None: the default)", once=True)
+    placements = listed("placements", placements, "placements", once=True)
     points = []
     for engine in engines:
         for transport in transports:
@@ -196,6 +231,21 @@ def point_key(values: Mapping[str, Any], machine: str | None) -> Key:
     )
 
 
+def arrived(rec: Any, point: GridPoint, machine: str) -> dict[str, Any]:
+    """The record a fleet worker sent back for ``point`` on ``machine``, checked before it
+    goes near the out file: a ring record as a file's is checked (``record.check_arrived``:
+    its size, NaN or infinity anywhere, every declared field) and of this very point (what
+    was asked, its procs, the machine). A ``ValueError`` names the field."""
+    check_arrived(rec, "ring")
+    metadata = rec.get("metadata") or {}
+    names = ("metadata.machine", "procs", *CONFIG)
+    got = point_key(rec, metadata.get("machine"))
+    for name, want, have in zip(names, point.key(machine), got):
+        if have != want:
+            raise ValueError(f"{name}: {show(have)}, but the point asked was {show(want)}")
+    return rec
+
+
 def record_key(rec: Mapping[str, Any]) -> Key | None:
     """The key of a ring record (None for other kinds: they are no sweep's points)."""
     if rec.get("kind") != "ring":
@@ -207,16 +257,51 @@ def record_key(rec: Mapping[str, Any]) -> Key | None:
 # --- the out file ------------------------------------------------------------------------------
 
 
+def _lock_path(path: Path) -> Path:
+    target = Path(os.path.realpath(path))
+    return target.with_name(f".{target.name}.lock")
+
+
+def _not_ours(st: os.stat_result | None) -> str | None:
+    """Why a lock file (its ``st``; None: a symbolic link) is not one this sweep may write,
+    or None. In a directory others can write, a link planted there would have the sweep
+    write its pid through it into whatever it names."""
+    if st is None or not stat.S_ISREG(st.st_mode):
+        return f"{kind_of(st.st_mode if st else stat.S_IFLNK)}, not a regular file"
+    if st.st_uid != os.geteuid():
+        return f"owned by uid {st.st_uid}, not by this user (uid {os.geteuid()})"
+    if st.st_nlink != 1:
+        return f"a file with {st.st_nlink} links (another name shares it)"
+    return None
+
+
+def _refused(lock: Path, why: str) -> OSError:
+    return OSError(
+        errno.EPERM,
+        f"refusing the sweep's lock: {why}; a lock is this user's own regular file, never "
+        "written through a link (remove it if no sweep of yours is running)",
+        os.fspath(lock),
+    )
+
+
 def _lock(path: Path) -> int:
     """Hold ``.<name>.lock`` beside ``path`` (an open descriptor), or refuse naming the sweep
-    that holds it."""
-    target = Path(os.path.realpath(path))
-    lock = target.with_name(f".{target.name}.lock")
+    that holds it, or naming the lock when it is not this user's own regular file."""
+    lock = _lock_path(path)
+    # O_NOFOLLOW: a symbolic link there is refused, never followed; O_NONBLOCK: a FIFO
+    # does not hang the open.
+    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
     while True:
         try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = os.open(lock, flags, 0o600)
         except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise _refused(lock, _not_ours(None) or "") from None
             raise type(e)(e.errno, e.strerror, os.fspath(path)) from None
+        why = _not_ours(os.fstat(fd))
+        if why is not None:
+            os.close(fd)
+            raise _refused(lock, why)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -229,15 +314,43 @@ def _lock(path: Path) -> int:
                 os.fspath(path),
             ) from None
         # A sweep that just ended removed the file we opened: lock the one there now.
-        try:
-            same = os.path.samestat(os.fstat(fd), os.stat(lock))
-        except FileNotFoundError:
-            same = False
-        if same:
+        if _same(fd, lock):
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
             return fd
         os.close(fd)
+
+
+def _terminations_raise() -> Callable[[], None]:
+    """Until the returned function is called, SIGTERM and SIGHUP raise ``SystemExit`` (128 +
+    the signal, the status a shell reports) instead of ending the process at once, so that
+    the lock and a half-written temporary file are removed on the way out as after Ctrl-C.
+    Only where the signal would otherwise kill (its default action) and only in the main
+    thread, where Python runs handlers; a second signal acts as it did before."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    before: dict[int, Any] = {}
+
+    def restore() -> None:
+        for sig, was in before.items():
+            signal.signal(sig, was)
+
+    def handler(signum: int, frame: Any) -> None:
+        restore()
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) == signal.SIG_DFL:
+            before[sig] = signal.signal(sig, handler)
+    return restore
+
+
+def _same(fd: int, lock: Path) -> bool:
+    """Whether ``lock`` is still the file ``fd`` holds (not a link to it: lstat)."""
+    try:
+        return os.path.samestat(os.fstat(fd), os.lstat(lock))
+    except FileNotFoundError:
+        return False
 
 
 class OutFile:
@@ -252,7 +365,10 @@ class OutFile:
         # Whatever the file holds, in order (records, or each point's rows), and by key.
         self._entries: list[Any] = []
         self._index: dict[Key, int] = {}
+        # Each record's text in the file: a rewrite copies them instead of encoding them all.
+        self._texts: list[bytes] = []
         self._lock: int | None = None
+        self._restore_signals: Callable[[], None] = lambda: None
 
     @classmethod
     def open(cls, path: PathLike | None, *, hostname: bool = True) -> OutFile:
@@ -266,7 +382,8 @@ class OutFile:
             usable = ", ".join(suffixes("records", "table"))
             raise ValueError(
                 f"{path}: a sweep resumes from its out file, and {fmt.name} keeps too little "
-                f"for that; use {usable} (ctxbench.save writes the result to {fmt.name})"
+                f"for that; use {usable} (ctxbench.files.save, or a result's .save(), writes "
+                f"results to {fmt.name})"
             )
         if fmt.holds == "table":
             require("pandas", f"a {fmt.name} out file")
@@ -275,6 +392,7 @@ class OutFile:
         check_writable(path)
         out = cls(path, fmt.holds, hostname)
         out._lock = _lock(path)
+        out._restore_signals = _terminations_raise()
         try:
             if path.exists():
                 out._read()
@@ -297,6 +415,7 @@ class OutFile:
                     write_records(records, self.path)
             for rec in records:
                 self._append(record_key(rec), rec)
+            self._texts = [record_text(rec) for rec in records]
             return
         df = format_of(self.path).read(self.path)
         rows: dict[Any, list[int]] = {}
@@ -328,15 +447,15 @@ class OutFile:
         """Let other sweeps have the file."""
         if self._lock is None or self.path is None:
             return
-        target = Path(os.path.realpath(self.path))
-        lock = target.with_name(f".{target.name}.lock")
+        lock = _lock_path(self.path)
         try:
-            if os.path.samestat(os.fstat(self._lock), os.stat(lock)):
+            if _same(self._lock, lock):
                 os.unlink(lock)
         except OSError:
             pass
         os.close(self._lock)
         self._lock = None
+        self._restore_signals()
 
     def done(self, key: Key) -> bool:
         return key in self._index
@@ -354,13 +473,15 @@ class OutFile:
             rec = withhold_hostname(rec)
         self._made_empty = False
         self._append(key, rec if self.holds == "records" else records_frame([rec]))
+        if self.holds == "records" and self.path is not None:
+            self._texts.append(record_text(rec))
         self._write()
 
     def _write(self) -> None:
         if self.path is None:
             return
         if self.holds == "records":
-            write_records(self._entries, self.path)
+            write_record_texts(self._texts, self.path)
         else:
             format_of(self.path).write(concat(self._entries), self.path, self.hostname)
 

@@ -8,16 +8,23 @@ a record is one result: its ``kind``, every field (arrays as lists, NaN as null)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from ._json_text import path_of
 from .metadata import without_hostname
-from .schema import RECORDS, Bad, check_record
+from .schema import RECORDS, Bad, check_record, show
 
 FORMAT = "ctxbench"
 FORMAT_VERSION = 1
+# The largest record of each kind accepted from elsewhere (a fleet worker), as compact JSON.
+# A ring point holds at most 10,000 repetitions of a few arrays (about 1 MiB); a matrix
+# holds that per cell, and a big machine has a million cells.
+MAX_RECORD_BYTES = {"ring": 64 << 20, "pingpong": 64 << 20, "matrix": 1 << 30}
 
 
 def _jsonable(value: Any) -> Any:
@@ -71,9 +78,18 @@ def document(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "results": list(records)}
 
 
-def check_document(doc: Any, where: str) -> list[dict[str, Any]]:
+# Deeper than any record nests (a ring's ``cpus`` is 3 lists deep): what passes unchecked
+# (entries a newer ctxbench adds, the metadata) may not nest deeper either.
+MAX_DEPTH = 32
+
+
+def check_document(
+    doc: Any, where: str, line: Callable[[list[Any]], int | None] | None = None
+) -> list[dict[str, Any]]:
     """The records of a parsed results document, each checked against the declaration of its
-    kind; a ``ValueError`` starts with ``where`` (the file) and names the record and field."""
+    kind; a ``ValueError`` starts with ``where`` (the file) and names the record, the line
+    (given ``line``, which finds it from a path such as ``["results", 0, "engine"]``) and the
+    field."""
     if isinstance(doc, list):
         raise ValueError(
             f"{where}: not a ctxbench results file: a JSON list, expected the object "
@@ -99,9 +115,69 @@ def check_document(doc: Any, where: str) -> list[dict[str, Any]]:
             )
         try:
             check_record(rec, RECORDS[kind])
+            _check_depth(rec, RECORDS[kind])
         except Bad as e:
-            raise ValueError(f"{where}: result {i} ({kind}): {e}") from None
+            at = line(["results", i, *path_of(e.where)]) if line else None
+            on = f" (line {at})" if at else ""
+            raise ValueError(f"{where}: result {i} ({kind}): {e}{on}") from None
     return records
+
+
+def _check_depth(rec: dict[str, Any], fields: dict[str, Any]) -> None:
+    """What the declaration does not check (undeclared entries, the metadata) nests at most
+    ``MAX_DEPTH`` deep: reading it back must not exhaust the interpreter's stack."""
+    todo = [(v, name, 1) for name, v in rec.items() if name not in fields or name == "metadata"]
+    while todo:
+        value, where, depth = todo.pop()
+        if depth > MAX_DEPTH:
+            raise Bad(where, f"nests deeper than {MAX_DEPTH} levels")
+        if isinstance(value, dict):
+            todo.extend((v, f"{where}.{k}", depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            todo.extend((v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value))
+
+
+def check_arrived(rec: Any, kind: str) -> None:
+    """A record of ``kind`` that came from another process or machine (a fleet worker),
+    checked as a file's record is and more: an object, of JSON values only (no NaN or
+    infinity anywhere, declared or not), at most ``MAX_RECORD_BYTES``, of that kind, and
+    every declared field as ``schema.RECORDS`` says. A ``ValueError`` names the field."""
+    if not isinstance(rec, dict):
+        raise ValueError(f"expected a {kind} record (a JSON object), got {type(rec).__name__}")
+    try:
+        size = len(json.dumps(rec, allow_nan=False))
+    except ValueError:
+        raise ValueError(f"{_nonfinite(rec)}: NaN and infinity are no JSON values") from None
+    except (TypeError, RecursionError) as e:
+        raise ValueError(f"not a JSON record: {e}") from None
+    if size > MAX_RECORD_BYTES[kind]:
+        raise ValueError(
+            f"{size:,} bytes of JSON, more than a {kind} record holds "
+            f"({MAX_RECORD_BYTES[kind]:,} at most)"
+        )
+    if rec.get("kind") != kind:
+        raise ValueError(f"kind: {show(rec.get('kind'))}, expected {kind!r}")
+    try:
+        check_record(rec, RECORDS[kind])
+    except Bad as e:
+        raise ValueError(str(e)) from None
+
+
+def _nonfinite(rec: dict[str, Any]) -> str:
+    """Where in ``rec`` the first NaN or infinite number is (``latency_us[0]``)."""
+    todo: list[tuple[str, Any]] = [("", rec)]
+    while todo:
+        where, value = todo.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where
+        if isinstance(value, dict):
+            inside = [(f"{where}.{k}" if where else str(k), v) for k, v in value.items()]
+        elif isinstance(value, (list, tuple)):
+            inside = [(f"{where}[{i}]", v) for i, v in enumerate(value)]
+        else:
+            continue
+        todo.extend(reversed(inside))
+    return "a number"
 
 
 def _has(value: Any, test: Any) -> bool:

@@ -211,6 +211,17 @@ class PingpongResult:
             )
         )
 
+    def to_frame(self) -> pd.DataFrame:
+        """The tidy pandas frame: one row per repetition; see ``ctxbench.frame``."""
+        from .frame import to_frame
+
+        return to_frame(self)
+
+    def save(self, path: PathLike, *, hostname: bool = True) -> None:
+        """Write to .json, .csv or .parquet by suffix; see ``ctxbench.files``.
+        ``hostname=False`` writes ``metadata.HOSTNAME_WITHHELD`` instead of this machine's."""
+        files.save([self], path, hostname=hostname)
+
     def stop_line(self) -> str:
         """How measuring stopped, on what and at what cost, in one line."""
         if not self.stopped or not self.stats or self.stopped == "repetitions":

@@ -1,8 +1,9 @@
 """What a ctxbench file must hold, declared once per kind and format, and the one checker of
 each declaration: the JSON record of every result kind (``RECORDS``), the tidy table that CSV
-and Parquet files hold (``TABLE_COLUMNS``, ``TABLE_ROWS``) and lmbench's xgraph text
-(``XGRAPH``). ``RECORDS`` is also the one list of each result's fields: the result classes and
-the stub of what the core returns are written from it (``python -m ctxbench._codegen``). The
+and Parquet files hold (``_table_schema``, its columns repeating these declarations) and
+lmbench's xgraph text (``XGRAPH``). ``RECORDS`` is also the one list of each result's fields:
+the result classes and the stub of what the core returns are written from it (``python -m
+ctxbench._codegen``). The
 loaders turn a ``Bad`` into a ``ValueError`` naming the file and where in it (record, line or
 row).
 
@@ -20,20 +21,20 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Union
+from typing import Any, Union
 
 import numpy as np
 
-from ._core import RELATIONS
-
-if TYPE_CHECKING:
-    import pandas as pd
+from ._core import ENGINES, RELATIONS
 
 # A dimension of an array: a fixed length, a name bound by the record (a scalar field of that
 # name, else the first array that uses it: "points" is the length of "procs"), or None (any).
 Dim = Union[int, str, None]
 
 INT64 = (-(2**63), 2**63 - 1)
+# No figure a run records comes near it (µs in 31 years, a rate, a count): a number past it
+# in a file is damage, and squared in a variance it would overflow to infinity.
+LARGEST = 1e15
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ COUNTERS = Field("str", required=False, config=True, literals=("evidence", "off"
 # class (``result.RingResult``), the stub of what the core returns (``_core.pyi``), the
 # record's check and the table's column follow from it (``python -m ctxbench._codegen``).
 RING: dict[str, Field] = {
-    "engine": Field("str", config=True),
+    "engine": Field("str", choices=ENGINES, config=True),
     "transport": Field("str", config=True),
     "placement": Field("str", config=True),
     "size_kb": _int(min=0, config=True),
@@ -246,7 +247,7 @@ RING: dict[str, Field] = {
 PINGPONG: dict[str, Field] = {
     "loops": _int(min=1),
     "threads": Field("bool"),
-    "engine": Field("str"),
+    "engine": Field("str", choices=ENGINES),
     "transport": Field("str"),
     "placement": Field("str"),
     "elapsed_s": _float(min=0),
@@ -291,7 +292,7 @@ MATRIX_TOPOLOGY = Field(
 WAKE_PERCENTILES = ("p50", "p90", "p99", "p99.9")
 
 MATRIX: dict[str, Field] = {
-    "engine": Field("str"),
+    "engine": Field("str", choices=ENGINES),
     "transport": Field("str"),
     "size_kb": _int(min=0),
     "repetitions": _int(min=1, nullable=True),  # null: precision mode
@@ -353,6 +354,9 @@ RECORDS: dict[str, dict[str, Field]] = {"ring": RING, "pingpong": PINGPONG, "mat
 # A flag and the figure it summarises: ``below_resolution`` is true exactly where the median
 # net time ``latency_us`` is <= 0.
 FLAG = ("below_resolution", "latency_us")
+# A figure and what it is the median of: ``latency_us`` of each point (a ring's, a matrix
+# cell's) is the median of its column of ``samples_us``, the holes left out.
+MEDIAN = ("latency_us", "samples_us")
 
 _TYPE_NAMES = {
     "int": "an integer",
@@ -363,8 +367,12 @@ _TYPE_NAMES = {
 }
 
 
-def _show(value: Any) -> str:
-    text = "null" if value is None else repr(value)
+def show(value: Any) -> str:
+    """A value as an error message shows it: JSON's null, at most 40 characters."""
+    try:
+        text = "null" if value is None else repr(value)
+    except RecursionError:
+        text = f"a {type(value).__name__} nested too deeply to show"
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -384,17 +392,19 @@ def check_scalar(value: Any, spec: Field, where: str) -> None:
         if ok and isinstance(value, (int, np.integer)) and not INT64[0] <= value <= INT64[1]:
             raise Bad(where, f"{value} does not fit in 64 bits")
     if not ok:
-        raise Bad(where, f"expected {_TYPE_NAMES[t]}, got {_show(value)}")
+        raise Bad(where, f"expected {_TYPE_NAMES[t]}, got {show(value)}")
     if t in ("int", "float"):
         x = float(value)
         if math.isnan(x) and not spec.nan:
             raise Bad(where, "NaN is not a valid value")
         if math.isinf(x) and not (spec.inf and x > 0):
             raise Bad(where, f"{x} is not a finite number")
+        if t == "float" and math.isfinite(x) and abs(x) > LARGEST:
+            raise Bad(where, f"{x:g} is beyond any figure a run records (|x| <= {LARGEST:g})")
         if spec.min is not None and x < spec.min:
             raise Bad(where, f"{value} is below the minimum {spec.min:g}")
     if spec.choices is not None and value not in spec.choices:
-        raise Bad(where, f"{_show(value)} is not one of {', '.join(spec.choices)}")
+        raise Bad(where, f"{show(value)} is not one of {', '.join(spec.choices)}")
 
 
 def _check_array(value: Any, spec: Field, shape: tuple[Dim, ...], where: str, dims: dict) -> None:
@@ -406,7 +416,7 @@ def _check_array(value: Any, spec: Field, shape: tuple[Dim, ...], where: str, di
         check_scalar(value, spec, where)
         return
     if not isinstance(value, list):
-        raise Bad(where, f"expected a list, got {_show(value)}")
+        raise Bad(where, f"expected a list, got {show(value)}")
     dim, rest = shape[0], shape[1:]
     if isinstance(dim, str):
         want = dims.setdefault(dim, len(value))
@@ -424,7 +434,7 @@ def check_value(value: Any, spec: Field, where: str, dims: dict[str, int]) -> No
         return
     if spec.type == "dict":
         if not isinstance(value, dict):
-            raise Bad(where, f"expected an object, got {_show(value)}")
+            raise Bad(where, f"expected an object, got {show(value)}")
         if spec.fields is not None:
             check_fields(value, spec.fields, dims, prefix=f"{where}.")
         return
@@ -459,108 +469,27 @@ def check_record(rec: Mapping[str, Any], fields: Mapping[str, Field]) -> None:
         for i, (low, x) in enumerate(zip(rec[flag], rec[figure])):
             if bool(low) != (x <= 0):
                 raise Bad(f"{flag}[{i}]", f"is {low} but {figure}[{i}] is {x}")
+    _check_median(rec, fields)
 
 
-# The tidy table (``ctxbench.frame``) as CSV and Parquet files hold it. Each column's type and
-# range; empty cells (NaN) are allowed where a row's kind does not need the column.
-TABLE_COLUMNS: dict[str, Field] = {
-    "benchmark": Field("str", choices=("ring", "pingpong", "matrix")),
-    "engine": Field("str"),
-    "transport": Field("str"),
-    "placement": Field("str"),
-    "size_kb": _int(min=0),
-    "parallel": _int(min=1),
-    "procs": _int(min=2),
-    "repetition": _int(min=0),
-    "value": _float(),
-    "unit": Field("str", choices=("us",)),
-    "raw_us": _float(min=0),
-    "overhead_us": _float(min=0),
-    "latency_us": _float(),
-    "min_us": _float(),
-    "cv": _float(min=0, inf=True),
-    "ci_low": _float(),
-    "ci_high": _float(),
-    "verdict": Field("str"),
-    "below_resolution": Field("bool"),
-    "usecs_per_op": _float(min=0),
-    "ops_per_sec": _float(min=0),
-    "block": _int(min=0),
-    "instance": _int(min=0),
-    "sd_run": _float(min=0),
-    "runs_seen": _float(min=0),
-    "source": Field("str"),
-    **{k: Field("str") for k in ("kernel", "cpu_model", "ctxbench_version", "date", "test")},
-    # Matrix rows: the cell, its class, where each CPU sits (-1: unknown), its evidence.
-    "cpu_from": _int(min=0),
-    "cpu_to": _int(min=0),
-    "relation": Field("str", choices=RELATIONS),
-    "numa_distance": _int(min=-1),
-    "pass_index": _int(min=0),
-    "started_s": _float(min=0),
-    **{
-        f"{what}_{end}": _int(min=-1)
-        for what in ("package", "llc", "core", "node", "rank")
-        for end in ("from", "to")
-    },
-    "memory_node_asked": _int(min=-1),
-    "memory_node_seen": _int(min=-1),
-    "clock_offset_bound_ns": _float(min=0, inf=True),
-    "clock_untrusted": Field("bool"),
-    **{f"wake_{k.replace('.', '')}_us": _float(min=0) for k in WAKE_PERCENTILES},
-}
-# A ring's per-point columns and what was asked, as ``RING`` declares them.
-TABLE_COLUMNS.update(
-    {
-        name: replace(spec, shape=())
-        for name, spec in RING.items()
-        if (spec.column or spec.config) and name not in TABLE_COLUMNS
-    }
-)
+def _check_median(rec: Mapping[str, Any], fields: Mapping[str, Field]) -> None:
+    """``MEDIAN``: each point's figure is the median of its samples (where it has any)."""
+    figure, samples = MEDIAN
+    if figure not in fields or samples not in fields or not rec[samples]:
+        return
+    values = np.array(rec[samples], dtype=np.float64)  # null (a hole) is NaN
+    for k, x in enumerate(rec[figure]):
+        column = values[:, k][~np.isnan(values[:, k])]
+        if column.size and not math.isclose(x, float(np.median(column)), rel_tol=1e-9):
+            raise Bad(
+                f"{figure}[{k}]",
+                f"is {x} but the median of its {column.size} samples ({samples}[:, {k}]) is "
+                f"{float(np.median(column))}",
+            )
+
+
 # What the caller asked of a ring (``config=True``), in declaration order.
 CONFIG: tuple[str, ...] = tuple(name for name, spec in RING.items() if spec.config)
-# Columns every table has, even one without rows (what ``concat([])`` gives).
-TABLE_REQUIRED = (
-    "benchmark",
-    "engine",
-    "transport",
-    "placement",
-    "size_kb",
-    "parallel",
-    "procs",
-    "repetition",
-    "value",
-    "unit",
-)
-# The cells each kind of row must fill: a ring result, a ping-pong, a point read from xgraph.
-TABLE_ROWS: dict[str, tuple[str, ...]] = {
-    "ring": (
-        *TABLE_REQUIRED,
-        "raw_us",
-        "overhead_us",
-        "latency_us",
-        "min_us",
-        "cv",
-        "ci_low",
-        "ci_high",
-        "verdict",
-        "below_resolution",
-    ),
-    "pingpong": (*TABLE_REQUIRED, "latency_us", "min_us", "usecs_per_op", "ops_per_sec"),
-    "xgraph": (*TABLE_REQUIRED, "overhead_us", "latency_us", "below_resolution"),
-    "matrix": (
-        *TABLE_REQUIRED,
-        "latency_us",
-        "ci_low",
-        "ci_high",
-        "below_resolution",
-        "cpu_from",
-        "cpu_to",
-        "relation",
-        "rank_from",
-        "rank_to",
-    ),
-}
 
 # lmbench's lat_ctx text: a title '"size=<KiB>k ovr=<µs>' and lines '<procs> <µs per switch>'.
 XGRAPH: dict[str, Field] = {
@@ -569,86 +498,3 @@ XGRAPH: dict[str, Field] = {
     "procs": _int(min=2),
     "µs": _float(),
 }
-
-
-def _row_kinds(df: pd.DataFrame) -> np.ndarray:
-    kinds = np.array(
-        ["" if _empty(b) else str(b) for b in df["benchmark"].to_numpy(dtype=object)], dtype=object
-    )
-    if "source" in df.columns:
-        kinds = np.where(df["source"].astype(object).to_numpy() == "xgraph", "xgraph", kinds)
-    return kinds
-
-
-def check_table(df: pd.DataFrame) -> None:
-    """A tidy table read from CSV or Parquet. ``Bad.row`` is the 0-based row."""
-    missing = [c for c in TABLE_REQUIRED if c not in df.columns]
-    if missing:
-        raise Bad("", f"not a ctxbench table: no column {', '.join(missing)}")
-    for name, spec in TABLE_COLUMNS.items():
-        if name in df.columns:
-            _check_column(df[name], spec, name)
-    kinds = _row_kinds(df)
-    empty = {name: df[name].isna().to_numpy() for name in df.columns if isinstance(name, str)}
-    for kind in dict.fromkeys(kinds.tolist()):
-        rows = kinds == kind
-        for name in TABLE_ROWS.get(kind, TABLE_REQUIRED):
-            if name not in empty:
-                raise Bad("", f"not a ctxbench table: no column {name} ({kind} rows need it)")
-            if (bad := rows & empty[name]).any():
-                raise Bad(name, f"empty or NaN (a {kind} row needs it)", int(np.argmax(bad)))
-    flag, figure = FLAG
-    if flag in df.columns and figure in df.columns:
-        for row, (low, x) in enumerate(zip(df[flag], df[figure])):
-            if not (_empty(low) or _empty(x)) and bool(low) != (x <= 0):
-                raise Bad(flag, f"is {low} but {figure} is {x}", row)
-
-
-def _check_column(column: pd.Series, spec: Field, name: str) -> None:
-    if spec.type in ("int", "float") and column.dtype.kind in "iuf":
-        # Numbers already: check them all at once, and the first bad one (if any) in detail.
-        x = column.to_numpy(dtype=np.float64)
-        with np.errstate(invalid="ignore"):
-            ok = np.isnan(x) | np.isfinite(x)
-            if spec.inf:
-                ok |= x == np.inf
-            if spec.min is not None:
-                ok &= ~(x < spec.min)
-            if spec.type == "int":
-                ok &= ~(np.isfinite(x) & (x % 1 != 0))
-        if ok.all():
-            return
-        rows = [int(np.argmin(ok))]
-    else:
-        rows = range(len(column))
-    values = column.to_numpy(dtype=object)
-    for row in rows:
-        value = values[row]
-        if not _empty(value):
-            try:
-                check_scalar(_number(value, spec.type), spec, name)
-            except Bad as e:
-                raise Bad(name, e.message, row) from None
-
-
-def _number(value: Any, kind: str) -> Any:
-    # A CSV column with one word in it is read as text: its numbers are still numbers. And a
-    # column of ints with an empty cell is read as floats: its whole numbers are still ints.
-    if kind not in ("int", "float"):
-        return value
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            return value
-    whole = isinstance(value, (float, np.floating)) and math.isfinite(value) and value % 1 == 0
-    if kind == "int" and whole:
-        return int(value)
-    return value
-
-
-def _empty(value: Any) -> bool:
-    """A missing cell: None, NaN, pandas' NA."""
-    if value is None or type(value).__name__ in ("NAType", "NaTType"):
-        return True
-    return isinstance(value, (float, np.floating)) and math.isnan(value)

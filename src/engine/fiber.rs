@@ -31,6 +31,7 @@ impl Switcher for Fiber {
     const NAME: &'static str = "fiber";
     /// Its touched stack.
     const PARTICIPANT_BYTES: u64 = 8 * 1024;
+    const TASKS: bool = false;
     const TRANSPORTS: &'static [TransportKind] = &[TransportKind::Resume];
 
     fn start(_resume: TransportKind, s: Start) -> Result<Group> {

@@ -41,6 +41,9 @@ pub trait Switcher {
     /// Each participant is a fork, which copies the caller's page tables (about 2 MiB per GiB
     /// the caller holds) on top of `PARTICIPANT_BYTES`.
     const FORKS: bool = false;
+    /// Each participant but the caller's own is a task (a process or a thread) of its own,
+    /// which counts against the process limits; fibers run on the caller's thread.
+    const TASKS: bool = true;
     /// The transports it can use, its default first.
     const TRANSPORTS: &'static [TransportKind];
     /// Starts the rings of `start` with `transport`, one of `TRANSPORTS`.
@@ -113,6 +116,13 @@ macro_rules! engines {
             pub fn forks(self) -> bool {
                 match self {
                     $(Engine::$kind => <$module::$kind as Switcher>::FORKS,)+
+                }
+            }
+
+            /// Each participant but the caller's own is a task (`Switcher::TASKS`).
+            pub fn starts_tasks(self) -> bool {
+                match self {
+                    $(Engine::$kind => <$module::$kind as Switcher>::TASKS,)+
                 }
             }
 

@@ -138,7 +138,7 @@ fn child<T: Transport>(
         libc::signal(libc::SIGINT, libc::SIG_IGN);
         if let Some(set) = cpu {
             if sys::set_affinity(set) != 0 {
-                libc::_exit(Step::Setup.failed(slot, crate::error::errno()));
+                libc::_exit(Step::Pin.failed(slot, crate::error::errno()));
             }
         }
         close_all_but(ring.fds(i, n), max_fd);

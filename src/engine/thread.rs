@@ -69,7 +69,7 @@ pub fn spawn<T: Transport>(
                     let slot = &slots[r * procs + i];
                     if let Some(c) = cpu {
                         if sys::set_affinity(&sys::cpu_set(c)) != 0 {
-                            return Step::Setup.failed(slot, crate::error::errno());
+                            return Step::Pin.failed(slot, crate::error::errno());
                         }
                     }
                     let work = match Workload::new(shape) {
@@ -228,6 +228,24 @@ mod tests {
         fn explain(errno: i32) -> Option<&'static str> {
             (errno == libc::EAGAIN).then_some("the test's limit")
         }
+    }
+
+    #[test]
+    fn a_participant_that_cannot_pin_itself_is_named_with_the_pinning_failure() {
+        // No machine has the last CPU an affinity mask can name: sched_setaffinity fails.
+        let cpus = [vec![None, Some(sys::MAX_CPUS - 1)]];
+        let shape = Shape::every_word(0).unwrap();
+        let Err(e) = spawn::<Pipe>(2, shape, false, &cpus, &mut || false) else {
+            panic!("a participant pinned to CPU {} started", sys::MAX_CPUS - 1);
+        };
+        let text = e.to_string();
+        assert!(
+            text.contains(
+                "participant 1 of ring 0 (thread) could not pin itself to its CPU: Invalid \
+                 argument (os error 22)"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

@@ -143,7 +143,7 @@ fn cpus_arg(obj: &Bound<'_, PyAny>) -> PyResult<Option<Vec<usize>>> {
         )));
     }
     // Each CPU once, so no more than an affinity mask holds.
-    let most = libc::CPU_SETSIZE as usize;
+    let most = crate::sys::MAX_CPUS;
     let ids = items(obj, "cpus", expected, most)?;
     if ids.len() > most {
         return Err(PyValueError::new_err(format!(

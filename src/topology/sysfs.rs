@@ -1,13 +1,21 @@
 //! Reading a sysfs tree into a `Topology`. Pure file parsing: the live machine's affinity mask
 //! and cgroup come in through `Sources`, so a fixture tree is read exactly as `/sys` is.
 //! Nothing here fails on a missing or malformed file: the level it describes is left out, or
-//! a stated default taken, and a note says which.
+//! a stated default taken, and a note says which. A file that is not a regular one (a FIFO
+//! would hang the read, a device such as /dev/zero never end) or larger than `MAX_FILE_BYTES`
+//! is such a file. Only a root that is no directory, or (another machine's tree) holds no
+//! CPUs, is an error: it describes no machine.
 
 use super::{Cache, CacheKind, Cpu, Node, Topology};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+
+/// Larger than any sysfs attribute (one page): a file past it is no sysfs file.
+const MAX_FILE_BYTES: u64 = 64 * 1024;
 
 /// Where a topology comes from: a sysfs root, the cgroup files that may hold our cpuset
 /// (relative to the root, tried in order), and our affinity mask where it applies.
@@ -69,13 +77,37 @@ impl Sources {
 /// The topology under `root`: the live machine's (with this process's cpuset and affinity)
 /// when `root` is `/sys`, else a tree describing another machine.
 pub fn read(root: &Path) -> Result<Topology> {
+    let shown = root.display();
+    match fs::metadata(root) {
+        Err(e) => {
+            let errno = e.raw_os_error().unwrap_or(libc::ENOENT);
+            return Err(Error::os(errno, format!("topology: sysfs root {shown}")));
+        }
+        Ok(m) if !m.is_dir() => {
+            return Err(Error::os(
+                libc::ENOTDIR,
+                format!("topology: sysfs root {shown}"),
+            ));
+        }
+        Ok(_) => {}
+    }
     let live = fs::canonicalize(root).is_ok_and(|p| p == Path::new("/sys"));
     let sources = if live {
         Sources::live(root)?
     } else {
         Sources::tree(root)
     };
-    Ok(parse(&sources))
+    let t = parse(&sources);
+    if t.cpus.is_empty() && !live {
+        return Err(Error::invalid(
+            "sysfs",
+            format!(
+                "{shown} holds no {CPU_DIR}/cpu<N> directories: not a sysfs tree (name the \
+                 directory that holds devices/, such as /sys)"
+            ),
+        ));
+    }
+    Ok(t)
 }
 
 /// "0-3,8,10-11" → [0, 1, 2, 3, 8, 10, 11]; `None` if any part is not a range of CPU ids.
@@ -89,7 +121,7 @@ pub fn cpu_list(text: &str) -> Option<Vec<usize>> {
                 (v, v)
             }
         };
-        if hi < lo || hi >= libc::CPU_SETSIZE as usize {
+        if hi < lo || hi >= crate::sys::MAX_CPUS {
             return None;
         }
         out.extend(lo..=hi);
@@ -118,10 +150,37 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    fn text(&self, rel: &Path) -> Option<String> {
-        fs::read_to_string(self.root.join(rel))
-            .ok()
-            .map(|s| s.trim().to_string())
+    /// A file's text, trimmed; `None` (with a note where it exists) for what cannot be read
+    /// as a sysfs attribute. Opened without blocking, so a FIFO cannot hang the read.
+    fn text(&mut self, rel: &Path) -> Option<String> {
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(self.root.join(rel))
+            .ok()?;
+        let kind = file.metadata().ok()?.file_type();
+        if !kind.is_file() {
+            let what = if kind.is_dir() {
+                "a directory"
+            } else {
+                "a FIFO, socket or device"
+            };
+            self.notes.push(format!(
+                "{}: not a regular file ({what}): ignored",
+                rel.display()
+            ));
+            return None;
+        }
+        let mut bytes = Vec::new();
+        file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).ok()?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            self.notes.push(format!(
+                "{}: larger than {MAX_FILE_BYTES} bytes, no sysfs attribute: ignored",
+                rel.display()
+            ));
+            return None;
+        }
+        Some(String::from_utf8_lossy(&bytes).trim().to_string())
     }
 
     fn parsed<T>(&mut self, rel: &Path, parse: impl Fn(&str) -> Option<T>) -> Option<T> {
@@ -172,14 +231,28 @@ pub fn parse(sources: &Sources) -> Topology {
         notes: Vec::new(),
     };
     let cpu_dir = Path::new(CPU_DIR);
-    let ids = r.numbered(cpu_dir, "cpu");
+    let mut ids = r.numbered(cpu_dir, "cpu");
+    let mut online = online_cpus(&mut r, &ids);
     if ids.is_empty() {
-        r.notes.push(format!(
-            "{}: no cpu<N> directories: no CPUs known",
-            sources.root.join(cpu_dir).display()
-        ));
+        let at = sources.root.join(cpu_dir);
+        match &sources.affinity {
+            // sysfs hidden (a container, a sandbox): the CPUs we may use are still known.
+            Some(mask) if !mask.is_empty() => {
+                r.notes.push(format!(
+                    "{}: no cpu<N> directories (hidden?): the CPUs are this process's \
+                     affinity mask, {} of them, online; where they sit is unknown",
+                    at.display(),
+                    mask.len()
+                ));
+                ids.clone_from(mask);
+                online.clone_from(mask);
+            }
+            _ => r.notes.push(format!(
+                "{}: no cpu<N> directories: no CPUs known",
+                at.display()
+            )),
+        }
     }
-    let online = online_cpus(&mut r, &ids);
     let cpuset = sources
         .cpuset_files
         .iter()

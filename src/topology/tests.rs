@@ -133,12 +133,67 @@ fn the_cpuset_and_the_affinity_mask_restrict_allowed() {
 }
 
 #[test]
-fn a_missing_tree_is_empty_with_notes_not_an_error() {
-    let t = read(Path::new("/nonexistent/sysfs")).unwrap();
+fn a_missing_tree_parses_empty_with_notes_and_read_names_it() {
+    let t = parse(&Sources::tree("/nonexistent/sysfs"));
     assert!(t.cpus.is_empty());
     assert!(t.notes.iter().any(|n| n.contains("no CPUs known")));
     assert_eq!(t.relation(0, 1), Relation::CrossPackage);
     assert_eq!(t.relation(0, 0), Relation::SameCpu);
+    let missing = read(Path::new("/nonexistent/sysfs"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        missing.starts_with("topology: sysfs root /nonexistent/sysfs: No such file"),
+        "{missing}"
+    );
+    let empty = read(Path::new("/proc/self")).unwrap_err().to_string();
+    assert!(
+        empty.contains("/proc/self holds no devices/system/cpu/cpu<N>"),
+        "{empty}"
+    );
+}
+
+#[test]
+fn hidden_cpu_directories_fall_back_to_the_affinity_mask() {
+    let t = parse(&Sources {
+        affinity: Some(vec![0, 1]),
+        ..Sources::tree("/nonexistent/sysfs")
+    });
+    assert_eq!(t.allowed(), [0, 1]);
+    assert!(t.cpus.iter().all(|c| c.online));
+    assert!(
+        t.notes
+            .iter()
+            .any(|n| n.contains("affinity mask, 2 of them")),
+        "{:?}",
+        t.notes
+    );
+}
+
+#[test]
+fn a_fifo_or_a_device_in_the_tree_is_noted_never_read() {
+    let dir = std::env::temp_dir().join(format!("ctxbench-topo-fifo-{}", std::process::id()));
+    let cpu = dir.join("devices/system/cpu/cpu0/topology");
+    std::fs::create_dir_all(&cpu).unwrap();
+    let fifo = std::ffi::CString::new(cpu.join("core_id").to_str().unwrap()).unwrap();
+    // SAFETY: a valid path; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    std::os::unix::fs::symlink("/dev/zero", cpu.join("physical_package_id")).unwrap();
+    std::fs::write(cpu.join("die_id"), vec![b'7'; 100_000]).unwrap();
+    let t = read(&dir).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(t.cpu(0).unwrap().core, 0);
+    for part in [
+        "core_id: not a regular file",
+        "physical_package_id: not a regular",
+        "die_id: larger",
+    ] {
+        assert!(
+            t.notes.iter().any(|n| n.contains(part)),
+            "{part}: {:?}",
+            t.notes
+        );
+    }
 }
 
 #[test]

@@ -7,6 +7,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from typing import Any, TextIO
 
 from .._core import __version__
 from . import _matrix, _measure, _workflow
@@ -25,16 +26,58 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+class StdoutFailed(OSError):
+    """Writing the command's output to stdout failed (a full disk, an I/O error)."""
+
+
+class _Stdout:
+    """stdout, whose failures say that it was stdout that failed: a bare "No space left on
+    device" names nothing."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def write(self, text: str) -> int:
+        return self._call(self._out.write, text)
+
+    def flush(self) -> None:
+        self._call(self._out.flush)
+
+    def _call(self, how: Any, *args: Any) -> Any:
+        try:
+            return how(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise StdoutFailed(e.errno, f"writing the output to stdout: {e.strerror}") from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._out, name)
+
+
+def _quiet_stdout() -> None:
+    """Nothing more reaches stdout, not even the interpreter's final flush of what could not
+    be written."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = parser()
     args = p.parse_args(argv)
+    real = sys.stdout
+    sys.stdout = _Stdout(real)  # type: ignore[assignment]
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a failure to write is found here, not at exit
+        return code
     except BrokenPipeError:
-        # `ctxbench info | head`: the reader has what it wanted. Quietly, also for the
-        # interpreter's final flush of stdout.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # `ctxbench info | head`: the reader has what it wanted. Quietly.
+        _quiet_stdout()
         return BROKEN_PIPE
+    except StdoutFailed as e:
+        print(f"ctxbench: error: {e}", file=sys.stderr)
+        _quiet_stdout()
+        return 2
     # ImportError: an optional extra is missing; its message says what to install.
     except (ValueError, TypeError, OSError, RuntimeError, ImportError) as e:
         print(f"ctxbench: error: {in_flags(str(e), p, args.command)}", file=sys.stderr)
@@ -42,6 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ctxbench: interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.stdout = real
 
 
 def _flags_of(p: argparse.ArgumentParser, command: str) -> dict[str, str]:

@@ -73,7 +73,8 @@ def add_parsers(sub: Any) -> None:
         "--plot",
         metavar="FILE",
         default=None,
-        help="draw the heatmap and the per-class summary to FILE (.png at 300 dpi, .svg, .pdf); "
+        help="draw the heatmap and the per-class summary to FILE (.png at 300 dpi, .svg, .pdf, "
+        ".eps, .ps); "
         "a fleet's machines side by side. `ctxbench plot FILE --kind matrix` redraws a saved one",
     )
     mx.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -117,17 +118,28 @@ def _stopping_flags(p: argparse.ArgumentParser) -> None:
 
 
 def cpu_list(text: str) -> list[int]:
-    """ "0-3,8" -> [0, 1, 2, 3, 8], as taskset -c and sysfs write CPU lists."""
+    """ "0-3,8" -> [0, 1, 2, 3, 8], as taskset -c and sysfs write CPU lists. Held to what an
+    affinity mask can name (``_core.MAX_CPUS``) while parsing: a range is never expanded
+    past it."""
+    most = _core.MAX_CPUS
     cpus: list[int] = []
-    try:
-        for part in text.split(","):
-            lo, _, hi = part.strip().partition("-")
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        try:
             first, last = int(lo), int(hi or lo)
-            if last < first:
-                raise ValueError
-            cpus.extend(range(first, last + 1))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected CPUs like 0-3,8; got {text!r}") from None
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected CPUs like 0-3,8; got {text!r}") from None
+        if not 0 <= first <= last:
+            raise argparse.ArgumentTypeError(f"expected CPUs like 0-3,8; got {part!r}")
+        if last >= most:
+            raise argparse.ArgumentTypeError(
+                f"CPU ids are 0 to {most - 1} (what an affinity mask holds); got {part!r}"
+            )
+        if len(cpus) + last - first + 1 > most:
+            raise argparse.ArgumentTypeError(
+                f"lists more than {most} CPU ids, each CPU once at most; got {text!r}"
+            )
+        cpus.extend(range(first, last + 1))
     return cpus
 
 
@@ -138,9 +150,12 @@ def _memory_node(text: str) -> str | int:
 def _matrix(args: argparse.Namespace) -> int:
     from .._matrix import matrix
     from .._matrix_table import format_matrix
+    from ..files import check_figure, save_figure
     from ..fleet import FleetError
     from ..record import encode
 
+    if args.plot is not None:
+        check_figure(args.plot)  # before measuring, as --out is
     try:
         with warnings.catch_warnings(record=True) as heard:
             warnings.simplefilter("always")
@@ -177,7 +192,7 @@ def _matrix(args: argparse.Namespace) -> int:
     if args.plot is not None:
         from ..plot import matrix as draw
 
-        draw(result).savefig(args.plot)
+        save_figure(draw(result), args.plot)
     if local:
         for line in _untrusted(result):
             print(f"ctxbench: {line}", file=sys.stderr)

@@ -234,7 +234,6 @@ def _pipe(args: argparse.Namespace) -> int:
 
 def _sizes(args: argparse.Namespace) -> int:
     from ..cache import cache_sweep, knees
-    from ..files import save
 
     sizes: Any = "auto"
     if args.sizes != ["auto"]:
@@ -251,13 +250,19 @@ def _sizes(args: argparse.Namespace) -> int:
         rounds=args.rounds,
         placement=args.placement if args.placement is not None else "single",
         cpu=args.cpu,
+        out=args.out,  # checked first, written as each ring size finishes
+        hostname=not args.no_hostname,
     )
     if sweep.note:
         print(f"ctxbench: {sweep.note}", file=sys.stderr)
     print(sizes_table(sweep.table))
     print(f"streaming read: {float(np.median(sweep.stream_kib_per_us)):.1f} KiB/µs")
-    found = knees(sweep)
-    for k in found.itertuples():
+    try:
+        found = list(knees(sweep).itertuples())
+    except ValueError as e:  # too few sizes for a knee: the measurement stands (and is in --out)
+        print(f"ctxbench: no knees: {e}", file=sys.stderr)
+        found = []
+    for k in found:
         print(
             f"knee: {k.procs} procs at {k.working_set_kb:,.0f} KiB "
             f"[{k.working_set_low_kb:,.0f}, {k.working_set_high_kb:,.0f}] -> {k.cache or '?'}"
@@ -266,8 +271,6 @@ def _sizes(args: argparse.Namespace) -> int:
     for r in sweep.results:
         for message in r.warnings:
             print(f"ctxbench: {message}", file=sys.stderr)
-    if args.out:
-        save(sweep.results, args.out, hostname=not args.no_hostname)
     return 0
 
 

@@ -74,7 +74,7 @@ def _add_sweep(sub: Any) -> None:
         "--scheduler",
         metavar="ADDRESS",
         default=None,
-        help="run the grid on every machine of this Dask cluster, e.g. tcp://host:8786 "
+        help="run the grid on every machine of this Dask cluster, e.g. tcp://127.0.0.1:8786 "
         "(pip install 'ctxbench[fleet]'); exit 1 when a machine dropped out",
     )
     sw.add_argument(
@@ -96,7 +96,12 @@ def _add_plot(sub: Any) -> None:
     )
     pl.set_defaults(func=_plot)
     pl.add_argument("results", nargs="+", help="result files")
-    pl.add_argument("-o", dest="output", required=True, help="the figure file, e.g. fig.png")
+    pl.add_argument(
+        "-o",
+        dest="output",
+        required=True,
+        help="the figure file: .png (300 dpi), .svg, .pdf, .eps or .ps, e.g. fig.png",
+    )
     pl.add_argument(
         "--kind",
         choices=PLOT_KINDS,
@@ -285,6 +290,7 @@ def _plot(args: argparse.Namespace) -> int:
     from .. import files, plot
     from ..frame import concat
 
+    files.check_figure(args.output)  # before loading and drawing
     frames = [files.load(path) for path in args.results]
     options: dict[str, Any] = {"size": args.size, **({"log": True} if args.log else {})}
     if len(frames) > 1:
@@ -293,9 +299,9 @@ def _plot(args: argparse.Namespace) -> int:
         frames = [f.assign(run=name) for f, name in zip(frames, names)]
         if args.kind == "compare" and len(frames) == 2:
             fig = plot.compare(frames[0], new=frames[1], labels=tuple(names), **options)
-            fig.savefig(args.output)
+            files.save_figure(fig, args.output)
             return 0
-    getattr(plot, args.kind)(concat(frames), **options).savefig(args.output)
+    files.save_figure(getattr(plot, args.kind)(concat(frames), **options), args.output)
     return 0
 
 

@@ -1,0 +1,203 @@
+"""What a tidy table (``ctxbench.frame``) must hold in a CSV or Parquet file, and its one
+checker: each column's type and range (``TABLE_COLUMNS``, a ring's repeated from
+``schema.RING``), the columns every table has and the cells each kind of row must fill. The
+loaders turn a ``Bad`` into a ``ValueError`` naming the file and the line or row.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ._core import ENGINES, RELATIONS
+from .schema import FLAG, LARGEST, RING, WAKE_PERCENTILES, Bad, Field, _float, _int, check_scalar
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# The tidy table (``ctxbench.frame``) as CSV and Parquet files hold it. Each column's type and
+# range; empty cells (NaN) are allowed where a row's kind does not need the column.
+TABLE_COLUMNS: dict[str, Field] = {
+    "benchmark": Field("str", choices=("ring", "pingpong", "matrix")),
+    "engine": Field("str", choices=ENGINES),
+    "transport": Field("str"),
+    "placement": Field("str"),
+    "size_kb": _int(min=0),
+    "parallel": _int(min=1),
+    "procs": _int(min=2),
+    "repetition": _int(min=0),
+    "value": _float(),
+    "unit": Field("str", choices=("us",)),
+    "raw_us": _float(min=0),
+    "overhead_us": _float(min=0),
+    "latency_us": _float(),
+    "min_us": _float(),
+    "cv": _float(min=0, inf=True),
+    "ci_low": _float(),
+    "ci_high": _float(),
+    "verdict": Field("str"),
+    "below_resolution": Field("bool"),
+    "usecs_per_op": _float(min=0),
+    "ops_per_sec": _float(min=0),
+    "block": _int(min=0),
+    "instance": _int(min=0),
+    "sd_run": _float(min=0),
+    "runs_seen": _float(min=0),
+    "source": Field("str"),
+    **{k: Field("str") for k in ("kernel", "cpu_model", "ctxbench_version", "date", "test")},
+    # Matrix rows: the cell, its class, where each CPU sits (-1: unknown), its evidence.
+    "cpu_from": _int(min=0),
+    "cpu_to": _int(min=0),
+    "relation": Field("str", choices=RELATIONS),
+    "numa_distance": _int(min=-1),
+    "pass_index": _int(min=0),
+    "started_s": _float(min=0),
+    **{
+        f"{what}_{end}": _int(min=-1)
+        for what in ("package", "llc", "core", "node", "rank")
+        for end in ("from", "to")
+    },
+    "memory_node_asked": _int(min=-1),
+    "memory_node_seen": _int(min=-1),
+    "clock_offset_bound_ns": _float(min=0, inf=True),
+    "clock_untrusted": Field("bool"),
+    **{f"wake_{k.replace('.', '')}_us": _float(min=0) for k in WAKE_PERCENTILES},
+}
+# A ring's per-point columns and what was asked, as ``RING`` declares them.
+TABLE_COLUMNS.update(
+    {
+        name: replace(spec, shape=())
+        for name, spec in RING.items()
+        if (spec.column or spec.config) and name not in TABLE_COLUMNS
+    }
+)
+# Columns every table has, even one without rows (what ``concat([])`` gives).
+TABLE_REQUIRED = (
+    "benchmark",
+    "engine",
+    "transport",
+    "placement",
+    "size_kb",
+    "parallel",
+    "procs",
+    "repetition",
+    "value",
+    "unit",
+)
+# The cells each kind of row must fill: a ring result, a ping-pong, a point read from xgraph.
+TABLE_ROWS: dict[str, tuple[str, ...]] = {
+    "ring": (
+        *TABLE_REQUIRED,
+        "raw_us",
+        "overhead_us",
+        "latency_us",
+        "min_us",
+        "cv",
+        "ci_low",
+        "ci_high",
+        "verdict",
+        "below_resolution",
+    ),
+    "pingpong": (*TABLE_REQUIRED, "latency_us", "min_us", "usecs_per_op", "ops_per_sec"),
+    "xgraph": (*TABLE_REQUIRED, "overhead_us", "latency_us", "below_resolution"),
+    "matrix": (
+        *TABLE_REQUIRED,
+        "latency_us",
+        "ci_low",
+        "ci_high",
+        "below_resolution",
+        "cpu_from",
+        "cpu_to",
+        "relation",
+        "rank_from",
+        "rank_to",
+    ),
+}
+
+
+def _row_kinds(df: pd.DataFrame) -> np.ndarray:
+    kinds = np.array(
+        ["" if _empty(b) else str(b) for b in df["benchmark"].to_numpy(dtype=object)], dtype=object
+    )
+    if "source" in df.columns:
+        kinds = np.where(df["source"].astype(object).to_numpy() == "xgraph", "xgraph", kinds)
+    return kinds
+
+
+def check_table(df: pd.DataFrame) -> None:
+    """A tidy table read from CSV or Parquet. ``Bad.row`` is the 0-based row."""
+    missing = [c for c in TABLE_REQUIRED if c not in df.columns]
+    if missing:
+        raise Bad("", f"not a ctxbench table: no column {', '.join(missing)}")
+    for name, spec in TABLE_COLUMNS.items():
+        if name in df.columns:
+            _check_column(df[name], spec, name)
+    kinds = _row_kinds(df)
+    empty = {name: df[name].isna().to_numpy() for name in df.columns if isinstance(name, str)}
+    for kind in dict.fromkeys(kinds.tolist()):
+        rows = kinds == kind
+        for name in TABLE_ROWS.get(kind, TABLE_REQUIRED):
+            if name not in empty:
+                raise Bad("", f"not a ctxbench table: no column {name} ({kind} rows need it)")
+            if (bad := rows & empty[name]).any():
+                raise Bad(name, f"empty or NaN (a {kind} row needs it)", int(np.argmax(bad)))
+    flag, figure = FLAG
+    if flag in df.columns and figure in df.columns:
+        for row, (low, x) in enumerate(zip(df[flag], df[figure])):
+            if not (_empty(low) or _empty(x)) and bool(low) != (x <= 0):
+                raise Bad(flag, f"is {low} but {figure} is {x}", row)
+
+
+def _check_column(column: pd.Series, spec: Field, name: str) -> None:
+    if spec.type in ("int", "float") and column.dtype.kind in "iuf":
+        # Numbers already: check them all at once, and the first bad one (if any) in detail.
+        x = column.to_numpy(dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            ok = np.isnan(x) | np.isfinite(x)
+            if spec.inf:
+                ok |= x == np.inf
+            if spec.min is not None:
+                ok &= ~(x < spec.min)
+            if spec.type == "float":
+                ok &= ~(np.isfinite(x) & (np.abs(x) > LARGEST))
+            if spec.type == "int":
+                ok &= ~(np.isfinite(x) & (x % 1 != 0))
+        if ok.all():
+            return
+        rows = [int(np.argmin(ok))]
+    else:
+        rows = range(len(column))
+    values = column.to_numpy(dtype=object)
+    for row in rows:
+        value = values[row]
+        if not _empty(value):
+            try:
+                check_scalar(_number(value, spec.type), spec, name)
+            except Bad as e:
+                raise Bad(name, e.message, row) from None
+
+
+def _number(value: Any, kind: str) -> Any:
+    # A CSV column with one word in it is read as text: its numbers are still numbers. And a
+    # column of ints with an empty cell is read as floats: its whole numbers are still ints.
+    if kind not in ("int", "float"):
+        return value
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return value
+    whole = isinstance(value, (float, np.floating)) and math.isfinite(value) and value % 1 == 0
+    if kind == "int" and whole:
+        return int(value)
+    return value
+
+
+def _empty(value: Any) -> bool:
+    """A missing cell: None, NaN, pandas' NA."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    return isinstance(value, (float, np.floating)) and math.isnan(value)

@@ -1,0 +1,47 @@
+"""What the manual tells a user to type is safe to type as it stands."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def _pages() -> list[Path]:
+    if not DOCS.is_dir():
+        pytest.skip("not a checkout: no docs/")
+    return sorted(DOCS.rglob("*.md"))
+
+
+def test_every_dask_address_in_the_manual_is_local() -> None:
+    # A scheduler reachable from anywhere runs pickled code from anyone: no example may
+    # point at one, or start one, on a public or wildcard address.
+    found = []
+    for page in _pages():
+        for host in re.findall(r"tcp://([\w.\-]+):\d+", page.read_text()):
+            found.append(host)
+            assert ipaddress.ip_address(host).is_private, f"{page.name}: tcp://{host}"
+    assert found, "no Dask address in the manual: the test looks at nothing"
+
+
+def test_every_dask_command_in_the_manual_listens_on_a_chosen_address() -> None:
+    commands = [
+        (page.name, line)
+        for page in _pages()
+        for line in page.read_text().splitlines()
+        if re.search(r"\bdask (scheduler|worker)\b", line) and not line.lstrip().startswith("#")
+        and "`" not in line  # prose naming the commands, not a command line
+    ]  # fmt: skip
+    assert commands, "no dask command in the manual: the test looks at nothing"
+    for name, line in commands:
+        assert "--host" in line, f"{name}: {line.strip()}"
+
+
+def test_the_fleet_guide_says_what_an_open_scheduler_risks() -> None:
+    text = " ".join((DOCS / "guide" / "fleet.md").read_text().split())
+    for words in ("without authentication", "pickled Python", "--host 127.0.0.1", "TLS"):
+        assert words in text, words

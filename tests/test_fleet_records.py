@@ -1,0 +1,120 @@
+"""What a fleet worker sends back is checked before it reaches ``out``: a record of the schema,
+of the point asked, on the machine asked, of a bounded size. A worker runs on a machine of
+its own and controls what it sends; a bad record is that point's failure, named, and never
+written (a file that cannot be loaded cannot be resumed either)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from conftest import FAST
+
+import ctxbench
+from ctxbench import fleet, grid, record
+from ctxbench.record import encode
+
+MACHINE = "m" * 16
+
+
+@pytest.fixture(scope="module")
+def good() -> tuple[dict[str, Any], grid.GridPoint]:
+    """A ring record of the point asked, as a worker would send it back."""
+    (point,) = grid.grid([2], [0], ["process"], [None], ["single"], 3, {"min_time": 0.002})
+    rec = encode(ctxbench.ring(point.procs, **{**point.kwargs, "warmup": FAST["warmup"]}))
+    rec["metadata"]["machine"] = MACHINE
+    # The sweep asked for warmup=1 (the default); measured with 0 to keep it quick, the
+    # record says what the sweep asked.
+    rec["warmup"] = point.config["warmup"]
+    return rec, point
+
+
+def _changed(rec: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    bad = copy.deepcopy(rec)
+    *parents, last = path.split(".")
+    where = bad
+    for name in parents:
+        where = where[name]
+    where[last] = value
+    return bad
+
+
+def test_a_good_record_of_the_point_arrives(good: tuple[dict[str, Any], grid.GridPoint]) -> None:
+    rec, point = good
+    assert grid.arrived(copy.deepcopy(rec), point, MACHINE) == rec
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        ("latency_us", [float("nan")], r"^latency_us\[0\]: NaN and infinity are no JSON"),
+        ("latency_us", [float("inf")], r"^latency_us\[0\]: NaN and infinity are no JSON"),
+        ("metadata.extra", [{"a": float("-inf")}], r"^metadata\.extra\[0\]\.a: NaN and"),
+        ("metadata.extra", {1, 2}, r"not a JSON record: Object of type set"),
+        ("latency_us", ["fast"], r"latency_us\[0\]: expected a number, got 'fast'"),
+        ("latency_us", 3.0, r"latency_us: expected a list, got 3\.0"),
+        ("stats.median", None, r"stats\.median: expected a list, got null"),
+        ("engine", 7, r"engine: expected a string, got 7"),
+        ("kind", "matrix", r"kind: 'matrix', expected 'ring'"),
+        ("procs", [3], r"procs: \(3,\), but the point asked was \(2,\)"),
+        ("size_kb", 64, r"size_kb: 64, but the point asked was 0"),
+        ("placement", "default", r"placement: 'default', but the point asked was 'single'"),
+        ("warmup", 5, r"warmup: 5, but the point asked was 1"),
+        ("metadata.machine", "x" * 16, r"metadata\.machine: 'x{16}', but the point asked"),
+        ("metadata", None, r"metadata\.machine: null, but the point asked"),
+    ],
+)
+def test_a_bad_record_is_refused_naming_the_field(
+    good: tuple[dict[str, Any], grid.GridPoint], path: str, value: Any, message: str
+) -> None:
+    rec, point = good
+    with pytest.raises(ValueError, match=message):
+        grid.arrived(_changed(rec, path, value), point, MACHINE)
+
+
+@pytest.mark.parametrize("rec", [[1, 2], "ring", None, 42])
+def test_what_is_no_record_is_refused_naming_its_type(
+    good: tuple[dict[str, Any], grid.GridPoint], rec: Any
+) -> None:
+    _, point = good
+    with pytest.raises(ValueError, match=r"expected a ring record \(a JSON object\), got "):
+        grid.arrived(rec, point, MACHINE)
+
+
+def test_an_oversized_record_is_refused_by_its_size(
+    good: tuple[dict[str, Any], grid.GridPoint],
+) -> None:
+    rec, point = good
+    big = _changed(rec, "metadata.padding", "x" * record.MAX_RECORD_BYTES["ring"])
+    with pytest.raises(ValueError, match=r"[\d,]+ bytes of JSON, more than a ring record holds"):
+        grid.arrived(big, point, MACHINE)
+
+
+def test_a_refused_record_is_the_points_failure_and_out_is_untouched(
+    good: tuple[dict[str, Any], grid.GridPoint], tmp_path: Any
+) -> None:
+    rec, point = good
+    out = tmp_path / "s.json"
+    failed: dict[str, str] = {}
+    with grid.OutFile.open(out) as book:
+        fleet._add(book, rec, point, MACHINE, failed, "w1")
+        fleet._add(book, _changed(rec, "latency_us", [float("nan")]), point, "n" * 16, failed, "w2")
+    assert list(failed) == [f"w2: {point.label()}"]
+    assert failed[f"w2: {point.label()}"].startswith("its record was refused: latency_us[0]: NaN")
+    assert len(record.check_document(json.loads(out.read_text()), str(out))) == 1
+
+
+@pytest.mark.filterwarnings("ignore:ctxbench. only CPU 0 is in the matrix")
+def test_a_matrix_record_of_another_matrix_is_refused() -> None:
+    rec = encode(ctxbench.matrix([0], max_time=0.01, progress=False))
+    rec["metadata"]["machine"] = MACHINE
+    task = {"cpus": [0], "engine": "thread", "transport": "futex", "size_kb": 0, "passes": 1}
+    assert fleet._matrix_arrived(copy.deepcopy(rec), task, MACHINE) == rec
+    with pytest.raises(ValueError, match=r"size_kb: 0, but the matrix asked 64"):
+        fleet._matrix_arrived(rec, {**task, "size_kb": 64}, MACHINE)
+    with pytest.raises(ValueError, match=r"cpus: \[0\], but the matrix asked \[0, 1\]"):
+        fleet._matrix_arrived(rec, {**task, "cpus": [1, 0]}, MACHINE)
+    with pytest.raises(ValueError, match=r"latency_us\[0\]: expected a number"):
+        fleet._matrix_arrived(_changed(rec, "latency_us", ["x"]), task, MACHINE)
