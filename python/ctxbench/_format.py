@@ -1,10 +1,17 @@
-"""How a time in µs is printed everywhere (xgraph, tables, reprs): lat_ctx's two decimals,
-and three significant digits below 0.1 µs, where two decimals would lose more than a tenth
-of the value: a fiber's 0.0047 µs prints as 0.00470, not 0.00."""
+"""How figures are printed everywhere (xgraph, tables, reprs, stop lines, comparisons): a time
+in µs with lat_ctx's two decimals, and three significant digits below 0.1 µs, where two
+decimals would lose more than a tenth of the value (a fiber's 0.0047 µs prints as 0.00470,
+not 0.00); a 95 % interval as ±percent while it is within ±``FACTOR_BEYOND``, as a factor
+×/÷ beyond (a ±700 % interval of a positive figure means "within a factor of 8", and reads
+so), and with its bounds where it reaches zero, which no factor covers."""
 
 from __future__ import annotations
 
 import math
+from typing import Callable
+
+# Intervals wider than ± this fraction of their figure print as factors.
+FACTOR_BEYOND = 0.5
 
 
 def us(value: float) -> str:
@@ -13,3 +20,26 @@ def us(value: float) -> str:
     if not math.isfinite(value) or value == 0 or abs(value) >= 0.1:
         return f"{value:.2f}"
     return f"{value:.{max(2, 2 - math.floor(math.log10(abs(value))))}f}"
+
+
+def interval(
+    center: float, low: float, high: float, bounds: Callable[[float], str] | None = None
+) -> str:
+    """The interval [``low``, ``high``] of the figure ``center`` as every printer says it:
+    "no interval" when a bound is not finite; "[low, high], includes 0" when it reaches zero,
+    "[low, high]" when it lies below (bounds by ``bounds``, else ``us``); "×/÷ 3.2" when
+    wider than ±``FACTOR_BEYOND`` (the larger of high / center and center / low); else
+    "[low, high]" by ``bounds`` where given, "±4.2%" without."""
+    values = (center, low, high)
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
+        return "no interval"
+    text = bounds or us
+    if low <= 0 <= high:
+        return f"[{text(low)}, {text(high)}], includes 0"
+    if center <= 0 or high < 0:
+        return f"[{text(low)}, {text(high)}]"
+    if (high - low) / 2 / center > FACTOR_BEYOND:
+        return f"×/÷ {max(high / center, center / low):.3g}"
+    if bounds is not None:
+        return f"[{bounds(low)}, {bounds(high)}]"
+    return f"±{(high - low) / 2 / center:.1%}"

@@ -19,6 +19,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from . import _core
+from ._format import interval
 from .frame import POINT_KEY, as_frame, require
 
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ def _ratio_text(r: Any) -> str:
         return "n/a"
     if math.isinf(r.ratio_high) or math.isnan(r.ratio_low):
         return f"{r.ratio:.3f}x"
-    return f"{r.ratio:.3f}x [{r.ratio_low:.3g}, {r.ratio_high:.3g}]"
+    return f"{r.ratio:.3f}x {interval(r.ratio, r.ratio_low, r.ratio_high, lambda v: f'{v:.3g}')}"
 
 
 def side(units: int, level: str) -> str:

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import ctxbench
+from ctxbench._format import interval
 from ctxbench.record import encode
 from ctxbench.result import KINDS, from_record
 
@@ -291,6 +292,10 @@ def _point(row: Any) -> str:
     )
 
 
+def _ratio_interval(row: Any) -> str:
+    return interval(row.ratio, row.ratio_low, row.ratio_high, lambda v: f"{v:.3g}")
+
+
 def _regressions(nodeid: str, table: pd.DataFrame, fail: float) -> str:
     from .compare import side
 
@@ -299,7 +304,7 @@ def _regressions(nodeid: str, table: pd.DataFrame, fail: float) -> str:
         change = "n/a" if math.isnan(row.ratio) else f"{100 * (row.ratio - 1):+.1f}%"
         lines.append(
             f"  {_point(row)}: {row.new_us:.3f} µs, baseline {row.base_us:.3f} µs "
-            f"({change}, 95% interval of the ratio {row.ratio_low:.3g}-{row.ratio_high:.3g}; "
+            f"({change}, 95% interval of the ratio {_ratio_interval(row)}; "
             f"baseline on {side(row.units_base, row.level_base)}, "
             f"this run on {side(row.units_new, row.level_new)})"
         )
