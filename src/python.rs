@@ -571,6 +571,9 @@ fn cache_sweep<'py>(
     })?;
     let zero = sweep.sizes_kb.iter().position(|&s| s == 0).unwrap_or(0);
     let results = PyList::empty(py);
+    let streamed = crate::cache::refilled_kb(sweep.stream_kb, stride_bytes, line_bytes);
+    let rates: Vec<f64> = sweep.stream_us.iter().map(|us| streamed / us).collect();
+    let stream = stats::median(&rates);
     let split: Vec<Vec<crate::cache::Indirect>> = sweep
         .sizes_kb
         .iter()
@@ -580,7 +583,7 @@ fn cache_sweep<'py>(
             points
                 .iter()
                 .zip(&sweep.points[zero])
-                .map(|(p, z)| crate::cache::indirect(p, z, refilled))
+                .map(|(p, z)| crate::cache::indirect(p, z, refilled, stream))
                 .collect()
         })
         .collect();
@@ -609,11 +612,14 @@ fn cache_sweep<'py>(
     )?;
     indirect.set_item("refill_low", matrix(py, &field(|i| i.refill_low))?)?;
     indirect.set_item("refill_high", matrix(py, &field(|i| i.refill_high))?)?;
+    let notes = PyList::empty(py);
+    for row in &split {
+        notes.append(PyList::new(py, row.iter().map(|i| i.refill.as_str()))?)?;
+    }
+    indirect.set_item("refill_note", notes)?;
     let d = PyDict::new(py);
     d.set_item("results", results)?;
     d.set_item("indirect", indirect)?;
-    let streamed = crate::cache::refilled_kb(sweep.stream_kb, stride_bytes, line_bytes);
-    let rates: Vec<f64> = sweep.stream_us.iter().map(|us| streamed / us).collect();
     d.set_item("stream_kb", sweep.stream_kb)?;
     d.set_item("stream_kib_per_us", rates.into_pyarray(py))?;
     d.set_item("rounds", rounds)?;
@@ -1043,6 +1049,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PRECISION_MIN_TIME", stop::PRECISION_MIN_TIME)?;
     m.add_function(wrap_pyfunction!(cache_sweep, m)?)?;
     m.add("DEFAULT_ROUNDS", crate::cache::DEFAULT_ROUNDS)?;
+    m.add("REFILL_ABOVE_STREAM", crate::cache::ABOVE_STREAM)?;
     m.add("DEFAULT_TIMEOUT", config::DEFAULT_TIMEOUT)?;
     m.add("DEFAULT_PRECISION", stop::DEFAULT_PRECISION)?;
     m.add("DEFAULT_MAX_TIME", stop::DEFAULT_MAX_TIME)?;

@@ -155,14 +155,55 @@ def test_a_sweep_splits_every_point_into_direct_and_indirect_cost(no_leaks: None
         assert np.allclose(rest["indirect_us"], rest["latency_us"] - rest["direct_us"])
         assert (rest["indirect_low_us"] <= rest["indirect_us"]).all()
         assert (rest["indirect_us"] <= rest["indirect_high_us"]).all()
-        rising = rest[rest["indirect_us"] > 0]
-        assert np.allclose(rising["refill_kib_per_us"], rising["size_kb"] / rising["indirect_us"])
+        figures = rest[rest["refill_note"].isin(["", "above streaming read"])]
+        rate = figures["size_kb"] / figures["indirect_us"]
+        assert np.allclose(figures["refill_kib_per_us"], rate)
     assert (sweep.stream_kib_per_us > 0).all() and len(sweep.stream_kib_per_us) == 4
+    _refills_are_figures_only_where_resolved(t)
     for r in sweep.results:
         assert r.repetitions_made.tolist() == [2 * 4]
         assert r.stride_bytes == 64
     frame = sweep.frame()
     assert set(frame["size_kb"]) == {0, 16, 64}
+
+
+def _refills_are_figures_only_where_resolved(t: pd.DataFrame) -> None:
+    """The core's rule, as the table holds it: a rate is a number only where the indirect
+    cost's interval lies above 0, and one above the streaming read says so."""
+    unresolved = (t["size_kb"] > 0) & ~(t["indirect_low_us"] > 0)
+    assert (t.loc[unresolved, "refill_note"] == "below resolution").all()
+    assert (t.loc[t["size_kb"] == 0, "refill_note"] == "nothing to refill").all()
+    empty = t["refill_note"].isin(["below resolution", "nothing to refill"])
+    assert t.loc[empty, ["refill_kib_per_us", "refill_low", "refill_high"]].isna().all().all()
+    figures = t[~empty]
+    assert (figures["indirect_low_us"] > 0).all()
+    above = figures["refill_kib_per_us"] > figures["stream_kib_per_us"]
+    assert (figures["refill_note"] == np.where(above, "above streaming read", "")).all()
+
+
+def test_the_sizes_table_prints_no_rate_that_is_not_one() -> None:
+    from ctxbench.cli._measure import sizes_table
+
+    row = {"procs": 2, "working_set_kb": 0, "latency_us": 2.0, "direct_us": 2.0,
+           "resident_kb": 0, "stream_kib_per_us": 21.5}  # fmt: skip
+    columns = ["size_kb", "indirect_us", "indirect_low_us", "indirect_high_us",
+               "refill_kib_per_us", "refill_note"]  # fmt: skip
+    rows = [
+        dict(row, **dict(zip(columns, values)))
+        for values in [
+            (0, 0.0, 0.0, 0.0, math.nan, "nothing to refill"),
+            # 4,449 KiB/µs from an indirect cost whose interval reaches 0: no figure.
+            (64, 0.0144, -0.3, 0.33, math.nan, "below resolution"),
+            (128, 1.6, 1.5, 1.7, 80.0, "above streaming read"),
+            (4096, 256.0, 250.0, 262.0, 16.0, ""),
+        ]
+    ]
+    lines = sizes_table(pd.DataFrame(rows)).splitlines()
+    assert lines[2].split()[-2:] == ["resolution", "0"] and "below resolution" in lines[2]
+    assert "[-0.30, 0.33], includes 0" in lines[2]
+    assert "80.0 *" in lines[3] and lines[4].split()[-2] == "16.0"
+    assert lines[5].startswith("* 21.5 KiB/µs or more: faster than the streaming read")
+    assert "nearer cache" in lines[5]
 
 
 def test_the_sweep_dict_matches_the_stub() -> None:

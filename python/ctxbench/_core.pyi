@@ -27,6 +27,7 @@ __all__ = [
     "MATRIX_PER_CLASS",
     "cache_sweep",
     "DEFAULT_ROUNDS",
+    "REFILL_ABOVE_STREAM",
     "FIXED_MIN_TIME",
     "PRECISION_MIN_TIME",
     "CONFIDENCE",
@@ -53,6 +54,7 @@ DEFAULT_MAX_REPETITIONS: int
 MAX_POINTS: int
 MAX_PROCS: int
 DEFAULT_ROUNDS: int
+REFILL_ABOVE_STREAM: str
 ENGINES: tuple[str, ...]
 TRANSPORTS: dict[str, tuple[str, ...]]
 PLACEMENTS: tuple[str, ...]
@@ -373,7 +375,8 @@ def ring_check(
 @type_check_only
 class IndirectDict(TypedDict):
     """Per (size, procs), shape (len(sizes_kb), len(procs)): net(size) - net(0) in µs per
-    switch with its 95 % interval from paired rounds, and KiB refilled per µs of it."""
+    switch with its 95 % interval from paired rounds, and KiB refilled per µs of it (NaN
+    where ``refill_note`` says why there is no figure)."""
 
     us: _Floats
     low_us: _Floats
@@ -381,6 +384,7 @@ class IndirectDict(TypedDict):
     refill_kib_per_us: _Floats
     refill_low: _Floats
     refill_high: _Floats
+    refill_note: list[list[str]]
 
 @type_check_only
 class CacheSweepDict(TypedDict):

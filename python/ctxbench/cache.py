@@ -41,6 +41,8 @@ MIN_STREAM_KB = 64 * 1024
 # The last level's name in `knees`, whatever its number.
 LAST_LEVEL = "LLC"
 BOOTSTRAP = 400
+# How a refill can read faster than the streaming read (the core's words, beside its rule).
+REFILL_ABOVE_STREAM: str = _core.REFILL_ABOVE_STREAM
 # Repetitions per block: a cache sweep's round at one point, a precision-mode block elsewhere.
 BLOCK = 4
 
@@ -123,9 +125,13 @@ class CacheSweep:
     ``table`` has one row per (procs, size_kb): ``working_set_kb`` (procs × size),
     ``latency_us`` and its interval, ``direct_us`` (the same procs at size 0),
     ``indirect_us`` = net(size) − net(0) with its 95 % interval from the paired rounds,
-    ``refill_kib_per_us`` (KiB brought back per µs of indirect cost, NaN where that cost is
-    not above zero) with its interval, ``stream_kib_per_us`` (the streaming read's median in
-    the same run), ``resident_kb``. ``frame()`` is the tidy frame of every repetition, what
+    ``refill_kib_per_us`` (KiB brought back per µs of indirect cost) with its interval,
+    ``refill_note`` (the core's: "" for a plain figure; "below resolution" where the
+    indirect cost's interval reaches zero and "nothing to refill" at size 0, both with the
+    rate NaN; "above streaming read" where the rate exceeds the streaming read, which no
+    refill from memory can: ``REFILL_ABOVE_STREAM`` says how it happens),
+    ``stream_kib_per_us`` (the median of the streaming reads timed in the rounds of that
+    ring size), ``resident_kb``. ``frame()`` is the tidy frame of every repetition, what
     ``knees`` and ``plot.sizes`` read.
     """
 
@@ -206,16 +212,16 @@ def cache_sweep(
             )
         ours = [RingResult.from_core(r, meta) for r in raw["results"]]
         results += ours
-        tables.append((ours, raw["indirect"]))
+        # Each ring size's rows beside the streaming read the core checked its refills against.
+        tables.append((ours, raw["indirect"], float(np.median(raw["stream_kib_per_us"]))))
         stream += list(raw["stream_kib_per_us"])
         if bar is not None:
             bar.update(1)
     if bar is not None:
         bar.close()
-    rate = float(np.median(stream))
     results.sort(key=lambda r: (int(r.procs[0]), r.size_kb))
     tables.sort(key=lambda t: int(t[0][0].procs[0]))
-    table = pd.concat([_table(pd, ours, split, rate) for ours, split in tables], ignore_index=True)
+    table = pd.concat([_table(pd, *t) for t in tables], ignore_index=True)
     return CacheSweep(
         results=results,
         table=table,
@@ -247,6 +253,7 @@ def _table(pd: Any, results: list[RingResult], split: Any, stream: float) -> pd.
                 "refill_kib_per_us": float(split["refill_kib_per_us"][j][k]),
                 "refill_low": float(split["refill_low"][j][k]),
                 "refill_high": float(split["refill_high"][j][k]),
+                "refill_note": str(split["refill_note"][j][k]),
                 "stream_kib_per_us": stream,
                 "resident_kb": int(r.resident_kb[k]),
             })  # fmt: skip

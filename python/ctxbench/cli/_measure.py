@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core, metadata
+from .._format import interval
 from ..api import pingpong, result_metadata, ring
 from ..record import encode
 from . import _flags
@@ -268,19 +269,39 @@ def _sizes(args: argparse.Namespace) -> int:
 
 
 def sizes_table(table: Any) -> str:
-    """The ``sizes`` table: one line per (procs, size)."""
+    """The ``sizes`` table: one line per (procs, size). A refill rate is printed as a figure
+    only where the core found it one (``refill_note``); one above the streaming read is
+    marked, and explained under the table."""
+    from ..cache import REFILL_ABOVE_STREAM
+
     head = (
         f"{'procs':>5} {'KiB':>7} {'ws KiB':>8} {'net µs':>8} {'direct':>7} "
-        f"{'indirect µs [95 %]':>25} {'refill KiB/µs':>13} {'resident':>8}"
+        f"{'indirect µs [95 %]':<30} {'refill KiB/µs':>16} {'resident':>8}"
     )
     lines = [head]
+    two = lambda v: f"{v:.2f}"  # noqa: E731
     for r in table.itertuples():
+        bounds = (r.indirect_us, r.indirect_low_us, r.indirect_high_us)
+        spread = "-" if r.size_kb == 0 else interval(*bounds, two)
         lines.append(
             f"{r.procs:>5} {r.size_kb:>7} {r.working_set_kb:>8} {r.latency_us:>8.2f} "
-            f"{r.direct_us:>7.2f} {r.indirect_us:>9.2f} [{r.indirect_low_us:>6.2f}, "
-            f"{r.indirect_high_us:>6.2f}] {r.refill_kib_per_us:>13.1f} {r.resident_kb:>8}"
+            f"{r.direct_us:>7.2f} {f'{r.indirect_us:.2f} {spread}':<30} "
+            f"{_refill_text(r):>16} {r.resident_kb:>8}"
         )
+    above = table[table["refill_note"] == "above streaming read"]
+    if len(above):
+        stream = ", ".join(f"{v:.1f}" for v in sorted(set(above["stream_kib_per_us"])))
+        lines.append(f"* {stream} KiB/µs or more: {REFILL_ABOVE_STREAM}")
     return "\n".join(lines)
+
+
+def _refill_text(row: Any) -> str:
+    """A refill rate as the table prints it: its figure, or the core's reason for none."""
+    if row.refill_note == "nothing to refill":
+        return "-"
+    if row.refill_note == "above streaming read":
+        return f"{row.refill_kib_per_us:.1f} *"
+    return row.refill_note or f"{row.refill_kib_per_us:.1f}"
 
 
 def _info(args: argparse.Namespace) -> int:
