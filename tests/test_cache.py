@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import subprocess
 import sys
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 
 import ctxbench
 from ctxbench import _core, cache
+from ctxbench.cli._measure import knee_lines
 
 pd = pytest.importorskip("pandas")
 
@@ -286,10 +288,58 @@ def test_a_knee_between_caches_is_found_and_named_by_none() -> None:
     assert len(found) == 1
     assert abs(math.log2(found["working_set_kb"].iloc[0] / 200)) < 0.5
     assert found["cache"].iloc[0] is None
+    assert found["note"].iloc[0] == "no cache level within an octave: below L2 (1,024 KiB)"
+    between = ctxbench.knees(synthetic(2, [200], [0.0, 0.05], 0.2, 3), {"L1d": 16, "L2": 4096})
+    assert between["note"].iloc[0].endswith("between L1d (16 KiB) and LLC (4,096 KiB)")
+    (line,) = knee_lines(found)
+    assert "?" not in line and line.endswith(
+        "]: no cache level within an octave: below L2 (1,024 KiB)"
+    )
 
 
-def test_a_flat_curve_has_no_knee() -> None:
-    assert ctxbench.knees(synthetic(2, [], [0.02], 0.2, 4), CACHES).empty
+def test_a_flat_curve_has_no_knee_and_says_why() -> None:
+    found = ctxbench.knees(synthetic(2, [], [0.02], 0.2, 4), CACHES)
+    assert found.empty
+    (none,) = found.attrs["no_knee"]
+    assert none["procs"] == 2
+    need = float(re.search(r"needs a rise of about (\S+) µs/KiB", none["reason"])[1])
+    noise = float(re.search(r"against a noise of (\S+) per size", none["reason"])[1])
+    assert need > noise > 0
+    assert knee_lines(found) == [f"no knee: 2 procs: {none['reason']}"]
+    matched = ctxbench.knees(synthetic(8, [1024], [0.0, 0.04], 0.02, 5), CACHES)
+    assert matched.attrs["no_knee"] == [] and matched["note"].tolist() == [""]
+    assert knee_lines(matched)[0].endswith("-> L2 (1,024 KiB)")
+
+
+@pytest.mark.parametrize(
+    ("data", "kwargs", "error", "match"),
+    [
+        (None, {}, TypeError, "data: expected a CacheSweep or a frame"),
+        ("sweep.json", {}, TypeError, "data: .* got str"),
+        ("procs0", {}, ValueError, "procs: expected counts >= 1"),
+        ("nan", {}, ValueError, "value: expected finite µs"),
+        ("text", {}, ValueError, "value: expected finite µs"),
+        ("frame", {"caches": "L2"}, TypeError, "caches: expected a dict"),
+        ("frame", {"caches": {"L2": 0}}, ValueError, "caches: 'L2' must be a size in KiB > 0"),
+        ("frame", {"caches": {"L2": -5}}, ValueError, "caches: 'L2'"),
+        ("frame", {"bootstrap": 0}, ValueError, "bootstrap: must be between 10 and 10,000"),
+        ("frame", {"bootstrap": 10**7}, ValueError, "bootstrap: must be between 10 and 10,000"),
+        ("frame", {"bootstrap": 1.5}, TypeError, "bootstrap: expected an int"),
+        ("frame", {"seed": "x"}, TypeError, "seed: expected an int"),
+    ],
+)
+def test_knees_refuses_bad_input_naming_the_parameter(
+    data: Any, kwargs: dict[str, Any], error: type, match: str
+) -> None:
+    df = synthetic(2, [1024], [0.0, 0.03], 0.02, 6)
+    frames = {
+        "frame": df,
+        "procs0": df.assign(procs=0),
+        "nan": df.assign(value=np.where(df["repetition"] == 3, np.nan, df["value"])),
+        "text": df.assign(value="a"),
+    }
+    with pytest.raises(error, match=match):
+        ctxbench.knees(frames.get(data, data) if isinstance(data, str) else data, **kwargs)
 
 
 def test_noise_widens_the_interval_and_the_seed_fixes_it() -> None:

@@ -230,7 +230,8 @@ def _pipe(args: argparse.Namespace) -> int:
 
 
 def _sizes(args: argparse.Namespace) -> int:
-    from ..cache import cache_sweep, knees
+    from .._knees import knees
+    from ..cache import cache_sweep
     from ..files import save
 
     sizes: Any = "auto"
@@ -253,19 +254,29 @@ def _sizes(args: argparse.Namespace) -> int:
         print(f"ctxbench: {sweep.note}", file=sys.stderr)
     print(sizes_table(sweep.table))
     print(f"streaming read: {float(np.median(sweep.stream_kib_per_us)):.1f} KiB/µs")
-    found = knees(sweep)
-    for k in found.itertuples():
-        print(
-            f"knee: {k.procs} procs at {k.working_set_kb:,.0f} KiB "
-            f"[{k.working_set_low_kb:,.0f}, {k.working_set_high_kb:,.0f}] -> {k.cache or '?'}"
-            + (f" ({k.cache_kb:,.0f} KiB)" if k.cache else "")
-        )
+    for line in knee_lines(knees(sweep)):
+        print(line)
     for r in sweep.results:
         for message in r.warnings:
             print(f"ctxbench: {message}", file=sys.stderr)
     if args.out:
         save(sweep.results, args.out, hostname=not args.no_hostname)
     return 0
+
+
+def knee_lines(found: Any) -> list[str]:
+    """``knees``' findings in words: each knee with its interval and the cache it leaves, or
+    where it sits when it matches none; each curve without one, and why."""
+    lines = []
+    for k in found.itertuples():
+        spread = interval(
+            k.working_set_kb, k.working_set_low_kb, k.working_set_high_kb, lambda v: f"{v:,.0f}"
+        )
+        at = f"knee: {k.procs} procs at {k.working_set_kb:,.0f} KiB {spread}"
+        lines.append(f"{at} -> {k.cache} ({k.cache_kb:,.0f} KiB)" if k.cache else f"{at}: {k.note}")
+    for curve in found.attrs.get("no_knee", []):
+        lines.append(f"no knee: {curve['procs']} procs: {curve['reason']}")
+    return lines
 
 
 def sizes_table(table: Any) -> str:
