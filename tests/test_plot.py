@@ -859,3 +859,22 @@ def test_gallery_script_renders_every_figure_on_the_page(tmp_path: Path) -> None
     page = (ROOT / "docs" / "gallery.md").read_text()
     shown = set(re.findall(r"_gallery/([\w.-]+\.png)", page))
     assert rendered and rendered == shown
+
+
+@pytest.mark.parametrize(
+    ("draw", "error", "match"),
+    [
+        (lambda d: plot.compare(d, new=d, labels=("a",)), ValueError, "labels: expected two"),
+        (lambda d: plot.compare(d, new=d, labels=("a", "b", "c")), ValueError, "labels: .* 3"),
+        (lambda d: plot.compare(d, new=d, labels="ab"), TypeError, "labels: expected two"),
+        (lambda d: plot.sizes(d, knees="bogus"), TypeError, "knees: expected the frame"),
+        (lambda d: plot.sizes(d, knees=d), ValueError, "knees: not a frame of ctxbench.knees"),
+        (lambda d: plot.matrix(matrices.frame().drop(columns="latency_us")), ValueError,
+         "data: a matrix frame needs the column.s. latency_us"),
+    ],
+)  # fmt: skip
+def test_bad_arguments_name_the_parameter(
+    draw: Callable[[Any], Any], error: type, match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        draw(synthetic(series_of(1, False)))

@@ -9,6 +9,7 @@ import numpy as np
 
 from ._core import RELATIONS
 from .frame import as_frame, require
+from .schema import TABLE_ROWS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,6 +27,9 @@ def cells(data: Any) -> pd.DataFrame:
     df = as_frame(data)
     if "cpu_from" not in df.columns:
         raise ValueError("not a matrix: the rows have no cpu_from (measure with ctxbench.matrix)")
+    missing = [c for c in TABLE_ROWS["matrix"] if c not in df.columns]
+    if missing:
+        raise ValueError(f"data: a matrix frame needs the column(s) {', '.join(missing)}")
     df = df[df["benchmark"] == "matrix"]
     keys = [c for c in (*_machines(df), "cpu_from", "cpu_to", "pass_index") if c in df.columns]
     return df.drop_duplicates(keys).reset_index(drop=True)

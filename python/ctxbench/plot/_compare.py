@@ -262,12 +262,21 @@ class _Drawn:
     unknown: int = 0  # ratios ≤ 0 or undefined
 
 
+def _labels(labels: Any) -> tuple[str, str]:
+    """``labels``: the two runs' names, or a TypeError/ValueError naming it."""
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, (tuple, list)):
+        raise TypeError(f"labels: expected two names, like ('v1', 'v2'), got {labels!r}")
+    if len(labels) != 2:
+        raise ValueError(f"labels: expected two names (base, new), got {len(labels)}: {labels!r}")
+    return str(labels[0]), str(labels[1])
+
+
 def _before_after(
     data: Any, new: Any, labels: tuple[str, str] | None, log: bool, size: Size, title: Any, fig: Any
 ) -> Figure:
     rows, comparison, names = _runs(data, new)
     if labels is not None:
-        names = (str(labels[0]), str(labels[1]))
+        names = _labels(labels)
     found = _layout.facets(frame(rows, variants=_MATCHED), [PAIR, VARIANT], panels_by=("size_kb",))
     g = _layout.grid(len(found.panels), size, fig=fig, sharex="panel", stack=(1.6, 1.0))
     drawn = _Drawn()

@@ -150,6 +150,23 @@ def _cache_lines(axes: list[Any], cache: dict[str, float], xmin: float, xmax: fl
     return out
 
 
+# What plot.sizes reads of each knee (the frame ctxbench.knees returns).
+_KNEE_COLUMNS = ("procs", "working_set_kb", "working_set_low_kb", "working_set_high_kb", "cache")
+
+
+def _knee_frame(knees: Any) -> pd.DataFrame:
+    """``knees``, checked: the frame ``ctxbench.knees`` returns, or a TypeError/ValueError
+    naming it."""
+    if not hasattr(knees, "columns") or not hasattr(knees, "itertuples"):
+        raise TypeError(
+            f"knees: expected the frame ctxbench.knees returns, got {type(knees).__name__}"
+        )
+    missing = [c for c in _KNEE_COLUMNS if c not in knees.columns]
+    if missing:
+        raise ValueError(f"knees: not a frame of ctxbench.knees; it lacks {', '.join(missing)}")
+    return knees
+
+
 def _mark_knees(axes: list[Any], knees: pd.DataFrame) -> None:
     """Each knee (a ``ctxbench.knees`` row): its interval of working sets shaded and a
     triangle at it on the bottom edge; labelled right of it."""
@@ -230,7 +247,7 @@ def sizes(
     xmin, xmax = float(df["working_set_kb"].min()), float(df["working_set_kb"].max())
     missing = _cache_lines(axes, _cache_sizes(df, cache_kb), xmin, xmax)
     if knees is not None:
-        _mark_knees(axes, knees)
+        _mark_knees(axes, _knee_frame(knees))
     caches = "dotted: CPU caches" + (f" ({', '.join(missing)} off the axis)" if missing else "")
     _layout.labels(
         g, "working set: procs × size (KiB summed per hop, all participants)", (SWITCH_LABEL,)
