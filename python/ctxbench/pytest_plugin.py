@@ -43,11 +43,12 @@ import math
 import re
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 
 import ctxbench
+from ctxbench._exclusive import saying
 from ctxbench._format import interval
 from ctxbench.record import encode
 from ctxbench.result import KINDS, from_record
@@ -80,9 +81,12 @@ RECORDER = pytest.StashKey["Recorder"]()
 class Recorder:
     """The ``ctxbench`` fixture: the module's measuring functions, recording each result."""
 
-    def __init__(self, nodeid: str, sink: list[tuple[str, Any]]) -> None:
+    def __init__(
+        self, nodeid: str, sink: list[tuple[str, Any]], say: Callable[[str, bool], None] | None
+    ) -> None:
         self.nodeid = nodeid
         self._sink = sink
+        self._say = say
         self.results: list[Any] = []
 
     def _call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -90,7 +94,8 @@ class Recorder:
         function = getattr(ctxbench, name, None)
         if function is None:
             raise AttributeError(f"this version of ctxbench has no {name}()")
-        result = function(*args, **kwargs)
+        with saying(self._say):
+            result = function(*args, **kwargs)
         self.results.append(result)
         self._sink.append((self.nodeid, result))
         return result
@@ -251,9 +256,26 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(name="ctxbench")
 def ctxbench_fixture(request: pytest.FixtureRequest) -> Recorder:
     """Measure with ``ctxbench.lat_ctx``/``ring``/``pingpong`` and record the results."""
-    recorder = Recorder(request.node.nodeid, request.config.stash[STATE].recorded)
+    config = request.config
+    recorder = Recorder(request.node.nodeid, config.stash[STATE].recorded, _say_through(config))
     request.node.stash[RECORDER] = recorder
     return recorder
+
+
+def _say_through(config: pytest.Config) -> Callable[[str, bool], None] | None:
+    """Where a fixture measurement waiting for the machine says so: on pytest's terminal,
+    past its capture (a worker of pytest-xdist, whose workers wait for each other by
+    design, keeps them in its own stderr)."""
+    capture = config.pluginmanager.getplugin("capturemanager")
+    terminal = config.pluginmanager.getplugin("terminalreporter")
+    if _worker(config) or capture is None or terminal is None:
+        return None
+
+    def say(line: str, final: bool) -> None:
+        with capture.global_and_fixture_disabled():
+            terminal.write_line(line)
+
+    return say
 
 
 def _is_result(value: Any) -> bool:

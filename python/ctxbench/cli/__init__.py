@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from .._core import __version__
+from .._exclusive import patience
 from . import _matrix, _measure, _workflow
 
 # Exit status of a writer whose reader went away (128 + SIGPIPE), as `yes | head` gives.
@@ -29,7 +30,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = parser()
     args = p.parse_args(argv)
     try:
-        return int(args.func(args))
+        with patience(0 if getattr(args, "no_wait", False) else None):
+            return int(args.func(args))
     except BrokenPipeError:
         # `ctxbench info | head`: the reader has what it wanted. Quietly, also for the
         # interpreter's final flush of stdout.

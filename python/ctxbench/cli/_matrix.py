@@ -77,6 +77,7 @@ def add_parsers(sub: Any) -> None:
         "a fleet's machines side by side. `ctxbench plot FILE --kind matrix` redraws a saved one",
     )
     mx.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _flags.no_wait_flag(mx)
     mx.add_argument(
         "--no-hostname",
         action="store_true",

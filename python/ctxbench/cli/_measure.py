@@ -105,6 +105,7 @@ def _add_pipe(sub: Any) -> None:
     _flags.placement_flags(pp, "default")
     pp.add_argument("--json", action="store_true", help="print the full result as JSON")
     _no_hostname_flag(pp)
+    _flags.no_wait_flag(pp)
 
 
 def _add_sizes(sub: Any) -> None:
@@ -134,6 +135,7 @@ def _add_sizes(sub: Any) -> None:
     sz.add_argument(
         "--no-hostname", action="store_true", help="with --out: this machine's name as '(withheld)'"
     )
+    _flags.no_wait_flag(sz)
 
 
 def _add_info(sub: Any) -> None:
@@ -166,6 +168,7 @@ def _ring_flags(p: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="print the full result as JSON instead of xgraph text"
     )
     _no_hostname_flag(p)
+    _flags.no_wait_flag(p)
     p.add_argument("procs", type=int, nargs="+", help="participant counts, e.g. 2 4 8 16 20")
 
 

@@ -68,6 +68,7 @@ def _add_sweep(sub: Any) -> None:
         "finished points not measured again",
     )
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _flags.no_wait_flag(sw)
     sw.add_argument(
         "--scheduler",
         metavar="ADDRESS",
