@@ -39,19 +39,21 @@ pub struct Sweep {
 
 /// Measures `base` (its `size_kb` ignored) at every size of `sizes_kb` (which must hold 0),
 /// `rounds` times round-robin, and times the streaming read of `stream_kb` KiB once per round.
-/// Everything that cannot fit in memory is refused before the first fork.
+/// Everything that cannot fit in memory is refused before the first fork. `progress(done,
+/// rounds)` is told after each round; an error from it stops the sweep.
 pub fn sweep(
     base: &Config,
     sizes_kb: &[usize],
     rounds: usize,
     stream_kb: usize,
     interrupt: Interrupt,
+    progress: &mut dyn FnMut(usize, usize) -> Result<()>,
 ) -> Result<Sweep> {
     let configs = check(base, sizes_kb, rounds, stream_kb)?;
     let mut instances: Vec<Vec<Vec<Point>>> = vec![Vec::new(); configs.len()];
     let stream = Workload::new(Shape::new(stream_kb, base.stride_bytes)?)?;
     let mut stream_us = Vec::with_capacity(rounds);
-    for _ in 0..rounds {
+    for round in 0..rounds {
         for (cfg, got) in configs.iter().zip(&mut instances) {
             if interrupt() {
                 return Err(Error::Interrupted);
@@ -59,6 +61,7 @@ pub fn sweep(
             got.push(ring::run(cfg, interrupt)?);
         }
         stream_us.push(stream_pass_us(&stream, base.min_time));
+        progress(round + 1, rounds)?;
     }
     let points = instances
         .into_iter()
@@ -275,6 +278,10 @@ mod tests {
     use super::*;
     use crate::placement::Placement;
 
+    fn quiet(_: usize, _: usize) -> Result<()> {
+        Ok(())
+    }
+
     fn quick(procs: Vec<usize>) -> Config {
         Config {
             min_time: 0.002,
@@ -285,26 +292,45 @@ mod tests {
 
     #[test]
     fn a_grid_without_zero_or_with_one_round_is_refused_before_forking() {
-        let e = sweep(&quick(vec![2]), &[4, 16], 3, 64, &mut || false).unwrap_err();
+        let e = sweep(&quick(vec![2]), &[4, 16], 3, 64, &mut || false, &mut quiet).unwrap_err();
         assert!(e.to_string().contains("sizes_kb"), "{e}");
-        let e = sweep(&quick(vec![2]), &[0, 16], 1, 64, &mut || false).unwrap_err();
+        let e = sweep(&quick(vec![2]), &[0, 16], 1, 64, &mut || false, &mut quiet).unwrap_err();
         assert!(e.to_string().contains("rounds"), "{e}");
-        let e = sweep(&quick(vec![2]), &[0, 8], 2, 64, &mut || false);
+        let e = sweep(&quick(vec![2]), &[0, 8], 2, 64, &mut || false, &mut quiet);
         assert!(e.is_ok());
     }
 
     #[test]
     fn a_grid_that_cannot_fit_in_memory_fails_before_forking() {
-        let e = sweep(&quick(vec![2, 100_000]), &[0, 1 << 20], 2, 64, &mut || {
-            false
-        })
+        let e = sweep(
+            &quick(vec![2, 100_000]),
+            &[0, 1 << 20],
+            2,
+            64,
+            &mut || false,
+            &mut quiet,
+        )
         .unwrap_err();
         assert!(matches!(e, Error::Memory { .. }), "{e}");
     }
 
     #[test]
     fn every_size_and_count_gets_one_block_per_round() {
-        let s = sweep(&quick(vec![2, 3]), &[0, 8, 64], 3, 256, &mut || false).unwrap();
+        let mut told = Vec::new();
+        let mut heard = |done: usize, of: usize| {
+            told.push((done, of));
+            Ok(())
+        };
+        let s = sweep(
+            &quick(vec![2, 3]),
+            &[0, 8, 64],
+            3,
+            256,
+            &mut || false,
+            &mut heard,
+        )
+        .unwrap();
+        assert_eq!(told, vec![(1, 3), (2, 3), (3, 3)]);
         assert_eq!(s.points.len(), 3);
         assert_eq!(s.stream_us.len(), 3);
         assert!(s.stream_us.iter().all(|&us| us > 0.0));

@@ -533,7 +533,7 @@ fn set_stop_items(d: &Bound<'_, PyDict>, stop: &Stop) -> PyResult<()> {
 #[pyo3(signature = (procs, sizes_kb, *, engine="process", transport=None,
     stride_bytes=crate::workload::DEFAULT_STRIDE_BYTES, rounds=crate::cache::DEFAULT_ROUNDS,
     placement=None, cpu=None, min_time=None, timeout=config::DEFAULT_TIMEOUT, line_bytes=64,
-    stream_kb=0))]
+    stream_kb=0, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn cache_sweep<'py>(
     py: Python<'py>,
@@ -549,6 +549,7 @@ fn cache_sweep<'py>(
     #[pyo3(from_py_with = timeout_arg)] timeout: f64,
     line_bytes: usize,
     #[pyo3(from_py_with = size_kb_arg)] stream_kb: usize,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sizes_kb = sizes_kb
         .iter()
@@ -566,9 +567,30 @@ fn cache_sweep<'py>(
         stop: block,
         ..Config::lat_ctx(procs)
     };
-    let sweep = measure(py, |interrupt| {
-        crate::cache::sweep(&base, &sizes_kb, rounds, stream_kb, interrupt)
-    })?;
+    // As `measure`, and an exception raised by `progress(done, rounds)` stops the sweep and
+    // is raised again.
+    let pending: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
+    let keep = |e: PyErr| {
+        *pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+        Error::Interrupted
+    };
+    let outcome = py.detach(|| {
+        let mut interrupt = || Python::attach(|py| py.check_signals().map_err(keep).is_err());
+        let mut heard = |done: usize, of: usize| match &progress {
+            None => Ok(()),
+            Some(f) => Python::attach(|py| f.call1(py, (done, of)).map(drop).map_err(keep)),
+        };
+        crate::cache::sweep(
+            &base,
+            &sizes_kb,
+            rounds,
+            stream_kb,
+            &mut interrupt,
+            &mut heard,
+        )
+    });
+    let pending = pending.into_inner().unwrap_or_else(|p| p.into_inner());
+    let sweep = outcome.map_err(|e| to_py(e, pending))?;
     let zero = sweep.sizes_kb.iter().position(|&s| s == 0).unwrap_or(0);
     let results = PyList::empty(py);
     let streamed = crate::cache::refilled_kb(sweep.stream_kb, stride_bytes, line_bytes);

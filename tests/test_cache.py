@@ -233,6 +233,34 @@ def test_the_sizes_command_prints_the_split_and_the_knees() -> None:
     assert len([line for line in out.splitlines() if line.lstrip().startswith("2 ")]) == 3
 
 
+def test_the_sizes_command_reports_each_round_where_no_bar_shows() -> None:
+    args = [sys.executable, "-m", "ctxbench", "sizes", "--procs", "2", "3", "--sizes", "0", "8",
+            "16", "--rounds", "2"]  # fmt: skip
+    err = subprocess.run(args, capture_output=True, text=True, check=True).stderr
+    rounds = [line for line in err.splitlines() if line.startswith("ctxbench sweep of sizes: ")]
+    assert [line.split(": ")[1].split(" (")[0] for line in rounds] == [
+        f"round {k} of 4" for k in range(1, 5)
+    ]
+    assert all("procs, 3 sizes)" in line for line in rounds)
+    quiet = subprocess.run([*args, "--no-progress"], capture_output=True, text=True, check=True)
+    assert "round" not in quiet.stderr
+
+
+def test_the_core_tells_every_round_and_an_error_there_stops_the_sweep() -> None:
+    heard: list[tuple[int, int]] = []
+    _core.cache_sweep([2], [0, 4], rounds=3, min_time=0.002, progress=lambda *a: heard.append(a))
+    assert heard == [(1, 3), (2, 3), (3, 3)]
+
+    class Stop(Exception):
+        pass
+
+    def stop(done: int, of: int) -> None:
+        raise Stop(done)
+
+    with pytest.raises(Stop):
+        _core.cache_sweep([2], [0, 4], rounds=3, min_time=0.002, progress=stop)
+
+
 @pytest.mark.slow
 def test_a_real_sweep_finds_knees_that_name_nearby_caches() -> None:
     """What holds under load: every knee lies inside its interval, and a cache it names is

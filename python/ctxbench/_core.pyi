@@ -412,6 +412,7 @@ def cache_sweep(
     timeout: float = ...,
     line_bytes: int = 64,
     stream_kb: int = 0,
+    progress: Callable[[int, int], object] | None = None,
 ) -> CacheSweepDict: ...
 def pingpong(
     loops: int | None = None,

@@ -20,7 +20,7 @@ from . import _core
 from ._exclusive import measuring
 from ._knees import knees as knees  # ctxbench.cache.knees, as before it had its module
 from ._knees import named_levels
-from ._progress import progress_bar
+from ._progress import Steps
 from .api import result_metadata
 from .frame import concat, require
 from .grid import listed
@@ -154,7 +154,8 @@ def cache_sweep(
     every size and times a streaming read of the same workload over max(64 MiB, 4 × the
     largest cache). Size 0 is added when missing. Pinned to one CPU by default
     (``placement="single"``), as lmbench's Figure 2 and Li et al. measure. ``progress`` as
-    in ``ctxbench.sweep`` (one step per ring size).
+    in ``ctxbench.sweep``, one step per round of each ring size; where no bar shows (stderr
+    not a terminal, outside Jupyter) ``progress=True`` prints a line per round on stderr.
     """
     pd = require("pandas", "cache_sweep")
     if isinstance(sizes_kb, str) and sizes_kb != "auto":
@@ -178,7 +179,7 @@ def cache_sweep(
     stream_kb = max(MIN_STREAM_KB, REACH * largest)
     meta = result_metadata()
     results, tables, stream = [], [], []
-    bar = progress_bar(progress, len(counts), "ctxbench sweep of sizes")
+    steps = Steps(progress, rounds * len(counts), "ctxbench sweep of sizes", "round")
     # One ring size at a time: each has its own grid, and size 0 to pair every round with.
     # The one needing the most memory first: the core refuses a grid that cannot fit before
     # forking, so a sweep that cannot fit fails before anything is measured.
@@ -197,16 +198,14 @@ def cache_sweep(
                 timeout=timeout,
                 line_bytes=caches.line_bytes if caches else 64,
                 stream_kb=stream_kb,
+                progress=lambda done, of, p=p: steps.step(f"{p} procs, {len(grids[p])} sizes"),
             )
         ours = [RingResult.from_core(r, meta) for r in raw["results"]]
         results += ours
         # Each ring size's rows beside the streaming read the core checked its refills against.
         tables.append((ours, raw["indirect"], float(np.median(raw["stream_kib_per_us"]))))
         stream += list(raw["stream_kib_per_us"])
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
+    steps.close()
     results.sort(key=lambda r: (int(r.procs[0]), r.size_kb))
     tables.sort(key=lambda t: int(t[0][0].procs[0]))
     table = pd.concat([_table(pd, *t) for t in tables], ignore_index=True)

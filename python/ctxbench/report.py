@@ -1,7 +1,7 @@
 """What ctxbench says to a person while it runs, worded in one place: who holds the machine's
-measuring lock while a measurement waits for it, how long it waited, and why it gave up. The
-command line, the pytest plugin and the fleet print these words (``ctxbench._exclusive``
-decides when)."""
+measuring lock while a measurement waits for it, how long it waited, and why it gave up (the
+command line, the pytest plugin and the fleet print these; ``ctxbench._exclusive`` decides
+when); how far a long call is where no progress bar shows it (``ctxbench._progress``)."""
 
 from __future__ import annotations
 
@@ -53,3 +53,9 @@ def busy(who: str, path: object, patience: float) -> str:
         f"another ctxbench measurement on this machine ({who}) {held}: measurements wait "
         "for each other, since two at once both read high; stop it or wait for it"
     )
+
+
+def step(desc: str, done: int, total: int, unit: str, what: str, seconds: float) -> str:
+    """One line of a long call's progress where no bar shows it: "ctxbench sweep of sizes:
+    round 3 of 10 (2 procs, 29 sizes), 12 s"."""
+    return f"{desc}: {unit} {done} of {total} ({what}), {seconds:.0f} s"

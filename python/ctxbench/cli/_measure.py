@@ -135,6 +135,11 @@ def _add_sizes(sub: Any) -> None:
     sz.add_argument(
         "--no-hostname", action="store_true", help="with --out: this machine's name as '(withheld)'"
     )
+    sz.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress (default: a bar on a terminal, else a line per round on stderr)",
+    )
     _flags.no_wait_flag(sz)
 
 
@@ -252,6 +257,7 @@ def _sizes(args: argparse.Namespace) -> int:
         rounds=args.rounds,
         placement=args.placement if args.placement is not None else "single",
         cpu=args.cpu,
+        progress=not args.no_progress,
     )
     if sweep.note:
         print(f"ctxbench: {sweep.note}", file=sys.stderr)
