@@ -128,7 +128,12 @@ def _add_sizes(sub: Any) -> None:
         metavar="KB",
         help="KiB per participant, or 'auto' (default): 0 and 4 KiB on, 2 per octave",
     )
-    sz.add_argument("--rounds", type=int, default=_core.DEFAULT_ROUNDS, help="rounds (blocks)")
+    sz.add_argument(
+        "--rounds",
+        type=int,
+        default=_core.DEFAULT_ROUNDS,
+        help=f"rounds: each measures one block of every size (default {_core.DEFAULT_ROUNDS})",
+    )
     _flags.stride_flag(sz)
     _flags.placement_flags(sz, "single")
     sz.add_argument("--out", default=None, help="save every ring result here (.json, .csv, …)")
@@ -214,7 +219,9 @@ def _ring(args: argparse.Namespace) -> int:
             )
     stable = all(v == "stable" for v in r.stats["verdict"])
     one_cpu = bool(r.one_cpu.size) and bool(r.one_cpu.all())
-    hints = metadata.hints(r.metadata, placement=r.placement, one_cpu=one_cpu, stable=stable)
+    hints = metadata.hints(
+        r.metadata, placement=r.placement, one_cpu=one_cpu, stable=stable, engine=r.engine
+    )
     for line in hints:
         print(f"ctxbench: hint: {line}", file=sys.stderr)
     return 0

@@ -120,7 +120,7 @@ def _add_compare(sub: Any) -> None:
     cp = sub.add_parser(
         "compare",
         help="compare two result files point by point; exit 1 when a point regressed",
-        description="Per point: the ratio new/base with its 95%% interval, each side's "
+        description="Per point: the ratio new/base with its 95% interval, each side's "
         "uncertainty from its ring instances (or its runs, where a file holds several). A "
         "point is slower when the interval lies above 1 and the ratio exceeds 1 + "
         "--threshold. Exit status 0 when no point is slower, 1 when one is.",
