@@ -3,7 +3,8 @@ in µs with lat_ctx's two decimals, and three significant digits below 0.1 µs, 
 decimals would lose more than a tenth of the value (a fiber's 0.0047 µs prints as 0.00470,
 not 0.00); a 95 % interval as ±percent while it is within ±``FACTOR_BEYOND``, as a factor
 ×/÷ beyond (a ±700 % interval of a positive figure means "within a factor of 8", and reads
-so), and with its bounds where it reaches zero, which no factor covers."""
+so), and with its bounds where it reaches zero, which no factor covers; text read from a file
+or another process (``plain``) with its control characters made visible."""
 
 from __future__ import annotations
 
@@ -43,3 +44,14 @@ def interval(
     if bounds is not None:
         return f"[{bounds(low)}, {bounds(high)}]"
     return f"±{(high - low) / 2 / center:.1%}"
+
+
+def plain(value: object) -> str:
+    """``value`` as text safe to print on a terminal: every character that is not printable
+    (escape sequences, carriage returns, newlines, other control characters) written as its
+    Python escape, ``\\x1b`` for ESC. Every string a printer takes from a results file or
+    another process goes through here: a file can hold anything."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)

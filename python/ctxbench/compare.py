@@ -19,7 +19,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from . import _core
-from ._format import interval
+from ._format import interval, plain
 from .frame import POINT_KEY, as_frame, require
 
 if TYPE_CHECKING:
@@ -199,12 +199,13 @@ def format_comparison(df: pd.DataFrame) -> str:
     )
     lines = [header]
     for r in df.itertuples(index=False):
-        name = f"{r.engine}/{r.transport}"
+        # Names come from the files compared: printed with their control characters escaped.
+        name = plain(f"{r.engine}/{r.transport}")
         lines.append(
             (
-                *((str(r.test),) if tests else ()),
-                name if r.benchmark == "ring" else f"{name} ({r.benchmark})",
-                str(r.placement),
+                *((plain(r.test),) if tests else ()),
+                name if r.benchmark == "ring" else f"{name} ({plain(r.benchmark)})",
+                plain(r.placement),
                 f"{r.size_kb}k",
                 str(r.parallel),
                 str(r.procs),
@@ -245,7 +246,7 @@ def format_comparison(df: pd.DataFrame) -> str:
     if context:
         text.append(
             "the two runs differ in "
-            + "; ".join(context)
+            + "; ".join(plain(c) for c in context)
             + ": a difference may be the machine's, not the code's"
         )
     return "\n".join(text)

@@ -49,7 +49,7 @@ import pytest
 
 import ctxbench
 from ctxbench._exclusive import saying
-from ctxbench._format import interval
+from ctxbench._format import interval, plain
 from ctxbench.record import encode
 from ctxbench.result import KINDS, from_record
 
@@ -309,7 +309,8 @@ def _point(row: Any) -> str:
     name = f"{row.engine}/{row.transport}"
     if row.benchmark != "ring":
         name += f" ({row.benchmark})"
-    return (
+    # The baseline is a file: whatever it holds is printed with control characters escaped.
+    return plain(
         f"{name} placement={row.placement} size={row.size_kb}k P={row.parallel} procs={row.procs}"
     )
 
@@ -331,7 +332,7 @@ def _regressions(nodeid: str, table: pd.DataFrame, fail: float) -> str:
             f"this run on {side(row.units_new, row.level_new)})"
         )
     for note in table.attrs.get("context") or []:
-        lines.append(f"  note: the baseline differs in {note}")
+        lines.append(f"  note: the baseline differs in {plain(note)}")
     return "\n".join(lines)
 
 

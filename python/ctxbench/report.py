@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import time
 
+from ._format import plain
+
 # A holder's command line is cut to this many characters: enough to tell which run it is.
 COMMAND_CHARS = 80
 
@@ -16,9 +18,9 @@ def holder(pid: int | None, command: str = "", state: str = "", since: float | N
     of it as is known; "another process" when nothing is."""
     if pid is None:
         return "another process"
-    # One line whatever the command holds (a `python -c` script has newlines), no control
-    # characters.
-    command = " ".join("".join(c if c.isprintable() else " " for c in command).split())
+    # One line whatever the command holds (a `python -c` script has newlines), any other
+    # control character escaped.
+    command = plain(" ".join(command.split()))
     if len(command) > COMMAND_CHARS:
         command = command[: COMMAND_CHARS - 1] + "…"
     inside = ", ".join(part for part in (command, f"state {state}" if state else "") if part)
