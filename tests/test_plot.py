@@ -254,7 +254,7 @@ def layout_faults(fig: Figure) -> list[str]:
     legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
     for leg in legends:
         box = leg.get_window_extent(renderer)
-        own = {id(t) for t in leg.get_texts()}
+        own = {id(t) for t in [*leg.get_texts(), leg.get_title()]}
         if _outside(box, fig):
             faults.append("legend clipped")
         faults += [
@@ -584,13 +584,36 @@ def test_lat_ctx_log(frame: pd.DataFrame) -> None:
     assert all(line.get_xdata().tolist() == [3] for line in fig.axes[0].lines)
 
 
-def test_many_series_become_panels() -> None:
+def test_many_series_become_panels_each_with_its_own_legend() -> None:
     fig = plot.lat_ctx(synthetic(series_of(12, False)))
     assert len(fig.axes) == 2
     assert [len(curves(ax)) for ax in fig.axes] == [6, 6]
-    assert [ax.get_title() for ax in fig.axes] == ["(1 of 2)", "(2 of 2)"]
+    # No "(1 of 2)": a legend above each panel names its colours, at most six; the figure's
+    # legend keeps what the panels share (markers, flags), never the twelve colours.
+    named = [[t.get_text() for t in ax.get_legend().get_texts()] for ax in fig.axes]
+    assert all(len(names) <= 6 for names in named)
+    assert len({n for names in named for n in names}) == len(series_colours_of(fig))
+    for ax, names in zip(fig.axes, named):
+        assert all(any(line.get_label().startswith(n) for line in curves(ax)) for n in names)
+    assert all(len(leg.get_texts()) <= 6 for leg in fig.legends)
+    assert layout_faults(fig) == []
     # Both panels on one y scale, labelled once.
     assert fig.axes[0].get_ylim() == fig.axes[1].get_ylim()
+
+
+def series_colours_of(fig: Figure) -> set[str]:
+    return {c for ax in fig.axes for c in series_colours(ax)}
+
+
+def test_a_sizes_panel_is_titled_by_the_sizes_it_holds() -> None:
+    many = synthetic([{"size_kb": 4 * 2**k} for k in range(8)], procs=tuple(range(2, 11)))
+    fig = plot.sizes(many)
+    titles = [ax.get_legend().get_title().get_text() for ax in fig.axes]
+    assert titles == ["size=4k to size=32k", "size=64k to size=512k"]
+    assert all(ax.get_title() == "" for ax in fig.axes)
+    legends = [ax.get_legend() for ax in fig.axes] + list(fig.legends)
+    assert all(len(leg.get_texts()) <= 6 for leg in legends)
+    assert layout_faults(fig) == []
 
 
 def test_compare_points_per_series_and_panel_per_size(frame: pd.DataFrame) -> None:
@@ -878,3 +901,14 @@ def test_bad_arguments_name_the_parameter(
 ) -> None:
     with pytest.raises(error, match=match):
         draw(synthetic(series_of(1, False)))
+
+
+def test_sizes_draws_a_curve_per_ring_size_over_many_sizes() -> None:
+    """A cache sweep: 2 ring sizes over 29 array sizes is two curves against the working set
+    (a curve per size was 29 legend entries over panels titled "(1 of 5)")."""
+    sizes = [4 * 2 ** (k / 2) for k in range(29)]
+    sweep = synthetic([{"size_kb": round(s)} for s in sizes], procs=(2, 8))
+    fig = plot.sizes(sweep)
+    (ax,) = fig.axes
+    assert sorted(line.get_label() for line in curves(ax)) == ["2 procs", "8 procs"]
+    assert set(legend(fig)) - FLAG_TEXTS == {"2 procs", "8 procs"}

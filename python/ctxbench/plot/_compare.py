@@ -134,7 +134,7 @@ def _side_by_side(
     df: pd.DataFrame, log: bool, size: Size, title: Any, fig: Any, ax: Any, main: str
 ) -> Figure:
     found = _layout.facets(df, [PAIR, VARIANT], panels_by=("size_kb",), one_axes=ax is not None)
-    g = _layout.grid(len(found.panels), size, fig=fig, ax=ax, sharex=None)
+    g = _layout.grid(len(found.panels), size, one_column=found.split, fig=fig, ax=ax, sharex=None)
     drawn, seen, dropped = [], set(), 0
     for stack, panel in zip(g.axes, found.panels):
         a = stack[0]
@@ -154,9 +154,9 @@ def _side_by_side(
         if log:
             _ticks.plain_log(a, "y")
         _procs_axis(a, procs)
-    limits(g.axes[0][0], drawn, log=log)
+    limits(g.axes[0][0], drawn)
     _layout.labels(g, PROCS_LABEL, (SWITCH_LABEL,))
-    _layout.panel_titles(g, found.panels)
+    _layout.panel_titles(g, found)
     detail = "point: median; bar: 95% CI of the median (IQR where a point has none)"
     return _layout.finish(
         g,
@@ -278,7 +278,9 @@ def _before_after(
     if labels is not None:
         names = _labels(labels)
     found = _layout.facets(frame(rows, variants=_MATCHED), [PAIR, VARIANT], panels_by=("size_kb",))
-    g = _layout.grid(len(found.panels), size, fig=fig, sharex="panel", stack=(1.6, 1.0))
+    g = _layout.grid(
+        len(found.panels), size, one_column=found.split, fig=fig, sharex="panel", stack=(1.6, 1.0)
+    )
     drawn = _Drawn()
     for (top, bottom), panel in zip(g.axes, found.panels):
         procs = sorted(panel.rows["procs"].unique())
@@ -292,11 +294,11 @@ def _before_after(
             _ticks.plain_log(a, "y")
         _procs_axis(bottom, procs)
         _procs_axis(top, procs)
-    limits(g.axes[0][0], drawn.points, log=log)
+    limits(g.axes[0][0], drawn.points)
     one = frame_of({0: {"median": 1.0, "lim_low": 1.0, "lim_high": 1.0}})
     limits(g.axes[0][1], [*drawn.ratios, one], log=True)
     _layout.labels(g, PROCS_LABEL, (SWITCH_LABEL, "ratio"))
-    _layout.panel_titles(g, found.panels)
+    _layout.panel_titles(g, found)
     handles = found.handles() + _run_handles(names) + _verdict_handles(drawn.verdicts)
     return _layout.finish(
         g,

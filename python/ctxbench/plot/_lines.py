@@ -97,13 +97,13 @@ def lat_ctx(
     check_band(band)
     df = frame(data)
     found = _layout.facets(df, _KEYS, one_axes=ax is not None)
-    g = _layout.grid(len(found.panels), size, fig=fig, ax=ax)
+    g = _layout.grid(len(found.panels), size, one_column=found.split, fig=fig, ax=ax)
     _, seen, dropped = _curves(g, found, "procs", band, log)
     procs = sorted(df["procs"].unique())
     if len(procs) <= 32:
         g.axes[0][0].xaxis.set_major_locator(_ticks.SpacedLocator(procs))
     _layout.labels(g, PROCS_LABEL, (SWITCH_LABEL,))
-    _layout.panel_titles(g, found.panels)
+    _layout.panel_titles(g, found)
     return _layout.finish(
         g,
         found.handles() + _layout.flag_handles(seen),
@@ -111,6 +111,12 @@ def lat_ctx(
         main="Context-switch latency (lat_ctx)",
         detail=_detail(df, band, dropped),
     )
+
+
+def _curve_of(df: pd.DataFrame) -> str:
+    """What one curve of ``sizes`` follows: the column of ``procs`` and ``size_kb`` with the
+    fewer values (size on a tie, as lmbench draws), the other running along the x axis."""
+    return "procs" if df["procs"].nunique() < df["size_kb"].nunique() else "size_kb"
 
 
 def _cache_sizes(df: pd.DataFrame, cache_kb: dict[str, float] | None) -> dict[str, float]:
@@ -226,8 +232,11 @@ def sizes(
     knees: Any = None,
 ) -> Figure:
     """µs per switch against the ring's working set, procs × size_kb (log axis), one line
-    per size and engine/transport (colours as in ``lat_ctx``), with the CPU's cache sizes
-    as dotted reference lines: the curve steps up where the working set leaves a cache.
+    per engine/transport (colours as in ``lat_ctx``) and per ring size or per array size,
+    whichever the data has fewer of (a ``cache_sweep``'s few ring sizes over many sizes: a
+    curve per ring size; lmbench's few sizes over many process counts: a curve per size),
+    with the CPU's cache sizes as dotted reference lines: the curve steps up where the
+    working set leaves a cache.
 
     ``cache_kb`` (e.g. ``{"L1d": 48, "L2": 2048}``) overrides the sizes recorded in the
     results' metadata. Size 0 has no working set and is left out. ``knees`` (the frame
@@ -239,8 +248,8 @@ def sizes(
     if df.empty:
         raise ValueError("nothing to plot: every point has size 0 (no working set)")
     df = df.assign(working_set_kb=df["procs"] * df["size_kb"])
-    found = _layout.facets(df, _KEYS, one_axes=ax is not None)
-    g = _layout.grid(len(found.panels), size, fig=fig, ax=ax)
+    found = _layout.facets(df, [PAIR, VARIANT, _curve_of(df)], one_axes=ax is not None)
+    g = _layout.grid(len(found.panels), size, one_column=found.split, fig=fig, ax=ax)
     _, seen, dropped = _curves(g, found, "working_set_kb", band, log)
     axes = [stack[0] for stack in g.axes]
     _ticks.plain_log(axes[0], "x", base=2, text=_ticks.kib)
@@ -252,7 +261,7 @@ def sizes(
     _layout.labels(
         g, "working set: procs × size (KiB summed per hop, all participants)", (SWITCH_LABEL,)
     )
-    _layout.panel_titles(g, found.panels)
+    _layout.panel_titles(g, found)
     return _layout.finish(
         g,
         found.handles() + _layout.flag_handles(seen),
