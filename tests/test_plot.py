@@ -31,7 +31,11 @@ from ctxbench.plot import _matrix as matrix_module
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent
-FLAG_TEXTS = {"below resolution (net ≤ 0)", "bimodal (two modes: the median is neither)"}
+FLAG_TEXTS = {
+    "below resolution (net ≤ 0)",
+    "bimodal (two modes: the median is neither)",
+    "interval cut at 0 µs (it reaches below)",
+}
 
 
 @pytest.fixture(scope="module")
@@ -631,7 +635,8 @@ def test_compare_points_per_series_and_panel_per_size(frame: pd.DataFrame) -> No
 
 def test_compare_interval_bars_are_the_ci(frame: pd.DataFrame) -> None:
     ax = plot.compare(frame).axes[0]
-    ends = np.r_[frame["ci_low"].unique(), frame["ci_high"].unique()]
+    # Cut at 0 where a measured interval reaches below (a loaded machine's few repetitions).
+    ends = np.r_[frame["ci_low"].unique(), frame["ci_high"].unique()].clip(0.0)
     bars = [c for c in ax.collections if isinstance(c, LineCollection)]
     assert bars
     for bar in bars:
@@ -773,7 +778,8 @@ def with_outliers(frame: pd.DataFrame) -> pd.DataFrame:
 
 def test_band_is_the_confidence_interval(frame: pd.DataFrame) -> None:
     fig = plot.lat_ctx(frame)
-    ends = np.r_[frame["ci_low"].unique(), frame["ci_high"].unique()]
+    # Cut at 0 where a measured interval reaches below (a loaded machine's few repetitions).
+    ends = np.r_[frame["ci_low"].unique(), frame["ci_high"].unique()].clip(0.0)
     for band in bands(fig.axes[0]):
         for y in band.get_paths()[0].vertices[:, 1]:
             assert np.isclose(ends, y).any(), f"band at {y} is not a CI end"
@@ -808,19 +814,27 @@ def test_flagged_points_are_marked(frame: pd.DataFrame, tmp_path: Path) -> None:
     flagged.loc[:, "verdict"] = np.where(two, "bimodal", "stable")
     fig = plot.lat_ctx(flagged)
     # One hollow marker per flagged point: two sizes of each flagged (placement, procs).
+    # (An interval of this loaded machine's few repetitions may also reach below 0: its cut
+    # mark is no flag of the point.)
+    cut = "_flag band_cut"
     marks = sorted(
         (c.get_label(), c.get_offsets()[:, 0].tolist())
         for c in fig.axes[0].collections
-        if isinstance(c, PathCollection)
+        if isinstance(c, PathCollection) and c.get_label() != cut
     )
     assert marks == [("_flag below_resolution", [2.0])] * 2 + [("_flag bimodal", [3.0])] * 2
-    assert legend(fig)[-2:] == [
+    assert [t for t in legend(fig) if not t.startswith("interval cut")][-2:] == [
         "below resolution (net ≤ 0)",
         "bimodal (two modes: the median is neither)",
     ]
     saves(fig, tmp_path / "flagged.png")
     points = plot.compare(flagged)
-    hollow = [c for ax in points.axes for c in ax.collections if isinstance(c, PathCollection)]
+    hollow = [
+        c
+        for ax in points.axes
+        for c in ax.collections
+        if isinstance(c, PathCollection) and c.get_label() != cut
+    ]
     assert len(hollow) == 2 * 2  # two flagged points per size, two sizes
     assert "bimodal (two modes: the median is neither)" in legend(points)
 
@@ -901,6 +915,24 @@ def test_bad_arguments_name_the_parameter(
 ) -> None:
     with pytest.raises(error, match=match):
         draw(synthetic(series_of(1, False)))
+
+
+def test_a_band_that_reaches_below_zero_is_cut_there_and_marked(frame: pd.DataFrame) -> None:
+    df = synthetic(series_of(1, False))
+    df.loc[df["procs"] == 2, "ci_low"] = -1.5
+    for fig in (plot.lat_ctx(df), plot.sizes(df)):
+        ax = fig.axes[0]
+        lowest = min(c.get_paths()[0].vertices[:, 1].min() for c in bands(ax))
+        assert lowest == 0.0 and ax.get_ylim()[0] == 0.0
+        assert "interval cut at 0 µs (it reaches below)" in legend(fig)
+        (cut,) = [c for c in ax.collections if c.get_label() == "_flag band_cut"]
+        assert cut.get_offsets()[:, 1].tolist() == [0.0]
+    bars = plot.compare(df).axes[0]
+    ends = [s[:, 1].min() for c in bars.collections if isinstance(c, LineCollection)
+            for s in c.get_segments()]  # fmt: skip
+    assert min(ends) == 0.0
+    uncut = plot.lat_ctx(synthetic(series_of(1, False)))
+    assert "interval cut at 0 µs (it reaches below)" not in legend(uncut)
 
 
 def test_sizes_draws_a_curve_per_ring_size_over_many_sizes() -> None:

@@ -150,11 +150,11 @@ def _side_by_side(
             drawn.append(p)
             x = np.array([slot[v] for v in p.index], dtype=float) + offset
             _dots(a, x, p, s.color, s.marker, s.dash)
-            seen |= _layout.mark_flags(a, x, p, s.color)
+            seen |= _layout.mark_flags(a, x, p, s.color, log=log)
         if log:
             _ticks.plain_log(a, "y")
         _procs_axis(a, procs)
-    limits(g.axes[0][0], drawn)
+    limits(g.axes[0][0], drawn, log=log)
     _layout.labels(g, PROCS_LABEL, (SWITCH_LABEL,))
     _layout.panel_titles(g, found)
     detail = "point: median; bar: 95% CI of the median (IQR where a point has none)"
@@ -294,7 +294,7 @@ def _before_after(
             _ticks.plain_log(a, "y")
         _procs_axis(bottom, procs)
         _procs_axis(top, procs)
-    limits(g.axes[0][0], drawn.points)
+    limits(g.axes[0][0], drawn.points, log=log)
     one = frame_of({0: {"median": 1.0, "lim_low": 1.0, "lim_high": 1.0}})
     limits(g.axes[0][1], [*drawn.ratios, one], log=True)
     _layout.labels(g, PROCS_LABEL, (SWITCH_LABEL, "ratio"))
@@ -330,7 +330,7 @@ def _medians(
         drawn.points.append(p)
         x = np.array([slot[v] for v in p.index], dtype=float) + offset + (2 * run - 1) * half
         _dots(ax, x, p, s.color, s.marker, "none", hollow=run == 0)
-        drawn.flags |= _layout.mark_flags(ax, x, p, s.color)
+        drawn.flags |= _layout.mark_flags(ax, x, p, s.color, log=log)
 
 
 def _ratio_points(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _style
-from ._data import FLAGS, PAIR
+from ._data import CUT, FLAGS, PAIR
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -426,8 +426,11 @@ def _wrap_labels(handles: list[Any], width: float) -> None:
         h.set_label(_style.wrap(h.get_label(), width, _LEGEND_PT))
 
 
-def mark_flags(ax: Axes, x: np.ndarray, points: pd.DataFrame, color: Any) -> set[str]:
-    """Hollow markers on the flagged points; returns the flags that occur."""
+def mark_flags(
+    ax: Axes, x: np.ndarray, points: pd.DataFrame, color: Any, *, log: bool = False
+) -> set[str]:
+    """Hollow markers on the flagged points, and a triangle at 0 under each point whose
+    band was cut there (not on a log axis, which has no 0); returns the flags that occur."""
     seen = set()
     for flag, (marker, _) in FLAGS.items():
         hit = points[flag].to_numpy(dtype=bool)
@@ -444,23 +447,26 @@ def mark_flags(ax: Axes, x: np.ndarray, points: pd.DataFrame, color: Any) -> set
                 zorder=4,
                 label=f"_flag {flag}",
             )
+    flag, marker, _ = CUT
+    cut = points[flag].to_numpy(dtype=bool) if flag in points.columns else np.zeros(0, bool)
+    if cut.any() and not log:
+        seen.add(flag)
+        ax.scatter(x[cut], np.zeros(int(cut.sum())), marker=marker, s=30, color=color,
+                   clip_on=False, zorder=4, label=f"_flag {flag}")  # fmt: skip
     return seen
 
 
 def flag_handles(seen: set[str]) -> list[Any]:
     from matplotlib.lines import Line2D
 
-    return [
-        Line2D(
-            [],
-            [],
-            marker=marker,
-            linestyle="none",
-            markersize=6,
-            markerfacecolor="none",
-            markeredgecolor="black",
-            label=text,
-        )
+    flags = [
+        Line2D([], [], marker=marker, linestyle="none", markersize=6, markerfacecolor="none",
+               markeredgecolor="black", label=text)
         for flag, (marker, text) in FLAGS.items()
         if flag in seen
-    ]
+    ]  # fmt: skip
+    flag, marker, text = CUT
+    if flag in seen:
+        flags.append(Line2D([], [], marker=marker, linestyle="none", markersize=6,
+                            color="black", label=text))  # fmt: skip
+    return flags

@@ -52,7 +52,7 @@ def _curves(g: _layout.Grid, found: _layout.Facets, x: str, band: str | None, lo
             )
             if band is not None:
                 ax.fill_between(at, p["low"], p["high"], color=s.color, alpha=0.15, linewidth=0)
-            seen |= _layout.mark_flags(ax, at, p, s.color)
+            seen |= _layout.mark_flags(ax, at, p, s.color, log=log)
         if log:
             _ticks.plain_log(ax, "y")
     limits(g.axes[0][0], drawn, log=log)
