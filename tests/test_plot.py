@@ -935,6 +935,19 @@ def test_a_band_that_reaches_below_zero_is_cut_there_and_marked(frame: pd.DataFr
     assert "interval cut at 0 µs (it reaches below)" not in legend(uncut)
 
 
+def test_side_by_side_points_sit_at_their_process_count() -> None:
+    """No sideways dodge: on the evenly spaced counts 2, 4, 8, 16 (a log scale to the eye)
+    a point shifted right of 16 reads as 18 or 19."""
+    fig = plot.compare(synthetic(series_of(4, False)), log=True)
+    for ax in fig.axes:
+        points = [c.lines[0] for c in ax.containers if isinstance(c, ErrorbarContainer)]
+        assert points and all(set(p.get_xdata()) <= {0.0, 1.0, 2.0, 3.0} for p in points)
+    both = plot.compare(synthetic(series_of(4, False)), new=synthetic(series_of(4, False)))
+    for ax in both.axes:
+        for line in ax.lines:
+            assert set(np.asarray(line.get_xdata(), dtype=float)) <= {0.0, 1.0, 2.0, 3.0}
+
+
 def test_sizes_draws_a_curve_per_ring_size_over_many_sizes() -> None:
     """A cache sweep: 2 ring sizes over 29 array sizes is two curves against the working set
     (a curve per size was 29 legend entries over panels titled "(1 of 5)")."""

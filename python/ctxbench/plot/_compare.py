@@ -1,6 +1,6 @@
-"""Points side by side at each process count: engines, transports, placements or machines of
-one run (medians with interval bars, never bars on a log axis), and two runs before/after
-with the ratio of their medians per point."""
+"""Points at each process count, each drawn at its count (never shifted sideways): engines,
+transports, placements or machines of one run (medians with interval bars, never bars on a
+log axis), and two runs before/after with the ratio of their medians per point."""
 
 from __future__ import annotations
 
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 # ctxbench.compare; what else differs between the runs (run, host, source) is the A/B.
 _MATCHED = ("benchmark", "placement", "parallel")
 _SERIES_KEY = ("engine", "transport", *_MATCHED)
-_SPREAD = 0.7  # of the distance between two process counts, shared by the series there
 _VERDICTS = {
     "slower": ("^", "slower"),
     "faster": ("v", "faster"),
@@ -54,10 +53,6 @@ def _procs_axis(ax: Axes, procs: list[Any]) -> None:
     ax.xaxis.set_major_formatter(_ticks.PlainFormatter(text))
     ax.set_xlim(-0.5, len(procs) - 0.5)
     ax.grid(False, axis="x")
-
-
-def _offsets(n: int) -> np.ndarray:
-    return (np.arange(n) - (n - 1) / 2) * (_SPREAD / max(n, 1))
 
 
 def _whiskers(p: pd.DataFrame) -> np.ndarray:
@@ -108,7 +103,8 @@ def compare(
     ax: Any = None,
 ) -> Figure:
     """Engines/transports (and placements, runs) side by side: at each process count a
-    point per series, the median µs per switch with the 95% confidence interval of the
+    point per series, drawn at that count (no sideways dodge: the series' colours tell them
+    apart), the median µs per switch with the 95% confidence interval of the
     median as its bar (the interquartile range where the frame has no interval), one panel
     per size. ``log=True`` puts µs on a log axis (fibers next to processes); set it here
     rather than on the returned axes, so the limits are chosen for it.
@@ -140,7 +136,7 @@ def _side_by_side(
         a = stack[0]
         procs = sorted(panel.rows["procs"].unique())
         slot = {p: i for i, p in enumerate(procs)}
-        for s, offset in zip(panel.series, _offsets(len(panel.series))):
+        for s in panel.series:
             p = points(s.rows, "procs", "ci")
             if log:
                 dropped += int((p["median"] <= 0).sum())
@@ -148,7 +144,7 @@ def _side_by_side(
             if p.empty:
                 continue
             drawn.append(p)
-            x = np.array([slot[v] for v in p.index], dtype=float) + offset
+            x = np.array([slot[v] for v in p.index], dtype=float)
             _dots(a, x, p, s.color, s.marker, s.dash)
             seen |= _layout.mark_flags(a, x, p, s.color, log=log)
         if log:
@@ -285,10 +281,9 @@ def _before_after(
     for (top, bottom), panel in zip(g.axes, found.panels):
         procs = sorted(panel.rows["procs"].unique())
         slot = {p: i for i, p in enumerate(procs)}
-        for s, offset in zip(panel.series, _offsets(len(panel.series))):
-            half = _SPREAD / len(panel.series) / 4
-            _medians(top, s, slot, offset, half, log, drawn)
-            _ratio_points(bottom, s, comparison, slot, offset, drawn)
+        for s in panel.series:
+            _medians(top, s, slot, log, drawn)
+            _ratio_points(bottom, s, comparison, slot, drawn)
         bottom.axhline(1.0, color="0.4", linewidth=0.8, zorder=1)
         for a in (top, bottom) if log else (bottom,):
             _ticks.plain_log(a, "y")
@@ -313,13 +308,12 @@ def _medians(
     ax: Axes,
     s: _layout.Series,
     slot: dict[Any, int],
-    offset: float,
-    half: float,
     log: bool,
     drawn: _Drawn,
 ) -> None:
-    """Both runs' medians of one series with their intervals: base hollow left of the
-    series' place, new filled right of it."""
+    """Both runs' medians of one series with their intervals at the process count itself
+    (never shifted sideways, where a reader would take the point for another count): base
+    hollow, new filled over it."""
     for run in (0, 1):
         p = points(s.rows[s.rows["_run"] == run], "procs", "ci")
         if log:
@@ -328,7 +322,7 @@ def _medians(
         if p.empty:
             continue
         drawn.points.append(p)
-        x = np.array([slot[v] for v in p.index], dtype=float) + offset + (2 * run - 1) * half
+        x = np.array([slot[v] for v in p.index], dtype=float)
         _dots(ax, x, p, s.color, s.marker, "none", hollow=run == 0)
         drawn.flags |= _layout.mark_flags(ax, x, p, s.color, log=log)
 
@@ -338,7 +332,6 @@ def _ratio_points(
     s: _layout.Series,
     comparison: pd.DataFrame,
     slot: dict[Any, int],
-    offset: float,
     drawn: _Drawn,
 ) -> None:
     """The series' ratios new/base, marked by verdict, with a bar for the ratio's interval
@@ -355,7 +348,7 @@ def _ratio_points(
     for verdict, part in known.groupby("verdict"):
         drawn.verdicts.add(verdict)
         marker = _VERDICTS.get(verdict, _VERDICTS["no change"])[0]
-        x = np.array([slot[v] for v in part.index], dtype=float) + offset
+        x = np.array([slot[v] for v in part.index], dtype=float)
         whiskers = _whiskers(part) if part["high"].gt(part["low"]).any() else None
         ax.errorbar(
             x,
