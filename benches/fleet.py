@@ -1,11 +1,15 @@
 """Does measuring through a Dask fleet change the number? One pinned point, three ways,
 interleaved A B C A B C ...:
 
-  local      `ctxbench ring` in a fresh process: the plain local run a user makes
+  local      `ctxbench ring` in a fresh process and session: the plain local run a user
+             makes from a terminal (a session of its own, as a fleet point has: with the
+             kernel's autogroup scheduling, a ring sharing its session's share of the CPU
+             with other busy processes reads up to twice as high)
   in-bench   ctxbench.ring in this process, which has imported distributed and holds a client
              (a bigger forking parent: its rings read a few percent higher here)
   fleet      ctxbench.sweep(..., scheduler=...) on a local one-worker fleet: the worker runs
-             the point in a fresh child process (what fleet runs do)
+             the point in a fresh child process and session, its own threads kept off the
+             measured CPU meanwhile (what fleet runs do)
   in-worker  the same ring called directly in the worker's task thread, next to its event
              loop and heartbeats (what fleet runs avoid)
 
@@ -84,7 +88,8 @@ def plain_local(point: dict[str, Any]) -> float:
     cmd = [sys.executable, "-m", "ctxbench", "ring", "--json", "--placement", "single",
            "-s", str(point["size_kb"]), "-N", str(point["repetitions"]),
            "--min-time", str(point["min_time"]), *map(str, point["procs"])]  # fmt: skip
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    run = subprocess.run(cmd, capture_output=True, text=True, check=True, start_new_session=True)
+    out = run.stdout
     return float(json.loads(out)["latency_us"][0])
 
 

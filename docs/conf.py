@@ -53,8 +53,11 @@ autodoc_typehints = "signature"
 autodoc_typehints_format = "short"
 autodoc_default_options = {"members": True, "undoc-members": False}
 
-# Examples that write files do so in a fresh temporary directory, never in the checkout.
+# Examples that write files do so in a fresh temporary directory, never in the checkout; and
+# they run as the scripts a reader copies them into (`if __name__ == "__main__":` holds, as
+# tests/test_docs_examples.py runs them).
 doctest_global_setup = """
+__name__ = "__main__"
 import os as _os, tempfile as _tempfile
 _docs_home = _os.getcwd()
 _docs_tmp = _tempfile.TemporaryDirectory(prefix="ctxbench-docs-")

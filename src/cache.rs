@@ -40,19 +40,21 @@ pub struct Sweep {
 
 /// Measures `base` (its `size_kb` ignored) at every size of `sizes_kb` (which must hold 0),
 /// `rounds` times round-robin, and times the streaming read of `stream_kb` KiB once per round.
-/// Everything that cannot fit in memory is refused before the first fork.
+/// Everything that cannot fit in memory is refused before the first fork. `progress(done,
+/// rounds)` is told after each round; an error from it stops the sweep.
 pub fn sweep(
     base: &Config,
     sizes_kb: &[usize],
     rounds: usize,
     stream_kb: usize,
     interrupt: Interrupt,
+    progress: &mut dyn FnMut(usize, usize) -> Result<()>,
 ) -> Result<Sweep> {
     let configs = check(base, sizes_kb, rounds, stream_kb)?;
     let mut instances: Vec<Vec<Vec<Point>>> = vec![Vec::new(); configs.len()];
     let stream = Workload::new(Shape::new(stream_kb, base.stride_bytes)?)?;
     let mut stream_us = Vec::with_capacity(rounds);
-    for _ in 0..rounds {
+    for round in 0..rounds {
         for (cfg, got) in configs.iter().zip(&mut instances) {
             if interrupt() {
                 return Err(Error::Interrupted);
@@ -60,6 +62,7 @@ pub fn sweep(
             got.push(ring::run(cfg, interrupt)?);
         }
         stream_us.push(stream_pass_us(&stream, base.min_time));
+        progress(round + 1, rounds)?;
     }
     let points = instances
         .into_iter()
@@ -152,6 +155,41 @@ pub fn refilled_kb(size_kb: usize, stride_bytes: usize, line_bytes: usize) -> f6
     size_kb as f64 * (line / stride_bytes.max(1) as f64).min(1.0)
 }
 
+/// What a point's refill figure is: a bandwidth, or why there is none. The one home of the
+/// rule that a rate is printed as a figure only where its cost is resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refill {
+    /// The indirect cost's interval lies above zero: the rate is a figure.
+    Measured,
+    /// The indirect cost's interval reaches zero (or lies below it): its rate would be a
+    /// number divided by noise. NaN.
+    BelowResolution,
+    /// Size 0: nothing is refilled. NaN.
+    Nothing,
+    /// A figure, but faster than the streaming read of the same run (`ABOVE_STREAM` says
+    /// how that happens).
+    AboveStream,
+}
+
+impl Refill {
+    /// The words a table prints in place of (or beside) the figure; "" for a plain figure.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refill::Measured => "",
+            Refill::BelowResolution => "below resolution",
+            Refill::Nothing => "nothing to refill",
+            Refill::AboveStream => "above streaming read",
+        }
+    }
+}
+
+/// Why a refill can read faster than the streaming read, which comes from memory.
+pub const ABOVE_STREAM: &str = "faster than the streaming read of the same run, which reads \
+     from memory: the refill came from a nearer cache (the working set still fits one), or \
+     the indirect cost undercounts it (the subtracted overhead, the same loop alone and hot, \
+     misses too once one participant's array exceeds a cache). Past the last-level cache no \
+     refill can be faster than the streaming read";
+
 /// The indirect cost of one (size, procs) point against the same procs at size 0, both
 /// measured in the same rounds, and the refill bandwidth it implies.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -162,14 +200,21 @@ pub struct Indirect {
     pub low_us: f64,
     pub high_us: f64,
     /// KiB refilled per µs of indirect cost (`refilled_kb` / `us`), with the interval that
-    /// `low_us`..`high_us` implies; NaN where the indirect cost is not above zero.
+    /// `low_us`..`high_us` implies; all three NaN unless `refill` is a figure.
     pub refill_kib_per_us: f64,
     pub refill_low: f64,
     pub refill_high: f64,
+    pub refill: Refill,
 }
 
-/// The indirect cost of `at_size` over `at_zero`; `refilled_kb` as `refilled_kb` computes it.
-pub fn indirect(at_size: &Point, at_zero: &Point, refilled_kb: f64) -> Indirect {
+/// The indirect cost of `at_size` over `at_zero`; `refilled_kb` as `refilled_kb` computes it,
+/// `stream_kib_per_us` the streaming read's rate in the same run (NaN: not measured).
+pub fn indirect(
+    at_size: &Point,
+    at_zero: &Point,
+    refilled_kb: f64,
+    stream_kib_per_us: f64,
+) -> Indirect {
     let (a, z) = (block_medians(at_size), block_medians(at_zero));
     let diffs: Vec<f64> = a.iter().zip(&z).map(|(x, y)| x - y).collect();
     let us = stats::median(&net_us(at_size)) - stats::median(&net_us(at_zero));
@@ -182,25 +227,32 @@ pub fn indirect(at_size: &Point, at_zero: &Point, refilled_kb: f64) -> Indirect 
         f64::INFINITY
     };
     let (low_us, high_us) = (us - half, us + half);
-    let rate = |cost: f64| {
-        if cost > 0.0 {
-            refilled_kb / cost
-        } else {
-            f64::NAN
-        }
+    let refill = if refilled_kb <= 0.0 {
+        Refill::Nothing
+    } else if !(low_us > 0.0 && high_us.is_finite()) {
+        Refill::BelowResolution
+    } else if refilled_kb / us > stream_kib_per_us {
+        Refill::AboveStream
+    } else {
+        Refill::Measured
+    };
+    let (rate, low, high) = match refill {
+        Refill::Nothing | Refill::BelowResolution => (f64::NAN, f64::NAN, f64::NAN),
+        // A larger cost means a lower bandwidth.
+        _ => (
+            refilled_kb / us,
+            refilled_kb / high_us,
+            refilled_kb / low_us,
+        ),
     };
     Indirect {
         us,
         low_us,
         high_us,
-        refill_kib_per_us: rate(us),
-        // A larger cost means a lower bandwidth; an interval reaching zero has no upper bound.
-        refill_low: rate(high_us),
-        refill_high: if low_us > 0.0 {
-            rate(low_us)
-        } else {
-            f64::INFINITY
-        },
+        refill_kib_per_us: rate,
+        refill_low: low,
+        refill_high: high,
+        refill,
     }
 }
 
@@ -229,6 +281,10 @@ mod tests {
     use super::*;
     use crate::placement::Placement;
 
+    fn quiet(_: usize, _: usize) -> Result<()> {
+        Ok(())
+    }
+
     fn quick(procs: Vec<usize>) -> Config {
         Config {
             min_time: 0.002,
@@ -239,26 +295,45 @@ mod tests {
 
     #[test]
     fn a_grid_without_zero_or_with_one_round_is_refused_before_forking() {
-        let e = sweep(&quick(vec![2]), &[4, 16], 3, 64, &mut || false).unwrap_err();
+        let e = sweep(&quick(vec![2]), &[4, 16], 3, 64, &mut || false, &mut quiet).unwrap_err();
         assert!(e.to_string().contains("sizes_kb"), "{e}");
-        let e = sweep(&quick(vec![2]), &[0, 16], 1, 64, &mut || false).unwrap_err();
+        let e = sweep(&quick(vec![2]), &[0, 16], 1, 64, &mut || false, &mut quiet).unwrap_err();
         assert!(e.to_string().contains("rounds"), "{e}");
-        let e = sweep(&quick(vec![2]), &[0, 8], 2, 64, &mut || false);
+        let e = sweep(&quick(vec![2]), &[0, 8], 2, 64, &mut || false, &mut quiet);
         assert!(e.is_ok());
     }
 
     #[test]
     fn a_grid_that_cannot_fit_in_memory_fails_before_forking() {
-        let e = sweep(&quick(vec![2, 100_000]), &[0, 1 << 20], 2, 64, &mut || {
-            false
-        })
+        let e = sweep(
+            &quick(vec![2, 100_000]),
+            &[0, 1 << 20],
+            2,
+            64,
+            &mut || false,
+            &mut quiet,
+        )
         .unwrap_err();
         assert!(matches!(e, Error::Memory { .. }), "{e}");
     }
 
     #[test]
     fn every_size_and_count_gets_one_block_per_round() {
-        let s = sweep(&quick(vec![2, 3]), &[0, 8, 64], 3, 256, &mut || false).unwrap();
+        let mut told = Vec::new();
+        let mut heard = |done: usize, of: usize| {
+            told.push((done, of));
+            Ok(())
+        };
+        let s = sweep(
+            &quick(vec![2, 3]),
+            &[0, 8, 64],
+            3,
+            256,
+            &mut || false,
+            &mut heard,
+        )
+        .unwrap();
+        assert_eq!(told, vec![(1, 3), (2, 3), (3, 3)]);
         assert_eq!(s.points.len(), 3);
         assert_eq!(s.stream_us.len(), 3);
         assert!(s.stream_us.iter().all(|&us| us > 0.0));
@@ -271,14 +346,28 @@ mod tests {
                 assert_eq!(p.resident_kb, Some(*size as u64));
             }
         }
-        let i = indirect(&s.points[2][0], &s.points[0][0], 64.0);
+        let i = indirect(&s.points[2][0], &s.points[0][0], 64.0, f64::NAN);
         assert!(i.low_us <= i.us && i.us <= i.high_us, "{i:?}");
     }
 
     #[test]
     fn the_indirect_interval_comes_from_paired_rounds() {
         // Two rounds in which both sizes moved together by 1 µs: the difference is exact.
-        let point = |net: &[f64]| Point {
+        let point = |net: &[f64]| point_of(net, 2);
+        let zero = point(&[1.0, 1.0, 2.0, 2.0]);
+        let size = point(&[4.0, 4.0, 5.0, 5.0]);
+        let i = indirect(&size, &zero, 300.0, 1000.0);
+        assert_eq!((i.us, i.low_us, i.high_us), (3.0, 3.0, 3.0));
+        assert_eq!(i.refill_kib_per_us, 100.0);
+        assert_eq!(i.refill, Refill::Measured);
+        let none = indirect(&zero, &zero, 300.0, 1000.0);
+        assert!(none.refill_kib_per_us.is_nan());
+        assert_eq!(none.refill, Refill::BelowResolution);
+    }
+
+    /// A point of one repetition per block, in `blocks` ring instances of equal size.
+    fn point_of(net: &[f64], blocks: usize) -> Point {
+        Point {
             procs: 2,
             raw_ns: net.iter().map(|&us| vec![us * 1000.0 + 500.0]).collect(),
             overhead_ns: net.iter().map(|_| vec![500.0]).collect(),
@@ -296,19 +385,39 @@ mod tests {
             rusage: Default::default(),
             phase_s: Default::default(),
             stopped: Stopped::Repetitions,
-            block: 1,
-            instance_blocks: vec![2, 2],
+            block: net.len() / blocks,
+            instance_blocks: vec![1; blocks],
             resident_kb: None,
             one_cpu: true,
-        };
-        let zero = point(&[1.0, 1.0, 2.0, 2.0]);
-        let size = point(&[4.0, 4.0, 5.0, 5.0]);
-        let i = indirect(&size, &zero, 300.0);
-        assert_eq!((i.us, i.low_us, i.high_us), (3.0, 3.0, 3.0));
-        assert_eq!(i.refill_kib_per_us, 100.0);
-        let none = indirect(&zero, &zero, 300.0);
-        assert!(none.refill_kib_per_us.is_nan());
-        assert_eq!(none.refill_high, f64::INFINITY);
+        }
+    }
+
+    #[test]
+    fn a_rate_whose_cost_interval_reaches_zero_is_no_figure() {
+        // A median difference of 0.5 µs whose rounds disagree in sign: the interval reaches 0.
+        let zero = point_of(&[1.0, 1.0, 1.0, 1.0], 4);
+        let size = point_of(&[0.2, 1.5, 1.6, 3.0], 4);
+        let i = indirect(&size, &zero, 300.0, 1e9);
+        assert!(i.us > 0.0 && i.low_us <= 0.0, "{i:?}");
+        assert_eq!(i.refill, Refill::BelowResolution);
+        assert!(i.refill_kib_per_us.is_nan() && i.refill_low.is_nan() && i.refill_high.is_nan());
+        let nothing = indirect(&zero, &zero, 0.0, 1e9);
+        assert_eq!(nothing.refill, Refill::Nothing);
+        assert!(nothing.refill_kib_per_us.is_nan());
+    }
+
+    #[test]
+    fn a_rate_above_the_streaming_read_is_flagged_not_dropped() {
+        let zero = point_of(&[1.0, 1.0], 2);
+        let size = point_of(&[2.0, 2.0], 2);
+        // 300 KiB in 1 µs of indirect cost: 300 KiB/µs, against a streaming read of 20.
+        let i = indirect(&size, &zero, 300.0, 20.0);
+        assert_eq!(i.refill, Refill::AboveStream);
+        assert_eq!(i.refill_kib_per_us, 300.0);
+        assert_eq!(
+            indirect(&size, &zero, 300.0, 400.0).refill,
+            Refill::Measured
+        );
     }
 
     #[test]

@@ -587,7 +587,7 @@ fn set_stop_items(d: &Bound<'_, PyDict>, stop: &Stop) -> PyResult<()> {
 #[pyo3(signature = (procs, sizes_kb, *, engine="process", transport=None,
     stride_bytes=crate::workload::DEFAULT_STRIDE_BYTES, rounds=crate::cache::DEFAULT_ROUNDS,
     placement=None, cpu=None, min_time=None, timeout=config::DEFAULT_TIMEOUT, line_bytes=64,
-    stream_kb=0))]
+    stream_kb=0, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn cache_sweep<'py>(
     py: Python<'py>,
@@ -603,6 +603,7 @@ fn cache_sweep<'py>(
     #[pyo3(from_py_with = timeout_arg)] timeout: f64,
     line_bytes: usize,
     #[pyo3(from_py_with = size_kb_arg)] stream_kb: usize,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sizes_kb = sizes_kb
         .iter()
@@ -620,11 +621,35 @@ fn cache_sweep<'py>(
         stop: block,
         ..Config::lat_ctx(procs)
     };
-    let sweep = measure(py, |interrupt| {
-        crate::cache::sweep(&base, &sizes_kb, rounds, stream_kb, interrupt)
-    })?;
+    // As `measure`, and an exception raised by `progress(done, rounds)` stops the sweep and
+    // is raised again.
+    let pending: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
+    let keep = |e: PyErr| {
+        *pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+        Error::Interrupted
+    };
+    let outcome = py.detach(|| {
+        let mut interrupt = || Python::attach(|py| py.check_signals().map_err(keep).is_err());
+        let mut heard = |done: usize, of: usize| match &progress {
+            None => Ok(()),
+            Some(f) => Python::attach(|py| f.call1(py, (done, of)).map(drop).map_err(keep)),
+        };
+        crate::cache::sweep(
+            &base,
+            &sizes_kb,
+            rounds,
+            stream_kb,
+            &mut interrupt,
+            &mut heard,
+        )
+    });
+    let pending = pending.into_inner().unwrap_or_else(|p| p.into_inner());
+    let sweep = outcome.map_err(|e| to_py(e, pending))?;
     let zero = sweep.sizes_kb.iter().position(|&s| s == 0).unwrap_or(0);
     let results = PyList::empty(py);
+    let streamed = crate::cache::refilled_kb(sweep.stream_kb, stride_bytes, line_bytes);
+    let rates: Vec<f64> = sweep.stream_us.iter().map(|us| streamed / us).collect();
+    let stream = stats::median(&rates);
     let split: Vec<Vec<crate::cache::Indirect>> = sweep
         .sizes_kb
         .iter()
@@ -634,7 +659,7 @@ fn cache_sweep<'py>(
             points
                 .iter()
                 .zip(&sweep.points[zero])
-                .map(|(p, z)| crate::cache::indirect(p, z, refilled))
+                .map(|(p, z)| crate::cache::indirect(p, z, refilled, stream))
                 .collect()
         })
         .collect();
@@ -663,11 +688,14 @@ fn cache_sweep<'py>(
     )?;
     indirect.set_item("refill_low", matrix(py, &field(|i| i.refill_low))?)?;
     indirect.set_item("refill_high", matrix(py, &field(|i| i.refill_high))?)?;
+    let notes = PyList::empty(py);
+    for row in &split {
+        notes.append(PyList::new(py, row.iter().map(|i| i.refill.as_str()))?)?;
+    }
+    indirect.set_item("refill_note", notes)?;
     let d = PyDict::new(py);
     d.set_item("results", results)?;
     d.set_item("indirect", indirect)?;
-    let streamed = crate::cache::refilled_kb(sweep.stream_kb, stride_bytes, line_bytes);
-    let rates: Vec<f64> = sweep.stream_us.iter().map(|us| streamed / us).collect();
     d.set_item("stream_kb", sweep.stream_kb)?;
     d.set_item("stream_kib_per_us", rates.into_pyarray(py))?;
     d.set_item("rounds", rounds)?;
@@ -1161,11 +1189,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PRECISION_MIN_TIME", stop::PRECISION_MIN_TIME)?;
     m.add_function(wrap_pyfunction!(cache_sweep, m)?)?;
     m.add("DEFAULT_ROUNDS", crate::cache::DEFAULT_ROUNDS)?;
+    m.add("REFILL_ABOVE_STREAM", crate::cache::ABOVE_STREAM)?;
     m.add("DEFAULT_TIMEOUT", config::DEFAULT_TIMEOUT)?;
     m.add("DEFAULT_PRECISION", stop::DEFAULT_PRECISION)?;
     m.add("DEFAULT_MAX_TIME", stop::DEFAULT_MAX_TIME)?;
     m.add("DEFAULT_MAX_REPETITIONS", stop::DEFAULT_MAX_REPETITIONS)?;
     m.add("CONFIDENCE", stop::CONFIDENCE)?;
+    m.add("BLOCK_REPETITIONS", stop::BLOCK_REPETITIONS)?;
     m.add("MAX_PROCS", config::MAX_PROCS)?;
     m.add("MAX_POINTS", config::MAX_POINTS)?;
     m.add("MAX_CPUS", crate::sys::MAX_CPUS)?;

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import subprocess
 import sys
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 
 import ctxbench
 from ctxbench import _core, cache
+from ctxbench.cli._measure import knee_lines
 
 pd = pytest.importorskip("pandas")
 
@@ -155,14 +157,55 @@ def test_a_sweep_splits_every_point_into_direct_and_indirect_cost(no_leaks: None
         assert np.allclose(rest["indirect_us"], rest["latency_us"] - rest["direct_us"])
         assert (rest["indirect_low_us"] <= rest["indirect_us"]).all()
         assert (rest["indirect_us"] <= rest["indirect_high_us"]).all()
-        rising = rest[rest["indirect_us"] > 0]
-        assert np.allclose(rising["refill_kib_per_us"], rising["size_kb"] / rising["indirect_us"])
+        figures = rest[rest["refill_note"].isin(["", "above streaming read"])]
+        rate = figures["size_kb"] / figures["indirect_us"]
+        assert np.allclose(figures["refill_kib_per_us"], rate)
     assert (sweep.stream_kib_per_us > 0).all() and len(sweep.stream_kib_per_us) == 4
+    _refills_are_figures_only_where_resolved(t)
     for r in sweep.results:
         assert r.repetitions_made.tolist() == [2 * 4]
         assert r.stride_bytes == 64
     frame = sweep.frame()
     assert set(frame["size_kb"]) == {0, 16, 64}
+
+
+def _refills_are_figures_only_where_resolved(t: pd.DataFrame) -> None:
+    """The core's rule, as the table holds it: a rate is a number only where the indirect
+    cost's interval lies above 0, and one above the streaming read says so."""
+    unresolved = (t["size_kb"] > 0) & ~(t["indirect_low_us"] > 0)
+    assert (t.loc[unresolved, "refill_note"] == "below resolution").all()
+    assert (t.loc[t["size_kb"] == 0, "refill_note"] == "nothing to refill").all()
+    empty = t["refill_note"].isin(["below resolution", "nothing to refill"])
+    assert t.loc[empty, ["refill_kib_per_us", "refill_low", "refill_high"]].isna().all().all()
+    figures = t[~empty]
+    assert (figures["indirect_low_us"] > 0).all()
+    above = figures["refill_kib_per_us"] > figures["stream_kib_per_us"]
+    assert (figures["refill_note"] == np.where(above, "above streaming read", "")).all()
+
+
+def test_the_sizes_table_prints_no_rate_that_is_not_one() -> None:
+    from ctxbench.cli._measure import sizes_table
+
+    row = {"procs": 2, "working_set_kb": 0, "latency_us": 2.0, "direct_us": 2.0,
+           "resident_kb": 0, "stream_kib_per_us": 21.5}  # fmt: skip
+    columns = ["size_kb", "indirect_us", "indirect_low_us", "indirect_high_us",
+               "refill_kib_per_us", "refill_note"]  # fmt: skip
+    rows = [
+        dict(row, **dict(zip(columns, values)))
+        for values in [
+            (0, 0.0, 0.0, 0.0, math.nan, "nothing to refill"),
+            # 4,449 KiB/µs from an indirect cost whose interval reaches 0: no figure.
+            (64, 0.0144, -0.3, 0.33, math.nan, "below resolution"),
+            (128, 1.6, 1.5, 1.7, 80.0, "above streaming read"),
+            (4096, 256.0, 250.0, 262.0, 16.0, ""),
+        ]
+    ]
+    lines = sizes_table(pd.DataFrame(rows)).splitlines()
+    assert lines[2].split()[-2:] == ["resolution", "0"] and "below resolution" in lines[2]
+    assert "[-0.30, 0.33], includes 0" in lines[2]
+    assert "80.0 *" in lines[3] and lines[4].split()[-2] == "16.0"
+    assert lines[5].startswith("* 21.5 KiB/µs or more: faster than the streaming read")
+    assert "nearer cache" in lines[5]
 
 
 def test_the_sweep_dict_matches_the_stub() -> None:
@@ -188,6 +231,34 @@ def test_the_sizes_command_prints_the_split_and_the_knees() -> None:
     ).stdout  # fmt: skip
     assert "indirect µs [95 %]" in out and "streaming read:" in out
     assert len([line for line in out.splitlines() if line.lstrip().startswith("2 ")]) == 3
+
+
+def test_the_sizes_command_reports_each_round_where_no_bar_shows() -> None:
+    args = [sys.executable, "-m", "ctxbench", "sizes", "--procs", "2", "3", "--sizes", "0", "8",
+            "16", "--rounds", "2"]  # fmt: skip
+    err = subprocess.run(args, capture_output=True, text=True, check=True).stderr
+    rounds = [line for line in err.splitlines() if line.startswith("ctxbench sweep of sizes: ")]
+    assert [line.split(": ")[1].split(" (")[0] for line in rounds] == [
+        f"round {k} of 4" for k in range(1, 5)
+    ]
+    assert all("procs, 3 sizes)" in line for line in rounds)
+    quiet = subprocess.run([*args, "--no-progress"], capture_output=True, text=True, check=True)
+    assert "round" not in quiet.stderr
+
+
+def test_the_core_tells_every_round_and_an_error_there_stops_the_sweep() -> None:
+    heard: list[tuple[int, int]] = []
+    _core.cache_sweep([2], [0, 4], rounds=3, min_time=0.002, progress=lambda *a: heard.append(a))
+    assert heard == [(1, 3), (2, 3), (3, 3)]
+
+    class Stop(Exception):
+        pass
+
+    def stop(done: int, of: int) -> None:
+        raise Stop(done)
+
+    with pytest.raises(Stop):
+        _core.cache_sweep([2], [0, 4], rounds=3, min_time=0.002, progress=stop)
 
 
 @pytest.mark.slow
@@ -245,10 +316,58 @@ def test_a_knee_between_caches_is_found_and_named_by_none() -> None:
     assert len(found) == 1
     assert abs(math.log2(found["working_set_kb"].iloc[0] / 200)) < 0.5
     assert found["cache"].iloc[0] is None
+    assert found["note"].iloc[0] == "no cache level within an octave: below L2 (1,024 KiB)"
+    between = ctxbench.knees(synthetic(2, [200], [0.0, 0.05], 0.2, 3), {"L1d": 16, "L2": 4096})
+    assert between["note"].iloc[0].endswith("between L1d (16 KiB) and LLC (4,096 KiB)")
+    (line,) = knee_lines(found)
+    assert "?" not in line and line.endswith(
+        "]: no cache level within an octave: below L2 (1,024 KiB)"
+    )
 
 
-def test_a_flat_curve_has_no_knee() -> None:
-    assert ctxbench.knees(synthetic(2, [], [0.02], 0.2, 4), CACHES).empty
+def test_a_flat_curve_has_no_knee_and_says_why() -> None:
+    found = ctxbench.knees(synthetic(2, [], [0.02], 0.2, 4), CACHES)
+    assert found.empty
+    (none,) = found.attrs["no_knee"]
+    assert none["procs"] == 2
+    need = float(re.search(r"needs a rise of about (\S+) µs/KiB", none["reason"])[1])
+    noise = float(re.search(r"against a noise of (\S+) per size", none["reason"])[1])
+    assert need > noise > 0
+    assert knee_lines(found) == [f"no knee: 2 procs: {none['reason']}"]
+    matched = ctxbench.knees(synthetic(8, [1024], [0.0, 0.04], 0.02, 5), CACHES)
+    assert matched.attrs["no_knee"] == [] and matched["note"].tolist() == [""]
+    assert knee_lines(matched)[0].endswith("-> L2 (1,024 KiB)")
+
+
+@pytest.mark.parametrize(
+    ("data", "kwargs", "error", "match"),
+    [
+        (None, {}, TypeError, "data: expected a CacheSweep or a frame"),
+        ("sweep.json", {}, TypeError, "data: .* got str"),
+        ("procs0", {}, ValueError, "procs: expected counts >= 1"),
+        ("nan", {}, ValueError, "value: expected finite µs"),
+        ("text", {}, ValueError, "value: expected finite µs"),
+        ("frame", {"caches": "L2"}, TypeError, "caches: expected a dict"),
+        ("frame", {"caches": {"L2": 0}}, ValueError, "caches: 'L2' must be a size in KiB > 0"),
+        ("frame", {"caches": {"L2": -5}}, ValueError, "caches: 'L2'"),
+        ("frame", {"bootstrap": 0}, ValueError, "bootstrap: must be between 10 and 10,000"),
+        ("frame", {"bootstrap": 10**7}, ValueError, "bootstrap: must be between 10 and 10,000"),
+        ("frame", {"bootstrap": 1.5}, TypeError, "bootstrap: expected an int"),
+        ("frame", {"seed": "x"}, TypeError, "seed: expected an int"),
+    ],
+)
+def test_knees_refuses_bad_input_naming_the_parameter(
+    data: Any, kwargs: dict[str, Any], error: type, match: str
+) -> None:
+    df = synthetic(2, [1024], [0.0, 0.03], 0.02, 6)
+    frames = {
+        "frame": df,
+        "procs0": df.assign(procs=0),
+        "nan": df.assign(value=np.where(df["repetition"] == 3, np.nan, df["value"])),
+        "text": df.assign(value="a"),
+    }
+    with pytest.raises(error, match=match):
+        ctxbench.knees(frames.get(data, data) if isinstance(data, str) else data, **kwargs)
 
 
 def test_noise_widens_the_interval_and_the_seed_fixes_it() -> None:

@@ -3,6 +3,7 @@ measuring and the research-workflow subcommands, errors and --help."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -62,6 +63,9 @@ def test_an_unpinned_run_says_why_it_swings_and_a_pinned_one_does_not() -> None:
         hint + "the share of hops that cross CPUs (slow) varies run to run; pin: --placement single"
     ]
     assert hint not in pinned.stderr
+    # Fibers resume each other on one thread: no hop crosses CPUs, pinned or not.
+    fibers = run_cli("ring", "--engine", "fiber", *FAST_FLAGS, "2")
+    assert fibers.returncode == 0 and hint not in fibers.stderr
 
 
 def test_bad_input_exits_2_naming_the_problem() -> None:
@@ -69,6 +73,22 @@ def test_bad_input_exits_2_naming_the_problem() -> None:
     assert p.returncode == 2 and "procs" in p.stderr
     p = run_cli("lat-ctx", *FAST_FLAGS, "2", env={"LMBENCH_SCHED": "SOMETIMES"})
     assert p.returncode == 2 and "LMBENCH_SCHED" in p.stderr
+
+
+def test_help_shows_every_default_and_no_escaped_percent() -> None:
+    from ctxbench.cli import parser
+
+    (commands,) = [a for a in parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    for name, sub in commands.choices.items():
+        assert "%%" not in sub.format_help(), name
+        for action in sub._actions:
+            flag = isinstance(action, (argparse._StoreTrueAction, argparse._StoreConstAction))
+            if not action.option_strings or flag or action.help is None:
+                continue
+            if action.default in (None, False, argparse.SUPPRESS):
+                continue
+            shown = sub._get_formatter()._expand_help(action)
+            assert "default" in shown, (name, action.option_strings, shown)
 
 
 @pytest.mark.parametrize("command", ["lat-ctx", "ring", "pipe", "info", "sweep", "plot", "compare"])

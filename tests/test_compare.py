@@ -236,3 +236,14 @@ def test_ping_pong_compares_and_perf_s_fixed_loop_is_too_few(kw: dict) -> None:
     assert (table["why"].iloc[0] != "one instance") == replicated
     fixed = ctxbench.pingpong(2000, **kw)
     assert compare(fixed, b)["why"].tolist() == ["one instance"]
+
+
+def test_strings_from_the_files_print_with_their_control_characters_escaped(
+    base: pd.DataFrame,
+) -> None:
+    evil = "\x1b[2J\x1b]0;owned\x07\r"
+    a = base.assign(placement=evil, cpu_model="A" + evil)
+    text = format_comparison(compare(a, scaled(a.assign(cpu_model="B"), 1.5)))
+    assert not any(c in text for c in "\x1b\x07\r"), repr(text)
+    assert "\\x1b[2J\\x1b]0;owned\\x07\\r" in text
+    assert "cpu_model A\\x1b[2J" in text.splitlines()[-1]

@@ -18,6 +18,8 @@ from conftest import FAST
 import ctxbench
 from ctxbench import _core, _exclusive, api, metadata
 
+pytest_plugins = ["pytester"]
+
 # Holds the lock for `seconds`, printing "held" once it has it and its release time after.
 HOLD = """
 import sys, time
@@ -187,3 +189,124 @@ def test_every_measuring_call_holds_the_lock_while_the_core_measures(
         call()
     assert seen == [True]
     assert not _held_elsewhere(), "released after the call"
+
+
+# --- a wait is never silent ------------------------------------------------------------------
+
+
+@pytest.fixture
+def own_kernel(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A lock of this test's own (a fake boot id, inherited by the processes it starts), so
+    that other measurements on this machine neither hold it nor wait for it."""
+    boot = f"test-wait-{os.getpid()}-{time.monotonic_ns()}"
+    monkeypatch.setenv(metadata.BOOT_ID_ENV, boot)
+    return boot
+
+
+def _cli(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "ctxbench", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+# Long enough for a waiter to start and speak on a loaded machine; short enough that a
+# waiter which never speaks fails the test within a minute or two, not ten.
+HOLD_LONG = 90
+RING = ["lat-ctx", "--placement", "single", "-N", "2", "--min-time", "0.002", "-W", "0", "2"]
+
+
+def test_a_waiting_command_says_whom_it_waits_for(own_kernel: str) -> None:
+    holder = _holder(HOLD_LONG)
+    waiter = _cli(*RING)
+    try:
+        assert waiter.stderr is not None
+        # Not a terminal: the first line after a second of waiting, while the holder holds.
+        line = waiter.stderr.readline()
+        assert holder.poll() is None, "the holder let go before the waiter spoke"
+        assert line.startswith("ctxbench: waiting "), line
+        assert f"held by pid {holder.pid} (python -c " in line and "state S" in line, line
+        assert "--no-wait" in line
+    finally:
+        holder.kill()
+        holder.wait()
+    out, err = waiter.communicate(timeout=300)
+    assert waiter.returncode == 0, err
+    assert "ctxbench: waited " in err and f"held by pid {holder.pid}" in err
+    assert out.startswith('"size=0k')
+
+
+def test_no_wait_fails_at_once_naming_the_holder(own_kernel: str) -> None:
+    holder = _holder(HOLD_LONG)
+    try:
+        waiter = _cli(RING[0], "--no-wait", *RING[1:])
+        out, err = waiter.communicate(timeout=300)
+        assert holder.poll() is None, "the holder let go first: --no-wait waited"
+        assert waiter.returncode == 2 and out == ""
+        assert f"pid {holder.pid} (python -c " in err and "does not wait (--no-wait" in err
+        assert "waiting" not in err
+        with pytest.raises(_exclusive.MachineBusy, match=f"pid {holder.pid} .*does not wait"):
+            with _exclusive.patience(0):
+                ctxbench.ring([2], **FAST)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@pytest.mark.parametrize("bad", [-1, "0", True, float("nan")])
+def test_patience_is_seconds(bad: object) -> None:
+    with pytest.raises(ValueError, match="patience: must be seconds >= 0"):
+        with _exclusive.patience(bad):  # type: ignore[arg-type]
+            pass
+
+
+def test_a_fleet_point_that_waited_says_so_in_its_record(own_kernel: str) -> None:
+    from ctxbench import _fleet_task
+
+    holder = _holder(HOLD_LONG)
+    heard: list[str] = []
+
+    def listen(line: str, final: bool) -> None:
+        heard.append(line)
+        holder.kill()  # let go once the waiter has spoken
+
+    try:
+        point = {"procs": [2], "placement": "single", **FAST}
+        with _exclusive.saying(listen):
+            rec = _fleet_task.measure({"ring": point, "version": ctxbench.__version__})
+    finally:
+        holder.kill()
+        holder.wait()
+    assert heard and heard[0].startswith("ctxbench: waiting ")
+    (said,) = [w for w in rec["warnings"] if w.startswith("waited ")]
+    assert f"held by pid {holder.pid}" in said
+
+
+def test_the_pytest_plugin_shows_the_wait_past_its_capture(
+    own_kernel: str, pytester: pytest.Pytester
+) -> None:
+    pytester.makepyfile(
+        test_inner="""
+def test_ring(ctxbench):
+    ctxbench.ring([2], min_time=0.002, repetitions=2, warmup=0)
+"""
+    )
+    holder = _holder(HOLD_LONG)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_inner.py"],
+        cwd=pytester.path,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert run.stdout is not None
+        lines = iter(run.stdout.readline, "")
+        said = next((line for line in lines if line.startswith("ctxbench: waiting ")), "")
+        assert f"held by pid {holder.pid}" in said, said
+    finally:
+        holder.kill()
+        holder.wait()
+    out, _ = run.communicate(timeout=300)
+    assert run.returncode == 0 and "1 passed" in out

@@ -409,6 +409,9 @@ def test_hints_unpinned_only_for_the_default_placement() -> None:
         assert md.hints(meta, placement="default") == [UNPINNED]
         for pinned in ("single", "spread", "balanced", "3"):
             assert md.hints(meta, placement=pinned) == []
+    # Fibers switch on one thread: the share of hops crossing CPUs is nil, not varying.
+    assert md.hints(QUIET, placement="default", engine="fiber") == []
+    assert md.hints(QUIET, placement="default", engine="thread") == [UNPINNED]
 
 
 def test_hints_stable_run_keeps_only_the_unpinned_hint() -> None:

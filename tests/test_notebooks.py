@@ -60,3 +60,17 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         if "text/html" in o.get("data", {}) and "<details>" in o["data"]["text/html"]
     ]
     assert htmls, "the result did not render as HTML"
+
+
+def test_the_cache_notebook_says_what_the_core_flags() -> None:
+    """The refill figure draws what the core calls a figure (``refill_note``), and the text
+    no longer says a refill "cannot exceed" the streaming read where the notebook can show
+    one doing so (below the last-level cache)."""
+    nb = nbformat.read(Path(__file__).parent.parent / "notebooks" / "cache.ipynb", as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert 'refill_note"] == "above streaming read"' in code
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for sentence in " ".join(cell.source.split()).split(". "):
+                if "cannot exceed" in sentence:
+                    assert "last-level cache" in sentence or "memory" in sentence, sentence

@@ -31,7 +31,11 @@ from ctxbench.plot import _matrix as matrix_module
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent
-FLAG_TEXTS = {"below resolution (net ≤ 0)", "bimodal (two modes: the median is neither)"}
+FLAG_TEXTS = {
+    "below resolution (net ≤ 0)",
+    "bimodal (two modes: the median is neither)",
+    "interval cut at 0 µs (it reaches below)",
+}
 
 
 @pytest.fixture(scope="module")
@@ -254,7 +258,7 @@ def layout_faults(fig: Figure) -> list[str]:
     legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
     for leg in legends:
         box = leg.get_window_extent(renderer)
-        own = {id(t) for t in leg.get_texts()}
+        own = {id(t) for t in [*leg.get_texts(), leg.get_title()]}
         if _outside(box, fig):
             faults.append("legend clipped")
         faults += [
@@ -584,13 +588,36 @@ def test_lat_ctx_log(frame: pd.DataFrame) -> None:
     assert all(line.get_xdata().tolist() == [3] for line in fig.axes[0].lines)
 
 
-def test_many_series_become_panels() -> None:
+def test_many_series_become_panels_each_with_its_own_legend() -> None:
     fig = plot.lat_ctx(synthetic(series_of(12, False)))
     assert len(fig.axes) == 2
     assert [len(curves(ax)) for ax in fig.axes] == [6, 6]
-    assert [ax.get_title() for ax in fig.axes] == ["(1 of 2)", "(2 of 2)"]
+    # No "(1 of 2)": a legend above each panel names its colours, at most six; the figure's
+    # legend keeps what the panels share (markers, flags), never the twelve colours.
+    named = [[t.get_text() for t in ax.get_legend().get_texts()] for ax in fig.axes]
+    assert all(len(names) <= 6 for names in named)
+    assert len({n for names in named for n in names}) == len(series_colours_of(fig))
+    for ax, names in zip(fig.axes, named):
+        assert all(any(line.get_label().startswith(n) for line in curves(ax)) for n in names)
+    assert all(len(leg.get_texts()) <= 6 for leg in fig.legends)
+    assert layout_faults(fig) == []
     # Both panels on one y scale, labelled once.
     assert fig.axes[0].get_ylim() == fig.axes[1].get_ylim()
+
+
+def series_colours_of(fig: Figure) -> set[str]:
+    return {c for ax in fig.axes for c in series_colours(ax)}
+
+
+def test_a_sizes_panel_is_titled_by_the_sizes_it_holds() -> None:
+    many = synthetic([{"size_kb": 4 * 2**k} for k in range(8)], procs=tuple(range(2, 11)))
+    fig = plot.sizes(many)
+    titles = [ax.get_legend().get_title().get_text() for ax in fig.axes]
+    assert titles == ["size=4k to size=32k", "size=64k to size=512k"]
+    assert all(ax.get_title() == "" for ax in fig.axes)
+    legends = [ax.get_legend() for ax in fig.axes] + list(fig.legends)
+    assert all(len(leg.get_texts()) <= 6 for leg in legends)
+    assert layout_faults(fig) == []
 
 
 def test_compare_points_per_series_and_panel_per_size(frame: pd.DataFrame) -> None:
@@ -608,7 +635,8 @@ def test_compare_points_per_series_and_panel_per_size(frame: pd.DataFrame) -> No
 
 def test_compare_interval_bars_are_the_ci(frame: pd.DataFrame) -> None:
     ax = plot.compare(frame).axes[0]
-    ends = np.r_[frame["ci_low"].unique(), frame["ci_high"].unique()]
+    # Cut at 0 where a measured interval reaches below (a loaded machine's few repetitions).
+    ends = np.r_[frame["ci_low"].unique(), frame["ci_high"].unique()].clip(0.0)
     bars = [c for c in ax.collections if isinstance(c, LineCollection)]
     assert bars
     for bar in bars:
@@ -750,7 +778,8 @@ def with_outliers(frame: pd.DataFrame) -> pd.DataFrame:
 
 def test_band_is_the_confidence_interval(frame: pd.DataFrame) -> None:
     fig = plot.lat_ctx(frame)
-    ends = np.r_[frame["ci_low"].unique(), frame["ci_high"].unique()]
+    # Cut at 0 where a measured interval reaches below (a loaded machine's few repetitions).
+    ends = np.r_[frame["ci_low"].unique(), frame["ci_high"].unique()].clip(0.0)
     for band in bands(fig.axes[0]):
         for y in band.get_paths()[0].vertices[:, 1]:
             assert np.isclose(ends, y).any(), f"band at {y} is not a CI end"
@@ -785,19 +814,27 @@ def test_flagged_points_are_marked(frame: pd.DataFrame, tmp_path: Path) -> None:
     flagged.loc[:, "verdict"] = np.where(two, "bimodal", "stable")
     fig = plot.lat_ctx(flagged)
     # One hollow marker per flagged point: two sizes of each flagged (placement, procs).
+    # (An interval of this loaded machine's few repetitions may also reach below 0: its cut
+    # mark is no flag of the point.)
+    cut = "_flag band_cut"
     marks = sorted(
         (c.get_label(), c.get_offsets()[:, 0].tolist())
         for c in fig.axes[0].collections
-        if isinstance(c, PathCollection)
+        if isinstance(c, PathCollection) and c.get_label() != cut
     )
     assert marks == [("_flag below_resolution", [2.0])] * 2 + [("_flag bimodal", [3.0])] * 2
-    assert legend(fig)[-2:] == [
+    assert [t for t in legend(fig) if not t.startswith("interval cut")][-2:] == [
         "below resolution (net ≤ 0)",
         "bimodal (two modes: the median is neither)",
     ]
     saves(fig, tmp_path / "flagged.png")
     points = plot.compare(flagged)
-    hollow = [c for ax in points.axes for c in ax.collections if isinstance(c, PathCollection)]
+    hollow = [
+        c
+        for ax in points.axes
+        for c in ax.collections
+        if isinstance(c, PathCollection) and c.get_label() != cut
+    ]
     assert len(hollow) == 2 * 2  # two flagged points per size, two sizes
     assert "bimodal (two modes: the median is neither)" in legend(points)
 
@@ -859,3 +896,64 @@ def test_gallery_script_renders_every_figure_on_the_page(tmp_path: Path) -> None
     page = (ROOT / "docs" / "gallery.md").read_text()
     shown = set(re.findall(r"_gallery/([\w.-]+\.png)", page))
     assert rendered and rendered == shown
+
+
+@pytest.mark.parametrize(
+    ("draw", "error", "match"),
+    [
+        (lambda d: plot.compare(d, new=d, labels=("a",)), ValueError, "labels: expected two"),
+        (lambda d: plot.compare(d, new=d, labels=("a", "b", "c")), ValueError, "labels: .* 3"),
+        (lambda d: plot.compare(d, new=d, labels="ab"), TypeError, "labels: expected two"),
+        (lambda d: plot.sizes(d, knees="bogus"), TypeError, "knees: expected the frame"),
+        (lambda d: plot.sizes(d, knees=d), ValueError, "knees: not a frame of ctxbench.knees"),
+        (lambda d: plot.matrix(matrices.frame().drop(columns="latency_us")), ValueError,
+         "data: a matrix frame needs the column.s. latency_us"),
+    ],
+)  # fmt: skip
+def test_bad_arguments_name_the_parameter(
+    draw: Callable[[Any], Any], error: type, match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        draw(synthetic(series_of(1, False)))
+
+
+def test_a_band_that_reaches_below_zero_is_cut_there_and_marked(frame: pd.DataFrame) -> None:
+    df = synthetic(series_of(1, False))
+    df.loc[df["procs"] == 2, "ci_low"] = -1.5
+    for fig in (plot.lat_ctx(df), plot.sizes(df)):
+        ax = fig.axes[0]
+        lowest = min(c.get_paths()[0].vertices[:, 1].min() for c in bands(ax))
+        assert lowest == 0.0 and ax.get_ylim()[0] == 0.0
+        assert "interval cut at 0 µs (it reaches below)" in legend(fig)
+        (cut,) = [c for c in ax.collections if c.get_label() == "_flag band_cut"]
+        assert cut.get_offsets()[:, 1].tolist() == [0.0]
+    bars = plot.compare(df).axes[0]
+    ends = [s[:, 1].min() for c in bars.collections if isinstance(c, LineCollection)
+            for s in c.get_segments()]  # fmt: skip
+    assert min(ends) == 0.0
+    uncut = plot.lat_ctx(synthetic(series_of(1, False)))
+    assert "interval cut at 0 µs (it reaches below)" not in legend(uncut)
+
+
+def test_side_by_side_points_sit_at_their_process_count() -> None:
+    """No sideways dodge: on the evenly spaced counts 2, 4, 8, 16 (a log scale to the eye)
+    a point shifted right of 16 reads as 18 or 19."""
+    fig = plot.compare(synthetic(series_of(4, False)), log=True)
+    for ax in fig.axes:
+        points = [c.lines[0] for c in ax.containers if isinstance(c, ErrorbarContainer)]
+        assert points and all(set(p.get_xdata()) <= {0.0, 1.0, 2.0, 3.0} for p in points)
+    both = plot.compare(synthetic(series_of(4, False)), new=synthetic(series_of(4, False)))
+    for ax in both.axes:
+        for line in ax.lines:
+            assert set(np.asarray(line.get_xdata(), dtype=float)) <= {0.0, 1.0, 2.0, 3.0}
+
+
+def test_sizes_draws_a_curve_per_ring_size_over_many_sizes() -> None:
+    """A cache sweep: 2 ring sizes over 29 array sizes is two curves against the working set
+    (a curve per size was 29 legend entries over panels titled "(1 of 5)")."""
+    sizes = [4 * 2 ** (k / 2) for k in range(29)]
+    sweep = synthetic([{"size_kb": round(s)} for s in sizes], procs=(2, 8))
+    fig = plot.sizes(sweep)
+    (ax,) = fig.axes
+    assert sorted(line.get_label() for line in curves(ax)) == ["2 procs", "8 procs"]
+    assert set(legend(fig)) - FLAG_TEXTS == {"2 procs", "8 procs"}

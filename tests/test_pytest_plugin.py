@@ -376,7 +376,7 @@ def test_threshold_on_exact_samples(
     else:
         run.assert_outcomes(failed=1)
         run.stdout.fnmatch_lines(
-            ["*procs=2: 7.553 µs, baseline 5.035 µs (+50.0%, 95% interval of the ratio 1.*"]
+            ["*procs=2: 7.553 µs, baseline 5.035 µs (+50.0%, 95% interval of the ratio [1.*"]
         )
 
 

@@ -23,6 +23,7 @@ from ._core import __version__ as __version__
 
 if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on first use
     from . import plot as plot
+    from ._knees import knees as knees
     from ._matrix import matrix as matrix
     from ._plan import plan as plan
     from ._sweep import sweep as sweep
@@ -33,7 +34,6 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .api import ring as ring
     from .cache import CacheSweep as CacheSweep
     from .cache import cache_sweep as cache_sweep
-    from .cache import knees as knees
     from .files import load as load
     from .frame import concat as concat
     from .result import MatrixResult as MatrixResult
@@ -52,7 +52,7 @@ _HOME = {
     "ring": ".api",
     "CacheSweep": ".cache",
     "cache_sweep": ".cache",
-    "knees": ".cache",
+    "knees": "._knees",
     "load": ".files",
     "concat": ".frame",
     "MatrixResult": ".result",

@@ -30,9 +30,11 @@ __all__ = [
     "MATRIX_PER_CLASS",
     "cache_sweep",
     "DEFAULT_ROUNDS",
+    "REFILL_ABOVE_STREAM",
     "FIXED_MIN_TIME",
     "PRECISION_MIN_TIME",
     "CONFIDENCE",
+    "BLOCK_REPETITIONS",
     "DEFAULT_TIMEOUT",
     "DEFAULT_PRECISION",
     "DEFAULT_MAX_TIME",
@@ -53,6 +55,7 @@ __all__ = [
 FIXED_MIN_TIME: float
 PRECISION_MIN_TIME: float
 CONFIDENCE: float
+BLOCK_REPETITIONS: int
 DEFAULT_TIMEOUT: float
 DEFAULT_PRECISION: float
 DEFAULT_MAX_TIME: float
@@ -62,6 +65,7 @@ MIN_RUNS: int
 MAX_PROCS: int
 MAX_CPUS: int
 DEFAULT_ROUNDS: int
+REFILL_ABOVE_STREAM: str
 ENGINES: tuple[str, ...]
 TRANSPORTS: dict[str, tuple[str, ...]]
 PLACEMENTS: tuple[str, ...]
@@ -410,7 +414,8 @@ def ring_check(
 @type_check_only
 class IndirectDict(TypedDict):
     """Per (size, procs), shape (len(sizes_kb), len(procs)): net(size) - net(0) in µs per
-    switch with its 95 % interval from paired rounds, and KiB refilled per µs of it."""
+    switch with its 95 % interval from paired rounds, and KiB refilled per µs of it (NaN
+    where ``refill_note`` says why there is no figure)."""
 
     us: _Floats
     low_us: _Floats
@@ -418,6 +423,7 @@ class IndirectDict(TypedDict):
     refill_kib_per_us: _Floats
     refill_low: _Floats
     refill_high: _Floats
+    refill_note: list[list[str]]
 
 @type_check_only
 class CacheSweepDict(TypedDict):
@@ -445,6 +451,7 @@ def cache_sweep(
     timeout: float = ...,
     line_bytes: int = 64,
     stream_kb: int = 0,
+    progress: Callable[[int, int], object] | None = None,
 ) -> CacheSweepDict: ...
 def pingpong(
     loops: int | None = None,

@@ -6,8 +6,10 @@ The lock is an ``flock`` on a file in a directory only this user can enter (``/r
 when the login session has one, else ``/tmp/ctxbench-UID``, created 0700 and refused when it
 is anyone else's or a symlink), so another user can neither hold it nor break it by
 replacing the file. The kernel drops the lock of a process that dies. Waiting is bounded
-(``PATIENCE``) and names the holder. Other users' measurements are not excluded: on a
-shared host that is the administrator's scheduling.
+(``PATIENCE``; ``patience(0)``, the CLI's ``--no-wait``, fails at once) and never silent:
+after ``QUIET`` seconds the waiter says who holds the lock and how long it has waited (on
+stderr, or where ``saying`` sends it; the words are ``ctxbench.report``'s). Other users'
+measurements are not excluded: on a shared host that is the administrator's scheduling.
 
 The lock is this kernel's: ``metadata.machine_identity()["kernel"]``, the boot id's hash
 (``$CTXBENCH_BOOT_ID`` replaces the boot id: the fleet's way of faking several machines on
@@ -16,23 +18,32 @@ one).
 
 from __future__ import annotations
 
+import contextvars
 import errno
 import fcntl
 import os
 import stat
+import sys
 import threading
 import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
+from . import report
 from .metadata import machine_identity
 
 # Seconds a measurement waits for another to finish before it gives up, naming the holder.
 PATIENCE = 600.0
+# Seconds a waiter waits before it says whom it waits for.
+QUIET = 1.0
 # Between tries: short, so that a waiter gets in between the points of a running sweep.
 _POLL = (0.001, 0.02)
+# The patience of measurements that name none (``patience`` sets it for a block).
+_patience: contextvars.ContextVar[float] = contextvars.ContextVar("patience", default=PATIENCE)
 
 
 class MachineBusy(TimeoutError):
@@ -89,19 +100,83 @@ def lock_dir() -> Path:
 
 
 def _holder(fd: int) -> str:
-    """Who holds the lock, as its holder wrote it: "pid 123 (python, state S) since 10:02:03"."""
+    """Who holds the lock, from what its holder wrote and /proc (``report.holder``)."""
     try:
         text = os.pread(fd, 200, 0).decode(errors="replace").split()
         pid, since = int(text[0]), float(text[1])
     except (OSError, ValueError, IndexError):
-        return "another process"
+        return report.holder(None)
     try:
         with open(f"/proc/{pid}/stat") as f:
-            head, _, rest = f.read().rpartition(")")
-        who = f"pid {pid} ({head.partition('(')[2]}, state {rest.split()[0]})"
-    except OSError:
-        who = f"pid {pid}"
-    return f"{who} since {time.strftime('%H:%M:%S', time.localtime(since))}"
+            state = f.read().rpartition(")")[2].split()[0]
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read(4096).decode(errors="replace").split("\0")
+    except (OSError, IndexError):
+        return report.holder(pid, since=since)
+    command = " ".join([os.path.basename(argv[0]), *argv[1:]]).strip()
+    return report.holder(pid, command, state, since)
+
+
+def _to_stderr(line: str, final: bool) -> None:
+    """``say``'s default: on a terminal one line, rewritten in place and ended when the
+    wait is; elsewhere a line each time."""
+    out = sys.stderr
+    try:
+        if out.isatty():
+            out.write("\r" + line + "\x1b[K" + ("\n" if final else ""))
+        else:
+            out.write(line + "\n")
+        out.flush()
+    except (OSError, ValueError):  # stderr closed: the wait goes on unsaid
+        pass
+
+
+# Where a waiting measurement's lines go, (line, final): stderr unless ``saying`` routes them
+# elsewhere for a block (the pytest plugin, around its capture).
+_say: contextvars.ContextVar[Callable[[str, bool], None]] = contextvars.ContextVar(
+    "say", default=_to_stderr
+)
+
+
+@contextmanager
+def saying(say: Callable[[str, bool], None] | None) -> Iterator[None]:
+    """Lines of waiting measurements in the block go to ``say(line, final)`` (None: where
+    they went)."""
+    if say is None:
+        yield
+        return
+    token = _say.set(say)
+    try:
+        yield
+    finally:
+        _say.reset(token)
+
+
+@dataclass
+class Wait:
+    """How long a measurement waited for the lock, and for whom (``seconds`` 0: not)."""
+
+    seconds: float = 0.0
+    holder: str = ""
+
+    def __str__(self) -> str:
+        return report.waited(self.holder, self.seconds) if self.seconds else ""
+
+
+@contextmanager
+def patience(seconds: float | None) -> Iterator[None]:
+    """Measurements in the block wait at most ``seconds`` for the lock (0: not at all, a
+    ``MachineBusy`` naming the holder at once); None leaves the patience as it is."""
+    if seconds is None:
+        yield
+        return
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds >= 0:
+        raise ValueError(f"patience: must be seconds >= 0, got {seconds!r}")
+    token = _patience.set(float(seconds))
+    try:
+        yield
+    finally:
+        _patience.reset(token)
 
 
 def _try(fd: int) -> bool:
@@ -112,30 +187,45 @@ def _try(fd: int) -> bool:
         return False
 
 
-def _acquire(fd: int, gate: int, patience: float, path: Path) -> None:
+def _acquire(fd: int, gate: int, patience: float, path: Path) -> Wait:
     """Takes the lock on ``fd``, waiting at most ``patience`` seconds. A waiter first takes
     the gate and holds it while it waits, so that a holder which releases and takes the
-    lock again at once (a sweep between points) lets the waiter in first."""
-    deadline = time.monotonic() + patience
+    lock again at once (a sweep between points) lets the waiter in first. After ``QUIET``
+    seconds it says whom it waits for (``saying``): on a terminal every second, elsewhere at
+    1, 2, 4, 8, ... seconds."""
+    start = time.monotonic()
     pause = _POLL[0]
     gated = False
+    wait = Wait()
+    next_word = QUIET
+    say = _say.get()
     try:
         while True:
             gated = gated or _try(gate)
             if gated and _try(fd):
-                return
-            if time.monotonic() >= deadline:
-                raise MachineBusy(
-                    errno.ETIMEDOUT,
-                    f"another ctxbench measurement on this machine ({_holder(fd)}) still holds "
-                    f"{path} after {patience:g} s: measurements wait for each other, since two "
-                    "at once both read high; stop it or wait for it",
-                )
-            time.sleep(pause)  # Ctrl-C raises here
+                if wait.holder:
+                    wait.seconds = time.monotonic() - start
+                    say(f"ctxbench: {wait}", True)
+                return wait
+            waited = time.monotonic() - start
+            if waited >= patience:
+                raise MachineBusy(errno.ETIMEDOUT, report.busy(_holder(fd), path, patience))
+            if waited >= next_word:
+                wait.holder = _holder(fd)
+                say(report.waiting(wait.holder, waited), False)
+                next_word = waited + 1.0 if _tty(say) else 2 * next_word
+            time.sleep(min(pause, max(0.0, next_word - waited)))  # Ctrl-C raises here
             pause = min(2 * pause, _POLL[1])
     finally:
         if gated:
             fcntl.flock(gate, fcntl.LOCK_UN)
+
+
+def _tty(say: Callable[[str, bool], None]) -> bool:
+    try:
+        return say is _to_stderr and sys.stderr.isatty()
+    except (OSError, ValueError):
+        return False
 
 
 # Measurements of this process that hold the lock now, per thread: a measuring call made
@@ -144,12 +234,14 @@ _held = threading.local()
 
 
 @contextmanager
-def measuring(patience: float = PATIENCE) -> Iterator[None]:
-    """Holds this kernel's measuring lock for the block (see the module's docstring)."""
+def measuring(patience: float | None = None) -> Iterator[Wait]:
+    """Holds this kernel's measuring lock for the block (see the module's docstring),
+    waiting at most ``patience`` seconds for it (None: what ``patience()`` set, else
+    ``PATIENCE``). Yields how long it waited, and for whom."""
     if getattr(_held, "depth", 0):
         _held.depth += 1
         try:
-            yield
+            yield Wait()
         finally:
             _held.depth -= 1
         return
@@ -165,17 +257,17 @@ def measuring(patience: float = PATIENCE) -> Iterator[None]:
             UserWarning,
             stacklevel=3,
         )
-        yield
+        yield Wait()
         return
     gate = -1
     try:
         gate = os.open(directory / f"kernel-{kernel_id()}.gate", flags, 0o600)
-        _acquire(fd, gate, patience, path)
+        wait = _acquire(fd, gate, _patience.get() if patience is None else patience, path)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()} {time.time():.0f}\n".encode(), 0)
         _held.depth = 1
         try:
-            yield
+            yield wait
         finally:
             _held.depth = 0
     finally:

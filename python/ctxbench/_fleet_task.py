@@ -51,7 +51,7 @@ def measure(args: dict[str, Any]) -> dict[str, Any]:
         )
     # The kernel's lock around the timestamps too: they say when this point had the machine,
     # not when it started waiting for it.
-    with warnings.catch_warnings(), measuring():
+    with warnings.catch_warnings(), measuring() as wait:
         # They are in the record's "warnings"; nobody reads this process's stderr for them.
         warnings.simplefilter("ignore")
         started = now()
@@ -66,6 +66,9 @@ def measure(args: dict[str, Any]) -> dict[str, Any]:
         finished = now()
     rec = encode(result)
     rec["metadata"].update(started=started, finished=finished)
+    if wait.seconds:
+        # Nobody reads this process's stderr, where the wait was said: the record says it.
+        rec["warnings"].append(str(wait))
     return rec
 
 

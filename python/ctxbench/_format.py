@@ -1,11 +1,18 @@
-"""How a time in µs is printed everywhere (xgraph, tables, reprs): lat_ctx's two decimals,
-and three significant digits below 0.1 µs, where two decimals would lose more than a tenth
-of the value: a fiber's 0.0047 µs prints as 0.00470, not 0.00. And how a relative spread is:
-± per cent up to ±50 %, a factor ×/÷ beyond (a ±970 % interval is a factor of about 11)."""
+"""How figures are printed everywhere (xgraph, tables, reprs, stop lines, comparisons): a time
+in µs with lat_ctx's two decimals, and three significant digits below 0.1 µs, where two
+decimals would lose more than a tenth of the value (a fiber's 0.0047 µs prints as 0.00470,
+not 0.00); a 95 % interval as ±percent while it is within ±``FACTOR_BEYOND``, as a factor
+×/÷ beyond (a ±700 % interval of a positive figure means "within a factor of 8", and reads
+so), and with its bounds where it reaches zero, which no factor covers; text read from a file
+or another process (``plain``) with its control characters made visible."""
 
 from __future__ import annotations
 
 import math
+from typing import Callable
+
+# Intervals wider than ± this fraction of their figure print as factors.
+FACTOR_BEYOND = 0.5
 
 
 def us(value: float) -> str:
@@ -16,12 +23,35 @@ def us(value: float) -> str:
     return f"{value:.{max(2, 2 - math.floor(math.log10(abs(value))))}f}"
 
 
-def spread(half_log: float) -> str:
-    """A relative half-width on the log scale as text: "±3.8 %", "±38 %", "×/÷ 2.3"."""
-    if not math.isfinite(half_log):
+def interval(
+    center: float, low: float, high: float, bounds: Callable[[float], str] | None = None
+) -> str:
+    """The interval [``low``, ``high``] of the figure ``center`` as every printer says it:
+    "no interval" when a bound is not finite; "[low, high], includes 0" when it reaches zero,
+    "[low, high]" when it lies below (bounds by ``bounds``, else ``us``); "×/÷ 3.2" when
+    wider than ±``FACTOR_BEYOND`` (the larger of high / center and center / low); else
+    "[low, high]" by ``bounds`` where given, "±4.2%" without."""
+    values = (center, low, high)
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
         return "no interval"
-    factor = math.exp(abs(half_log))
-    if factor - 1 > 0.5:
-        return f"×/÷ {factor:.2g}" if factor < 10 else f"×/÷ {factor:.0f}"
-    pct = (factor - 1) * 100
-    return f"±{pct:.1f} %" if pct < 10 else f"±{pct:.0f} %"
+    text = bounds or us
+    if low <= 0 <= high:
+        return f"[{text(low)}, {text(high)}], includes 0"
+    if center <= 0 or high < 0:
+        return f"[{text(low)}, {text(high)}]"
+    if (high - low) / 2 / center > FACTOR_BEYOND:
+        return f"×/÷ {max(high / center, center / low):.3g}"
+    if bounds is not None:
+        return f"[{bounds(low)}, {bounds(high)}]"
+    return f"±{(high - low) / 2 / center:.1%}"
+
+
+def plain(value: object) -> str:
+    """``value`` as text safe to print on a terminal: every character that is not printable
+    (escape sequences, carriage returns, newlines, other control characters) written as its
+    Python escape, ``\\x1b`` for ESC. Every string a printer takes from a results file or
+    another process goes through here: a file can hold anything."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)

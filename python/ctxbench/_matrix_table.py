@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._core import RELATIONS
+from ._format import plain
 from .frame import as_frame, require
+from .schema import TABLE_ROWS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,6 +28,9 @@ def cells(data: Any) -> pd.DataFrame:
     df = as_frame(data)
     if "cpu_from" not in df.columns:
         raise ValueError("not a matrix: the rows have no cpu_from (measure with ctxbench.matrix)")
+    missing = [c for c in TABLE_ROWS["matrix"] if c not in df.columns]
+    if missing:
+        raise ValueError(f"data: a matrix frame needs the column(s) {', '.join(missing)}")
     df = df[df["benchmark"] == "matrix"]
     keys = [c for c in (*_machines(df), "cpu_from", "cpu_to", "pass_index") if c in df.columns]
     return df.drop_duplicates(keys).reset_index(drop=True)
@@ -111,7 +116,7 @@ def summary_text(data: Any) -> str:
     for _, r in s.iterrows():
         distance = "" if r["numa_distance"] < 0 else str(int(r["numa_distance"]))
         rows.append(
-            [*(str(r[k]) for k in machines), r["relation"], distance, str(r["cells"])]
+            [*(plain(r[k]) for k in machines), plain(r["relation"]), distance, str(r["cells"])]
             + [f"{r[k]:.2f}" for k in ("median_us", "min_us", "max_us")]
         )
     return _table(rows, left=len(machines) + 1)
@@ -125,5 +130,5 @@ def format_matrix(data: Any) -> str:
         return matrix_text(df) + "\n" + summary_text(df)
     blocks = []
     for name, g in df.groupby(machines[0], sort=False):
-        blocks.append(f"# {name}\n{matrix_text(g)}")
+        blocks.append(f"# {plain(name)}\n{matrix_text(g)}")
     return "\n".join(blocks) + "\n" + summary_text(df)

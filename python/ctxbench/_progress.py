@@ -1,11 +1,15 @@
-"""The progress bar of sweeps and matrices, local and fleet: shown when a person is watching."""
+"""The progress bar of sweeps and matrices, local and fleet: shown when a person is watching;
+and, for a call that would otherwise run in silence, a line per step where no bar shows."""
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 import warnings
 from typing import Any
+
+from . import report
 
 # Said once per process: progress is garnish, its absence is no failure.
 _noted = False
@@ -56,3 +60,28 @@ def progress_bar(progress: bool | str, total: int, desc: str, unit: str = "point
                 file=sys.stderr,
             )
     return None
+
+
+class Steps:
+    """A long call's progress, step by step: the bar where ``progress_bar`` shows one, else
+    (``progress=True``) a line per step on stderr (``report.step``), nothing for False."""
+
+    def __init__(self, progress: bool | str, total: int, desc: str, unit: str) -> None:
+        self.bar = progress_bar(progress, total, desc, unit)
+        self.lines = self.bar is None and progress is True
+        self.desc, self.total, self.unit = desc, total, unit
+        self.done = 0
+        self.start = time.monotonic()
+
+    def step(self, what: str) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.update(1)
+        elif self.lines:
+            seconds = time.monotonic() - self.start
+            line = report.step(self.desc, self.done, self.total, self.unit, what, seconds)
+            print(line, file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

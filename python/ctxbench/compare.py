@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from . import _core, _format
+from . import _core
+from ._format import interval, plain
 from .frame import POINT_KEY, as_frame, require
 
 if TYPE_CHECKING:
@@ -96,12 +97,14 @@ def reason(c: dict[str, Any], units: int, unit: str, seconds_per_unit: float | N
     more = math.ceil(units * c["data_factor"] - units)
     if more > _FAR_MORE:
         return (
-            f"{_format.spread(c['half_width'])}: far more data than this would decide it; "
+            f"{interval(c['ratio'], c['low'], c['high'])}: far more data than this "
+            "would decide it; "
             "`ctxbench ab` stops as soon as it can"
         )
     took = f", ~{more * seconds_per_unit:.0f} s" if seconds_per_unit else ""
     return (
-        f"{_format.spread(c['half_width'])}: about {more} more {unit}{'s' if more != 1 else ''} "
+        f"{interval(c['ratio'], c['low'], c['high'])}: about {more} more "
+        f"{unit}{'s' if more != 1 else ''} "
         f"per side{took} would decide it if the ratio stays at {c['ratio']:.3g}x, "
         "or `ctxbench ab`"
     )
@@ -205,7 +208,7 @@ def _ratio_text(r: Any) -> str:
         return "n/a"
     if math.isinf(r.ratio_high) or math.isnan(r.ratio_low):
         return f"{r.ratio:.3f}x"
-    return f"{r.ratio:.3f}x [{r.ratio_low:.3g}, {r.ratio_high:.3g}]"
+    return f"{r.ratio:.3f}x {interval(r.ratio, r.ratio_low, r.ratio_high, lambda v: f'{v:.3g}')}"
 
 
 def side(units: int, level: str) -> str:
@@ -249,12 +252,13 @@ def format_comparison(df: pd.DataFrame) -> str:
     )
     lines = [header]
     for r in df.itertuples(index=False):
-        name = f"{r.engine}/{r.transport}"
+        # Names come from the files compared: printed with their control characters escaped.
+        name = plain(f"{r.engine}/{r.transport}")
         lines.append(
             (
-                *((str(r.test),) if tests else ()),
-                name if r.benchmark == "ring" else f"{name} ({r.benchmark})",
-                str(r.placement),
+                *((plain(r.test),) if tests else ()),
+                name if r.benchmark == "ring" else f"{name} ({plain(r.benchmark)})",
+                plain(r.placement),
                 f"{r.size_kb}k",
                 str(r.parallel),
                 str(r.procs),
@@ -292,7 +296,7 @@ def format_comparison(df: pd.DataFrame) -> str:
     if context:
         text.append(
             "the two runs differ in "
-            + "; ".join(context)
+            + "; ".join(plain(c) for c in context)
             + ": a difference may be the machine's, not the code's"
         )
     return "\n".join(text)

@@ -20,7 +20,9 @@ dask-jobqueue); ctxbench adds no scheduler, RPC or SSH of its own. The rules:
   up on its remaining points; the others finish, then :class:`FleetError` names the lost worker
   and what it did not measure.
 * **The worker does not measure in its own process**: each point runs in a fresh
-  ``python -m ctxbench._fleet_task``, away from the worker's event loop and heartbeats.
+  ``python -m ctxbench._fleet_task`` in a session of its own, and the worker's threads
+  (event loop, heartbeats) keep off the CPUs it measures on while it does
+  (``ctxbench._aside``; a record says when no CPU was left for them).
 * **Every record says where and when**: the worker machine's full metadata plus ``host``,
   ``worker``, ``worker_address``, ``machine``, ``started`` and ``finished`` (UTC ISO);
   ``hostname=False`` withholds the first three with the hostname (``machine`` is a hash).
@@ -51,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _core
 from . import grid as grids
+from ._aside import aside, measured_cpus
 from ._fleet_client import INSTALL, FleetError, check_address, close, connect
 from ._progress import progress_bar
 from .files import PathLike, records_frame, save, write_records
@@ -87,25 +90,30 @@ def _probe(dask_worker: Any) -> dict[str, Any]:
 
 def _measure(task: dict[str, Any], where: dict[str, str], version: str, kind: str = "ring") -> dict:
     """A task: measure one point (``kind`` "matrix": one matrix) in a child process, which
-    holds this kernel's lock while it measures (``ctxbench._exclusive``)."""
+    holds this kernel's lock while it measures (``ctxbench._exclusive``), in a session of
+    its own as a command typed in a terminal is, while this worker's threads keep off the
+    CPUs it measures on (``ctxbench._aside``)."""
     payload = json.dumps({kind: task, "parent": os.getpid(), "version": version})
-    proc = subprocess.run(
-        [sys.executable, "-m", "ctxbench._fleet_task"],
-        input=payload,
-        capture_output=True,
-        text=True,
-        check=False,
+    pipe = subprocess.PIPE
+    command = [sys.executable, "-m", "ctxbench._fleet_task"]
+    # Started before the worker's threads move: the child keeps the worker's whole mask.
+    proc = subprocess.Popen(
+        command, stdin=pipe, stdout=pipe, stderr=pipe, text=True, start_new_session=True
     )
+    with aside(measured_cpus(task, kind, sorted(os.sched_getaffinity(0)))) as shared:
+        out, err = proc.communicate(payload)
     if proc.returncode != 0:
-        lines = proc.stderr.strip().splitlines()
+        lines = err.strip().splitlines()
         raise RuntimeError(f"exit status {proc.returncode}: {lines[-1] if lines else ''}")
-    if len(proc.stdout) > MAX_RECORD_BYTES[kind]:
+    if len(out) > MAX_RECORD_BYTES[kind]:
         raise RuntimeError(
-            f"the {kind} record is {len(proc.stdout):,} bytes, more than one holds "
+            f"the {kind} record is {len(out):,} bytes, more than one holds "
             f"({MAX_RECORD_BYTES[kind]:,} at most)"
         )
-    rec = json.loads(proc.stdout)
+    rec = json.loads(out)
     rec["metadata"].update(where)
+    if shared:
+        rec["warnings"].append(shared)
     return rec
 
 

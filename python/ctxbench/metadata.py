@@ -441,20 +441,32 @@ def _one_line(text: str) -> str:
     return flat
 
 
+# Engines whose hops never cross CPUs, whatever the placement: fibers resume each other on
+# the one thread of their ring.
+ONE_THREAD_ENGINES = ("fiber",)
+
+
 def hints(
-    metadata: dict[str, object], *, placement: str, one_cpu: bool = False, stable: bool = False
+    metadata: dict[str, object],
+    *,
+    placement: str,
+    one_cpu: bool = False,
+    stable: bool = False,
+    engine: str | None = None,
 ) -> list[str]:
-    """Short human hints (one line each) explaining why a result may be noisy.
+    """Short human hints (one line each) explaining why a result may be noisy, each only
+    where it applies.
 
     An unpinned run gets its hint whatever its verdicts: its figure moves between runs even
-    when each run looks steady; not where it ran on one CPU anyway (``one_cpu``: a ring
-    result's, decided by the core over the CPUs the placement resolved to), since no hop then
-    crosses CPUs. The machine's hints are left out when every point was ``stable``.
+    when each run looks steady; not where no hop crosses CPUs anyway: it ran on one CPU
+    (``one_cpu``: a ring result's, decided by the core over the CPUs the placement resolved
+    to) or its ``engine`` switches on one thread (``ONE_THREAD_ENGINES``). The machine's
+    hints are left out when every point was ``stable``.
     """
     out: list[str] = []
     cpu_count = _as_int(metadata.get("cpu_count"))
 
-    if placement == "default" and not one_cpu:
+    if placement == "default" and not one_cpu and engine not in ONE_THREAD_ENGINES:
         out.append(
             "unpinned: the share of hops that cross CPUs (slow) varies run to run; "
             "pin: --placement single"

@@ -54,11 +54,13 @@ import re
 import time
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 
 import ctxbench
+from ctxbench._exclusive import saying
+from ctxbench._format import interval, plain
 from ctxbench.record import encode
 from ctxbench.result import KINDS, from_record
 
@@ -98,9 +100,12 @@ class CtxbenchInconclusive(UserWarning):
 class Recorder:
     """The ``ctxbench`` fixture: the module's measuring functions, recording each result."""
 
-    def __init__(self, nodeid: str, sink: list[tuple[str, Any]]) -> None:
+    def __init__(
+        self, nodeid: str, sink: list[tuple[str, Any]], say: Callable[[str, bool], None] | None
+    ) -> None:
         self.nodeid = nodeid
         self._sink = sink
+        self._say = say
         self.results: list[Any] = []
         # Every measuring call, to measure again within the gate's budget.
         self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
@@ -110,7 +115,8 @@ class Recorder:
         function = getattr(ctxbench, name, None)
         if function is None:
             raise AttributeError(f"this version of ctxbench has no {name}()")
-        result = function(*args, **kwargs)
+        with saying(self._say):
+            result = function(*args, **kwargs)
         self.results.append(result)
         self._sink.append((self.nodeid, result))
         self.calls.append((name, args, kwargs))
@@ -298,9 +304,26 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(name="ctxbench")
 def ctxbench_fixture(request: pytest.FixtureRequest) -> Recorder:
     """Measure with ``ctxbench.lat_ctx``/``ring``/``pingpong`` and record the results."""
-    recorder = Recorder(request.node.nodeid, request.config.stash[STATE].recorded)
+    config = request.config
+    recorder = Recorder(request.node.nodeid, config.stash[STATE].recorded, _say_through(config))
     request.node.stash[RECORDER] = recorder
     return recorder
+
+
+def _say_through(config: pytest.Config) -> Callable[[str, bool], None] | None:
+    """Where a fixture measurement waiting for the machine says so: on pytest's terminal,
+    past its capture (a worker of pytest-xdist, whose workers wait for each other by
+    design, keeps them in its own stderr)."""
+    capture = config.pluginmanager.getplugin("capturemanager")
+    terminal = config.pluginmanager.getplugin("terminalreporter")
+    if _worker(config) or capture is None or terminal is None:
+        return None
+
+    def say(line: str, final: bool) -> None:
+        with capture.global_and_fixture_disabled():
+            terminal.write_line(line)
+
+    return say
 
 
 def _is_result(value: Any) -> bool:
@@ -334,9 +357,14 @@ def _point(row: Any) -> str:
     name = f"{row.engine}/{row.transport}"
     if row.benchmark != "ring":
         name += f" ({row.benchmark})"
-    return (
+    # The baseline is a file: whatever it holds is printed with control characters escaped.
+    return plain(
         f"{name} placement={row.placement} size={row.size_kb}k P={row.parallel} procs={row.procs}"
     )
+
+
+def _ratio_interval(row: Any) -> str:
+    return interval(row.ratio, row.ratio_low, row.ratio_high, lambda v: f"{v:.3g}")
 
 
 def _regressions(nodeid: str, table: pd.DataFrame, fail: float) -> str:
@@ -347,12 +375,12 @@ def _regressions(nodeid: str, table: pd.DataFrame, fail: float) -> str:
         change = "n/a" if math.isnan(row.ratio) else f"{100 * (row.ratio - 1):+.1f}%"
         lines.append(
             f"  {_point(row)}: {row.new_us:.3f} µs, baseline {row.base_us:.3f} µs "
-            f"({change}, 95% interval of the ratio {row.ratio_low:.3g}-{row.ratio_high:.3g}; "
+            f"({change}, 95% interval of the ratio {_ratio_interval(row)}; "
             f"baseline on {side(row.units_base, row.level_base)}, "
             f"this run on {side(row.units_new, row.level_new)})"
         )
     for note in table.attrs.get("context") or []:
-        lines.append(f"  note: the baseline differs in {note}")
+        lines.append(f"  note: the baseline differs in {plain(note)}")
     return "\n".join(lines)
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Union
 import numpy as np
 
 from . import files, xgraph
-from ._format import us
+from ._format import interval, us
 from .files import PathLike, read_records
 from .record import decode
 
@@ -192,16 +192,17 @@ class PingpongResult:
         """The fields `perf bench sched pipe` prints, in its layout (measured until precise:
         the median repetition's figures, and their 95 % interval)."""
         between = {"thread": "threads", "fiber": "fibers"}.get(self.engine, "processes")
-        interval = ""
+        text = ""
         if self.stats and np.isfinite(self.stats["ci_low"][0]):
-            low, high = float(self.stats["ci_low"][0]), float(self.stats["ci_high"][0])
-            interval = f"  [{low:.6f}, {high:.6f}] 95% interval\n"
+            median, low, high = (float(self.stats[k][0]) for k in ("median", "ci_low", "ci_high"))
+            spread = interval(median, low, high, lambda v: f"{v:.6f}")
+            text = f"  {spread} 95% interval\n"
         return (
             "# Running 'sched/pipe' benchmark:\n"
             f"# Executed {self.loops} {self.transport} operations between two {between}\n\n"
             f"     Total time: {self.elapsed_s:.3f} [sec]\n\n"
             f"{self.usecs_per_op:15.6f} usecs/op\n"
-            + interval
+            + text
             + f"{int(self.ops_per_sec):15d} ops/sec\n"
             f"{self.usecs_per_switch:15.6f} usecs/switch\n"
             + (
@@ -239,11 +240,10 @@ class PingpongResult:
 
 
 def _stop_phrase(stats: dict[str, Any], j: int, name: object, stopped: str, asked: Any) -> str:
-    """ "NAME: how it stopped, over how many instances, ±interval", and for a point a cap or
-    the run level ended, why it is wide and what would narrow it."""
+    """ "NAME: how it stopped, over how many instances, its interval" (``_format.interval``),
+    and for a point a cap or the run level ended, why it is wide and what would narrow it."""
     median, low, high = (float(stats[k][j]) for k in ("median", "ci_low", "ci_high"))
-    rel = (high - low) / 2 / abs(median) if median and np.isfinite(low) else float("inf")
-    width = f"±{rel:.1%}" if np.isfinite(rel) else "no interval"
+    width = interval(median, low, high)
     level = stats.get("level")
     instances = stats.get("instances")
     on = ""

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from .._core import __version__
+from .._exclusive import patience
 from . import _matrix, _measure, _workflow
 
 # Exit status of a writer whose reader went away (128 + SIGPIPE), as `yes | head` gives.
@@ -67,7 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     real = sys.stdout
     sys.stdout = _Stdout(real)  # type: ignore[assignment]
     try:
-        code = int(args.func(args))
+        with patience(0 if getattr(args, "no_wait", False) else None):
+            code = int(args.func(args))
         sys.stdout.flush()  # a failure to write is found here, not at exit
         return code
     except BrokenPipeError:

@@ -6,6 +6,7 @@ import argparse
 import os
 
 from .. import _core
+from .._exclusive import PATIENCE
 
 # lmbench's LMBENCH_SCHED policies, for users who drive us from their lmbench scripts.
 LMBENCH_SCHED = {
@@ -74,6 +75,17 @@ def placement_flags(p: argparse.ArgumentParser, default: str) -> None:
         "--placement", type=placement, default=None, help=f"{PLACEMENT_HELP} (default: {default})"
     )
     p.add_argument("--cpu", type=int, default=None, help="the CPU for --placement single")
+
+
+def no_wait_flag(p: argparse.ArgumentParser) -> None:
+    """``--no-wait``: fail at once when another measurement holds this machine."""
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="when another ctxbench measurement holds this machine, fail at once naming it "
+        f"(default: wait up to {PATIENCE:g} s, saying for whom after a second; a fleet's "
+        "points wait on their own machines)",
+    )
 
 
 def repetition_flags(p: argparse.ArgumentParser) -> None:

@@ -52,7 +52,7 @@ def add_parsers(sub: Any) -> None:
         help=f"only K cells per class of CPU pair (default K {_core.MATRIX_PER_CLASS}), "
         "chosen deterministically: a big machine in seconds",
     )
-    mx.add_argument("--passes", type=int, default=1, help="measure every cell N times")
+    mx.add_argument("--passes", type=int, default=1, help="measure every cell N times (default 1)")
     mx.add_argument(
         "--record-hops",
         action="store_true",
@@ -78,6 +78,7 @@ def add_parsers(sub: Any) -> None:
         "a fleet's machines side by side. `ctxbench plot FILE --kind matrix` redraws a saved one",
     )
     mx.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _flags.no_wait_flag(mx)
     mx.add_argument(
         "--no-hostname",
         action="store_true",

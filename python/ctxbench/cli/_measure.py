@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core, metadata
+from .._format import interval
 from ..api import pingpong, result_metadata, ring
 from ..record import encode
 from . import _flags
@@ -105,6 +106,7 @@ def _add_pipe(sub: Any) -> None:
     _flags.counters_flag(pp)
     pp.add_argument("--json", action="store_true", help="print the full result as JSON")
     _no_hostname_flag(pp)
+    _flags.no_wait_flag(pp)
 
 
 def _add_sizes(sub: Any) -> None:
@@ -127,13 +129,24 @@ def _add_sizes(sub: Any) -> None:
         metavar="KB",
         help="KiB per participant, or 'auto' (default): 0 and 4 KiB on, 2 per octave",
     )
-    sz.add_argument("--rounds", type=int, default=_core.DEFAULT_ROUNDS, help="rounds (blocks)")
+    sz.add_argument(
+        "--rounds",
+        type=int,
+        default=_core.DEFAULT_ROUNDS,
+        help=f"rounds: each measures one block of every size (default {_core.DEFAULT_ROUNDS})",
+    )
     _flags.stride_flag(sz)
     _flags.placement_flags(sz, "single")
     sz.add_argument("--out", default=None, help="save every ring result here (.json, .csv, …)")
     sz.add_argument(
         "--no-hostname", action="store_true", help="with --out: this machine's name as '(withheld)'"
     )
+    sz.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress (default: a bar on a terminal, else a line per round on stderr)",
+    )
+    _flags.no_wait_flag(sz)
 
 
 def _add_info(sub: Any) -> None:
@@ -167,6 +180,7 @@ def _ring_flags(p: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="print the full result as JSON instead of xgraph text"
     )
     _no_hostname_flag(p)
+    _flags.no_wait_flag(p)
     p.add_argument("procs", type=int, nargs="+", help="participant counts, e.g. 2 4 8 16 20")
 
 
@@ -208,7 +222,9 @@ def _ring(args: argparse.Namespace) -> int:
             )
     stable = all(v == "stable" for v in r.stats["verdict"])
     one_cpu = bool(r.one_cpu.size) and bool(r.one_cpu.all())
-    hints = metadata.hints(r.metadata, placement=r.placement, one_cpu=one_cpu, stable=stable)
+    hints = metadata.hints(
+        r.metadata, placement=r.placement, one_cpu=one_cpu, stable=stable, engine=r.engine
+    )
     for line in hints:
         print(f"ctxbench: hint: {line}", file=sys.stderr)
     return 0
@@ -233,7 +249,8 @@ def _pipe(args: argparse.Namespace) -> int:
 
 
 def _sizes(args: argparse.Namespace) -> int:
-    from ..cache import cache_sweep, knees
+    from .._knees import knees
+    from ..cache import cache_sweep
 
     sizes: Any = "auto"
     if args.sizes != ["auto"]:
@@ -252,42 +269,74 @@ def _sizes(args: argparse.Namespace) -> int:
         cpu=args.cpu,
         out=args.out,  # checked first, written as each ring size finishes
         hostname=not args.no_hostname,
+        progress=not args.no_progress,
     )
     if sweep.note:
         print(f"ctxbench: {sweep.note}", file=sys.stderr)
     print(sizes_table(sweep.table))
     print(f"streaming read: {float(np.median(sweep.stream_kib_per_us)):.1f} KiB/µs")
     try:
-        found = list(knees(sweep).itertuples())
+        found = knees(sweep)
     except ValueError as e:  # too few sizes for a knee: the measurement stands (and is in --out)
         print(f"ctxbench: no knees: {e}", file=sys.stderr)
-        found = []
-    for k in found:
-        print(
-            f"knee: {k.procs} procs at {k.working_set_kb:,.0f} KiB "
-            f"[{k.working_set_low_kb:,.0f}, {k.working_set_high_kb:,.0f}] -> {k.cache or '?'}"
-            + (f" ({k.cache_kb:,.0f} KiB)" if k.cache else "")
-        )
+    else:
+        for line in knee_lines(found):
+            print(line)
     for r in sweep.results:
         for message in r.warnings:
             print(f"ctxbench: {message}", file=sys.stderr)
     return 0
 
 
+def knee_lines(found: Any) -> list[str]:
+    """``knees``' findings in words: each knee with its interval and the cache it leaves, or
+    where it sits when it matches none; each curve without one, and why."""
+    lines = []
+    for k in found.itertuples():
+        spread = interval(
+            k.working_set_kb, k.working_set_low_kb, k.working_set_high_kb, lambda v: f"{v:,.0f}"
+        )
+        at = f"knee: {k.procs} procs at {k.working_set_kb:,.0f} KiB {spread}"
+        lines.append(f"{at} -> {k.cache} ({k.cache_kb:,.0f} KiB)" if k.cache else f"{at}: {k.note}")
+    for curve in found.attrs.get("no_knee", []):
+        lines.append(f"no knee: {curve['procs']} procs: {curve['reason']}")
+    return lines
+
+
 def sizes_table(table: Any) -> str:
-    """The ``sizes`` table: one line per (procs, size)."""
+    """The ``sizes`` table: one line per (procs, size). A refill rate is printed as a figure
+    only where the core found it one (``refill_note``); one above the streaming read is
+    marked, and explained under the table."""
+    from ..cache import REFILL_ABOVE_STREAM
+
     head = (
         f"{'procs':>5} {'KiB':>7} {'ws KiB':>8} {'net µs':>8} {'direct':>7} "
-        f"{'indirect µs [95 %]':>25} {'refill KiB/µs':>13} {'resident':>8}"
+        f"{'indirect µs [95 %]':<30} {'refill KiB/µs':>16} {'resident':>8}"
     )
     lines = [head]
+    two = lambda v: f"{v:.2f}"  # noqa: E731
     for r in table.itertuples():
+        bounds = (r.indirect_us, r.indirect_low_us, r.indirect_high_us)
+        spread = "-" if r.size_kb == 0 else interval(*bounds, two)
         lines.append(
             f"{r.procs:>5} {r.size_kb:>7} {r.working_set_kb:>8} {r.latency_us:>8.2f} "
-            f"{r.direct_us:>7.2f} {r.indirect_us:>9.2f} [{r.indirect_low_us:>6.2f}, "
-            f"{r.indirect_high_us:>6.2f}] {r.refill_kib_per_us:>13.1f} {r.resident_kb:>8}"
+            f"{r.direct_us:>7.2f} {f'{r.indirect_us:.2f} {spread}':<30} "
+            f"{_refill_text(r):>16} {r.resident_kb:>8}"
         )
+    above = table[table["refill_note"] == "above streaming read"]
+    if len(above):
+        stream = ", ".join(f"{v:.1f}" for v in sorted(set(above["stream_kib_per_us"])))
+        lines.append(f"* {stream} KiB/µs or more: {REFILL_ABOVE_STREAM}")
     return "\n".join(lines)
+
+
+def _refill_text(row: Any) -> str:
+    """A refill rate as the table prints it: its figure, or the core's reason for none."""
+    if row.refill_note == "nothing to refill":
+        return "-"
+    if row.refill_note == "above streaming read":
+        return f"{row.refill_kib_per_us:.1f} *"
+    return row.refill_note or f"{row.refill_kib_per_us:.1f}"
 
 
 def _info(args: argparse.Namespace) -> int:

@@ -70,6 +70,7 @@ def _add_sweep(sub: Any) -> None:
         "finished points not measured again",
     )
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _flags.no_wait_flag(sw)
     sw.add_argument(
         "--scheduler",
         metavar="ADDRESS",
@@ -126,7 +127,7 @@ def _add_compare(sub: Any) -> None:
     cp = sub.add_parser(
         "compare",
         help="compare two result files point by point; exit 1 when a point regressed",
-        description="Per point: the ratio new/base with its 95%% interval, each side's "
+        description="Per point: the ratio new/base with its 95% interval, each side's "
         "uncertainty from its ring instances (or its runs, where a file holds several). A "
         "point is slower when the interval lies above 1 and the ratio exceeds 1 + "
         "--threshold. Exit status 0 when no point is slower, 1 when one is.",

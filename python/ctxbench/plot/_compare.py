@@ -1,6 +1,6 @@
-"""Points side by side at each process count: engines, transports, placements or machines of
-one run (medians with interval bars, never bars on a log axis), and two runs before/after
-with the ratio of their medians per point."""
+"""Points at each process count, each drawn at its count (never shifted sideways): engines,
+transports, placements or machines of one run (medians with interval bars, never bars on a
+log axis), and two runs before/after with the ratio of their medians per point."""
 
 from __future__ import annotations
 
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 # ctxbench.compare; what else differs between the runs (run, host, source) is the A/B.
 _MATCHED = ("benchmark", "placement", "parallel")
 _SERIES_KEY = ("engine", "transport", *_MATCHED)
-_SPREAD = 0.7  # of the distance between two process counts, shared by the series there
 _VERDICTS = {
     "slower": ("^", "slower"),
     "faster": ("v", "faster"),
@@ -55,10 +54,6 @@ def _procs_axis(ax: Axes, procs: list[Any]) -> None:
     ax.xaxis.set_major_formatter(_ticks.PlainFormatter(text))
     ax.set_xlim(-0.5, len(procs) - 0.5)
     ax.grid(False, axis="x")
-
-
-def _offsets(n: int) -> np.ndarray:
-    return (np.arange(n) - (n - 1) / 2) * (_SPREAD / max(n, 1))
 
 
 def _whiskers(p: pd.DataFrame) -> np.ndarray:
@@ -109,7 +104,8 @@ def compare(
     ax: Any = None,
 ) -> Figure:
     """Engines/transports (and placements, runs) side by side: at each process count a
-    point per series, the median µs per switch with the 95% confidence interval of the
+    point per series, drawn at that count (no sideways dodge: the series' colours tell them
+    apart), the median µs per switch with the 95% confidence interval of the
     median as its bar (the interquartile range where the frame has no interval), one panel
     per size. ``log=True`` puts µs on a log axis (fibers next to processes); set it here
     rather than on the returned axes, so the limits are chosen for it.
@@ -135,13 +131,13 @@ def _side_by_side(
     df: pd.DataFrame, log: bool, size: Size, title: Any, fig: Any, ax: Any, main: str
 ) -> Figure:
     found = _layout.facets(df, [PAIR, VARIANT], panels_by=("size_kb",), one_axes=ax is not None)
-    g = _layout.grid(len(found.panels), size, fig=fig, ax=ax, sharex=None)
+    g = _layout.grid(len(found.panels), size, one_column=found.split, fig=fig, ax=ax, sharex=None)
     drawn, seen, dropped = [], set(), 0
     for stack, panel in zip(g.axes, found.panels):
         a = stack[0]
         procs = sorted(panel.rows["procs"].unique())
         slot = {p: i for i, p in enumerate(procs)}
-        for s, offset in zip(panel.series, _offsets(len(panel.series))):
+        for s in panel.series:
             p = points(s.rows, "procs", "ci")
             if log:
                 dropped += int((p["median"] <= 0).sum())
@@ -149,15 +145,15 @@ def _side_by_side(
             if p.empty:
                 continue
             drawn.append(p)
-            x = np.array([slot[v] for v in p.index], dtype=float) + offset
+            x = np.array([slot[v] for v in p.index], dtype=float)
             _dots(a, x, p, s.color, s.marker, s.dash)
-            seen |= _layout.mark_flags(a, x, p, s.color)
+            seen |= _layout.mark_flags(a, x, p, s.color, log=log)
         if log:
             _ticks.plain_log(a, "y")
         _procs_axis(a, procs)
     limits(g.axes[0][0], drawn, log=log)
     _layout.labels(g, PROCS_LABEL, (SWITCH_LABEL,))
-    _layout.panel_titles(g, found.panels)
+    _layout.panel_titles(g, found)
     detail = "point: median; bar: 95% CI of the median (IQR where a point has none)"
     return _layout.finish(
         g,
@@ -263,22 +259,32 @@ class _Drawn:
     unknown: int = 0  # ratios ≤ 0 or undefined
 
 
+def _labels(labels: Any) -> tuple[str, str]:
+    """``labels``: the two runs' names, or a TypeError/ValueError naming it."""
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, (tuple, list)):
+        raise TypeError(f"labels: expected two names, like ('v1', 'v2'), got {labels!r}")
+    if len(labels) != 2:
+        raise ValueError(f"labels: expected two names (base, new), got {len(labels)}: {labels!r}")
+    return str(labels[0]), str(labels[1])
+
+
 def _before_after(
     data: Any, new: Any, labels: tuple[str, str] | None, log: bool, size: Size, title: Any, fig: Any
 ) -> Figure:
     rows, comparison, names = _runs(data, new)
     if labels is not None:
-        names = (str(labels[0]), str(labels[1]))
+        names = _labels(labels)
     found = _layout.facets(frame(rows, variants=_MATCHED), [PAIR, VARIANT], panels_by=("size_kb",))
-    g = _layout.grid(len(found.panels), size, fig=fig, sharex="panel", stack=(1.6, 1.0))
+    g = _layout.grid(
+        len(found.panels), size, one_column=found.split, fig=fig, sharex="panel", stack=(1.6, 1.0)
+    )
     drawn = _Drawn()
     for (top, bottom), panel in zip(g.axes, found.panels):
         procs = sorted(panel.rows["procs"].unique())
         slot = {p: i for i, p in enumerate(procs)}
-        for s, offset in zip(panel.series, _offsets(len(panel.series))):
-            half = _SPREAD / len(panel.series) / 4
-            _medians(top, s, slot, offset, half, log, drawn)
-            _ratio_points(bottom, s, comparison, slot, offset, drawn)
+        for s in panel.series:
+            _medians(top, s, slot, log, drawn)
+            _ratio_points(bottom, s, comparison, slot, drawn)
         bottom.axhline(1.0, color="0.4", linewidth=0.8, zorder=1)
         for a in (top, bottom) if log else (bottom,):
             _ticks.plain_log(a, "y")
@@ -288,7 +294,7 @@ def _before_after(
     one = frame_of({0: {"median": 1.0, "lim_low": 1.0, "lim_high": 1.0}})
     limits(g.axes[0][1], [*drawn.ratios, one], log=True)
     _layout.labels(g, PROCS_LABEL, (SWITCH_LABEL, "ratio"))
-    _layout.panel_titles(g, found.panels)
+    _layout.panel_titles(g, found)
     handles = found.handles() + _run_handles(names) + _verdict_handles(drawn.verdicts)
     return _layout.finish(
         g,
@@ -303,13 +309,12 @@ def _medians(
     ax: Axes,
     s: _layout.Series,
     slot: dict[Any, int],
-    offset: float,
-    half: float,
     log: bool,
     drawn: _Drawn,
 ) -> None:
-    """Both runs' medians of one series with their intervals: base hollow left of the
-    series' place, new filled right of it."""
+    """Both runs' medians of one series with their intervals at the process count itself
+    (never shifted sideways, where a reader would take the point for another count): base
+    hollow, new filled over it."""
     for run in (0, 1):
         p = points(s.rows[s.rows["_run"] == run], "procs", "ci")
         if log:
@@ -318,9 +323,9 @@ def _medians(
         if p.empty:
             continue
         drawn.points.append(p)
-        x = np.array([slot[v] for v in p.index], dtype=float) + offset + (2 * run - 1) * half
+        x = np.array([slot[v] for v in p.index], dtype=float)
         _dots(ax, x, p, s.color, s.marker, "none", hollow=run == 0)
-        drawn.flags |= _layout.mark_flags(ax, x, p, s.color)
+        drawn.flags |= _layout.mark_flags(ax, x, p, s.color, log=log)
 
 
 def _ratio_points(
@@ -328,7 +333,6 @@ def _ratio_points(
     s: _layout.Series,
     comparison: pd.DataFrame,
     slot: dict[Any, int],
-    offset: float,
     drawn: _Drawn,
 ) -> None:
     """The series' ratios new/base, marked by verdict, with a bar for the ratio's interval
@@ -345,7 +349,7 @@ def _ratio_points(
     for verdict, part in known.groupby("verdict"):
         drawn.verdicts.add(verdict)
         marker = _VERDICTS.get(verdict, _VERDICTS["inconclusive"])[0]
-        x = np.array([slot[v] for v in part.index], dtype=float) + offset
+        x = np.array([slot[v] for v in part.index], dtype=float)
         whiskers = _whiskers(part) if part["high"].gt(part["low"]).any() else None
         ax.errorbar(
             x,

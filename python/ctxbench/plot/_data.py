@@ -30,6 +30,9 @@ FLAGS = {
     "below_resolution": ("v", "below resolution (net ≤ 0)"),
     "bimodal": ("D", "bimodal (two modes: the median is neither)"),
 }
+# A band or bar cut at 0 µs, where its interval reaches below (no time is negative): a
+# filled triangle at 0 under the point.
+CUT = ("band_cut", 7, "interval cut at 0 µs (it reaches below)")
 PROCS_LABEL = "participants in the ring (procs)"
 SWITCH_LABEL = "µs per switch (median)"
 
@@ -80,8 +83,8 @@ def check_band(band: str | None) -> None:
 
 def points(g: pd.DataFrame, x: str, band: str | None) -> pd.DataFrame:
     """Per point (by ``x``): the median of the samples, the band to draw (``low``,
-    ``high``), the interval the axis limits come from (the CI, else the IQR: never the
-    extremes) and the flags."""
+    ``high``, cut at 0 where it reaches below: ``band_cut``), the interval the axis limits
+    come from (the CI, else the IQR: never the extremes) and the flags."""
     values = g.groupby(x, sort=True)["value"]
     out = values.median().to_frame("median")
     q1, q3 = values.quantile(0.25), values.quantile(0.75)
@@ -98,8 +101,12 @@ def points(g: pd.DataFrame, x: str, band: str | None) -> pd.DataFrame:
         "range": (values.min(), values.max()),
         None: (out["median"], out["median"]),
     }[band]
-    out["low"], out["high"] = low.astype(float), high.astype(float)
-    out["lim_low"] = np.minimum(out["median"], robust_low.astype(float))
+    # A time is never below 0: a band or bar that would reach below is cut there, and
+    # flagged (``CUT``), as are the axis limits it sets.
+    low, high = low.astype(float), high.astype(float)
+    out["band_cut"] = (low < 0).to_numpy()
+    out["low"], out["high"] = low.clip(lower=0.0), high.clip(lower=0.0)
+    out["lim_low"] = np.minimum(out["median"], robust_low.astype(float).clip(lower=0.0))
     out["lim_high"] = np.maximum(out["median"], robust_high.astype(float))
     out["below_resolution"] = False
     if "below_resolution" in g.columns:

@@ -35,7 +35,7 @@ def distribution(
     found = _layout.facets(
         df, ["procs", PAIR, "size_kb", VARIANT], one_axes=ax is not None, styles=False
     )
-    g = _layout.grid(len(found.panels), size, fig=fig, ax=ax)
+    g = _layout.grid(len(found.panels), size, one_column=found.split, fig=fig, ax=ax)
     dropped = 0
     for stack, panel in zip(g.axes, found.panels):
         a = stack[0]
@@ -58,7 +58,7 @@ def distribution(
     g.axes[0][0].set_ylim(0, 1.02)
     what = "µs per hop" if column == "hop_us" else "µs per switch, one sample per repetition"
     _layout.labels(g, what, ("fraction of samples ≤ x",))
-    _layout.panel_titles(g, found.panels)
+    _layout.panel_titles(g, found, markers=False)
     return _layout.finish(
         g,
         found.handles(markers=False),

@@ -1,7 +1,10 @@
 """Where things go. Which column gives a series its colour, which its marker and dash, and
-which splits the data into panels (small multiples of at most six series each); the grid of
-panels at a size preset; one legend below the panels (beside the axes, for an ``ax=`` the
-caller passed); titles and labels wrapped to the width, and the height that fits them all.
+which splits the data into panels (small multiples of at most six series each, titled by what
+they hold); the grid of panels at a size preset; one legend below the panels (beside the
+axes, for an ``ax=`` the caller passed), and where the colours themselves are split over
+panels (one above the other), each panel's colours in a legend of its own above it, so that
+no legend lists more than ``MAX_SERIES``; titles and labels wrapped to the width, and the
+height that fits them.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _style
-from ._data import FLAGS, PAIR
+from ._data import CUT, FLAGS, PAIR
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,16 +77,24 @@ class Facets:
     colors: dict[Any, Any]
     styles: dict[Any, tuple[str, str]]
     panels: list[Panel]
+    # The colours are split over panels: each panel's legend names its own (``panel_titles``).
+    split: bool = False
 
-    def handles(self, *, markers: bool = True) -> list[Any]:
-        """Legend entries: one per colour, then one per marker/dash (in grey)."""
+    def colour_handles(self, values: Any, *, markers: bool = True) -> list[Any]:
         from matplotlib.lines import Line2D
 
         first = STYLES[0][0] if markers else None
-        entries = [
-            Line2D([], [], color=c, marker=first, label=name(self.hue, v))
-            for v, c in self.colors.items()
+        return [
+            Line2D([], [], color=self.colors[v], marker=first, label=name(self.hue, v))
+            for v in values
         ]
+
+    def handles(self, *, markers: bool = True) -> list[Any]:
+        """The figure legend's entries: one per colour (unless the colours are split over
+        panels, each with its own legend), then one per marker/dash (in grey)."""
+        from matplotlib.lines import Line2D
+
+        entries = [] if self.split else self.colour_handles(self.colors, markers=markers)
         if self.style is not None:
             entries += [
                 Line2D(
@@ -141,7 +152,9 @@ def facets(
     for key, rows in groups:
         key = key if isinstance(key, tuple) else (key,)
         title = ", ".join(name(c, v) for c, v in zip(split, key))
-        found.panels += _chunks(found, title, rows)
+        chunks = _chunks(found, title, rows)
+        found.split = found.split or len(chunks) > 1
+        found.panels += chunks
     return found
 
 
@@ -165,8 +178,8 @@ def _chunks(found: Facets, title: str, rows: pd.DataFrame) -> list[Panel]:
     for i in range(parts):
         chunk = hues[i * size : (i + 1) * size]
         part = rows[rows[found.hue].isin(chunk)]
-        suffix = f" ({i + 1} of {parts})" if parts > 1 else ""
-        panel = Panel((title + suffix).strip(), part)
+        held = _held(found.hue, chunk) if parts > 1 else ""
+        panel = Panel(", ".join(t for t in (title, held) if t), part)
         for h in chunk:
             for s in styles:
                 series = part[part[found.hue] == h]
@@ -179,6 +192,15 @@ def _chunks(found: Facets, title: str, rows: pd.DataFrame) -> list[Panel]:
                 panel.series.append(Series(label, series, found.colors[h], marker, dash))
         panels.append(panel)
     return panels
+
+
+def _held(hue: str, values: list[Any]) -> str:
+    """What a panel of some of the colours holds, for its title: "size=4k to size=64k" for
+    numbers; names are long (hosts, files) and its legend lists them, so nothing more."""
+    names = [name(hue, v) for v in values]
+    if hue in _NUMERIC:
+        return f"{names[0]} to {names[-1]}" if len(names) > 1 else names[0]
+    return ""
 
 
 @dataclass
@@ -195,6 +217,8 @@ class Grid:
     cols: int = 1
     rows: int = 1
     stack: tuple[float, ...] = (1.0,)
+    # Lines of the legends above the panels (``panel_titles``), for the height.
+    legend_lines: int = 0
 
 
 def grid(
@@ -206,11 +230,14 @@ def grid(
     sharex: str | None = "all",
     sharey: bool = True,
     stack: tuple[float, ...] = (1.0,),
+    one_column: bool = False,
 ) -> Grid:
     """Axes for ``panels`` panels, each a stack of ``len(stack)`` axes (heights in that
     ratio), in a new figure at ``size``, in the caller's ``fig`` (a Figure or SubFigure), or
     the caller's ``ax`` (one panel of one axes). ``sharex``: "all" panels, a "panel"'s stack
-    or None; ``sharey``: the same axes of every stack share y."""
+    or None; ``sharey``: the same axes of every stack share y. ``one_column``: the panels
+    one above the other, each as wide as the figure, for a legend above it
+    (``Facets.split``)."""
     width, row, grows = _style.dimensions(size)
     if ax is not None:
         if fig is not None:
@@ -231,7 +258,7 @@ def grid(
         grows = False
     # As many columns as the width takes (2 or 3), then as few as keep that many rows:
     # four panels are 2 × 2, not 3 + 1.
-    rows = math.ceil(panels / min(panels, 2 if width < 5 else 3))
+    rows = panels if one_column else math.ceil(panels / min(panels, 2 if width < 5 else 3))
     cols = math.ceil(panels / rows)
     with _style.style():
         table = fig.subplots(
@@ -293,12 +320,29 @@ def labels(g: Grid, xlabel: str, ylabels: tuple[str, ...]) -> None:
                 a.set_ylabel(label)
 
 
-def panel_titles(g: Grid, panels: list[Panel]) -> None:
+def panel_titles(g: Grid, found: Facets, *, markers: bool = True) -> None:
+    """Each panel's title; where the colours are split over panels (``Facets.split``), each
+    panel's colours instead, in a legend above it titled by what the panel holds."""
     if g.caller_ax:
         return
-    for stack, panel in zip(g.axes, panels):
-        if panel.title:
-            stack[0].set_title(_style.wrap(panel.title, 0.75 * g.width * 72 / g.cols, _LABEL_PT))
+    for stack, panel in zip(g.axes, found.panels):
+        room = 0.75 * g.width * 72 / g.cols
+        if found.split:
+            held = dict.fromkeys(v for s in panel.series for v in s.rows[found.hue].unique())
+            handles = found.colour_handles(held, markers=markers)
+            columns, lines = _columns(handles, room)
+            title = _style.wrap(panel.title, room, _LEGEND_PT) if panel.title else None
+            stack[0].legend(
+                handles=handles,
+                title=title,
+                loc="lower center",
+                bbox_to_anchor=(0.5, 1.02),
+                ncols=columns,
+                borderaxespad=0.0,
+            )
+            g.legend_lines += lines + (title.count("\n") + 1 if title else 0)
+        elif panel.title:
+            stack[0].set_title(_style.wrap(panel.title, room, _LABEL_PT))
 
 
 def finish(
@@ -335,6 +379,7 @@ def finish(
         stack = sum(g.stack) / max(g.stack) if len(g.stack) > 1 else 1.0
         if panels is None:
             panels = g.rows * g.row_height * (1.0 + 0.45 * (stack - 1.0))
+        rows += g.legend_lines
         height = panels + lines * _TITLE_PT * 1.35 / 72 + rows * _LEGEND_PT * 1.55 / 72 + 0.1
         g.fig.set_size_inches(g.width, height)
     return _root(g.fig)
@@ -351,11 +396,18 @@ def _title_text(title: Any, main: str, detail: str) -> str:
 
 
 def _legend(g: Grid, handles: list[Any]) -> int:
-    """A legend below the panels in as many columns as fit the width (matplotlib fills a
-    legend column by column, each as wide as its widest entry); its height in lines."""
+    """A legend below the panels in as many columns as fit the width; its height in lines."""
     if not handles:
         return 0
-    room = g.width * 72 - 12
+    columns, lines = _columns(handles, g.width * 72 - 12)
+    g.fig.legend(handles=handles, loc="outside lower center", ncols=columns)
+    return lines
+
+
+def _columns(handles: list[Any], room: float) -> tuple[int, int]:
+    """How many legend columns of ``handles`` fit ``room`` points (matplotlib fills a legend
+    column by column, each as wide as its widest entry), their labels wrapped to it; and the
+    legend's height in lines."""
     em = _LEGEND_PT
     frame = (2.4 + 0.8) * em  # the handle and the pad before the text
     _wrap_labels(handles, room - frame)
@@ -365,8 +417,8 @@ def _legend(g: Grid, handles: list[Any]) -> int:
         columns = [widths[c * rows : (c + 1) * rows] for c in range(math.ceil(len(handles) / rows))]
         if sum(max(c) for c in columns) + 1.2 * em * (len(columns) - 1) <= room:
             break
-    g.fig.legend(handles=handles, loc="outside lower center", ncols=len(columns))
-    return sum(max(h.get_label().count("\n") + 1 for h in handles[r::rows]) for r in range(rows))
+    lines = sum(max(h.get_label().count("\n") + 1 for h in handles[r::rows]) for r in range(rows))
+    return len(columns), lines
 
 
 def _wrap_labels(handles: list[Any], width: float) -> None:
@@ -374,8 +426,11 @@ def _wrap_labels(handles: list[Any], width: float) -> None:
         h.set_label(_style.wrap(h.get_label(), width, _LEGEND_PT))
 
 
-def mark_flags(ax: Axes, x: np.ndarray, points: pd.DataFrame, color: Any) -> set[str]:
-    """Hollow markers on the flagged points; returns the flags that occur."""
+def mark_flags(
+    ax: Axes, x: np.ndarray, points: pd.DataFrame, color: Any, *, log: bool = False
+) -> set[str]:
+    """Hollow markers on the flagged points, and a triangle at 0 under each point whose
+    band was cut there (not on a log axis, which has no 0); returns the flags that occur."""
     seen = set()
     for flag, (marker, _) in FLAGS.items():
         hit = points[flag].to_numpy(dtype=bool)
@@ -392,23 +447,26 @@ def mark_flags(ax: Axes, x: np.ndarray, points: pd.DataFrame, color: Any) -> set
                 zorder=4,
                 label=f"_flag {flag}",
             )
+    flag, marker, _ = CUT
+    cut = points[flag].to_numpy(dtype=bool) if flag in points.columns else np.zeros(0, bool)
+    if cut.any() and not log:
+        seen.add(flag)
+        ax.scatter(x[cut], np.zeros(int(cut.sum())), marker=marker, s=30, color=color,
+                   clip_on=False, zorder=4, label=f"_flag {flag}")  # fmt: skip
     return seen
 
 
 def flag_handles(seen: set[str]) -> list[Any]:
     from matplotlib.lines import Line2D
 
-    return [
-        Line2D(
-            [],
-            [],
-            marker=marker,
-            linestyle="none",
-            markersize=6,
-            markerfacecolor="none",
-            markeredgecolor="black",
-            label=text,
-        )
+    flags = [
+        Line2D([], [], marker=marker, linestyle="none", markersize=6, markerfacecolor="none",
+               markeredgecolor="black", label=text)
         for flag, (marker, text) in FLAGS.items()
         if flag in seen
-    ]
+    ]  # fmt: skip
+    flag, marker, text = CUT
+    if flag in seen:
+        flags.append(Line2D([], [], marker=marker, linestyle="none", markersize=6,
+                            color="black", label=text))  # fmt: skip
+    return flags

@@ -52,7 +52,7 @@ def _curves(g: _layout.Grid, found: _layout.Facets, x: str, band: str | None, lo
             )
             if band is not None:
                 ax.fill_between(at, p["low"], p["high"], color=s.color, alpha=0.15, linewidth=0)
-            seen |= _layout.mark_flags(ax, at, p, s.color)
+            seen |= _layout.mark_flags(ax, at, p, s.color, log=log)
         if log:
             _ticks.plain_log(ax, "y")
     limits(g.axes[0][0], drawn, log=log)
@@ -97,13 +97,13 @@ def lat_ctx(
     check_band(band)
     df = frame(data)
     found = _layout.facets(df, _KEYS, one_axes=ax is not None)
-    g = _layout.grid(len(found.panels), size, fig=fig, ax=ax)
+    g = _layout.grid(len(found.panels), size, one_column=found.split, fig=fig, ax=ax)
     _, seen, dropped = _curves(g, found, "procs", band, log)
     procs = sorted(df["procs"].unique())
     if len(procs) <= 32:
         g.axes[0][0].xaxis.set_major_locator(_ticks.SpacedLocator(procs))
     _layout.labels(g, PROCS_LABEL, (SWITCH_LABEL,))
-    _layout.panel_titles(g, found.panels)
+    _layout.panel_titles(g, found)
     return _layout.finish(
         g,
         found.handles() + _layout.flag_handles(seen),
@@ -111,6 +111,12 @@ def lat_ctx(
         main="Context-switch latency (lat_ctx)",
         detail=_detail(df, band, dropped),
     )
+
+
+def _curve_of(df: pd.DataFrame) -> str:
+    """What one curve of ``sizes`` follows: the column of ``procs`` and ``size_kb`` with the
+    fewer values (size on a tie, as lmbench draws), the other running along the x axis."""
+    return "procs" if df["procs"].nunique() < df["size_kb"].nunique() else "size_kb"
 
 
 def _cache_sizes(df: pd.DataFrame, cache_kb: dict[str, float] | None) -> dict[str, float]:
@@ -148,6 +154,23 @@ def _cache_lines(axes: list[Any], cache: dict[str, float], xmin: float, xmax: fl
                 color="0.25",
             )
     return out
+
+
+# What plot.sizes reads of each knee (the frame ctxbench.knees returns).
+_KNEE_COLUMNS = ("procs", "working_set_kb", "working_set_low_kb", "working_set_high_kb", "cache")
+
+
+def _knee_frame(knees: Any) -> pd.DataFrame:
+    """``knees``, checked: the frame ``ctxbench.knees`` returns, or a TypeError/ValueError
+    naming it."""
+    if not hasattr(knees, "columns") or not hasattr(knees, "itertuples"):
+        raise TypeError(
+            f"knees: expected the frame ctxbench.knees returns, got {type(knees).__name__}"
+        )
+    missing = [c for c in _KNEE_COLUMNS if c not in knees.columns]
+    if missing:
+        raise ValueError(f"knees: not a frame of ctxbench.knees; it lacks {', '.join(missing)}")
+    return knees
 
 
 def _mark_knees(axes: list[Any], knees: pd.DataFrame) -> None:
@@ -209,8 +232,11 @@ def sizes(
     knees: Any = None,
 ) -> Figure:
     """µs per switch against the ring's working set, procs × size_kb (log axis), one line
-    per size and engine/transport (colours as in ``lat_ctx``), with the CPU's cache sizes
-    as dotted reference lines: the curve steps up where the working set leaves a cache.
+    per engine/transport (colours as in ``lat_ctx``) and per ring size or per array size,
+    whichever the data has fewer of (a ``cache_sweep``'s few ring sizes over many sizes: a
+    curve per ring size; lmbench's few sizes over many process counts: a curve per size),
+    with the CPU's cache sizes as dotted reference lines: the curve steps up where the
+    working set leaves a cache.
 
     ``cache_kb`` (e.g. ``{"L1d": 48, "L2": 2048}``) overrides the sizes recorded in the
     results' metadata. Size 0 has no working set and is left out. ``knees`` (the frame
@@ -222,20 +248,20 @@ def sizes(
     if df.empty:
         raise ValueError("nothing to plot: every point has size 0 (no working set)")
     df = df.assign(working_set_kb=df["procs"] * df["size_kb"])
-    found = _layout.facets(df, _KEYS, one_axes=ax is not None)
-    g = _layout.grid(len(found.panels), size, fig=fig, ax=ax)
+    found = _layout.facets(df, [PAIR, VARIANT, _curve_of(df)], one_axes=ax is not None)
+    g = _layout.grid(len(found.panels), size, one_column=found.split, fig=fig, ax=ax)
     _, seen, dropped = _curves(g, found, "working_set_kb", band, log)
     axes = [stack[0] for stack in g.axes]
     _ticks.plain_log(axes[0], "x", base=2, text=_ticks.kib)
     xmin, xmax = float(df["working_set_kb"].min()), float(df["working_set_kb"].max())
     missing = _cache_lines(axes, _cache_sizes(df, cache_kb), xmin, xmax)
     if knees is not None:
-        _mark_knees(axes, knees)
+        _mark_knees(axes, _knee_frame(knees))
     caches = "dotted: CPU caches" + (f" ({', '.join(missing)} off the axis)" if missing else "")
     _layout.labels(
         g, "working set: procs × size (KiB summed per hop, all participants)", (SWITCH_LABEL,)
     )
-    _layout.panel_titles(g, found.panels)
+    _layout.panel_titles(g, found)
     return _layout.finish(
         g,
         found.handles() + _layout.flag_handles(seen),
