@@ -23,6 +23,8 @@ use std::time::Instant;
 pub const ROUND_BLOCKS: usize = 2;
 /// Rounds at most, whatever the budget: far beyond what a decision takes.
 pub const MAX_ROUNDS: usize = 100_000;
+/// Rounds after which, most of them without a figure above 0, a run stops: below resolution.
+const MIN_UNRESOLVED: usize = 4;
 
 /// How long and against what: seconds at most, the practical threshold of the verdict, and
 /// the seed of the sides' order.
@@ -104,11 +106,14 @@ pub fn run(
             end_s: start.elapsed().as_secs_f64(),
         };
         rounds.push(r);
-        if !(a_us > 0.0 && b_us > 0.0) {
-            break; // below the method's resolution: no ratio to follow
+        // A round whose figure is not above 0 (an overhead repetition preempted) has no
+        // ratio; where most rounds have none, the switch is below what the method resolves.
+        if a_us > 0.0 && b_us > 0.0 {
+            logs.push((b_us / a_us).ln());
+            (change, interval) = decide(&logs, plan.threshold);
+        } else if rounds.len() >= MIN_UNRESOLVED && 2 * logs.len() < rounds.len() {
+            break;
         }
-        logs.push((b_us / a_us).ln());
-        (change, interval) = decide(&logs, plan.threshold);
         round(&r, &interval)?;
         let per_round = r.end_s / rounds.len() as f64;
         if change != Change::Inconclusive || r.end_s + per_round > plan.budget_s {
@@ -198,7 +203,6 @@ mod tests {
         })
         .unwrap();
         assert!(!out.rounds.is_empty() && heard == out.rounds.len());
-        assert!(out.rounds.iter().all(|r| r.a_us > 0.0 && r.b_us > 0.0));
         assert_eq!(out.decided, out.change != Change::Inconclusive);
         // No round starts that the budget cannot hold, by the rounds' pace so far.
         let longest = out

@@ -10,7 +10,7 @@ import numpy as np
 from ._core import RELATIONS
 from ._format import plain
 from .frame import as_frame, require
-from .schema import TABLE_ROWS
+from ._table_schema import TABLE_ROWS
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -364,12 +364,19 @@ def _add_plan(sub: Any) -> None:
         metavar="N",
         help="first measure N runs of each point with too few in the history (default 0)",
     )
-    pl.add_argument("--engine", choices=_core.ENGINES, default="process", help="who switches")
+    pl.add_argument(
+        "--engine", choices=_core.ENGINES, default="process", help="who switches (default process)"
+    )
     pl.add_argument(
         "--transport", choices=_flags.transports(), default=None, help="how the token travels"
     )
     pl.add_argument(
-        "-s", dest="size_kb", type=int, default=0, metavar="KB", help="KiB per participant"
+        "-s",
+        dest="size_kb",
+        type=int,
+        default=0,
+        metavar="KB",
+        help="KiB per participant (default 0)",
     )
     _flags.placement_flags(pl, "$LMBENCH_SCHED, else default")
     pl.add_argument("procs", type=int, nargs="*", help="participant counts")
