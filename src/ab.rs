@@ -157,18 +157,18 @@ mod tests {
     use super::*;
     use crate::engine::TransportKind;
     use crate::placement::Placement;
-    use crate::stop::Stop;
+    use crate::stop::{Precision, Stop};
 
     fn pinned(procs: usize, transport: TransportKind) -> Config {
         Config {
             procs: vec![procs],
             transport,
             placement: Placement::Single(None),
-            stop: Stop::Precision {
+            stop: Stop::Precise(Precision {
                 target: 0.02,
                 max_repetitions: 400,
                 max_time: 1.0,
-            },
+            }),
             min_time: 0.001,
             ..Config::lat_ctx(vec![2])
         }

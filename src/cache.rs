@@ -95,7 +95,7 @@ fn check(
         .map(|&size_kb| {
             let cfg = Config {
                 size_kb,
-                stop: Stop::Repetitions(BLOCK_REPETITIONS),
+                stop: Stop::Fixed(BLOCK_REPETITIONS),
                 observer: base.observer.without_evidence(),
                 ..base.clone()
             };

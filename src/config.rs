@@ -156,18 +156,15 @@ pub struct Config {
 
 /// The stopping rule's parameters, each in its range.
 fn validate_stop(stop: &Stop) -> Result<()> {
-    match *stop {
-        Stop::Repetitions(n) => REPETITIONS.check(n as u64).map(drop),
-        Stop::Precision {
-            target,
-            max_repetitions,
-            max_time,
-        } => {
-            PRECISION.check(target)?;
-            MAX_REPETITIONS.check(max_repetitions as u64)?;
-            MAX_TIME.check(max_time).map(drop)
-        }
+    if let Some(n) = stop.fixed() {
+        REPETITIONS.check(n as u64)?;
     }
+    if let Some(rule) = stop.rule() {
+        PRECISION.check(rule.target)?;
+        MAX_REPETITIONS.check(rule.max_repetitions as u64)?;
+        MAX_TIME.check(rule.max_time)?;
+    }
+    Ok(())
 }
 
 /// How many trips a timed repetition makes.
@@ -194,7 +191,7 @@ impl Config {
             procs,
             size_kb: 0,
             stride_bytes: DEFAULT_STRIDE_BYTES,
-            stop: Stop::Repetitions(11),
+            stop: Stop::Fixed(11),
             warmup: 1,
             parallel: 1,
             placement: Placement::Default,
@@ -272,11 +269,12 @@ thread_local! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stop::Precision;
 
     fn quick(procs: Vec<usize>) -> Config {
         Config {
             min_time: 0.005,
-            stop: Stop::Repetitions(3),
+            stop: Stop::Fixed(3),
             ..Config::lat_ctx(procs)
         }
     }
@@ -291,17 +289,17 @@ mod tests {
         bad(quick(vec![1]), "procs");
         bad(
             Config {
-                stop: Stop::Repetitions(0),
+                stop: Stop::Fixed(0),
                 ..quick(vec![2])
             },
             "repetitions",
         );
         let precise = |target, max_repetitions, max_time| Config {
-            stop: Stop::Precision {
+            stop: Stop::Precise(Precision {
                 target,
                 max_repetitions,
                 max_time,
-            },
+            }),
             ..quick(vec![2])
         };
         bad(precise(0.0, 100, 1.0), "precision");

@@ -18,6 +18,8 @@ pub mod measure;
 pub mod memory;
 pub mod observer;
 pub mod placement;
+pub mod point;
+pub mod precise;
 pub mod record;
 pub mod request;
 pub mod result;

@@ -8,7 +8,7 @@ use crate::clock;
 use crate::config::{Config, Plan};
 use crate::engine::{Interrupt, Ring};
 use crate::error::{Error, Result};
-use crate::stop::{Stop, Stopped, BLOCK_REPETITIONS};
+use crate::stop::Stopped;
 use crate::sys;
 use std::time::Instant;
 
@@ -183,10 +183,10 @@ fn measure(
     let (mut series, mut window_trips, mut counted_trips, mut counted_ns) =
         (Series::default(), 0, 0, f64::NAN);
     // In precision mode how the point stopped is decided over instances, not here.
-    let (shape, stopped) = match cfg.stop {
-        Stop::Repetitions(n) => ((n, 1), Stopped::Repetitions),
-        Stop::Precision { .. } => ((run.blocks, BLOCK_REPETITIONS), Stopped::Precision),
-    };
+    let (shape, stopped) = (
+        cfg.stop.instance_shape(run.blocks),
+        cfg.stop.instance_stopped(),
+    );
     if seat.evidence {
         counted_trips = match cfg.plan {
             Plan::Calibrated { .. } => trips,
@@ -298,7 +298,7 @@ fn overhead_repetition(
 
 /// The timed repetitions of one ring instance: `blocks` blocks of `per_block` ring
 /// repetitions, each block paired with one overhead repetition that stands for its ring
-/// repetitions. lmbench's way (`Stop::Repetitions`) is blocks of one, each overhead
+/// repetitions. lmbench's way (`Stop::Fixed`) is blocks of one, each overhead
 /// repetition right after its ring repetition. Precision mode's instance is `run.blocks`
 /// blocks of `BLOCK_REPETITIONS` run back to back, then their overhead repetitions in the
 /// same order: a ring that idles every few milliseconds while the overhead is measured
@@ -319,7 +319,7 @@ fn timed_blocks(
 ) -> Result<(Series, u64)> {
     let mut s = Series::default();
     let mut trips = 0;
-    if matches!(run.cfg.stop, Stop::Precision { .. }) {
+    if run.cfg.stop.back_to_back() {
         trips += window(ring, run, (blocks, per_block), timing, watch, check, &mut s)?;
         overheads(ring, run, (blocks, per_block), timing, check, &mut s)?;
     } else {
@@ -474,6 +474,7 @@ fn calibrate(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stop::{Precision, Stop, BLOCK_REPETITIONS};
     use std::time::Duration;
 
     /// A ring that writes down what it was asked to do: `T` a run of trips, `O` overhead.
@@ -552,11 +553,11 @@ mod tests {
     fn precision_blocks_run_back_to_back_and_their_overheads_follow() {
         // A ring that pauses every few milliseconds switches less per hop than lmbench's,
         // which never pauses: the blocks of an instance run without the overhead between.
-        let stop = Stop::Precision {
+        let stop = Stop::Precise(Precision {
             target: 0.02,
             max_repetitions: 400,
             max_time: 1.0,
-        };
+        });
         let (calls, s) = script(stop, 3, BLOCK_REPETITIONS);
         // The observer's window spans the untimed trips and the blocks, no overhead.
         assert_eq!(
@@ -573,7 +574,7 @@ mod tests {
 
     #[test]
     fn fixed_repetitions_each_have_their_overhead_after_them() {
-        let (calls, s) = script(Stop::Repetitions(3), 3, 1);
+        let (calls, s) = script(Stop::Fixed(3), 3, 1);
         // lmbench's way: each repetition after its untimed trips, its overhead after it.
         assert_eq!(calls, "[TT]O".repeat(3));
         assert_eq!(s.overhead_ns.len(), 3);

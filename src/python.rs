@@ -12,7 +12,7 @@ use crate::result::{self, summarize, HopSummary, PointStats, RingSummary};
 use crate::ring as core;
 use crate::ring::Phases;
 use crate::stats::{self, Estimate, Level, Uncertainty};
-use crate::stop::{self, Stop};
+use crate::stop::{self, Precision, Stop};
 use crate::verdict;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::exceptions::{
@@ -312,11 +312,11 @@ fn pingpong<'py>(
         }
     };
     let (engine, transport) = engine_transport(engine, transport)?;
-    let stop = Stop::Precision {
+    let stop = Stop::Precise(Precision {
         target: precision,
         max_repetitions,
         max_time,
-    };
+    });
     let cfg = Config {
         run_levels: run_levels(Some(vec![history]))?,
         observer: Observer::parse(counters).map_err(|e| to_py(e, None))?,
@@ -535,10 +535,10 @@ fn config_dict<'py>(py: Python<'py>, cfg: &Config) -> PyResult<Bound<'py, PyDict
     d.set_item("stride_bytes", cfg.stride_bytes)?;
     set_stop_items(&d, &cfg.stop)?;
     let max_repetitions = match cfg.stop {
-        Stop::Repetitions(_) => None,
-        Stop::Precision {
+        Stop::Fixed(_) => None,
+        Stop::Precise(Precision {
             max_repetitions, ..
-        } => Some(max_repetitions),
+        }) => Some(max_repetitions),
     };
     d.set_item("max_repetitions", max_repetitions)?;
     d.set_item("warmup", cfg.warmup)?;
@@ -559,22 +559,22 @@ fn stop_rule(
     max_time: f64,
 ) -> Stop {
     match repetitions {
-        Some(n) => Stop::Repetitions(n),
-        None => Stop::Precision {
+        Some(n) => Stop::Fixed(n),
+        None => Stop::Precise(Precision {
             target: precision,
             max_repetitions,
             max_time,
-        },
+        }),
     }
 }
 
 /// A result's `repetitions`, `precision` and `max_time`: the stopping rule it ran under.
 fn set_stop_items(d: &Bound<'_, PyDict>, stop: &Stop) -> PyResult<()> {
     let (repetitions, precision, max_time) = match *stop {
-        Stop::Repetitions(n) => (Some(n), None, None),
-        Stop::Precision {
+        Stop::Fixed(n) => (Some(n), None, None),
+        Stop::Precise(Precision {
             target, max_time, ..
-        } => (None, Some(target), Some(max_time)),
+        }) => (None, Some(target), Some(max_time)),
     };
     d.set_item("repetitions", repetitions)?;
     d.set_item("precision", precision)?;
@@ -610,7 +610,7 @@ fn cache_sweep<'py>(
         .map(size_kb_arg)
         .collect::<PyResult<Vec<usize>>>()?;
     let (engine, transport) = engine_transport(engine, transport)?;
-    let block = Stop::Repetitions(stop::BLOCK_REPETITIONS);
+    let block = Stop::Fixed(stop::BLOCK_REPETITIONS);
     let base = Config {
         engine,
         transport,
@@ -667,7 +667,7 @@ fn cache_sweep<'py>(
         // The record says what was made: `rounds` blocks of BLOCK_REPETITIONS.
         let cfg = Config {
             size_kb,
-            stop: Stop::Repetitions(rounds * stop::BLOCK_REPETITIONS),
+            stop: Stop::Fixed(rounds * stop::BLOCK_REPETITIONS),
             ..base.clone()
         };
         results.append(ring_dict(py, &cfg, summarize(&cfg, points))?)?;

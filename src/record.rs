@@ -8,7 +8,6 @@ use crate::clock::Tsc;
 use crate::config::Config;
 use crate::measure::Phases;
 use crate::result::{HopSummary, PingPong, PointStats, RingSummary};
-use crate::stop::Stop;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -36,14 +35,13 @@ pub struct RingConfigRecord {
 
 impl From<&Config> for RingConfigRecord {
     fn from(cfg: &Config) -> Self {
-        let (repetitions, precision, max_time, max_repetitions) = match cfg.stop {
-            Stop::Repetitions(n) => (Some(n), None, None, None),
-            Stop::Precision {
-                target,
-                max_time,
-                max_repetitions,
-            } => (None, Some(target), Some(max_time), Some(max_repetitions)),
-        };
+        let rule = cfg.stop.rule();
+        let (repetitions, precision, max_time, max_repetitions) = (
+            cfg.stop.fixed(),
+            rule.map(|r| r.target),
+            rule.map(|r| r.max_time),
+            rule.map(|r| r.max_repetitions),
+        );
         RingConfigRecord {
             engine: cfg.engine.name(),
             transport: cfg.transport.name(),

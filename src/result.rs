@@ -482,7 +482,7 @@ mod tests {
 
     fn fixed() -> Config {
         Config {
-            stop: Stop::Repetitions(3),
+            stop: Stop::Fixed(3),
             ..Config::lat_ctx(vec![2])
         }
     }
@@ -608,7 +608,7 @@ mod tests {
                 transport: engine.default_transport(),
                 size_kb: 256,
                 min_time: 0.002,
-                stop: Stop::Repetitions(2),
+                stop: Stop::Fixed(2),
                 ..Config::lat_ctx(vec![2, 3])
             };
             let written = summarize(&cfg, &crate::ring::run(&cfg, &mut || false).unwrap());

@@ -13,8 +13,8 @@ use crate::measure::{run_driver, DriverRun, PointRun, Seat, Series, Timing, Unwa
 use crate::memory;
 use crate::observer::{Accounting, Observer, Watcher};
 use crate::placement::{self, Placement, Resolved};
-use crate::stats::RunLevel;
-use crate::stop::{self, Stop, Stopped, BLOCK_REPETITIONS, MIN_BLOCKS, MIN_INSTANCES};
+use crate::precise;
+use crate::stop::Stop;
 use crate::sys;
 use crate::tasks;
 use crate::watchdog;
@@ -23,62 +23,7 @@ use std::time::Instant;
 
 pub use crate::engine::Interrupt;
 pub use crate::measure::Phases;
-
-/// Everything measured for one participant count.
-#[derive(Debug, Clone)]
-pub struct Point {
-    pub procs: usize,
-    /// Raw per-hop time of each timed repetition, `[repetition][ring]`, in ns.
-    pub raw_ns: Vec<Vec<f64>>,
-    /// Hot-cache overhead per hop, measured right after the same repetition, same layout.
-    pub overhead_ns: Vec<Vec<f64>>,
-    /// The same two in TSC cycles (zeros where `clock::tsc` is unavailable).
-    pub raw_cycles: Vec<Vec<f64>>,
-    pub overhead_cycles: Vec<Vec<f64>>,
-    /// Trips per ring repetition, and overhead rounds per overhead repetition, per ring.
-    pub trips: Vec<u64>,
-    pub overhead_rounds: Vec<u64>,
-    /// CPU each participant was last on, `[ring][participant]` (participant 0 included).
-    pub cpus: Vec<Vec<i32>>,
-    /// Every participant ran the workload on every pass and got the right checksum.
-    pub work_verified: bool,
-    /// What the kernel's own accounting counted for the observed tasks over the timed
-    /// windows (their hops included), or why it could not be read.
-    pub accounting: std::result::Result<Accounting, String>,
-    /// perf counters over the evidence repetition, or over the timed windows where the
-    /// observer is `Timed`, and the hops the observed tasks made meanwhile.
-    pub counters: Totals,
-    pub observed_hops: u64,
-    /// Raw per-hop time of the evidence repetition (ring 0): what counting costs shows
-    /// against `raw_ns`. NaN without one.
-    pub counted_ns: f64,
-    /// Hop histogram merged over the rings (counts per `hops::Lane` and bucket) and the
-    /// largest hop in ns, when recording.
-    pub hops: Option<(Vec<u64>, u64)>,
-    /// Lifetime rusage of the participants other than participant 0.
-    pub rusage: Rusage,
-    /// Seconds spent in calibration, warm-up, the timed repetitions, and start/teardown.
-    pub phase_s: Phases,
-    /// Why the timed repetitions ended, how many consecutive ones form a block, and how
-    /// many consecutive blocks each ring instance measured (the levels of
-    /// `stats::Layout`).
-    pub stopped: Stopped,
-    pub block: usize,
-    pub instance_blocks: Vec<usize>,
-    /// The smallest KiB of any participant's work array found resident and its own after the
-    /// point (`Workload::resident_kb`); `None` where pagemap could not be read.
-    pub resident_kb: Option<u64>,
-    /// Every participant ran on one CPU (`placement::Resolved::one_cpu`).
-    pub one_cpu: bool,
-}
-
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Rusage {
-    pub voluntary: u64,
-    pub involuntary: u64,
-    /// Hops those participants made over the same lifetime.
-    pub passes: u64,
-}
+pub use crate::point::{Point, Rusage};
 
 /// Runs the whole configuration, one point per participant count: every point's timed
 /// instances, then, after all of them, its evidence instance (`evidence`). No timed window
@@ -87,8 +32,8 @@ pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
     let placements = check(cfg)?;
     let _sigpipe = sys::Blocked::new(libc::SIGPIPE);
     let waited = counters::settle(&mut *interrupt)?;
-    let mut points = if let Stop::Precision { .. } = cfg.stop {
-        precise_points(cfg, &placements, interrupt)?
+    let mut points = if let Some(rule) = cfg.stop.rule() {
+        precise::points(cfg, rule, &placements, interrupt)?
     } else {
         let mut points = Vec::with_capacity(cfg.procs.len());
         for (procs, cpus) in &placements {
@@ -206,190 +151,6 @@ pub fn rings_need(engine: Engine, procs: usize, parallel: usize, size_kb: usize)
     )
 }
 
-/// Precision mode: fresh ring instances of every point, round after round (one instance of
-/// each point still measuring per round), until each point's interval of the median, built
-/// from the spread between its blocks, is narrow enough or it reaches a cap. Round-robin
-/// spreads every point's blocks over the whole run, so drift of the host over seconds shows
-/// in the spread between blocks instead of between runs, and hits every point of a curve
-/// alike. The first instance calibrates and carries the evidence; later ones reuse its
-/// timing and measure as many blocks as their start-up cost warrants (`instance_blocks`).
-/// Each point comes back as one `Point` holding its blocks in order.
-fn precise_points(
-    cfg: &Config,
-    placements: &[(usize, Resolved)],
-    interrupt: Interrupt,
-) -> Result<Vec<Point>> {
-    let Stop::Precision {
-        max_time,
-        max_repetitions,
-        ..
-    } = cfg.stop
-    else {
-        unreachable!("precise_points runs Stop::Precision only")
-    };
-    // Before the first instance has measured, a block's time is estimated from `min_time`,
-    // and stopping the instance from starting it (exiting costs about what forking did). It
-    // measures its share of the blocks an interval needs, so that the second instance, the
-    // first that lets the interval see the instance level, starts early.
-    let first_blocks = |spawn_s: f64| {
-        let block_s = (BLOCK_REPETITIONS + 1) as f64 * cfg.min_time;
-        let left = stop::blocks_left(max_repetitions, 0);
-        let blocks = stop::instance_blocks(2.0 * spawn_s, block_s, max_time, left);
-        blocks.max((MIN_BLOCKS / MIN_INSTANCES).min(left))
-    };
-    let mut state: Vec<Precise> = (0..placements.len())
-        .map(|j| Precise {
-            run: cfg.run_level(j).copied(),
-            ..Precise::default()
-        })
-        .collect();
-    while state.iter().any(|p| p.stopped.is_none()) {
-        for ((procs, cpus), p) in placements.iter().zip(&mut state) {
-            if p.stopped.is_some() {
-                continue;
-            }
-            if interrupt() {
-                return Err(Error::Interrupted);
-            }
-            let t = Instant::now();
-            let known = p.instances.first().map(Point::timing);
-            let instance = match (p.next_blocks, known.as_deref()) {
-                (Some(n), Some(known)) => Instance::Later(known, n),
-                _ => Instance::First(&first_blocks),
-            };
-            let instance = point(cfg, *procs, cpus, instance, interrupt)?;
-            p.add(instance, t.elapsed().as_secs_f64(), &cfg.stop);
-        }
-    }
-    Ok(state
-        .into_iter()
-        .map(|p| Point::merge(p.instances, p.stopped.unwrap_or(Stopped::Precision)))
-        .collect())
-}
-
-/// One point's progress in precision mode.
-#[derive(Default)]
-struct Precise {
-    instances: Vec<Point>,
-    /// Net per-hop ns of every repetition so far, and the blocks each instance measured.
-    samples: Vec<f64>,
-    instance_blocks: Vec<usize>,
-    /// What earlier runs of the point showed of the spread between runs.
-    run: Option<RunLevel>,
-    /// Blocks of the next instance: `None` before the first, which decides once its
-    /// participants run.
-    next_blocks: Option<usize>,
-    spent: f64,
-    stopped: Option<Stopped>,
-}
-
-impl Precise {
-    /// Takes in an instance that took `wall` seconds: its samples, the size of the next
-    /// instance, and whether the point has measured enough.
-    fn add(&mut self, instance: Point, wall: f64, stop: &Stop) {
-        let Stop::Precision {
-            max_time,
-            max_repetitions,
-            ..
-        } = *stop
-        else {
-            unreachable!("precision mode only")
-        };
-        self.spent += wall;
-        let measuring = instance.phase_s.measure;
-        let made = instance.raw_ns.len() / BLOCK_REPETITIONS;
-        self.samples.extend(instance.net_ns());
-        self.instance_blocks.push(made);
-        self.instances.push(instance);
-        let setup_s = wall - measuring;
-        let block_s = measuring / made.max(1) as f64;
-        let left = stop::blocks_left(max_repetitions, self.samples.len() / BLOCK_REPETITIONS);
-        let next = stop::instance_blocks(setup_s, block_s, max_time - self.spent, left);
-        self.next_blocks = Some(next);
-        // No instance that would end more than halfway past the cap: a point then takes
-        // about `max_time`, not up to a whole instance more.
-        let halfway = self.spent + (setup_s + next as f64 * block_s) / 2.0;
-        let run = self.run.as_ref();
-        self.stopped = stop::decide(stop, &self.samples, &self.instance_blocks, run, halfway);
-    }
-}
-
-impl Point {
-    /// Each ring's trips and overhead rounds, for a later instance of the same point.
-    fn timing(&self) -> Vec<Timing> {
-        self.trips
-            .iter()
-            .zip(&self.overhead_rounds)
-            .map(|(&trips, &rounds)| Timing { trips, rounds })
-            .collect()
-    }
-
-    /// Net per-hop ns of each repetition, `[repetition][ring]`: its raw time minus the
-    /// overhead repetition that stands for it.
-    pub fn net_by_ring(&self) -> Vec<Vec<f64>> {
-        net(&self.raw_ns, &self.overhead_ns)
-    }
-
-    /// Net per-hop ns of each repetition, averaged over the parallel rings.
-    pub fn net_ns(&self) -> Vec<f64> {
-        ring_mean(&self.net_by_ring())
-    }
-
-    /// The same in TSC cycles.
-    pub fn net_cycles(&self) -> Vec<f64> {
-        ring_mean(&net(&self.raw_cycles, &self.overhead_cycles))
-    }
-
-    /// Instances of one point as one: their repetitions in order, with the blocks each
-    /// measured. The trip counts and the CPUs are the first instance's; what the observer
-    /// counted, histograms, rusage and phase times add up.
-    pub(crate) fn merge(instances: Vec<Point>, stopped: Stopped) -> Point {
-        let mut rest = instances.into_iter();
-        let mut p = rest.next().expect("at least one instance");
-        for q in rest {
-            p.raw_ns.extend(q.raw_ns);
-            p.overhead_ns.extend(q.overhead_ns);
-            p.raw_cycles.extend(q.raw_cycles);
-            p.overhead_cycles.extend(q.overhead_cycles);
-            p.instance_blocks.extend(q.instance_blocks);
-            p.work_verified &= q.work_verified;
-            p.accounting = match (p.accounting, q.accounting) {
-                (Ok(a), Ok(b)) => Ok(a + b),
-                (Err(why), _) | (_, Err(why)) => Err(why),
-            };
-            p.counters = p.counters + q.counters;
-            p.observed_hops += q.observed_hops;
-            p.hops = hops::merge(p.hops.take(), q.hops);
-            p.rusage.voluntary += q.rusage.voluntary;
-            p.rusage.involuntary += q.rusage.involuntary;
-            p.rusage.passes += q.rusage.passes;
-            p.phase_s.calibration += q.phase_s.calibration;
-            p.phase_s.warmup += q.phase_s.warmup;
-            p.phase_s.measure += q.phase_s.measure;
-            p.phase_s.setup_teardown += q.phase_s.setup_teardown;
-            p.resident_kb = p.resident_kb.zip(q.resident_kb).map(|(a, b)| a.min(b));
-        }
-        p.stopped = stopped;
-        p
-    }
-}
-
-/// `raw − overhead`, element by element, `[repetition][ring]`.
-fn net(raw: &[Vec<f64>], overhead: &[Vec<f64>]) -> Vec<Vec<f64>> {
-    raw.iter()
-        .zip(overhead)
-        .map(|(r, o)| r.iter().zip(o).map(|(r, o)| r - o).collect())
-        .collect()
-}
-
-/// Each repetition's mean over the parallel rings.
-fn ring_mean(by_ring: &[Vec<f64>]) -> Vec<f64> {
-    by_ring
-        .iter()
-        .map(|rings| rings.iter().sum::<f64>() / rings.len() as f64)
-        .collect()
-}
-
 /// `perf bench sched pipe` as a configuration: two participants bounce the token, with no
 /// workload and no overhead subtracted; one op is one round trip (two switches). With
 /// `loops`, perf's form: that many round trips timed as one run. Without, repetitions of
@@ -405,11 +166,7 @@ pub fn pingpong_config(
     timeout: f64,
 ) -> Result<Config> {
     let (stop, plan, warmup) = match loops {
-        Some(n) => (
-            Stop::Repetitions(1),
-            Plan::Fixed(config::LOOPS.check(n)?),
-            0,
-        ),
+        Some(n) => (Stop::Fixed(1), Plan::Fixed(config::LOOPS.check(n)?), 0),
         None => (stop, Plan::Calibrated { overhead: false }, 1),
     };
     Ok(Config {
@@ -427,7 +184,7 @@ pub fn pingpong_config(
 
 /// Which ring instance of a point `point` starts.
 #[derive(Clone, Copy)]
-enum Instance<'a> {
+pub(crate) enum Instance<'a> {
     /// The first: it calibrates, and measures as many blocks as this says given the seconds
     /// starting its participants took.
     First(&'a dyn Fn(f64) -> usize),
@@ -438,7 +195,7 @@ enum Instance<'a> {
 }
 
 /// One participant count's ring instance: start, drive, tear down, assemble.
-fn point(
+pub(crate) fn point(
     cfg: &Config,
     procs: usize,
     cpus: &Resolved,
@@ -726,7 +483,7 @@ mod tests {
     fn quick(procs: Vec<usize>) -> Config {
         Config {
             min_time: 0.005,
-            stop: Stop::Repetitions(3),
+            stop: Stop::Fixed(3),
             ..Config::lat_ctx(procs)
         }
     }

@@ -4,26 +4,31 @@
 
 use crate::stats::{self, Estimate, Layout, RunLevel};
 
-/// When a point has measured enough.
+/// When a point has measured enough. The measuring loop reads what it needs through the
+/// methods below; only `ring::run` tells the two apart, once, to pick its loop.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stop {
     /// lmbench's way: exactly this many timed repetitions, each followed by an overhead
     /// repetition of its own (each a block of one).
-    Repetitions(usize),
-    /// Fresh ring instances (new participants, new pages, new places in the scheduler) of
-    /// blocks of `BLOCK_REPETITIONS` repetitions, one overhead repetition per block, taken
-    /// round-robin over the points, until the point's next-run interval
-    /// (`stats::Estimate::next_run_interval`) lies within ± `target` × its figure — after at
-    /// least `MIN_INSTANCES` instances and `MIN_BLOCKS` blocks — or, where earlier runs
-    /// showed a run level (`stats::RunLevel`) that alone keeps the interval wider than that,
-    /// until measuring longer could narrow it by little (`RUN_DOMINANCE`), or one more block
-    /// would pass `max_repetitions`, or the next instance would end more than halfway past
-    /// `max_time` seconds.
-    Precision {
-        target: f64,
-        max_repetitions: usize,
-        max_time: f64,
-    },
+    Fixed(usize),
+    /// Precision mode: measure until the rule says so.
+    Precise(Precision),
+}
+
+/// Precision mode's rule. Fresh ring instances (new participants, new pages, new places in
+/// the scheduler) of blocks of `BLOCK_REPETITIONS` repetitions, one overhead repetition per
+/// block, taken round-robin over the points, until the point's next-run interval
+/// (`stats::Estimate::next_run_interval`) lies within ± `target` × its figure — after at
+/// least `MIN_INSTANCES` instances and `MIN_BLOCKS` blocks — or, where earlier runs showed a
+/// run level (`stats::RunLevel`) that alone keeps the interval wider than that, until
+/// measuring longer could narrow it by little (`RUN_DOMINANCE`), or one more block would
+/// pass `max_repetitions`, or the next instance would end more than halfway past `max_time`
+/// seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Precision {
+    pub target: f64,
+    pub max_repetitions: usize,
+    pub max_time: f64,
 }
 
 /// Repetitions per block in precision mode (one overhead repetition per block).
@@ -58,8 +63,49 @@ impl Stop {
     /// Seconds per repetition when the caller names none.
     pub fn default_min_time(&self) -> f64 {
         match self {
-            Stop::Repetitions(_) => FIXED_MIN_TIME,
-            Stop::Precision { .. } => PRECISION_MIN_TIME,
+            Stop::Fixed(_) => FIXED_MIN_TIME,
+            Stop::Precise(_) => PRECISION_MIN_TIME,
+        }
+    }
+
+    /// The fixed count, if it is one.
+    pub fn fixed(&self) -> Option<usize> {
+        match *self {
+            Stop::Fixed(n) => Some(n),
+            Stop::Precise(_) => None,
+        }
+    }
+
+    /// The precision mode's rule, if it is one.
+    pub fn rule(&self) -> Option<&Precision> {
+        match self {
+            Stop::Fixed(_) => None,
+            Stop::Precise(rule) => Some(rule),
+        }
+    }
+
+    /// An instance's blocks and repetitions per block, given the blocks precision mode gave
+    /// it: a fixed count's every repetition is a block of its own.
+    pub fn instance_shape(&self, blocks: usize) -> (usize, usize) {
+        match *self {
+            Stop::Fixed(n) => (n, 1),
+            Stop::Precise(_) => (blocks, BLOCK_REPETITIONS),
+        }
+    }
+
+    /// Whether an instance's blocks run back to back in one window, their overhead
+    /// repetitions after them (precision mode), or each block in a window of its own with
+    /// its overhead right after (lmbench's way).
+    pub fn back_to_back(&self) -> bool {
+        matches!(self, Stop::Precise(_))
+    }
+
+    /// How an instance that measured what it was given ended: a fixed count made it;
+    /// precision mode's point is decided over its instances (`decide`).
+    pub fn instance_stopped(&self) -> Stopped {
+        match self {
+            Stop::Fixed(_) => Stopped::Repetitions,
+            Stop::Precise(_) => Stopped::Precision,
         }
     }
 
@@ -67,16 +113,16 @@ impl Stop {
     /// stands for.
     pub fn block(&self) -> usize {
         match self {
-            Stop::Repetitions(_) => 1,
-            Stop::Precision { .. } => BLOCK_REPETITIONS,
+            Stop::Fixed(_) => 1,
+            Stop::Precise(_) => BLOCK_REPETITIONS,
         }
     }
 
     /// The precision the point is held to (the default for a fixed count, which asks none).
     pub fn target(&self) -> f64 {
         match *self {
-            Stop::Repetitions(_) => DEFAULT_PRECISION,
-            Stop::Precision { target, .. } => target,
+            Stop::Fixed(_) => DEFAULT_PRECISION,
+            Stop::Precise(rule) => rule.target,
         }
     }
 }
@@ -129,20 +175,17 @@ pub fn estimate(layout: &Layout, run: Option<&RunLevel>) -> Estimate {
 /// level of earlier runs if known, and the seconds the point will have taken halfway
 /// through its next instance. `None`: measure another instance.
 pub fn decide(
-    stop: &Stop,
+    rule: &Precision,
     samples: &[f64],
     instance_blocks: &[usize],
     run: Option<&RunLevel>,
     halfway_s: f64,
 ) -> Option<Stopped> {
-    let Stop::Precision {
+    let Precision {
         target,
         max_repetitions,
         max_time,
-    } = *stop
-    else {
-        return Some(Stopped::Repetitions);
-    };
+    } = *rule;
     let blocks: usize = instance_blocks.iter().sum();
     let enough = blocks >= MIN_BLOCKS && instance_blocks.len() >= MIN_INSTANCES;
     if enough && samples.iter().all(|x| x.is_finite()) {
@@ -198,8 +241,8 @@ pub fn blocks_left(max_repetitions: usize, made: usize) -> usize {
 mod tests {
     use super::*;
 
-    fn precise(target: f64, max_repetitions: usize, max_time: f64) -> Stop {
-        Stop::Precision {
+    fn precise(target: f64, max_repetitions: usize, max_time: f64) -> Precision {
+        Precision {
             target,
             max_repetitions,
             max_time,
@@ -279,10 +322,6 @@ mod tests {
             decide(&precise(0.5, 400, 10.0), &below, &shape, None, 0.0),
             None
         );
-        assert_eq!(
-            decide(&Stop::Repetitions(11), &noisy, &shape, None, 0.0),
-            Some(Stopped::Repetitions)
-        );
     }
 
     #[test]
@@ -355,7 +394,7 @@ mod tests {
             None,
         );
         assert_eq!(
-            crate::verdict::verdict(&e, stop.target(), 1),
+            crate::verdict::verdict(&e, Stop::Precise(stop).target(), 1),
             crate::verdict::Verdict::Stable
         );
     }

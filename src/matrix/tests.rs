@@ -11,7 +11,7 @@ fn quick(cpus: Option<Vec<usize>>) -> MatrixConfig {
         ring: Config {
             engine: Engine::Thread,
             transport: TransportKind::Futex,
-            stop: Stop::Repetitions(2),
+            stop: Stop::Fixed(2),
             warmup: 0,
             min_time: 0.001,
             ..Config::lat_ctx(vec![2])

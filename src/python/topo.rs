@@ -224,8 +224,8 @@ fn matrix<'py>(
     let (engine, transport) = engine_transport(engine, Some(transport))?;
     let stop = stop_rule(repetitions, precision, max_repetitions, max_time);
     let default_min_time = match stop {
-        Stop::Repetitions(_) => stop.default_min_time(),
-        Stop::Precision { .. } => CELL_MIN_TIME,
+        Stop::Fixed(_) => stop.default_min_time(),
+        Stop::Precise(_) => CELL_MIN_TIME,
     };
     let cfg = MatrixConfig {
         cpus,

@@ -13,7 +13,7 @@ use crate::observer::Observer;
 use crate::placement::{Named, Placement};
 use crate::ring;
 use crate::stats;
-use crate::stop::Stop;
+use crate::stop::{Precision, Stop};
 
 /// A cache sweep: the ring every size is measured with, the sizes (None: from the CPU's
 /// caches), its rounds, the streaming read's KiB (None: from the caches) and the line size.
@@ -151,7 +151,7 @@ impl Request {
             placement: self.placement()?,
             timeout: self.timeout(),
             // Each round measures one block of every size: a fixed count of one block.
-            stop: Stop::Repetitions(crate::stop::BLOCK_REPETITIONS),
+            stop: Stop::Fixed(crate::stop::BLOCK_REPETITIONS),
             min_time: self
                 .maybe_real("min_time")
                 .unwrap_or(crate::stop::PRECISION_MIN_TIME),
@@ -232,12 +232,12 @@ impl Request {
     fn stopping(&self, cfg: Config) -> Config {
         let preset: Preset = self.preset();
         let stop = match self.maybe_count("repetitions") {
-            Some(n) => Stop::Repetitions(n),
-            None => Stop::Precision {
+            Some(n) => Stop::Fixed(n),
+            None => Stop::Precise(Precision {
                 target: self.maybe_real("precision").unwrap_or(preset.precision()),
                 max_repetitions: self.count("max_repetitions"),
                 max_time: self.maybe_real("max_time").unwrap_or(preset.max_time()),
-            },
+            }),
         };
         Config {
             stop,

@@ -2,7 +2,7 @@ use super::*;
 use crate::engine::{Engine, TransportKind};
 use crate::observer::Observer;
 use crate::placement::Placement;
-use crate::stop::Stop;
+use crate::stop::{Precision, Stop};
 
 fn ring(procs: &[i64]) -> Request {
     let mut r = Request::new(Door::Ring);
@@ -27,34 +27,34 @@ fn an_empty_ring_request_is_lmbench_s_ring_in_precision_mode() {
     assert_eq!(cfg.observer, Observer::Evidence);
     assert_eq!(
         cfg.stop,
-        Stop::Precision {
+        Stop::Precise(Precision {
             target: 0.02,
             max_repetitions: 400,
             max_time: 0.2
-        }
+        })
     );
     assert_eq!(cfg.min_time, crate::stop::PRECISION_MIN_TIME);
     let fixed = with(ring(&[2]), "repetitions", Value::Int(11))
         .ring()
         .unwrap();
-    assert_eq!(fixed.stop, Stop::Repetitions(11));
+    assert_eq!(fixed.stop, Stop::Fixed(11));
     assert_eq!(fixed.min_time, crate::stop::FIXED_MIN_TIME);
 }
 
 #[test]
 fn a_preset_sets_precision_and_time_unless_they_are_named() {
     let fast = with(ring(&[2]), "preset", Value::Name("fast".into()));
-    let Stop::Precision {
+    let Stop::Precise(Precision {
         target, max_time, ..
-    } = fast.ring().unwrap().stop
+    }) = fast.ring().unwrap().stop
     else {
         panic!("precision mode")
     };
     assert_eq!((target, max_time), (0.05, 0.1));
     let named = with(fast, "precision", Value::Real(0.03));
-    let Stop::Precision {
+    let Stop::Precise(Precision {
         target, max_time, ..
-    } = named.ring().unwrap().stop
+    }) = named.ring().unwrap().stop
     else {
         panic!("precision mode")
     };
@@ -65,11 +65,11 @@ fn a_preset_sets_precision_and_time_unless_they_are_named() {
     let cell = m.matrix().unwrap().ring.stop;
     assert_eq!(
         cell,
-        Stop::Precision {
+        Stop::Precise(Precision {
             target: 0.01,
             max_repetitions: 400,
             max_time: 2.0
-        }
+        })
     );
 }
 
@@ -116,7 +116,7 @@ fn ping_pong_picks_its_engine_from_threads_and_refuses_a_contradiction() {
     assert!(e.contains("threads: True means engine=\"thread\""), "{e}");
     let mut fixed = Request::new(Door::Pingpong);
     fixed.set("loops", Value::Int(1000)).unwrap();
-    assert_eq!(fixed.pingpong().unwrap().stop, Stop::Repetitions(1));
+    assert_eq!(fixed.pingpong().unwrap().stop, Stop::Fixed(1));
 }
 
 #[test]
