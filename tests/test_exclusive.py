@@ -20,6 +20,9 @@ from ctxbench import _core, _exclusive, api, metadata
 
 pytest_plugins = ["pytester"]
 
+# The holder's command as the lock names it: argv[0]'s base name (python, python3...).
+PYTHON = os.path.basename(sys.executable)
+
 # Holds the lock for `seconds`, printing "held" once it has it and its release time after.
 HOLD = """
 import sys, time
@@ -227,7 +230,7 @@ def test_a_waiting_command_says_whom_it_waits_for(own_kernel: str) -> None:
         line = waiter.stderr.readline()
         assert holder.poll() is None, "the holder let go before the waiter spoke"
         assert line.startswith("ctxbench: waiting "), line
-        assert f"held by pid {holder.pid} (python -c " in line and "state S" in line, line
+        assert f"held by pid {holder.pid} ({PYTHON} -c " in line and "state S" in line, line
         assert "--no-wait" in line
     finally:
         holder.kill()
@@ -245,7 +248,7 @@ def test_no_wait_fails_at_once_naming_the_holder(own_kernel: str) -> None:
         out, err = waiter.communicate(timeout=300)
         assert holder.poll() is None, "the holder let go first: --no-wait waited"
         assert waiter.returncode == 2 and out == ""
-        assert f"pid {holder.pid} (python -c " in err and "does not wait (--no-wait" in err
+        assert f"pid {holder.pid} ({PYTHON} -c " in err and "does not wait (--no-wait" in err
         assert "waiting" not in err
         with pytest.raises(_exclusive.MachineBusy, match=f"pid {holder.pid} .*does not wait"):
             with _exclusive.patience(0):

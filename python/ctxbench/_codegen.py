@@ -1,6 +1,8 @@
-"""The code that ``schema.RECORDS`` determines, written from it: the fields of each result
-class (``RingResult`` in result.py) and the TypedDicts of what the core returns
-(``_core.pyi``). A field is declared once, in ``ctxbench.schema``; after changing one, run
+"""The code that ``schema.RECORDS`` and the core's parameter table determine, written from
+them: the fields of each result class (``RingResult`` in result.py), the TypedDicts of what
+the core returns and the signatures of its measuring functions (``_core.pyi``, from
+``_core.PARAMETERS``). A field is declared once, in ``ctxbench.schema``, a parameter once, in
+the core's ``src/request/params.rs``; after changing one, run
 
     python -m ctxbench._codegen            # rewrite the blocks in result.py and _core.pyi
     python -m ctxbench._codegen --check    # exit 1 and show the difference when out of date
@@ -15,16 +17,52 @@ import difflib
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
+from . import _core
 from .schema import RECORDS, Field
 
 HERE = Path(__file__).parent
 BEGIN = "# BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there"
+BEGIN_FUNCTIONS = (
+    "# BEGIN written by `python -m ctxbench._codegen` from _core.PARAMETERS; edit src/request"
+)
 END = "# END written by `python -m ctxbench._codegen`"
 # Set by the Python side (``api.result_metadata``), not by the core.
 ADDED_IN_PYTHON = ("metadata",)
 
 _SCALARS = {"int": "int", "float": "float", "bool": "bool", "str": "str"}
+# What each kind of parameter takes, as the stub types it (``_core.PARAMETERS``' "kind").
+_KINDS = {
+    "counts": "int | Sequence[int]",
+    "count": "int",
+    "count?": "int | None",
+    "real": "float",
+    "real?": "float | None",
+    "switch": "bool",
+    "choice": "str",
+    "choice?": "str | None",
+    "placement": "str | Sequence[int] | None",
+    "cpu": "int | None",
+    "cpus": "Sequence[int] | None",
+    "sizes": "Sequence[int] | str | None",
+    "memory": "str | int | None",
+    "history": "Sequence[_History | None] | None",
+}
+# The measuring functions: (name, the door whose parameters it takes, its positional
+# parameters, whether it takes a progress callback, what it returns).
+FUNCTIONS = (
+    ("ring", "ring", ("procs",), False, "RingDict"),
+    ("ring_config", "ring", ("procs",), False, "RingConfigDict"),
+    ("ring_check", "ring", ("procs",), False, "RingConfigDict"),
+    ("pingpong", "pingpong", ("loops",), False, "PingpongDict"),
+    ("pingpong_config", "pingpong", ("loops",), False, "RingConfigDict"),
+    ("cache_sweep", "cache_sweep", ("procs", "sizes_kb"), True, "CacheSweepDict"),
+    ("matrix", "matrix", ("cpus",), True, "MatrixDict"),
+    ("ab", "ab", ("a", "b"), True, "AbDict"),
+)
+# Positional parameters that are no row of the table: an A/B run's sides.
+_SIDES = "tuple[str, Mapping[str, object]]"
 _ARRAYS = {"int": "_Ints", "float": "_Floats", "bool": "NDArray[np.bool_]"}
 _EMPTY = {"int": "np.int64", "float": "np.float64", "bool": "np.bool_"}
 
@@ -119,8 +157,11 @@ def _stub_type(spec: Field, name: str = "") -> str:
     elif not spec.shape:
         text = _SCALARS[spec.type]
     else:
-        array = "NDArray[np.uint64]" if spec.unsigned else _ARRAYS[spec.type]
-        text = f"list[{array}]" if spec.ragged else array
+        # The core hands over its record as a file holds it: lists, which
+        # ``record.decode`` makes numpy arrays.
+        text = _SCALARS[spec.type]
+        for _ in range(len(spec.shape) + spec.ragged):
+            text = f"list[{text}]"
     return f"{text} | None" if spec.nullable else text
 
 
@@ -134,8 +175,12 @@ def _typeddicts(fields: Mapping[str, Field]) -> Iterator[tuple[str, Mapping[str,
 
 def _typeddict(name: str, fields: Mapping[str, Field], doc: str | None = None) -> list[str]:
     if not all(key.isidentifier() for key in fields):  # "p99.9": the functional form
-        items = ", ".join(f'"{key}": {_stub_type(spec, key)}' for key, spec in fields.items())
-        return [f"{name} = TypedDict(", f'    "{name}",', f"    {{{items}}},", ")"]
+        pairs = [f'"{key}": {_stub_type(spec, key)}' for key, spec in fields.items()]
+        one_line = f"    {{{', '.join(pairs)}}},"
+        if len(one_line) <= 100:
+            return [f"{name} = TypedDict(", f'    "{name}",', one_line, ")"]
+        body = ["    {", *(f"        {p}," for p in pairs), "    },"]
+        return [f"{name} = TypedDict(", f'    "{name}",', *body, ")"]
     lines = ["@type_check_only", f"class {name}(TypedDict):"]
     if doc:
         lines += [f'    """{doc}"""', ""]
@@ -186,14 +231,52 @@ def stub_block() -> list[str]:
     return lines  # a blank line before the next statement, as ruff format has it
 
 
+def _default(row: dict[str, Any]) -> str:
+    """A parameter's default as the stub writes it: the value, or ``...`` where a rule
+    derives it."""
+    if row["derived"] is not None:
+        return "..."
+    return repr(row["default"]).replace("'", '"')
+
+
+def _signature(name: str, door: str, positional: tuple[str, ...], progress: bool) -> list[str]:
+    rows = [r for r in _core.PARAMETERS if door in r["doors"]]
+    by_name = {r["name"]: r for r in rows}
+    lines = [f"def {name}("]
+    for p in positional:
+        if p not in by_name:
+            lines.append(f"    {p}: {_SIDES},")
+            continue
+        r = by_name[p]
+        default = "" if r["kind"] == "counts" or p == "sizes_kb" else " = None"
+        lines.append(f"    {p}: {_KINDS[r['kind']]}{default},")
+    lines.append("    *,")
+    for r in rows:
+        if r["name"] not in positional:
+            lines.append(f"    {r['name']}: {_KINDS[r['kind']]} = {_default(r)},")
+    if progress:
+        lines.append("    progress: Callable[[int, int], object] | None = None,")
+    return lines
+
+
+def function_block() -> list[str]:
+    """The measuring functions of ``_core.pyi``, each taking its door's parameters."""
+    lines: list[str] = []
+    for name, door, positional, progress, returns in FUNCTIONS:
+        lines += [*_signature(name, door, positional, progress), f") -> {returns}: ..."]
+    return [*lines, ""]  # a blank line before the next statement, as ruff format has it
+
+
 # --- rewriting the files ----------------------------------------------------------------------
 
 
-def _replace_block(text: str, lines: list[str], indent: str, where: str) -> str:
-    head, begin, rest = text.partition(indent + BEGIN + "\n")
+def _replace_block(
+    text: str, lines: list[str], indent: str, where: str, begin_line: str = BEGIN
+) -> str:
+    head, begin, rest = text.partition(indent + begin_line + "\n")
     body, end, tail = rest.partition(indent + END + "\n")
     if not begin or not end:
-        raise ValueError(f"{where}: no {BEGIN!r} ... {END!r} block")
+        raise ValueError(f"{where}: no {begin_line!r} ... {END!r} block")
     return head + begin + "".join(f"{indent}{x}\n" if x else "\n" for x in lines) + end + tail
 
 
@@ -211,9 +294,10 @@ def _result_py(text: str) -> str:
 def expected() -> dict[Path, str]:
     """Each generated file as it should read."""
     result, stub = HERE / "result.py", HERE / "_core.pyi"
+    typed = _replace_block(stub.read_text(), stub_block(), "", stub.name)
     return {
         result: _result_py(result.read_text()),
-        stub: _replace_block(stub.read_text(), stub_block(), "", stub.name),
+        stub: _replace_block(typed, function_block(), "", stub.name, BEGIN_FUNCTIONS),
     }
 
 

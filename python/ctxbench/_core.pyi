@@ -1,7 +1,7 @@
-"""Typed stub of the native module built from src/python.rs (checked by mypy.stubtest)."""
+"""Typed stub of the native module built from src/python/ (checked by mypy.stubtest)."""
 
-from collections.abc import Callable, Sequence
-from typing import Literal, TypedDict, type_check_only
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TypedDict, type_check_only
 
 import numpy as np
 from numpy.typing import NDArray
@@ -10,6 +10,7 @@ from typing_extensions import NotRequired
 __all__ = [
     "ring",
     "pingpong",
+    "pingpong_config",
     "workload_checksum",
     "estimate",
     "runs_estimate",
@@ -22,11 +23,10 @@ __all__ = [
     "placement_name",
     "ring_config",
     "ring_check",
+    "ab",
     "topology",
     "matrix",
     "RELATIONS",
-    "MATRIX_CELL_MIN_TIME",
-    "MATRIX_CELL_MAX_TIME",
     "MATRIX_PER_CLASS",
     "cache_sweep",
     "DEFAULT_ROUNDS",
@@ -50,6 +50,8 @@ __all__ = [
     "CHANGES",
     "__version__",
     "COMPILER",
+    "PARAMETERS",
+    "DOORS",
 ]
 
 FIXED_MIN_TIME: float
@@ -72,10 +74,12 @@ PLACEMENTS: tuple[str, ...]
 COUNTERS: tuple[str, ...]
 CHANGES: tuple[str, ...]
 COMPILER: str
+# One dict per parameter as src/request/params.rs declares it: name, kind, expected, default,
+# derived, lo, hi, choices, doors, flags, help.
+PARAMETERS: tuple[dict[str, Any], ...]
+DOORS: tuple[str, ...]
 __version__: str
 RELATIONS: tuple[str, ...]
-MATRIX_CELL_MIN_TIME: float
-MATRIX_CELL_MAX_TIME: float
 MATRIX_PER_CLASS: int
 
 _Floats = NDArray[np.float64]
@@ -130,53 +134,59 @@ _Relation = Literal[
 
 @type_check_only
 class StatsDict(TypedDict):
-    min: _Floats
-    median: _Floats
-    mean: _Floats
-    max: _Floats
-    ci_low: _Floats
-    ci_high: _Floats
-    stdev: _Floats
-    cv: _Floats
-    outliers: _Ints
-    clusters: _Ints
+    min: list[float]
+    median: list[float]
+    mean: list[float]
+    max: list[float]
+    ci_low: list[float]
+    ci_high: list[float]
+    stdev: list[float]
+    cv: list[float]
+    outliers: list[int]
+    clusters: list[int]
     verdict: list[_Verdict]
-    se: _Floats
-    se_within: _Floats
-    sd_run: _Floats
-    runs_seen: _Floats
-    df: _Floats
+    se: list[float]
+    se_within: list[float]
+    sd_run: list[float]
+    runs_seen: list[float]
+    df: list[float]
     level: list[_Level]
-    sd_repetition: _Floats
-    sd_block: _Floats
-    sd_instance: _Floats
-    instances: _Ints
+    sd_repetition: list[float]
+    sd_block: list[float]
+    sd_instance: list[float]
+    instances: list[int]
 
 @type_check_only
 class PhasesDict(TypedDict):
-    calibration: _Floats
-    warmup: _Floats
-    measure: _Floats
-    setup_teardown: _Floats
-    observer_wait: _Floats
+    calibration: list[float]
+    warmup: list[float]
+    measure: list[float]
+    setup_teardown: list[float]
+    observer_wait: list[float]
 
 @type_check_only
 class HardwareDict(TypedDict):
-    cycles_per_switch: _Floats | None
-    instructions_per_switch: _Floats | None
-    cache_misses_per_switch: _Floats | None
-    dtlb_misses_per_switch: _Floats | None
+    cycles_per_switch: list[float] | None
+    instructions_per_switch: list[float] | None
+    cache_misses_per_switch: list[float] | None
+    dtlb_misses_per_switch: list[float] | None
     unavailable_reason: str | None
 
 _HopPercentilesDict = TypedDict(
     "_HopPercentilesDict",
-    {"p50": _Floats, "p90": _Floats, "p99": _Floats, "p99.9": _Floats, "max": _Floats},
+    {
+        "p50": list[float],
+        "p90": list[float],
+        "p99": list[float],
+        "p99.9": list[float],
+        "max": list[float],
+    },
 )
 
 @type_check_only
 class HopHistogramDict(TypedDict):
-    edges_us: _Floats
-    counts: NDArray[np.uint64]
+    edges_us: list[float]
+    counts: list[list[int]]
 
 @type_check_only
 class TscDict(TypedDict):
@@ -196,48 +206,48 @@ class RingDict(TypedDict):
     warmup: int
     parallel: int
     min_time: float
-    procs: _Ints
-    latency_us: _Floats
-    min_us: _Floats
-    samples_us: _Floats
-    raw_us: _Floats
-    raw_samples_us: _Floats
+    procs: list[int]
+    latency_us: list[float]
+    min_us: list[float]
+    samples_us: list[list[float]]
+    raw_us: list[float]
+    raw_samples_us: list[list[float]]
     overhead_us: float
-    overhead_point_us: _Floats
-    overhead_samples_us: _Floats
-    ring_us: _Floats
-    below_resolution: NDArray[np.bool_]
+    overhead_point_us: list[float]
+    overhead_samples_us: list[list[float]]
+    ring_us: list[list[float]]
+    below_resolution: list[bool]
     stats: StatsDict
-    cpus: list[_Ints]
-    trips: _Ints
-    overhead_rounds: _Ints
-    work_verified: NDArray[np.bool_]
+    cpus: list[list[list[list[int]]]]
+    trips: list[int]
+    overhead_rounds: list[int]
+    work_verified: list[bool]
     phase_s: PhasesDict
-    switches_per_hop: _Floats
+    switches_per_hop: list[float]
     switch_source: list[_SwitchSource]
-    counted_us: _Floats
-    involuntary_switches: _Ints
-    migrations: _Ints
+    counted_us: list[float]
+    involuntary_switches: list[int]
+    migrations: list[int]
     hardware: HardwareDict
     counters_unavailable_reason: str | None
     warnings: list[str]
     hop_percentiles_us: _HopPercentilesDict | None
     hop_histogram: HopHistogramDict | None
-    tsc_cycles_per_switch: _Floats | None
+    tsc_cycles_per_switch: list[float] | None
     tsc: TscDict
     precision: float | None
     max_time: float | None
     stopped: list[_Stopped]
-    repetitions_made: _Ints
-    block: _Ints
-    instance_blocks: list[_Ints]
+    repetitions_made: list[int]
+    block: list[int]
+    instance_blocks: list[list[list[int]]]
     max_repetitions: int | None
     cpu: int | None
     timeout: float
     record_hops: bool
-    one_cpu: NDArray[np.bool_]
+    one_cpu: list[bool]
     stride_bytes: int | None
-    resident_kb: _Ints
+    resident_kb: list[int]
     counters: _Counters
 
 @type_check_only
@@ -276,22 +286,22 @@ class PingpongDict(TypedDict):
     usecs_per_switch: float
     cycles_per_switch: float | None
     tsc: TscDict
-    cpus: _Ints
+    cpus: list[int]
     repetitions: int | None
     precision: float | None
     max_time: float | None
     min_time: float
-    samples_us: _Floats
+    samples_us: list[float]
     stats: StatsDict
     stopped: _Stopped
     block: int
-    instance_blocks: _Ints
+    instance_blocks: list[int]
     phase_s: PhasesDict
     counters: _Counters
 
 _WakeDict = TypedDict(
     "_WakeDict",
-    {"p50": _Floats, "p90": _Floats, "p99": _Floats, "p99.9": _Floats},
+    {"p50": list[float], "p90": list[float], "p99": list[float], "p99.9": list[float]},
 )
 
 @type_check_only
@@ -310,106 +320,195 @@ class MatrixDict(TypedDict):
     per_class: int | None
     passes: int
     memory_node: str
-    cpus: _Ints
+    cpus: list[int]
     started_unix_s: float
     topology: TopologyDict
-    cpu_from: _Ints
-    cpu_to: _Ints
+    cpu_from: list[int]
+    cpu_to: list[int]
     relation: list[_Relation]
-    numa_distance: _Ints
-    pass_index: _Ints
-    started_s: _Floats
-    elapsed_s: _Floats
-    latency_us: _Floats
-    min_us: _Floats
-    ci_low: _Floats
-    ci_high: _Floats
-    cv: _Floats
+    numa_distance: list[int]
+    pass_index: list[int]
+    started_s: list[float]
+    elapsed_s: list[float]
+    latency_us: list[float]
+    min_us: list[float]
+    ci_low: list[float]
+    ci_high: list[float]
+    cv: list[float]
     verdict: list[str]
     stopped: list[str]
-    repetitions_made: _Ints
-    samples_us: _Floats
-    raw_samples_us: _Floats
-    overhead_samples_us: _Floats
-    below_resolution: NDArray[np.bool_]
-    switches_per_hop: _Floats
-    migrations: _Ints
-    work_verified: NDArray[np.bool_]
-    cpus_seen: _Ints
-    memory_node_asked: _Ints
-    memory_node_seen: _Ints
-    clock_offset_bound_ns: _Floats
-    clock_untrusted: NDArray[np.bool_]
+    repetitions_made: list[int]
+    samples_us: list[list[float]]
+    raw_samples_us: list[list[float]]
+    overhead_samples_us: list[list[float]]
+    below_resolution: list[bool]
+    switches_per_hop: list[float]
+    migrations: list[int]
+    work_verified: list[bool]
+    cpus_seen: list[list[int]]
+    memory_node_asked: list[int]
+    memory_node_seen: list[int]
+    clock_offset_bound_ns: list[float]
+    clock_untrusted: list[bool]
     wake_us: _WakeDict | None
     warnings: list[str]
-    block: _Ints
-    instance_blocks: list[_Ints]
+    block: list[int]
+    instance_blocks: list[list[list[int]]]
 
 # END written by `python -m ctxbench._codegen`
 
+# BEGIN written by `python -m ctxbench._codegen` from _core.PARAMETERS; edit src/request
 def ring(
-    procs: Sequence[int],
+    procs: int | Sequence[int],
     *,
     engine: str = "process",
-    transport: str | None = None,
+    transport: str | None = ...,
     size_kb: int = 0,
+    stride_bytes: int = 8,
+    preset: str = "default",
     repetitions: int | None = None,
-    precision: float = ...,
-    max_time: float = ...,
-    max_repetitions: int = ...,
+    precision: float | None = ...,
+    max_time: float | None = ...,
+    max_repetitions: int = 400,
     warmup: int = 1,
     parallel: int = 1,
-    placement: str | Sequence[int] | None = None,
+    placement: str | Sequence[int] | None = "default",
     cpu: int | None = None,
-    min_time: float | None = None,
-    timeout: float = ...,
+    min_time: float | None = ...,
+    timeout: float = 10.0,
     record_hops: bool = False,
-    history: Sequence[_History | None] | None = None,
-    stride_bytes: int = ...,
     counters: str = "evidence",
+    history: Sequence[_History | None] | None = None,
 ) -> RingDict: ...
 def ring_config(
-    procs: Sequence[int],
+    procs: int | Sequence[int],
     *,
     engine: str = "process",
-    transport: str | None = None,
+    transport: str | None = ...,
     size_kb: int = 0,
+    stride_bytes: int = 8,
+    preset: str = "default",
     repetitions: int | None = None,
-    precision: float = ...,
-    max_time: float = ...,
-    max_repetitions: int = ...,
+    precision: float | None = ...,
+    max_time: float | None = ...,
+    max_repetitions: int = 400,
     warmup: int = 1,
     parallel: int = 1,
-    placement: str | Sequence[int] | None = None,
+    placement: str | Sequence[int] | None = "default",
     cpu: int | None = None,
-    min_time: float | None = None,
-    timeout: float = ...,
+    min_time: float | None = ...,
+    timeout: float = 10.0,
     record_hops: bool = False,
-    history: Sequence[_History | None] | None = None,
-    stride_bytes: int = ...,
     counters: str = "evidence",
+    history: Sequence[_History | None] | None = None,
 ) -> RingConfigDict: ...
 def ring_check(
-    procs: Sequence[int],
+    procs: int | Sequence[int],
     *,
     engine: str = "process",
-    transport: str | None = None,
+    transport: str | None = ...,
     size_kb: int = 0,
+    stride_bytes: int = 8,
+    preset: str = "default",
     repetitions: int | None = None,
-    precision: float = ...,
-    max_time: float = ...,
-    max_repetitions: int = ...,
+    precision: float | None = ...,
+    max_time: float | None = ...,
+    max_repetitions: int = 400,
     warmup: int = 1,
     parallel: int = 1,
-    placement: str | Sequence[int] | None = None,
+    placement: str | Sequence[int] | None = "default",
     cpu: int | None = None,
-    min_time: float | None = None,
-    timeout: float = ...,
+    min_time: float | None = ...,
+    timeout: float = 10.0,
     record_hops: bool = False,
-    history: Sequence[_History | None] | None = None,
-    stride_bytes: int = ...,
     counters: str = "evidence",
+    history: Sequence[_History | None] | None = None,
 ) -> RingConfigDict: ...
+def pingpong(
+    loops: int | None = None,
+    *,
+    threads: bool = False,
+    engine: str | None = ...,
+    transport: str | None = ...,
+    preset: str = "default",
+    repetitions: int | None = None,
+    precision: float | None = ...,
+    max_time: float | None = ...,
+    max_repetitions: int = 400,
+    placement: str | Sequence[int] | None = "default",
+    cpu: int | None = None,
+    min_time: float | None = ...,
+    timeout: float = 10.0,
+    counters: str = "evidence",
+    history: Sequence[_History | None] | None = None,
+) -> PingpongDict: ...
+def pingpong_config(
+    loops: int | None = None,
+    *,
+    threads: bool = False,
+    engine: str | None = ...,
+    transport: str | None = ...,
+    preset: str = "default",
+    repetitions: int | None = None,
+    precision: float | None = ...,
+    max_time: float | None = ...,
+    max_repetitions: int = 400,
+    placement: str | Sequence[int] | None = "default",
+    cpu: int | None = None,
+    min_time: float | None = ...,
+    timeout: float = 10.0,
+    counters: str = "evidence",
+    history: Sequence[_History | None] | None = None,
+) -> RingConfigDict: ...
+def cache_sweep(
+    procs: int | Sequence[int],
+    sizes_kb: Sequence[int] | str | None,
+    *,
+    engine: str = "process",
+    transport: str | None = ...,
+    stride_bytes: int = 8,
+    placement: str | Sequence[int] | None = "single",
+    cpu: int | None = None,
+    min_time: float | None = ...,
+    timeout: float = 10.0,
+    rounds: int = 5,
+    line_bytes: int = 64,
+    stream_kb: int = ...,
+    progress: Callable[[int, int], object] | None = None,
+) -> CacheSweepDict: ...
+def matrix(
+    cpus: Sequence[int] | None = None,
+    *,
+    engine: str = "thread",
+    transport: str = "futex",
+    size_kb: int = 0,
+    stride_bytes: int = 8,
+    preset: str = "default",
+    repetitions: int | None = None,
+    precision: float | None = ...,
+    max_time: float | None = ...,
+    max_repetitions: int = 400,
+    warmup: int = 1,
+    min_time: float | None = ...,
+    timeout: float = 10.0,
+    record_hops: bool = False,
+    counters: str = "evidence",
+    per_class: int | None = None,
+    passes: int = 1,
+    memory_node: str | int | None = ...,
+    progress: Callable[[int, int], object] | None = None,
+) -> MatrixDict: ...
+def ab(
+    a: tuple[str, Mapping[str, object]],
+    b: tuple[str, Mapping[str, object]],
+    *,
+    budget: float = 30.0,
+    threshold: float = 0.02,
+    seed: int | None = ...,
+    progress: Callable[[int, int], object] | None = None,
+) -> AbDict: ...
+
+# END written by `python -m ctxbench._codegen`
 
 @type_check_only
 class IndirectDict(TypedDict):
@@ -417,12 +516,12 @@ class IndirectDict(TypedDict):
     switch with its 95 % interval from paired rounds, and KiB refilled per µs of it (NaN
     where ``refill_note`` says why there is no figure)."""
 
-    us: _Floats
-    low_us: _Floats
-    high_us: _Floats
-    refill_kib_per_us: _Floats
-    refill_low: _Floats
-    refill_high: _Floats
+    us: list[list[float]]
+    low_us: list[list[float]]
+    high_us: list[list[float]]
+    refill_kib_per_us: list[list[float]]
+    refill_low: list[list[float]]
+    refill_high: list[list[float]]
     refill_note: list[list[str]]
 
 @type_check_only
@@ -433,43 +532,54 @@ class CacheSweepDict(TypedDict):
     results: list[RingDict]
     indirect: IndirectDict
     stream_kb: int
-    stream_kib_per_us: _Floats
+    stream_kib_per_us: list[float]
     rounds: int
     line_bytes: int
 
-def cache_sweep(
-    procs: Sequence[int],
-    sizes_kb: Sequence[int],
-    *,
-    engine: str = "process",
-    transport: str | None = None,
-    stride_bytes: int = ...,
-    rounds: int = ...,
-    placement: str | Sequence[int] | None = None,
-    cpu: int | None = None,
-    min_time: float | None = None,
-    timeout: float = ...,
-    line_bytes: int = 64,
-    stream_kb: int = 0,
-    progress: Callable[[int, int], object] | None = None,
-) -> CacheSweepDict: ...
-def pingpong(
-    loops: int | None = None,
-    *,
-    threads: bool = False,
-    engine: str | None = None,
-    transport: str | None = None,
-    placement: str | Sequence[int] | None = None,
-    cpu: int | None = None,
-    precision: float = ...,
-    max_time: float = ...,
-    max_repetitions: int = ...,
-    min_time: float | None = None,
-    timeout: float = ...,
-    history: _History | None = None,
-    counters: str = "evidence",
-) -> PingpongDict: ...
-def workload_checksum(size_kb: int, stride_bytes: int = ...) -> int: ...
+@type_check_only
+class AbSideDict(TypedDict):
+    """One side of an A/B run as asked: its participant count and its ring's parameters."""
+
+    procs: int
+    engine: str
+    transport: str
+    placement: str
+    cpu: int | None
+    size_kb: int
+    stride_bytes: int
+    repetitions: int | None
+    precision: float | None
+    max_time: float | None
+    max_repetitions: int | None
+    warmup: int
+    parallel: int
+    min_time: float
+    timeout: float
+    record_hops: bool
+    counters: str
+
+@type_check_only
+class AbDict(TypedDict):
+    """What `ab` returns: both sides, every round, B / A with its anytime-valid interval."""
+
+    a: AbSideDict
+    b: AbSideDict
+    budget_s: float
+    threshold: float
+    seed: int
+    a_us: list[float]
+    b_us: list[float]
+    a_first: list[bool]
+    end_s: list[float]
+    ratio: float
+    ratio_low: float
+    ratio_high: float
+    verdict: Literal["slower", "faster", "no change", "inconclusive"]
+    decided: bool
+    elapsed_s: float
+    data_factor: float
+
+def workload_checksum(size_kb: int, stride_bytes: int | None = None) -> int: ...
 def estimate(
     samples: Sequence[float],
     block: int,
@@ -530,22 +640,3 @@ class TopologyDict(TypedDict):
     relations: NotRequired[NDArray[np.uint8]]
 
 def topology(sysfs: str = "/sys") -> TopologyDict: ...
-def matrix(
-    cpus: Sequence[int] | None = None,
-    *,
-    engine: str = "thread",
-    transport: str = "futex",
-    size_kb: int = 0,
-    repetitions: int | None = None,
-    precision: float = ...,
-    max_time: float = ...,
-    max_repetitions: int = ...,
-    warmup: int = 1,
-    min_time: float | None = None,
-    timeout: float = ...,
-    record_hops: bool = False,
-    per_class: int | None = None,
-    passes: int = 1,
-    memory_node: str | int | None = ...,
-    progress: Callable[[int, int], object] | None = None,
-) -> MatrixDict: ...

@@ -61,7 +61,7 @@ def matrix(
     record_hops: bool = False,
     memory_node: str | int | None = None,
     precision: float = _core.DEFAULT_PRECISION,
-    max_time: float = _core.MATRIX_CELL_MAX_TIME,
+    max_time: float = _core.DEFAULT_MAX_TIME,
     max_repetitions: int = _core.DEFAULT_MAX_REPETITIONS,
     repetitions: int | None = None,
     warmup: int = 1,

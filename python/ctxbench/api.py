@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import operator
 import warnings
-from collections.abc import Sequence
-from typing import Union
+from collections.abc import Iterator, Sequence
+from typing import Any, Union
 
 from . import _core, _history, metadata
 from ._exclusive import measuring
@@ -28,9 +30,11 @@ def ring(
     engine: str = "process",
     transport: str | None = None,
     size_kb: int = 0,
+    stride_bytes: int = 8,
+    preset: str = "default",
     repetitions: int | None = None,
-    precision: float = _core.DEFAULT_PRECISION,
-    max_time: float = _core.DEFAULT_MAX_TIME,
+    precision: float | None = None,
+    max_time: float | None = None,
     max_repetitions: int = _core.DEFAULT_MAX_REPETITIONS,
     warmup: int = 1,
     parallel: int = 1,
@@ -39,9 +43,8 @@ def ring(
     min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
     record_hops: bool = False,
-    history: bool = True,
-    stride_bytes: int = 8,
     counters: str = "evidence",
+    history: bool = True,
 ) -> RingResult:
     """Pass a token round rings of ``procs`` participants and report µs per switch.
 
@@ -51,7 +54,10 @@ def ring(
     kernel). ``transport`` is how the token travels, one of ``_core.TRANSPORTS[engine]``; None
     is the engine's first (pipe for processes and threads, resume for fibers). The core
     rejects a combination it cannot run (``"yield"`` needs placement ``"single"``) with a
-    ``ValueError`` that lists the valid ones.
+    ``ValueError`` that lists the valid ones. ``placement``: ``"default"`` (the scheduler
+    decides), ``"single"`` (every participant on ``cpu``, else the first allowed: lmbench's
+    ``LMBENCH_SCHED=SINGLE``), ``"spread"``, ``"balanced"``, or a list of CPU ids.
+    ``parallel`` runs that many independent rings at once.
 
     Per switch = trip time / procs - overhead, where the overhead (the same hop and the same
     work, in one thread with hot caches) is measured in repetitions interleaved with the ring's.
@@ -60,11 +66,14 @@ def ring(
     interval of its median (blocks, ring instances and, from ``history``, runs) lies within
     ± ``precision`` × median, or the spread between runs alone keeps it wider, or
     ``max_repetitions`` or ``max_time`` seconds of measuring are reached (``result.stopped``
-    says which). ``repetitions=N`` makes exactly N instead, each followed by its own overhead
-    repetition: lmbench's way (lat_ctx makes 11). ``min_time`` is the length of one timed
-    repetition in seconds (None: ``ctxbench.PRECISION_MIN_TIME`` in precision mode,
-    ``ctxbench.FIXED_MIN_TIME`` with a fixed count); ``timeout`` the seconds without progress
-    after which a ring counts as hung and is killed.
+    says which). ``preset`` names the precision and time cap used where these are None, the
+    same for every measurement: ``"fast"`` (±5 %, 0.1 s), ``"default"`` (±2 %, 0.2 s),
+    ``"rigorous"`` (±1 %, 2 s). ``repetitions=N`` makes exactly N instead, each followed by
+    its own overhead repetition: lmbench's way (lat_ctx makes 11), after ``warmup`` untimed
+    ones. ``min_time`` is the length of one timed repetition in seconds (None:
+    ``ctxbench.PRECISION_MIN_TIME`` in precision mode, ``ctxbench.FIXED_MIN_TIME`` with a
+    fixed count); ``timeout`` the seconds without progress after which a ring counts as hung
+    and is killed. ``record_hops=True`` records every hop's wake-to-run latency.
 
     ``history``: no single run can see how much the next one will differ (the machine's
     drift over seconds to hours); earlier runs of the same points on this machine can. With
@@ -86,48 +95,17 @@ def ring(
     attached through the timed repetitions, to see what they cost: while a perf event is on
     any task, the kernel slows every context switch (several per cent here), and for a second
     after it closes, so no timed repetition starts within that second.
+
+    Every parameter's range and default is the core's (``ctxbench._core.PARAMETERS``).
     """
+    asked = {k: v for k, v in locals().items() if k not in ("procs", "history")}
+    procs = _once(procs)
     meta = result_metadata()
-    points = (
-        ring_points(
-            procs,
-            engine=engine,
-            transport=transport,
-            placement=placement,
-            cpu=cpu,
-            size_kb=size_kb,
-            parallel=parallel,
-            min_time=min_time,
-            repetitions=repetitions,
-            record_hops=record_hops,
-            stride_bytes=stride_bytes,
-            counters=counters,
-        )
-        if _switch("history", history)
-        else None
-    )
+    points = ring_points(procs, **asked) if _switch("history", history) else None
     with measuring():
         now = _history.conditions() if points else None
-        raw = _core.ring(
-            procs,
-            engine=engine,
-            transport=transport,
-            size_kb=size_kb,
-            repetitions=repetitions,
-            precision=precision,
-            max_time=max_time,
-            max_repetitions=max_repetitions,
-            warmup=warmup,
-            parallel=parallel,
-            placement=placement,
-            cpu=cpu,
-            min_time=min_time,
-            timeout=timeout,
-            record_hops=record_hops,
-            history=_history.earlier(meta, [p for p, _ in points], now) if points and now else None,
-            stride_bytes=stride_bytes,
-            counters=counters,
-        )
+        earlier = _history.earlier(meta, [p for p, _ in points], now) if points and now else None
+        raw = _core.ring(procs, history=earlier, **asked)
     result = RingResult.from_core(raw, meta)
     if points and now:
         _history.remember(meta, points, result.latency_us, result.stats["se_within"], now)
@@ -136,77 +114,57 @@ def ring(
     return result
 
 
-def lat_ctx(
-    procs: int | Sequence[int],
-    *,
-    size_kb: int = 0,
-    repetitions: int | None = None,
-    precision: float = _core.DEFAULT_PRECISION,
-    max_time: float = _core.DEFAULT_MAX_TIME,
-    max_repetitions: int = _core.DEFAULT_MAX_REPETITIONS,
-    warmup: int = 1,
-    parallel: int = 1,
-    placement: Placement = "default",
-    cpu: int | None = None,
-    min_time: float | None = None,
-    timeout: float = _core.DEFAULT_TIMEOUT,
-    record_hops: bool = False,
-    history: bool = True,
-    stride_bytes: int = 8,
-    counters: str = "evidence",
-) -> RingResult:
-    """lmbench's lat_ctx: forked processes in a ring of Unix pipes (``ring`` with defaults)."""
-    return ring(
-        procs,
-        size_kb=size_kb,
-        repetitions=repetitions,
-        precision=precision,
-        max_time=max_time,
-        max_repetitions=max_repetitions,
-        warmup=warmup,
-        parallel=parallel,
-        placement=placement,
-        cpu=cpu,
-        min_time=min_time,
-        timeout=timeout,
-        record_hops=record_hops,
-        history=history,
-        stride_bytes=stride_bytes,
-        counters=counters,
-    )
+def _once(procs: Any) -> Any:
+    """``procs`` read once where it is an iterator (it is read twice: for its history ids and
+    by the measurement), to one past the most counts the core takes, which it then refuses."""
+    if isinstance(procs, Iterator):
+        return list(itertools.islice(procs, _core.MAX_POINTS + 1))
+    return procs
 
 
-def ring_points(
-    procs: object,
-    *,
-    engine: str = "process",
-    transport: str | None = None,
-    placement: Placement = "default",
-    cpu: int | None = None,
-    size_kb: int = 0,
-    parallel: int = 1,
-    min_time: float | None = None,
-    repetitions: int | None = None,
-    record_hops: bool = False,
-    stride_bytes: int = 8,
-    counters: str = "evidence",
-) -> list[_history.Point] | None:
-    """The run history's id and words of each point a ``ring`` with these arguments
-    measures: everything that changes its expected figure."""
+def lat_ctx(procs: int | Sequence[int], **kwargs: Any) -> RingResult:
+    """lmbench's lat_ctx: forked processes in a ring of Unix pipes, ``ring`` with its engine
+    and transport; every other keyword argument of ``ring``."""
+    fixed = {"engine", "transport"} & set(kwargs)
+    if fixed:
+        raise TypeError(
+            f"lat_ctx() measures processes over pipes; use ring() to name {', '.join(fixed)}"
+        )
+    return ring(procs, **kwargs)
+
+
+lat_ctx.__signature__ = inspect.signature(ring).replace(  # type: ignore[attr-defined]
+    parameters=[
+        p for name, p in inspect.signature(ring).parameters.items()
+        if name not in ("engine", "transport")
+    ]
+)  # fmt: skip
+
+
+def ring_points(procs: object, **asked: Any) -> list[_history.Point] | None:
+    """The run history's id and words of each point a ``ring(procs, **asked)`` measures:
+    everything that changes its expected figure, engine, transport and placement as the core
+    resolves them. None for ``procs`` that are no counts (the core names them)."""
+    cfg = _core.ring_config(procs, **asked)
+    what = {k: asked.get(k, d) for k, d in _AS_ASKED.items()}
     return _history_points(
         procs,
-        engine=engine,
-        transport=transport if transport is not None else _core.default_transport(engine),
-        placement=_core.placement_name(placement, cpu),
-        size_kb=size_kb,
-        parallel=parallel,
-        min_time=min_time,
-        fixed=repetitions is not None,
-        record_hops=record_hops,
+        engine=cfg["engine"],
+        transport=cfg["transport"],
+        placement=cfg["placement"],
+        size_kb=cfg["size_kb"],
+        parallel=cfg["parallel"],
+        min_time=what["min_time"],
+        fixed=what["repetitions"] is not None,
+        record_hops=cfg["record_hops"],
         # Another stride or observer is another measurement; defaults keep earlier ids.
-        **({"stride_bytes": stride_bytes} if stride_bytes != 8 else {}),
-        **({"counters": counters} if counters != "evidence" else {}),
+        **({"stride_bytes": cfg["stride_bytes"]} if cfg["stride_bytes"] != 8 else {}),
+        **({"counters": cfg["counters"]} if cfg["counters"] != "evidence" else {}),
     )
+
+
+# Of a point's history id, what is taken as the caller asked it, not as the core resolved it.
+_AS_ASKED = {"min_time": None, "repetitions": None}
 
 
 def _switch(name: str, value: object) -> bool:
@@ -239,15 +197,17 @@ def pingpong(
     threads: bool = False,
     engine: str | None = None,
     transport: str | None = None,
+    preset: str = "default",
+    repetitions: int | None = None,
+    precision: float | None = None,
+    max_time: float | None = None,
+    max_repetitions: int = _core.DEFAULT_MAX_REPETITIONS,
     placement: Placement = "default",
     cpu: int | None = None,
-    precision: float = _core.DEFAULT_PRECISION,
-    max_time: float = _core.DEFAULT_MAX_TIME,
-    max_repetitions: int = _core.DEFAULT_MAX_REPETITIONS,
     min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
-    history: bool = True,
     counters: str = "evidence",
+    history: bool = True,
 ) -> PingpongResult:
     """``perf bench sched pipe``: two processes (threads with ``threads=True``, perf's ``-T``;
     or any ``engine``, ``"fiber"`` too) bounce a token over ``transport`` (None: the engine's
@@ -256,46 +216,31 @@ def pingpong(
 
     By default measured as a ring point is: short repetitions in fresh ring instances until
     the 95 % interval of the figure lies within ± ``precision`` (or ``max_time`` seconds or
-    ``max_repetitions``), so that the result has an interval and compares
-    (``ctxbench.compare``, the pytest gate). ``loops=N`` is perf's own form instead: N round
-    trips timed as one run, one sample, no interval. ``history`` and ``counters``: as for
-    ``ring``.
+    ``max_repetitions``; the ``preset``'s where None), so that the result has an interval
+    and compares (``ctxbench.compare``, the pytest gate). ``loops=N`` is perf's own form
+    instead: N round trips timed as one run, one sample, no interval; ``repetitions=N`` N
+    timed repetitions. ``placement``, ``cpu``, ``min_time``, ``timeout``, ``history`` and
+    ``counters``: as for ``ring``.
     """
+    asked = {k: v for k, v in locals().items() if k not in ("loops", "history")}
     meta = result_metadata()
-    # The engine and transport the core will run: engine= names any, fibers too.
-    engine_name = engine if engine is not None else "thread" if threads else "process"
-    points = (
-        _history_points(
+    points = None
+    if _switch("history", history) and loops is None:
+        cfg = _core.pingpong_config(loops, **asked)
+        # The engine and transport the core will run: engine= names any, fibers too.
+        points = _history_points(
             [2],
             kind="pingpong",
-            engine=engine_name,
-            transport=transport if transport is not None else _core.default_transport(engine_name),
-            placement=_core.placement_name(placement, cpu),
+            engine=cfg["engine"],
+            transport=cfg["transport"],
+            placement=cfg["placement"],
             min_time=min_time,
             **({"counters": counters} if counters != "evidence" else {}),
         )
-        if _switch("history", history) and loops is None
-        else None
-    )
     with measuring():
         now = _history.conditions() if points else None
-        raw = _core.pingpong(
-            loops,
-            threads=threads,
-            engine=engine,
-            transport=transport,
-            placement=placement,
-            cpu=cpu,
-            precision=precision,
-            max_time=max_time,
-            max_repetitions=max_repetitions,
-            min_time=min_time,
-            timeout=timeout,
-            history=_history.earlier(meta, [p for p, _ in points], now)[0]
-            if points and now
-            else None,
-            counters=counters,
-        )
+        earlier = _history.earlier(meta, [p for p, _ in points], now) if points and now else None
+        raw = _core.pingpong(loops, history=earlier, **asked)
     result = PingpongResult.from_core(raw, meta)
     if points and now:
         stats = result.stats

@@ -231,16 +231,26 @@ def decode(rec: dict[str, Any]) -> dict[str, Any]:
     declared = RECORDS[rec["kind"]]
     fields = {}
     for name, value in rec.items():
-        spec = declared.get(name)
         special = _READ_BACK.get((rec["kind"], name))
         if name in ("kind", "metadata") or value is None:
             fields[name] = value
         elif special is not None:
             fields[name] = special(value)
-        elif spec is not None and spec.ragged:
-            fields[name] = [np.asarray(v) for v in value]
-        elif spec is not None and spec.type == "str" and spec.shape:
-            fields[name] = list(value)
         else:
-            fields[name] = _numeric(value)
+            fields[name] = _typed(value, declared.get(name))
     return fields
+
+
+def _typed(value: Any, spec: Any) -> Any:
+    """One entry as its declaration says it lives in memory."""
+    if value is None or spec is None:
+        return _numeric(value)
+    if spec.ragged:
+        return [np.asarray(v) for v in value]
+    if spec.type == "str" and spec.shape:
+        return list(value)
+    if spec.type == "dict" and spec.fields is not None and isinstance(value, dict):
+        return {k: _typed(v, spec.fields.get(k)) for k, v in value.items()}
+    if spec.unsigned:
+        return np.asarray(value, dtype=np.uint64)
+    return _numeric(value)

@@ -96,7 +96,8 @@ class RingResult:
 
     @classmethod
     def from_core(cls, raw: RingDict, metadata: dict[str, Any]) -> RingResult:
-        return cls(**raw, metadata=metadata)
+        """The result of what the core returned: its record, arrays restored."""
+        return from_record({"kind": cls.kind, **raw, "metadata": metadata})  # type: ignore[return-value]
 
     def stop_line(self) -> str:
         """How each point stopped, on what and at what cost, in one line; a point a cap
@@ -186,7 +187,8 @@ class PingpongResult:
 
     @classmethod
     def from_core(cls, raw: PingpongDict, metadata: dict[str, Any]) -> PingpongResult:
-        return cls(**raw, metadata=metadata)
+        """The result of what the core returned: its record, arrays restored."""
+        return from_record({"kind": cls.kind, **raw, "metadata": metadata})  # type: ignore[return-value]
 
     def to_perf(self) -> str:
         """The fields `perf bench sched pipe` prints, in its layout (measured until precise:
@@ -340,7 +342,8 @@ class MatrixResult:
 
     @classmethod
     def from_core(cls, raw: MatrixDict, metadata: dict[str, Any]) -> MatrixResult:
-        return cls(**raw, metadata=metadata)
+        """The result of what the core returned: its record, arrays restored."""
+        return from_record({"kind": cls.kind, **raw, "metadata": metadata})  # type: ignore[return-value]
 
     def to_frame(self) -> pd.DataFrame:
         """The tidy frame: one row per (cell, repetition); see ``ctxbench.frame``."""

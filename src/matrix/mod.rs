@@ -30,10 +30,18 @@ use crate::ring;
 use crate::topology::Topology;
 use std::time::Instant;
 
-/// A cell's measurement by default: repetitions of 2 ms (a block of four and its overhead
-/// repetition about 10 ms), at most 0.1 s of measuring.
-pub const CELL_MIN_TIME: f64 = 0.002;
-pub const CELL_MAX_TIME: f64 = 0.1;
+/// Fibers all run on one thread: no engine of the matrix.
+pub fn check_engine(engine: Engine) -> Result<()> {
+    if engine == Engine::Fiber {
+        return Err(Error::invalid(
+            "engine",
+            "fibers all run on one thread, so they cannot sit on two CPUs: use 'thread' or \
+             'process'",
+        ));
+    }
+    Ok(())
+}
+
 /// Cells per class in class mode by default.
 pub const DEFAULT_PER_CLASS: usize = 8;
 
@@ -190,13 +198,7 @@ fn chosen_cpus(topo: &Topology, cpus: Option<&[usize]>) -> Result<Vec<usize>> {
 /// Everything about `cfg` that can be wrong, checked before the first cell; returns the CPUs.
 pub fn validate(topo: &Topology, cfg: &MatrixConfig) -> Result<Vec<usize>> {
     let engine = cfg.ring.engine;
-    if engine == Engine::Fiber {
-        return Err(Error::invalid(
-            "engine",
-            "fibers all run on one thread, so they cannot sit on two CPUs: use 'thread' or \
-             'process'",
-        ));
-    }
+    check_engine(engine)?;
     let cpus = chosen_cpus(topo, cfg.cpus.as_deref())?;
     let crossing: Vec<&str> = engine
         .transports()

@@ -200,6 +200,7 @@ fn check(param: &Param, value: &Value) -> Result<()> {
         (Kind::Counts, Value::Int(i)) => config::PROCS.count(*i).map(drop),
         (Kind::Counts, Value::Ints(v)) => counts(v),
         (Kind::Count(l) | Kind::OptCount(l), Value::Int(i)) => l.count(*i).map(drop),
+        (Kind::Stride, Value::Int(i)) => crate::workload::check_stride(*i).map(drop),
         (Kind::Real(l) | Kind::OptReal(l), Value::Real(x)) => l.check(*x).map(drop),
         (Kind::Real(l) | Kind::OptReal(l), Value::Int(i)) => l.check(*i as f64).map(drop),
         (Kind::Switch, Value::Switch(_)) => Ok(()),
@@ -241,7 +242,7 @@ fn one_of(param: &'static str, names: Names, name: &str) -> Result<()> {
     } else {
         Err(Error::invalid(
             param,
-            format!("must be one of {known:?}, got {name:?}"),
+            format!("unknown {param} {name:?}; expected one of {known:?}"),
         ))
     }
 }
@@ -273,6 +274,7 @@ pub fn expected(kind: Kind) -> String {
     match kind {
         Kind::Counts => "an int or a sequence of ints".into(),
         Kind::Count(_) | Kind::OptCount(_) => or_none("an int"),
+        Kind::Stride => "a power of two of bytes".into(),
         Kind::Real(_) | Kind::OptReal(_) => or_none("a number"),
         Kind::Switch => "True or False".into(),
         Kind::Choice(n) | Kind::OptChoice(n) => or_none(&format!("one of {:?}", n.names())),

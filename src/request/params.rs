@@ -8,7 +8,7 @@ use super::Preset;
 use crate::config::{self, Limit};
 use crate::engine::{Engine, TransportKind};
 use crate::observer::Observer;
-use crate::workload::{DEFAULT_STRIDE_BYTES, STRIDE_BYTES};
+use crate::workload::DEFAULT_STRIDE_BYTES;
 
 /// A measurement a caller can ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -48,6 +48,8 @@ pub enum Kind {
     Counts,
     /// A count in its range.
     Count(Limit<u64>),
+    /// Bytes between the words a participant sums (`workload::check_stride`'s rule).
+    Stride,
     OptCount(Limit<u64>),
     /// A real number in its range.
     Real(Limit<f64>),
@@ -131,8 +133,6 @@ pub const THRESHOLD: Limit<f64> =
 pub const SEED: Limit<u64> = Limit::between("seed", 0, u64::MAX);
 /// Bytes per cache line, for the refill rate of a cache sweep.
 pub const LINE_BYTES: Limit<u64> = Limit::between("line_bytes", 8, 4096);
-const STRIDE: Limit<u64> =
-    Limit::between("stride_bytes", STRIDE_BYTES.0 as u64, STRIDE_BYTES.1 as u64);
 
 macro_rules! param {
     ($name:literal, $kind:expr, $default:expr, $doors:expr, [$($flag:literal),*], $help:literal) => {
@@ -239,7 +239,7 @@ pub const PARAMS: &[Param] = &[
     ),
     param!(
         "stride_bytes",
-        Kind::Count(STRIDE),
+        Kind::Stride,
         Fallback::Int(DEFAULT_STRIDE_BYTES as i64),
         ARRAYS,
         ["--stride"],

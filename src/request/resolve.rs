@@ -110,6 +110,8 @@ impl Request {
     /// What the CPU matrix runs: each cell a ring of two on its pair of CPUs.
     pub fn matrix(&self) -> Result<MatrixConfig> {
         self.expect(Door::Matrix);
+        let engine = Engine::parse(&self.name("engine").expect("the table defaults the engine"))?;
+        crate::matrix::check_engine(engine)?;
         let (engine, transport) = self.engine_transport(None)?;
         let cpus = self
             .ints("cpus")

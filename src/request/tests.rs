@@ -93,7 +93,7 @@ fn what_a_measurement_does_not_take_is_a_type_error_and_a_range_names_the_parame
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("engine: must be one of [\"process\", \"thread\", \"fiber\"]"),
+        e.contains("engine: unknown engine \"green\"; expected one of [\"process\", \"thread\""),
         "{e}"
     );
     let e = r.set("procs", Value::Ints(vec![])).unwrap_err().to_string();

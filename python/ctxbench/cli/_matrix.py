@@ -104,14 +104,14 @@ def _stopping_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-time",
         type=float,
-        default=_core.MATRIX_CELL_MAX_TIME,
-        help=f"seconds of measuring per cell at most (default {_core.MATRIX_CELL_MAX_TIME})",
+        default=_core.DEFAULT_MAX_TIME,
+        help=f"seconds of measuring per cell at most (default {_core.DEFAULT_MAX_TIME})",
     )
     p.add_argument(
         "--min-time",
         type=float,
         default=None,
-        help=f"seconds per repetition (default {_core.MATRIX_CELL_MIN_TIME})",
+        help=f"seconds per repetition (default {_core.PRECISION_MIN_TIME})",
     )
     p.add_argument(
         "-N", dest="repetitions", type=int, default=None, help="exactly N repetitions per cell"

@@ -9,7 +9,17 @@ use crate::config::Config;
 use crate::measure::Phases;
 use crate::result::{HopSummary, PingPong, PointStats, RingSummary};
 use serde::Serialize;
-use std::collections::BTreeMap;
+
+/// Named series as a map in their order ("p50" before "max"), or null.
+pub(crate) fn in_order<S: serde::Serializer>(
+    named: &Option<Vec<(&'static str, Vec<f64>)>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match named {
+        Some(v) => s.collect_map(v.iter().map(|(k, x)| (k, x))),
+        None => s.serialize_none(),
+    }
+}
 
 /// What a ring was asked: the parameters as the run used them (defaults filled in), which
 /// with its participant counts and machine make a point of a sweep the same point.
@@ -216,7 +226,8 @@ pub struct RingRecord {
     pub hardware: HardwareRecord,
     pub counters_unavailable_reason: Option<String>,
     pub warnings: Vec<String>,
-    pub hop_percentiles_us: Option<BTreeMap<&'static str, Vec<f64>>>,
+    #[serde(serialize_with = "in_order")]
+    pub hop_percentiles_us: Option<Vec<(&'static str, Vec<f64>)>>,
     pub hop_histogram: Option<HistogramRecord>,
     pub tsc_cycles_per_switch: Option<Vec<f64>>,
     pub tsc: TscRecord,
@@ -230,7 +241,7 @@ pub struct RingRecord {
 }
 
 /// Per point series as `[repetition][point]`, NaN below a point's last repetition.
-fn by_repetition(series: &[Vec<f64>]) -> Vec<Vec<f64>> {
+pub(crate) fn by_repetition(series: &[Vec<f64>]) -> Vec<Vec<f64>> {
     let rows = series.iter().map(Vec::len).max().unwrap_or(0);
     (0..rows)
         .map(|k| {
@@ -262,7 +273,7 @@ impl RingRecord {
                 dtlb_misses_per_switch: s.dtlb_misses_per_switch,
                 unavailable_reason: s.hardware_unavailable,
             },
-            hop_percentiles_us: hops.map(|h| h.percentiles_us.iter().cloned().collect()),
+            hop_percentiles_us: hops.map(|h| h.percentiles_us.clone()),
             hop_histogram: hops.map(|h: &HopSummary| HistogramRecord {
                 edges_us: h.edges_us.clone(),
                 counts: h.counts.clone(),
@@ -357,3 +368,11 @@ impl PingpongRecord {
         }
     }
 }
+
+mod ab;
+mod cache;
+mod matrix;
+
+pub use ab::AbRecord;
+pub use cache::{CacheRecord, IndirectRecord};
+pub use matrix::MatrixRecord;

@@ -1,0 +1,156 @@
+//! The CPU matrix's record: what was asked, then one entry per cell in every per-cell array,
+//! in the order the cells were measured.
+
+use super::by_repetition;
+use crate::matrix::{Cell, Matrix, MatrixConfig};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MatrixRecord {
+    pub engine: &'static str,
+    pub transport: &'static str,
+    pub size_kb: usize,
+    pub repetitions: Option<usize>,
+    pub precision: Option<f64>,
+    pub max_time: Option<f64>,
+    pub warmup: usize,
+    pub min_time: f64,
+    pub record_hops: bool,
+    pub per_class: Option<usize>,
+    pub passes: usize,
+    pub memory_node: String,
+    pub cpus: Vec<usize>,
+    pub started_unix_s: f64,
+    pub cpu_from: Vec<usize>,
+    pub cpu_to: Vec<usize>,
+    pub relation: Vec<&'static str>,
+    /// -1: one node, or unknown.
+    pub numa_distance: Vec<i64>,
+    pub pass_index: Vec<usize>,
+    pub started_s: Vec<f64>,
+    pub elapsed_s: Vec<f64>,
+    pub latency_us: Vec<f64>,
+    pub min_us: Vec<f64>,
+    pub ci_low: Vec<f64>,
+    pub ci_high: Vec<f64>,
+    pub cv: Vec<f64>,
+    pub verdict: Vec<&'static str>,
+    pub stopped: Vec<&'static str>,
+    pub repetitions_made: Vec<usize>,
+    pub samples_us: Vec<Vec<f64>>,
+    pub raw_samples_us: Vec<Vec<f64>>,
+    pub overhead_samples_us: Vec<Vec<f64>>,
+    pub below_resolution: Vec<bool>,
+    pub switches_per_hop: Vec<f64>,
+    pub migrations: Vec<i64>,
+    pub block: Vec<usize>,
+    pub instance_blocks: Vec<Vec<usize>>,
+    pub work_verified: Vec<bool>,
+    /// The CPU each of the cell's two participants was last on.
+    pub cpus_seen: Vec<[i32; 2]>,
+    /// -1: not placed.
+    pub memory_node_asked: Vec<i64>,
+    pub memory_node_seen: Vec<i64>,
+    pub clock_offset_bound_ns: Vec<f64>,
+    pub clock_untrusted: Vec<bool>,
+    /// Wake-to-run percentiles of the hops into the wakee, when every cell recorded them.
+    #[serde(serialize_with = "super::in_order")]
+    pub wake_us: Option<Vec<(&'static str, Vec<f64>)>>,
+    pub warnings: Vec<String>,
+}
+
+fn known<T: TryInto<i64>>(v: Option<T>) -> i64 {
+    v.and_then(|x| x.try_into().ok()).unwrap_or(-1)
+}
+
+impl MatrixRecord {
+    /// The record of `m`, measured as `cfg` asked, started at `started_unix_s`.
+    pub fn new(cfg: &MatrixConfig, m: &Matrix, started_unix_s: f64) -> Self {
+        let r = &cfg.ring;
+        let rule = r.stop.rule();
+        let cells = &m.cells;
+        let each = |f: &dyn Fn(&Cell) -> f64| cells.iter().map(f).collect::<Vec<f64>>();
+        let stats = |c: &Cell| c.summary.stats[0].clone();
+        let series = |f: fn(&Cell) -> &Vec<f64>| {
+            by_repetition(&cells.iter().map(|c| f(c).clone()).collect::<Vec<_>>())
+        };
+        let recorded = !cells.is_empty() && cells.iter().all(|c| c.wake.is_some());
+        let wake_us = recorded.then(|| {
+            [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)]
+                .into_iter()
+                .map(|(name, q)| (name, each(&|c| c.wake_us(q))))
+                .collect()
+        });
+        MatrixRecord {
+            engine: r.engine.name(),
+            transport: r.transport.name(),
+            size_kb: r.size_kb,
+            repetitions: r.stop.fixed(),
+            precision: rule.map(|p| p.target),
+            max_time: rule.map(|p| p.max_time),
+            warmup: r.warmup,
+            min_time: r.min_time,
+            record_hops: r.record_hops,
+            per_class: cfg.per_class,
+            passes: cfg.passes,
+            memory_node: cfg.memory.name(),
+            cpus: m.cpus.clone(),
+            started_unix_s,
+            cpu_from: cells.iter().map(|c| c.from).collect(),
+            cpu_to: cells.iter().map(|c| c.to).collect(),
+            relation: cells.iter().map(|c| c.class.relation.name()).collect(),
+            numa_distance: cells.iter().map(|c| known(c.class.distance)).collect(),
+            pass_index: cells.iter().map(|c| c.pass).collect(),
+            started_s: each(&|c| c.started_s),
+            elapsed_s: each(&|c| c.elapsed_s),
+            latency_us: each(&|c| stats(c).description.median),
+            min_us: each(&|c| stats(c).description.min),
+            ci_low: each(&|c| stats(c).ci_low),
+            ci_high: each(&|c| stats(c).ci_high),
+            cv: each(&|c| stats(c).description.cv),
+            verdict: cells.iter().map(|c| stats(c).verdict.as_str()).collect(),
+            stopped: cells
+                .iter()
+                .map(|c| c.summary.stopped[0].as_str())
+                .collect(),
+            repetitions_made: cells
+                .iter()
+                .map(|c| c.summary.samples_us[0].len())
+                .collect(),
+            samples_us: series(|c| &c.summary.samples_us[0]),
+            raw_samples_us: series(|c| &c.summary.raw_samples_us[0]),
+            overhead_samples_us: series(|c| &c.summary.overhead_samples_us[0]),
+            below_resolution: cells
+                .iter()
+                .map(|c| c.summary.below_resolution[0])
+                .collect(),
+            switches_per_hop: each(&|c| c.summary.switches_per_hop[0]),
+            migrations: cells.iter().map(|c| c.summary.migrations[0]).collect(),
+            block: cells.iter().map(|c| c.summary.block[0]).collect(),
+            instance_blocks: cells
+                .iter()
+                .map(|c| c.summary.instance_blocks[0].clone())
+                .collect(),
+            work_verified: cells.iter().map(|c| c.summary.work_verified[0]).collect(),
+            cpus_seen: cells
+                .iter()
+                .map(|c| {
+                    let seen = &c.summary.cpus[0][0];
+                    [seen[0], seen.get(1).copied().unwrap_or(-1)]
+                })
+                .collect(),
+            memory_node_asked: cells
+                .iter()
+                .map(|c| known(c.memory.map(|m| m.node)))
+                .collect(),
+            memory_node_seen: cells
+                .iter()
+                .map(|c| c.memory.map_or(-1, |m| i64::from(m.seen.max(-1))))
+                .collect(),
+            clock_offset_bound_ns: each(&|c| c.offset.map_or(f64::NAN, |o| o.bound_ns())),
+            clock_untrusted: cells.iter().map(|c| c.offset_flagged).collect(),
+            wake_us,
+            warnings: m.warnings.clone(),
+        }
+    }
+}
