@@ -54,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from reference import build, ctxbench_cmd  # noqa: E402
 
 import ctxbench  # noqa: E402
-from ctxbench.compare import compare  # noqa: E402
+from ctxbench import compare  # noqa: E402
 from ctxbench.result import from_record  # noqa: E402
 
 PROCS = [2, 4, 8, 16, 20]

@@ -25,8 +25,7 @@ import pytest
 from conftest import FAST
 
 import ctxbench
-from ctxbench import files, fleet, metadata
-from ctxbench.compare import compare
+from ctxbench import compare, files, fleet, metadata
 
 pytestmark = pytest.mark.slow
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from ctxbench._compare import _ratio_text
 from ctxbench._format import interval, plain, us
-from ctxbench.compare import _ratio_text
 from ctxbench.pytest_plugin import _ratio_interval
 from ctxbench.result import _stop_phrase
 

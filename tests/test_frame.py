@@ -154,7 +154,7 @@ def test_import_needs_neither_pandas_nor_matplotlib() -> None:
     code = (
         "import sys\n"
         "for m in ('pandas', 'matplotlib', 'tqdm'): sys.modules[m] = None\n"
-        "import ctxbench, ctxbench.plot, ctxbench.compare, ctxbench.files\n"
+        "import ctxbench, ctxbench.plot, ctxbench._compare, ctxbench.files\n"
         "r = ctxbench.lat_ctx([2], min_time=0.002, repetitions=3, warmup=0)\n"
         "assert '<table>' in r._repr_html_()\n"
     )

@@ -9,8 +9,9 @@ import numpy as np
 
 from ._core import RELATIONS
 from ._format import plain
-from .frame import as_frame, require
 from ._table_schema import TABLE_ROWS
+from .files import as_frame
+from .frame import require
 
 if TYPE_CHECKING:
     import pandas as pd

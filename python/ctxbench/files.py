@@ -24,7 +24,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Union
 
 from . import _json_text, xgraph
 from ._table_schema import TABLE_COLUMNS, check_table
-from .frame import as_frame, concat, require, to_frame
+from .frame import concat, require, to_frame
 from .metadata import HOST_FIELDS, HOSTNAME_WITHHELD
 from .record import check_document, decode, document, encode
 from .schema import Bad
@@ -428,6 +428,21 @@ def save(results: Any, path: PathLike, *, hostname: bool = True) -> None:
     ``OSError`` names ``path``. ``hostname=False`` writes ``metadata.HOSTNAME_WITHHELD`` for
     the hostname (JSON records, and a table's ``hostname`` column if it has one)."""
     format_of(path).write(results, Path(path), hostname)
+
+
+def as_frame(data: Any) -> pd.DataFrame:
+    """The tidy frame of ``data``, whatever a front door was given: a frame as is, a file
+    (any format of ``FORMATS``: what ``load`` reads), a result, or a list or tuple of any of
+    these, concatenated. ``compare``, the figures and the table writers take data through
+    it."""
+    pd = require("pandas", "ctxbench")
+    if isinstance(data, pd.DataFrame):
+        return data
+    if isinstance(data, (str, os.PathLike)):
+        return load(data)
+    if isinstance(data, (list, tuple)):
+        return concat(as_frame(item) for item in data)
+    return to_frame(data)
 
 
 def _sniff(path: Path) -> Format:

@@ -56,7 +56,7 @@ from . import grid as grids
 from ._aside import aside, measured_cpus
 from ._fleet_client import INSTALL, FleetError, check_address, close, connect
 from ._progress import progress_bar
-from .files import PathLike, records_frame, save, write_records
+from .files import PathLike, as_frame, records_frame, save, write_records
 from .frame import concat, require
 from .grid import Placement
 from .metadata import machine_identity
@@ -530,10 +530,8 @@ def _message(
 def select(data: Any, who: str) -> pd.DataFrame:
     """The rows of a fleet frame (or file) measured on one machine, named by its ``machine``,
     ``worker`` or ``host`` (tried in that order): e.g. two hosts of one fleet file compared with
-    ``ctxbench.compare.compare(select(df, "a"), select(df, "b"))``."""
-    from .files import load
-
-    df = load(data) if isinstance(data, (str, os.PathLike)) else data
+    ``ctxbench.compare(select(df, "a"), select(df, "b"))``."""
+    df = as_frame(data)
     columns = [c for c in ("machine", "worker", "host") if c in df.columns]
     if not columns:
         raise ValueError("not a fleet run: the rows name no machine, worker or host")

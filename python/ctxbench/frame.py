@@ -309,16 +309,6 @@ def concat(results: Iterable[Any]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def as_frame(data: Any) -> pd.DataFrame:
-    """A frame as is, a result or a list of results/frames concatenated."""
-    pd = require("pandas", "ctxbench")
-    if isinstance(data, pd.DataFrame):
-        return data
-    if isinstance(data, (list, tuple)):
-        return concat(data)
-    return to_frame(data)
-
-
 def _machine_line(r: Any) -> str:
     """CPU, kernel, placement and hypervisor in one line: what tells two results apart."""
     meta = getattr(r, "metadata", None) or {}

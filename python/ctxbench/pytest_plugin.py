@@ -16,14 +16,14 @@ Options (``pytest --help``, group "ctxbench"):
     compare each test's points with the same test's points in a saved run: RUN is a JSON
     file written by ``--ctxbench-save``, a run number in ``.ctxbench/`` (``3`` or ``0003``),
     or, when omitted, the latest run there. The verdict is ``ctxbench compare``'s
-    (``ctxbench.compare.compare``: the ratio of the two figures with its 95 % interval, each
+    (``ctxbench.compare``: the ratio of the two figures with its 95 % interval, each
     side's uncertainty from its ring instances, or from its runs where it holds several).
 ``--ctxbench-compare-fail PCT``
     with ``--ctxbench-compare``: a test fails when one of its points is slower than the
     baseline, the interval of the ratio above 1 and the ratio more than PCT (``10%``, or
     ``10``), naming the test, the point, both figures and the interval. PCT is also the
     threshold within which the interval must lie for "no change". Without it the threshold
-    is ``ctxbench.compare.DEFAULT_THRESHOLD``.
+    is ``ctxbench.compare``'s default.
 ``--ctxbench-inconclusive fail|warn|pass``
     what a point whose comparison is inconclusive (the data show neither a change nor its
     absence) does to its test: fail it, warn (the default: a ``CtxbenchInconclusive``
@@ -82,7 +82,7 @@ class _State:
     fail: float | None = None
     inconclusive: str = "warn"
     budget: float = 0.0
-    # nodeid -> the comparison table of that test's points (``ctxbench.compare.compare``).
+    # nodeid -> the comparison table of that test's points (``ctxbench.compare``).
     comparisons: dict[str, pd.DataFrame] = dataclasses.field(default_factory=dict)
     autosaved: Path | None = None
 
@@ -337,7 +337,7 @@ def _tagged(nodeid: str, result: Any) -> Any:
 
 def _compare_test(state: _State, nodeid: str, results: list[Any]) -> pd.DataFrame | None:
     """The comparison table of one test's points with the baseline's, or None."""
-    from .compare import compare
+    from ._compare import compare
     from .frame import concat
 
     assert state.baseline is not None
@@ -368,7 +368,7 @@ def _ratio_interval(row: Any) -> str:
 
 
 def _regressions(nodeid: str, table: pd.DataFrame, fail: float) -> str:
-    from .compare import side
+    from ._compare import side
 
     lines = [f"ctxbench: {nodeid} is slower than the baseline by more than {100 * fail:g}%:"]
     for row in table[table["regressed"]].itertuples(index=False):
@@ -575,7 +575,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(f"ctxbench: saved {count} results to {state.autosaved}")
     if state.baseline_path is not None:
         tables = list(state.comparisons.values())
-        from .compare import verdict_counts
+        from ._compare import verdict_counts
 
         verdicts = [v for t in tables for v in t["verdict"]]
         regressed = sum(int(t["regressed"].sum()) for t in tables) if state.fail is not None else 0

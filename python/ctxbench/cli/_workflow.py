@@ -319,7 +319,7 @@ def _run_names(paths: list[str]) -> list[str]:
 
 def _compare(args: argparse.Namespace) -> int:
     from .. import files
-    from ..compare import compare, format_comparison
+    from .._compare import compare, format_comparison
     from ..fleet import select
 
     base, new = files.load(args.base), files.load(args.new)

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._format import interval, plain
-from .frame import POINT_KEY, as_frame, require
+from .files import as_frame
+from .frame import POINT_KEY, require
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -132,7 +133,11 @@ def _context_differences(base: pd.DataFrame, new: pd.DataFrame) -> list[str]:
 
 
 def compare(base: Any, new: Any, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
-    """One row per point present in both runs (``POINT_KEY``, plus ``test`` when both name
+    """Compare two runs, as ``ctxbench compare`` does: each side is what that command and
+    ``ctxbench.plot`` take (a results file of any format ``ctxbench.load`` reads, a result, a
+    tidy frame, or a list of them: ``files.as_frame``).
+
+    One row per point present in both runs (``POINT_KEY``, plus ``test`` when both name
     the test that measured it): each side's figure (``base_us``, ``new_us``: medians, or the
     mean of its runs' medians), how many samples and independent units it rests on and at
     which level (``units_base``, ``level_base``, ...), ``ratio`` = new / base with its 95 %
