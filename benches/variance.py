@@ -99,7 +99,7 @@ def sweep_ours(size: int, extra: list[str], history: Path) -> tuple[dict, float]
     wall = time.monotonic() - t
     if out.returncode != 0:
         sys.exit(f"variance.py: ctxbench failed:\n{out.stderr}")
-    return json.loads(out.stdout), wall
+    return json.loads(out.stdout)["results"][0], wall
 
 
 def sweep_ref(exe: Path) -> tuple[list[float], float]:

@@ -17,7 +17,7 @@ import os
 import secrets
 import stat
 import types
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Union
@@ -178,22 +178,35 @@ def write_record_texts(texts: Sequence[bytes], path: PathLike) -> None:
     """Write the results document of records already encoded (``record_text``): a sweep
     that keeps each record's text rewrites its file by copying, not by encoding every
     record again."""
-    empty = json.dumps(document([]), indent=1)
-    head, _, tail = empty.partition("[]")
 
     def write(f: IO[bytes]) -> None:
-        f.write(head.encode())
-        if texts:
-            f.write(b"[\n")
-            for i, text in enumerate(texts):
-                f.write(b",\n" if i else b"")
-                f.write(text)
-            f.write(b"\n ]")
-        else:
-            f.write(b"[]")
-        f.write(tail.encode() + b"\n")
+        for chunk in _document_chunks(texts):
+            f.write(chunk)
 
     write_atomically(path, write)
+
+
+def document_text(records: Sequence[dict[str, Any]]) -> str:
+    """The results document of ``records`` as text, byte for byte what ``write_records``
+    writes to a file: what a subcommand's ``--json`` prints, so that its output is a file
+    ``load``, ``compare`` and ``plot`` read."""
+    return b"".join(_document_chunks([record_text(rec) for rec in records])).decode()
+
+
+def _document_chunks(texts: Sequence[bytes]) -> Iterator[bytes]:
+    """The results document (``record.document``) holding the encoded records ``texts``."""
+    empty = json.dumps(document([]), indent=1)
+    head, _, tail = empty.partition("[]")
+    yield head.encode()
+    if texts:
+        yield b"[\n"
+        for i, text in enumerate(texts):
+            yield b",\n" if i else b""
+            yield text
+        yield b"\n ]"
+    else:
+        yield b"[]"
+    yield tail.encode() + b"\n"
 
 
 def read_records(path: PathLike) -> list[dict[str, Any]]:

@@ -40,6 +40,7 @@ sweep.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import socket
@@ -47,8 +48,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import CancelledError
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from . import _core
@@ -56,7 +58,7 @@ from . import grid as grids
 from ._aside import aside, measured_cpus
 from ._fleet_client import INSTALL, FleetError, check_address, close, connect
 from ._progress import progress_bar
-from .files import PathLike, as_frame, records_frame, save, write_records
+from .files import PathLike, as_frame, format_of, records_frame, save, write_records
 from .frame import concat, require
 from .grid import Placement
 from .metadata import machine_identity
@@ -401,13 +403,17 @@ def matrix(
     finally:
         if own:
             close(client)
-    df = concat(records_frame([done[m]]) for m in designated if m in done)
+    records = [done[m] for m in designated if m in done]
+    df = concat(records_frame([rec]) for rec in records)
     df.attrs["fleet"] = {
         "scheduler": address,
         "machines": {m: w["worker"] for m, w in designated.items()},
     }
-    if out is not None and str(out).lower().endswith(".json"):
-        write_records([done[m] for m in designated if m in done], out)
+    sink = _kept.get()
+    if sink is not None:
+        sink.extend(records)
+    if out is not None and format_of(out).holds == "records":
+        write_records(records, out)
     elif out is not None:
         save(df, out)
     if lost or failed:
@@ -425,6 +431,25 @@ def matrix(
         error.frame = df
         raise error
     return df
+
+
+# Where fleet matrices also hand their machines' records, within ``kept()``.
+_kept: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
+    "kept", default=None
+)
+
+
+@contextmanager
+def kept() -> Iterator[list[dict[str, Any]]]:
+    """The records of every fleet matrix measured in the block, appended to the list this
+    yields: a fleet matrix returns one frame, and ``ctxbench matrix --json`` prints the
+    records, the document a ``.json`` out holds."""
+    records: list[dict[str, Any]] = []
+    token = _kept.set(records)
+    try:
+        yield records
+    finally:
+        _kept.reset(token)
 
 
 def _matrix_tasks(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import warnings
 from typing import Any
@@ -151,14 +150,14 @@ def _memory_node(text: str) -> str | int:
 def _matrix(args: argparse.Namespace) -> int:
     from .._matrix import matrix
     from .._matrix_table import format_matrix
-    from ..files import check_figure, save_figure
-    from ..fleet import FleetError
+    from ..files import check_figure, document_text, save_figure
+    from ..fleet import FleetError, kept
     from ..record import encode
 
     if args.plot is not None:
         check_figure(args.plot)  # before measuring, as --out is
     try:
-        with warnings.catch_warnings(record=True) as heard:
+        with warnings.catch_warnings(record=True) as heard, kept() as records:
             warnings.simplefilter("always")
             result = matrix(
                 args.cpus,
@@ -184,10 +183,10 @@ def _matrix(args: argparse.Namespace) -> int:
     for w in heard:
         print(f"ctxbench: hint: {str(w.message).removeprefix('ctxbench: ')}", file=sys.stderr)
     local = not hasattr(result, "columns")
-    if args.json and local:
-        print(json.dumps(encode(result, hostname=not args.no_hostname), indent=1))
-    elif args.json:
-        print(result.to_json(orient="records"))
+    if args.json:
+        # The results document a .json --out holds: one record, or each machine's.
+        mine = [encode(result, hostname=not args.no_hostname)] if local else records
+        print(document_text(mine), end="")
     else:
         print(format_matrix(result), end="")
     if args.plot is not None:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -192,9 +191,15 @@ def _no_hostname_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _emit(output: str | dict[str, object]) -> None:
-    """The tool's own text format, or with --json the record result files hold."""
-    sys.stdout.write(output if isinstance(output, str) else json.dumps(output, indent=1) + "\n")
+def _emit(result: Any, args: argparse.Namespace, text: Callable[[], str]) -> None:
+    """The tool's own text format, or with --json the results document a ``.json`` file
+    holds (``files.document_text``): what ``load``, ``compare`` and ``plot`` read."""
+    if args.json:
+        from ..files import document_text
+
+        sys.stdout.write(document_text([encode(result, hostname=not args.no_hostname)]))
+    else:
+        sys.stdout.write(text())
 
 
 def _ring(args: argparse.Namespace) -> int:
@@ -210,7 +215,7 @@ def _ring(args: argparse.Namespace) -> int:
         counters=args.counters,
         **_flags.stopping(args),
     )
-    _emit(encode(r, hostname=not args.no_hostname) if args.json else r.to_xgraph())
+    _emit(r, args, r.to_xgraph)
     if any(how not in ("precision", "repetitions") for how in r.stopped):
         print(f"ctxbench: stopped: {r.stop_line()}", file=sys.stderr)
     for p, low in zip(r.procs.tolist(), r.below_resolution.tolist()):
@@ -242,7 +247,7 @@ def _pipe(args: argparse.Namespace) -> int:
         max_time=args.max_time,
         counters=args.counters,
     )
-    _emit(encode(r, hostname=not args.no_hostname) if args.json else r.to_perf())
+    _emit(r, args, r.to_perf)
     if r.stopped not in (None, "precision", "repetitions"):
         print(f"ctxbench: stopped: {r.stop_line()}", file=sys.stderr)
     return 0
