@@ -69,7 +69,7 @@ def test_explicit_cpu_list_and_spread() -> None:
 def test_a_list_of_one_cpu_is_one_cpu_everywhere(capsys: pytest.CaptureFixture[str]) -> None:
     """ "On one CPU" is decided once, in the core, over the CPUs a placement resolves to: the
     switch model, the transports that need one CPU and the CLI's hints all see the same."""
-    from ctxbench import metadata
+    from ctxbench import report
     from ctxbench.cli import main
 
     cpus = sorted(os.sched_getaffinity(0))
@@ -102,8 +102,8 @@ def test_a_list_of_one_cpu_is_one_cpu_everywhere(capsys: pytest.CaptureFixture[s
         finally:
             os.sched_setaffinity(0, before)
         assert (hint in capsys.readouterr().err) == (len(allowed) > 1), allowed
-    assert metadata.hints({}, placement="default", one_cpu=True) == []
-    assert hint in metadata.hints({}, placement="default", one_cpu=False)[0]
+    assert report.hints({}, placement="default", one_cpu=True) == []
+    assert hint in report.hints({}, placement="default", one_cpu=False)[0]
 
 
 def test_parallel_rings_report_per_ring(no_leaks: None) -> None:

@@ -25,7 +25,6 @@ from ._core import __version__ as __version__
 if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on first use
     from . import plot as plot
     from ._compare import compare as compare
-    from ._compare import format_comparison as format_comparison
     from ._knees import knees as knees
     from ._matrix import matrix as matrix
     from ._plan import plan as plan
@@ -39,6 +38,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .cache import cache_sweep as cache_sweep
     from .files import load as load
     from .frame import concat as concat
+    from .report import format_comparison as format_comparison
     from .result import MatrixResult as MatrixResult
     from .result import PingpongResult as PingpongResult
     from .result import RingResult as RingResult
@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
 _HOME = {
     "plot": None,
     "compare": "._compare",
-    "format_comparison": "._compare",
+    "format_comparison": ".report",
     "matrix": "._matrix",
     "plan": "._plan",
     "Topology": "._topology",

@@ -53,7 +53,7 @@ from concurrent.futures import CancelledError
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from . import _core
+from . import _core, report
 from . import grid as grids
 from ._aside import aside, measured_cpus
 from ._fleet_client import INSTALL, FleetError, check_address, close, connect
@@ -115,7 +115,7 @@ def _measure(task: dict[str, Any], where: dict[str, str], version: str, kind: st
     rec = json.loads(out)
     rec["metadata"].update(where)
     if shared:
-        rec["warnings"].append(shared)
+        report.Record(rec["warnings"]).say(report.Line("warning", shared))
     return rec
 
 

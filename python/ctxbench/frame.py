@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import report
 from ._format import us
 from .schema import CONFIG, RING
 
@@ -346,8 +347,12 @@ def _metadata_html(r: Any) -> str:
 
 
 def result_html(r: Any) -> str:
-    """A ring result for Jupyter: the table of points, one line naming the machine (CPU,
-    kernel, placement, hypervisor) and the full metadata folded (``<details>``)."""
+    """A ring result for Jupyter: the table of points, what the command line would say of
+    it (``ctxbench.report``: how its points stopped, its warnings, the hints that apply), one
+    line naming the machine (CPU, kernel, placement, hypervisor) and the full metadata
+    folded (``<details>``)."""
+    said = report.Lines()
+    report.say(report.lines(r), said)
     esc = html.escape
     caption = (
         f"{esc(r.engine)}/{esc(r.transport)}, size={r.size_kb}k, "
@@ -380,5 +385,5 @@ def result_html(r: Any) -> str:
         )
     return (
         f"<div><table><caption>{caption}</caption><thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>{_metadata_html(r)}</div>"
+        f"<tbody>{''.join(rows)}</tbody></table>{said.html()}{_metadata_html(r)}</div>"
     )
