@@ -161,7 +161,7 @@ def test_one_kernel_measures_one_point_at_a_time(
     recs = results(out)
     assert len(recs) == 4
     for rec in recs:
-        assert set(metadata.KEYS) | set(fleet.FIELDS) <= set(rec["metadata"])
+        assert set(metadata.KEYS) | set(metadata.FLEET_FIELDS) <= set(rec["metadata"])
     loaded = ctxbench.load(out)
     assert {"host", "worker", "machine", "started", "finished"} <= set(loaded.columns)
     assert len(loaded) == len(df)

@@ -114,7 +114,7 @@ def test_bad_save_path_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_inner=INNER)
     run = pytester.runpytest("--ctxbench-save", "results.xlsx")
     assert run.ret == pytest.ExitCode.USAGE_ERROR
-    run.stderr.fnmatch_lines(["*--ctxbench-save results.xlsx: use a .json, .csv or .parquet*"])
+    run.stderr.fnmatch_lines(["*--ctxbench-save results.xlsx: use a .json, .csv, .parquet file*"])
 
 
 @pytest.mark.parametrize("option", ["--ctxbench-save", "--ctxbench-autosave"])

@@ -20,8 +20,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import _core
+from ._table_schema import POINT_KEY
 from .files import as_frame
-from .frame import POINT_KEY, require
+from .frame import require
 from .report import INCONCLUSIVE as INCONCLUSIVE
 from .report import reason
 

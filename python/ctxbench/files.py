@@ -2,9 +2,12 @@
 into the tidy frame and written) and the two rules every format follows: a write is atomic
 and keeps the mode of the file it replaces, and a read refuses what is not a regular file.
 
-JSON holds the records (``ctxbench.record``: every field and the metadata), CSV and Parquet
-the tidy frame (``ctxbench.frame``), lmbench's xgraph text (``ctxbench.xgraph``) a curve per
-size. A new format is a module that reads and writes it and a line in ``FORMATS``.
+JSON holds the records (``ctxbench.record``: every field and the metadata; a subcommand's
+``--json`` prints the same document, ``document_text``), CSV and Parquet the tidy frame
+(``ctxbench.frame``), lmbench's xgraph text (``ctxbench.xgraph``) a curve per size. A new
+format is a module that reads and writes it and a line in ``FORMATS``. ``as_frame`` reads
+whatever a front door is given (a file of any format, a result, a frame, a list of them) into
+one frame: ``compare``, the figures and the writers of tables take data through it.
 """
 
 from __future__ import annotations

@@ -68,8 +68,6 @@ from .schema import show
 if TYPE_CHECKING:
     import pandas as pd
 
-# The fields a fleet run adds to each record's metadata (and so to each row of the frame).
-FIELDS = ("host", "worker", "worker_address", "machine", "started", "finished")
 # Unmeasured points named per lost worker in an error message; all are in FleetError.unmeasured.
 SHOWN = 20
 
@@ -122,9 +120,13 @@ def _measure(task: dict[str, Any], where: dict[str, str], version: str, kind: st
 # --- on the client ----------------------------------------------------------------------------
 
 
-def _check_seconds(**seconds: float) -> None:
-    """Each of ``seconds`` (a wait) is a positive number of seconds, or a ``ValueError``
-    naming it."""
+def _check_cluster(what: str, scheduler: str | None, client: Any, **seconds: float) -> None:
+    """Exactly one of ``scheduler`` (an address that can be one) and ``client``, and each of
+    ``seconds`` (a wait) a positive number of seconds: else a ``ValueError`` naming it."""
+    if (scheduler is None) == (client is None):
+        raise ValueError(f"{what}: give exactly one of scheduler= and client=")
+    if scheduler is not None:
+        check_address(scheduler)
     for name, value in seconds.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise ValueError(f"{name}: must be a number of seconds > 0, got {value!r}")
@@ -217,11 +219,7 @@ def sweep(
     scheduler is lost mid-sweep, or at the end when a worker was lost or a point failed (the
     rest of the fleet finishes first).
     """
-    if (scheduler is None) == (client is None):
-        raise ValueError("fleet sweep: give exactly one of scheduler= and client=")
-    if scheduler is not None:
-        check_address(scheduler)
-    _check_seconds(connect_timeout=connect_timeout, poll=poll)
+    _check_cluster("fleet sweep", scheduler, client, connect_timeout=connect_timeout, poll=poll)
     require("pandas", "ctxbench.sweep")
     require("distributed", "ctxbench fleet runs", install=INSTALL)
     points = grids.grid(
@@ -384,11 +382,7 @@ def matrix(
     arguments. ``out`` receives the machines' records (.json) or the frame (.csv, .parquet),
     also when some machine failed. Raises :class:`FleetError` as ``sweep`` does, its
     ``frame`` holding the machines that finished."""
-    if (scheduler is None) == (client is None):
-        raise ValueError("fleet matrix: give exactly one of scheduler= and client=")
-    if scheduler is not None:
-        check_address(scheduler)
-    _check_seconds(connect_timeout=connect_timeout, poll=poll)
+    _check_cluster("fleet matrix", scheduler, client, connect_timeout=connect_timeout, poll=poll)
     require("pandas", "ctxbench.matrix on a fleet")
     ids = None if cpus is None else grids.listed("cpus", cpus, "CPU ids")
     task = {"cpus": None if ids is None else [int(c) for c in ids], **args}

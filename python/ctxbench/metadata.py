@@ -63,6 +63,9 @@ HOSTNAME_WITHHELD = "(withheld)"
 # Every field that can name the host: this machine's hostname, and what a fleet run adds
 # (the worker's host, its Dask name, which defaults to its address, and that address).
 HOST_FIELDS = ("hostname", "host", "worker", "worker_address")
+# What a fleet run adds to each record's metadata (``ctxbench.fleet``), and each row of its
+# frame repeats: who measured the point, on which machine, and when.
+FLEET_FIELDS = ("host", "worker", "worker_address", "machine", "started", "finished")
 
 
 # Set in a worker's environment, these replace the machine's two ids (``machine_identity``):

@@ -68,7 +68,6 @@ from ctxbench.result import KINDS, from_record
 if TYPE_CHECKING:
     import pandas as pd
 
-SAVE_SUFFIXES = (".json", ".csv", ".parquet")
 STORAGE = ".ctxbench"
 _RUN = re.compile(r"^(\d{4,})_.*\.json$")
 
@@ -261,10 +260,14 @@ def _check_writable(path: Path, option: str) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from .files import suffixes
+
     path = config.getoption("--ctxbench-save")
-    # Checked now: a bad path found at the end of the session would lose every result.
-    if path and Path(path).suffix.lower() not in SAVE_SUFFIXES:
-        raise pytest.UsageError(f"--ctxbench-save {path}: use a .json, .csv or .parquet file name")
+    # Checked now: a bad path found at the end of the session would lose every result. A
+    # results file holds records or a table: lmbench's text keeps too little of them.
+    usable = suffixes("records", "table")
+    if path and Path(path).suffix.lower() not in usable:
+        raise pytest.UsageError(f"--ctxbench-save {path}: use a {', '.join(usable)} file name")
     if not _worker(config):
         if path:
             _check_writable(Path(path), "--ctxbench-save")

@@ -191,15 +191,21 @@ def _no_hostname_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _emit(result: Any, args: argparse.Namespace, text: Callable[[], str]) -> None:
-    """The tool's own text format, or with --json the results document a ``.json`` file
-    holds (``files.document_text``): what ``load``, ``compare`` and ``plot`` read."""
+def _emit(
+    result: Any, args: argparse.Namespace, text: Callable[[], str], heard: list[report.Line]
+) -> int:
+    """The tool's own text format on stdout, or with --json the results document a
+    ``.json`` file holds (``files.document_text``: what ``load``, ``compare`` and ``plot``
+    read); then on stderr what is said about the measurement (``report.lines``), the
+    warnings ``heard`` while it ran among it."""
     if args.json:
         from ..files import document_text
 
         sys.stdout.write(document_text([encode(result, hostname=not args.no_hostname)]))
     else:
         sys.stdout.write(text())
+    report.say(report.lines(result, heard=heard))
+    return 0
 
 
 def _ring(args: argparse.Namespace) -> int:
@@ -216,9 +222,7 @@ def _ring(args: argparse.Namespace) -> int:
             counters=args.counters,
             **_flags.stopping(args),
         )
-    _emit(r, args, r.to_xgraph)
-    report.say(report.lines(r, heard=heard))
-    return 0
+    return _emit(r, args, r.to_xgraph, heard)
 
 
 def _pipe(args: argparse.Namespace) -> int:
@@ -234,9 +238,7 @@ def _pipe(args: argparse.Namespace) -> int:
             max_time=args.max_time,
             counters=args.counters,
         )
-    _emit(r, args, r.to_perf)
-    report.say(report.lines(r, heard=heard))
-    return 0
+    return _emit(r, args, r.to_perf, heard)
 
 
 def _sizes(args: argparse.Namespace) -> int:

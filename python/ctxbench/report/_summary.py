@@ -7,14 +7,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from .._table_schema import POINT_KEY
 from ._comparison import change
 from ._to import Line
 
 if TYPE_CHECKING:
     import pandas as pd
-
-# What each point's row names it by in a comparison table.
-_KEY = ("benchmark", "engine", "transport", "placement", "size_kb", "parallel", "procs")
 
 
 def summary_table(
@@ -46,7 +44,7 @@ def _rows(
     changes: dict[tuple[Any, ...], Any] = {}
     for test, table in (comparisons or {}).items():
         for row in table.itertuples(index=False):
-            key = tuple(getattr(row, k) for k in _KEY)
+            key = tuple(getattr(row, k) for k in POINT_KEY)
             changes[(test, *key[:5], *(int(v) for v in key[5:]))] = row
     rows = []
     for test, r in recorded:
