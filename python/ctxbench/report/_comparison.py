@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from .. import _core
+from .._core import CHANGES, DEFAULT_PRECISION
 from .._format import interval, plain
 from ._to import Line
 
@@ -57,7 +57,7 @@ def side(units: int, level: str) -> str:
 
 def verdict_counts(verdicts: list[str]) -> str:
     """Every verdict word, each counted: "2 slower, 0 faster, 1 no change, 3 inconclusive"."""
-    return ", ".join(f"{verdicts.count(word)} {word}" for word in _core.CHANGES)
+    return ", ".join(f"{verdicts.count(word)} {word}" for word in CHANGES)
 
 
 def point(row: Any) -> str:
@@ -151,7 +151,7 @@ def compared(baseline: object, tables: list[pd.DataFrame], fail: float | None) -
 def format_comparison(df: pd.DataFrame) -> str:
     """The comparison as an aligned text table: every point's figures, its ratio with the
     95 % interval, what each side rests on, the verdict; then what was compared with what."""
-    threshold = df.attrs.get("threshold", _core.DEFAULT_PRECISION)
+    threshold = df.attrs.get("threshold", DEFAULT_PRECISION)
     tests = "test" in df.columns
     header = (*(("test",) if tests else ()), "engine/transport", "placement", "size", "P",
               "procs", "base µs", "new µs", "ratio [95 % interval]", "base on", "new on",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import _core
+from .._core import MIN_RUNS
 
 
 def format_plan(plans: list[Any], detect: float, power: float) -> str:
@@ -18,7 +18,7 @@ def format_plan(plans: list[Any], detect: float, power: float) -> str:
     for p in plans:
         if p.spread is None:
             lines.append(
-                f"{p.procs:>5} {p.runs:>5} {'-':>7}  fewer than {_core.MIN_RUNS} comparable "
+                f"{p.procs:>5} {p.runs:>5} {'-':>7}  fewer than {MIN_RUNS} comparable "
                 "runs in the history: run the point a few times, or --pilot N"
             )
             continue
