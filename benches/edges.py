@@ -42,7 +42,7 @@ def ours(size: int, procs: int, extra: list[str] | None = None) -> dict[str, obj
     out = subprocess.run(cmd + (extra or []) + [str(procs)], capture_output=True, text=True)
     if out.returncode:
         sys.exit(f"edges.py: ctxbench failed:\n{out.stderr}")
-    return json.loads(out.stdout)
+    return json.loads(out.stdout)["results"][0]
 
 
 def ref(exe: Path, size: int, procs: int, *flags: str) -> dict[str, float]:

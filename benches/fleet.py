@@ -90,7 +90,7 @@ def plain_local(point: dict[str, Any]) -> float:
            "--min-time", str(point["min_time"]), *map(str, point["procs"])]  # fmt: skip
     run = subprocess.run(cmd, capture_output=True, text=True, check=True, start_new_session=True)
     out = run.stdout
-    return float(json.loads(out)["latency_us"][0])
+    return float(json.loads(out)["results"][0]["latency_us"][0])
 
 
 def main() -> None:

@@ -44,7 +44,7 @@ def sides(exe: Path, loops: str, cpu: str) -> dict[str, list[str]]:
 def usecs_per_op(cmd: list[str]) -> float:
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     if "--json" in cmd:
-        return float(json.loads(out)["usecs_per_op"])
+        return float(json.loads(out)["results"][0]["usecs_per_op"])
     return next(float(line.split()[0]) for line in out.splitlines() if "usecs/op" in line)
 
 

@@ -39,7 +39,7 @@ def sweep_ours(size: int, procs: list[int], extra: list[str]) -> tuple[dict, flo
     wall = time.monotonic() - t
     if out.returncode != 0:
         sys.exit(f"steadiness.py: ctxbench failed:\n{out.stderr}")
-    return json.loads(out.stdout), wall
+    return json.loads(out.stdout)["results"][0], wall
 
 
 def sweep_ref(exe: Path, size: int, procs: list[int]) -> tuple[list[float], float]:

@@ -54,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from reference import build, ctxbench_cmd  # noqa: E402
 
 import ctxbench  # noqa: E402
-from ctxbench.compare import compare  # noqa: E402
+from ctxbench import compare  # noqa: E402
 from ctxbench.result import from_record  # noqa: E402
 
 PROCS = [2, 4, 8, 16, 20]
@@ -99,7 +99,7 @@ def sweep_ours(size: int, extra: list[str], history: Path) -> tuple[dict, float]
     wall = time.monotonic() - t
     if out.returncode != 0:
         sys.exit(f"variance.py: ctxbench failed:\n{out.stderr}")
-    return json.loads(out.stdout), wall
+    return json.loads(out.stdout)["results"][0], wall
 
 
 def sweep_ref(exe: Path) -> tuple[list[float], float]:

@@ -69,7 +69,7 @@ def test_explicit_cpu_list_and_spread() -> None:
 def test_a_list_of_one_cpu_is_one_cpu_everywhere(capsys: pytest.CaptureFixture[str]) -> None:
     """ "On one CPU" is decided once, in the core, over the CPUs a placement resolves to: the
     switch model, the transports that need one CPU and the CLI's hints all see the same."""
-    from ctxbench import metadata
+    from ctxbench import report
     from ctxbench.cli import main
 
     cpus = sorted(os.sched_getaffinity(0))
@@ -102,8 +102,8 @@ def test_a_list_of_one_cpu_is_one_cpu_everywhere(capsys: pytest.CaptureFixture[s
         finally:
             os.sched_setaffinity(0, before)
         assert (hint in capsys.readouterr().err) == (len(allowed) > 1), allowed
-    assert metadata.hints({}, placement="default", one_cpu=True) == []
-    assert hint in metadata.hints({}, placement="default", one_cpu=False)[0]
+    assert report.hints({}, placement="default", one_cpu=True) == []
+    assert hint in report.hints({}, placement="default", one_cpu=False)[0]
 
 
 def test_parallel_rings_report_per_ring(no_leaks: None) -> None:
@@ -665,8 +665,9 @@ def test_names_and_public_modules_import_on_first_use() -> None:
         "import sys, ctxbench\n"
         "assert 'pandas' not in sys.modules and 'ctxbench.api' not in sys.modules\n"
         "for name in ctxbench.__all__: getattr(ctxbench, name)\n"
-        "for module in ('api', 'compare', 'files', 'frame', 'metadata', 'result'):\n"
+        "for module in ('api', 'files', 'frame', 'metadata', 'result'):\n"
         "    assert getattr(ctxbench, module).__name__ == 'ctxbench.' + module\n"
+        "assert ctxbench.compare.__module__ == 'ctxbench._compare'\n"
         "for missing in ('nope', '_nope'):\n"
         "    try: getattr(ctxbench, missing)\n"
         "    except AttributeError: pass\n"

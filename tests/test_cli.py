@@ -48,10 +48,10 @@ def test_lat_ctx_prints_lmbench_format_on_stdout() -> None:
 )
 def test_lmbench_sched_is_honoured_unless_a_flag_says_otherwise(sched: str, placement: str) -> None:
     p = run_cli("lat-ctx", *FAST_FLAGS, "--json", "2", env={"LMBENCH_SCHED": sched})
-    assert json.loads(p.stdout)["placement"] == placement
+    assert json.loads(p.stdout)["results"][0]["placement"] == placement
     p = run_cli("lat-ctx", *FAST_FLAGS, "--json", "--placement", "default", "2",
                  env={"LMBENCH_SCHED": sched})  # fmt: skip
-    assert json.loads(p.stdout)["placement"] == "default"
+    assert json.loads(p.stdout)["results"][0]["placement"] == "default"
 
 
 def test_an_unpinned_run_says_why_it_swings_and_a_pinned_one_does_not() -> None:
@@ -135,7 +135,7 @@ def test_cli_ring_names_engine_and_transport() -> None:
          "--json", "-N", "2", "--min-time", "0.002", "2"],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
-    d = json.loads(out)
+    (d,) = json.loads(out)["results"]
     assert (d["engine"], d["transport"]) == ("thread", "futex")
 
 
@@ -351,3 +351,38 @@ def test_fiber_latencies_keep_their_digits() -> None:
         value = line.split()[1].lstrip("-")
         significant = value.replace(".", "").lstrip("0")
         assert float(value) != 0 and len(significant) >= 2, line
+
+
+# Every output is an input: what a subcommand's --json prints, load, compare and plot read.
+JSON_RUNS = {
+    "lat-ctx": (["lat-ctx", *FAST_FLAGS, "--json", "2", "3"], "lat_ctx"),
+    "ring": (["ring", "--engine", "thread", *FAST_FLAGS, "--json", "2"], "lat_ctx"),
+    "pipe": (["pipe", "--placement", "single", "--max-time", "0.05", "--json"], "compare"),
+    "pipe -l": (["pipe", "-l", "1000", "--json"], "compare"),
+    "matrix": (["matrix", "--cpus", "0", *FAST_FLAGS[:2], "--min-time", "0.002",
+                "--no-progress", "--json"], "matrix"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("command", JSON_RUNS)
+def test_every_json_output_is_an_input(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv, kind = JSON_RUNS[command]
+    capsys.readouterr()
+    assert main(argv) == 0
+    printed = tmp_path / "printed.json"
+    printed.write_text(capsys.readouterr().out)
+    # The document `save` writes for the same result, byte for byte.
+    (r,) = ctxbench.result.load_results(printed)
+    saved = tmp_path / "saved.json"
+    r.save(saved)
+    assert saved.read_text() == printed.read_text()
+    df = ctxbench.load(printed)
+    points = df.groupby(list(ctxbench.frame.POINT_KEY)).ngroups
+    assert points >= 1
+    assert len(ctxbench.compare(printed, printed)) == points
+    assert main(["compare", str(printed), str(saved)]) == 0
+    figure = tmp_path / "f.png"
+    assert main(["plot", str(printed), "-o", str(figure), "--kind", kind]) == 0
+    assert figure.read_bytes().startswith(b"\x89PNG")

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import re
+import types
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -8,7 +10,8 @@ import pytest
 from conftest import FAST
 
 import ctxbench
-from ctxbench.compare import INCONCLUSIVE, compare, format_comparison
+from ctxbench import compare, format_comparison
+from ctxbench._compare import INCONCLUSIVE
 
 REPS = 8
 
@@ -66,6 +69,29 @@ def test_self_comparison_is_no_change(base: pd.DataFrame) -> None:
     assert ((table["ratio_low"] < 1) & (table["ratio_high"] > 1)).all()
     assert (table["n_base"] == REPS).all()
     assert (table["level_base"] == "instance").all() and (table["units_base"] == REPS).all()
+
+
+def test_compare_is_a_function_taking_what_the_command_takes(tmp_path: Path) -> None:
+    # Files of every format `save` writes, results, lists of results and frames: each side
+    # is read as `ctxbench.load` and `ctxbench.plot` read it.
+    assert callable(ctxbench.compare) and not isinstance(ctxbench.compare, types.ModuleType)
+    r = ctxbench.lat_ctx([2, 3], **{**FAST, "repetitions": REPS})
+    paths = [tmp_path / f"r.{suffix}" for suffix in ("json", "csv", "parquet")]
+    for path in paths:
+        r.save(path)
+    direct = compare(r, r)
+    for base, new in [
+        (paths[0], paths[1]),
+        (str(paths[2]), [r]),
+        (r.to_frame(), paths[0]),
+        ([paths[1]], (r,)),
+    ]:
+        table = compare(base, new)
+        assert table["procs"].tolist() == direct["procs"].tolist() == [2, 3]
+        assert np.allclose(table["ratio"], 1.0) and not table["regressed"].any()
+        assert np.allclose(table["base_us"], direct["base_us"])
+    with pytest.raises(FileNotFoundError, match="nope.json"):
+        compare(tmp_path / "nope.json", r)
 
 
 def test_one_ring_instance_is_inconclusive(base: pd.DataFrame) -> None:

@@ -16,7 +16,7 @@ import pytest
 from conftest import FAST
 
 import ctxbench
-from ctxbench import _core, _exclusive, api, metadata
+from ctxbench import _core, _exclusive, api, metadata, report
 
 pytest_plugins = ["pytester"]
 
@@ -271,13 +271,14 @@ def test_a_fleet_point_that_waited_says_so_in_its_record(own_kernel: str) -> Non
     holder = _holder(HOLD_LONG)
     heard: list[str] = []
 
-    def listen(line: str, final: bool) -> None:
-        heard.append(line)
-        holder.kill()  # let go once the waiter has spoken
+    class Listen(report.Report):
+        def say(self, line: report.Line) -> None:
+            heard.append(str(line))
+            holder.kill()  # let go once the waiter has spoken
 
     try:
         point = {"procs": [2], "placement": "single", **FAST}
-        with _exclusive.saying(listen):
+        with report.saying(Listen()):
             rec = _fleet_task.measure({"ring": point, "version": ctxbench.__version__})
     finally:
         holder.kill()

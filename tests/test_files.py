@@ -467,3 +467,18 @@ def test_formats_are_one_registry(results: list[ctxbench.RingResult], tmp_path: 
         match=r"unknown suffix '\.dat'; name a results file ending in \.json, \.csv, \.parquet",
     ):
         files.save(results, tmp_path / "r.dat")
+
+
+def test_every_file_save_writes_is_read_by_load_compare_and_plot(
+    results: list[ctxbench.RingResult], tmp_path: Path
+) -> None:
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("matplotlib")
+    import ctxbench.plot
+
+    for suffix in files.FORMATS:
+        path = tmp_path / f"r{suffix}"
+        files.save(results, path)
+        points = files.load(path).groupby(list(ctxbench.frame.POINT_KEY)).ngroups
+        assert len(ctxbench.compare(path, path)) == points == 3, suffix
+        assert ctxbench.plot.lat_ctx(path).axes, suffix

@@ -25,8 +25,7 @@ import pytest
 from conftest import FAST
 
 import ctxbench
-from ctxbench import files, fleet, metadata
-from ctxbench.compare import compare
+from ctxbench import compare, files, fleet, metadata
 
 pytestmark = pytest.mark.slow
 
@@ -162,7 +161,7 @@ def test_one_kernel_measures_one_point_at_a_time(
     recs = results(out)
     assert len(recs) == 4
     for rec in recs:
-        assert set(metadata.KEYS) | set(fleet.FIELDS) <= set(rec["metadata"])
+        assert set(metadata.KEYS) | set(metadata.FLEET_FIELDS) <= set(rec["metadata"])
     loaded = ctxbench.load(out)
     assert {"host", "worker", "machine", "started", "finished"} <= set(loaded.columns)
     assert len(loaded) == len(df)
@@ -508,6 +507,13 @@ def test_a_matrix_per_machine_one_table_back(
     text = capsys.readouterr().out
     assert text.count("\n# ") + text.startswith("# ") == 2 and "same-cpu" in text
     assert png.stat().st_size > 0
+    # --json prints what a .json out holds: every machine's record, read by load and compare.
+    assert main([*args, "--min-time", "0.001", "--json"]) == 0
+    printed = tmp_path / "printed.json"
+    printed.write_text(capsys.readouterr().out)
+    assert [rec["kind"] for rec in results(printed)] == ["matrix", "matrix"]
+    assert ctxbench.load(printed)["machine"].nunique() == 2
+    assert len(ctxbench.compare(printed, out)) == n * n
 
 
 # A worker that sends back a bad record for the 4 KiB point: NaN latency, a record of another

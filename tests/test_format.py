@@ -7,9 +7,8 @@ import pandas as pd
 import pytest
 
 from ctxbench._format import interval, plain, us
-from ctxbench.compare import _ratio_text
-from ctxbench.pytest_plugin import _ratio_interval
-from ctxbench.result import _stop_phrase
+from ctxbench.report._comparison import _ratio_text, point, ratio_interval
+from ctxbench.report._measurement import stop_phrase
 
 
 @pytest.mark.parametrize(
@@ -59,10 +58,10 @@ def test_an_interval_with_bounds_keeps_them_while_narrow() -> None:
 
 def test_every_printer_of_an_interval_prints_a_wide_one_as_a_factor() -> None:
     wide = {"median": [1.0], "ci_low": [0.125], "ci_high": [8.0]}
-    assert _stop_phrase(wide, 0, 2, "time_cap", None) == "2: time_cap, ×/÷ 8"
+    assert stop_phrase(wide, 0, 2, "time_cap", None) == "2: time_cap, ×/÷ 8"
     row = pd.Series({"ratio": 1.0, "ratio_low": 0.1, "ratio_high": 10.0})
     assert _ratio_text(row) == "1.000x ×/÷ 10"
-    assert _ratio_interval(row) == "×/÷ 10"
+    assert ratio_interval(row) == "×/÷ 10"
 
 
 def test_plain_text_escapes_what_a_terminal_would_obey() -> None:
@@ -75,10 +74,9 @@ def test_matrix_text_and_regression_lines_escape_names_from_files() -> None:
     import matrices
 
     from ctxbench._matrix_table import format_matrix
-    from ctxbench.pytest_plugin import _point
 
     text = format_matrix(matrices.fleet([(1, 1, 2, 1)], ["a"]).assign(machine="node\x1b[2J"))
     assert "\x1b" not in text and "# node\\x1b[2J" in text
     row = pd.Series({"engine": "process\x1b[1m", "transport": "pipe", "benchmark": "ring",
                      "placement": "single", "size_kb": 0, "parallel": 1, "procs": 2})  # fmt: skip
-    assert _point(row).startswith("process\\x1b[1m/pipe placement=single")
+    assert point(row).startswith("process\\x1b[1m/pipe placement=single")

@@ -154,8 +154,29 @@ def test_import_needs_neither_pandas_nor_matplotlib() -> None:
     code = (
         "import sys\n"
         "for m in ('pandas', 'matplotlib', 'tqdm'): sys.modules[m] = None\n"
-        "import ctxbench, ctxbench.plot, ctxbench.compare, ctxbench.files\n"
+        "import ctxbench, ctxbench.plot, ctxbench._compare, ctxbench.files\n"
         "r = ctxbench.lat_ctx([2], min_time=0.002, repetitions=3, warmup=0)\n"
         "assert '<table>' in r._repr_html_()\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_matrix_cell_is_named_as_the_core_names_a_placement(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pathlib import Path
+
+    from ctxbench import _core, result
+
+    (m,) = result.load_results(Path(__file__).parent / "data" / "matrix-sample.json")
+    monkeypatch.setattr(_core, "placement_name", lambda cpus, cpu=None: f"cpus {cpus}")
+    pairs = zip(m.cpu_from.tolist(), m.cpu_to.tolist())
+    assert set(to_frame(m)["placement"]) == {f"cpus {[a, b]}" for a, b in pairs}
+
+
+def test_every_field_a_fleet_adds_is_a_column(result: ctxbench.RingResult) -> None:
+    from ctxbench import metadata
+
+    fleet = {k: f"the {k}" for k in metadata.FLEET_FIELDS}
+    df = to_frame(dataclasses.replace(result, metadata={**result.metadata, **fleet}))
+    assert {k: set(df[k]) for k in fleet} == {k: {v} for k, v in fleet.items()}

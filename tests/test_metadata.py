@@ -1,4 +1,4 @@
-"""Tests for metadata.py: real machine, fake /proc+/sys trees, hints, formatting."""
+"""Tests for metadata.py: real machine, fake /proc+/sys trees, formatting."""
 
 from __future__ import annotations
 
@@ -156,11 +156,13 @@ def test_collect_extra_merged_and_wins() -> None:
 
 
 def test_real_metadata_formats_and_hints() -> None:
+    from ctxbench.report import hints
+
     meta = md.collect()
     text = md.format_metadata(meta)
     assert "kernel:" in text
     for placement in ("single", "spread"):
-        for hint in md.hints(meta, placement=placement):
+        for hint in hints(meta, placement=placement):
             assert "\n" not in hint and len(hint) < 100
 
 
@@ -376,95 +378,6 @@ def test_internal_collect_with_explicit_roots(tmp_path: Path) -> None:
     proc, sys_root = make_tree(tmp_path, {"proc/sys/kernel/perf_event_paranoid": "-1\n"})
     meta = md._collect(proc, sys_root, version="x", extra=None)
     assert meta["perf_event_paranoid"] == -1
-
-
-# --- hints ------------------------------------------------------------------
-
-QUIET: dict[str, object] = {
-    "cpu_count": 16,
-    "hypervisor": False,
-    "governor": "performance",
-    "loadavg": [0.1, 0.2, 0.3],
-    "cgroup_cpu_quota": None,
-    "clocksource": "tsc",
-}
-
-
-def with_(**changes: object) -> dict[str, object]:
-    return {**QUIET, **changes}
-
-
-UNPINNED = (
-    "unpinned: the share of hops that cross CPUs (slow) varies run to run; pin: --placement single"
-)
-
-
-def test_hints_quiet_machine() -> None:
-    assert md.hints(QUIET, placement="spread") == []
-    assert md.hints(QUIET, placement="0,1") == []
-
-
-def test_hints_unpinned_only_for_the_default_placement() -> None:
-    for meta in (QUIET, with_(hypervisor=True)):
-        assert md.hints(meta, placement="default") == [UNPINNED]
-        for pinned in ("single", "spread", "balanced", "3"):
-            assert md.hints(meta, placement=pinned) == []
-    # Fibers switch on one thread: the share of hops crossing CPUs is nil, not varying.
-    assert md.hints(QUIET, placement="default", engine="fiber") == []
-    assert md.hints(QUIET, placement="default", engine="thread") == [UNPINNED]
-
-
-def test_hints_stable_run_keeps_only_the_unpinned_hint() -> None:
-    busy = with_(cpu_count=2, loadavg=[9.0, 1.0, 1.0])
-    assert len(md.hints(busy, placement="single")) == 2
-    assert md.hints(busy, placement="single", stable=True) == []
-    assert md.hints(busy, placement="default", stable=True) == [UNPINNED]
-
-
-def test_hints_individual() -> None:
-    assert md.hints(with_(cpu_count=2), placement="single")[0].startswith("only 2 CPUs:")
-    assert md.hints(with_(governor="powersave"), placement="single") == [
-        "cpufreq governor is powersave: frequency ramps add noise; use performance"
-    ]
-    assert md.hints(with_(governor=None), placement="single") == []
-    assert md.hints(with_(loadavg=[9.0, 1.0, 1.0]), placement="single")[0].startswith(
-        "machine is busy (load 9.00"
-    )
-    assert md.hints(with_(loadavg=[8.0, 1.0, 1.0]), placement="single") == []
-    quota_hints = md.hints(with_(cgroup_cpu_quota=0.5), placement="single")
-    assert "0.5 of 16 CPUs" in quota_hints[0]
-    assert md.hints(with_(cgroup_cpu_quota=16.0), placement="single") == []
-    clock_hints = md.hints(with_(clocksource="hpet"), placement="single")
-    assert clock_hints[0].startswith("clocksource is hpet")
-
-
-def test_hints_everything_bad_are_single_short_lines() -> None:
-    meta: dict[str, object] = {
-        "cpu_count": 1,
-        "hypervisor": True,
-        "governor": "schedutil\nwith newline" + "x" * 200,
-        "loadavg": [3.0, 3.0, 3.0],
-        "cgroup_cpu_quota": 0.25,
-        "clocksource": "acpi_pm",
-    }
-    out = md.hints(meta, placement="default")
-    assert len(out) == 6
-    for hint in out:
-        assert "\n" not in hint and len(hint) < 100, hint
-
-
-def test_hints_tolerate_missing_and_wrong_types() -> None:
-    assert md.hints({}, placement="spread") == []
-    junk: dict[str, object] = {
-        "cpu_count": "eight",
-        "hypervisor": "yes",
-        "governor": 3,
-        "loadavg": "high",
-        "cgroup_cpu_quota": "max",
-        "clocksource": None,
-    }
-    assert md.hints(junk, placement="spread") == []
-    assert md.hints({"cpu_count": True}, placement="spread") == []
 
 
 # --- format_metadata --------------------------------------------------------

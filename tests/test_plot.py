@@ -23,9 +23,9 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
 import ctxbench
+from ctxbench import compare as compare_runs
 from ctxbench import files, plot
 from ctxbench._matrix_table import grid
-from ctxbench.compare import compare as compare_runs
 from ctxbench.plot import _heatmap
 from ctxbench.plot import _matrix as matrix_module
 
@@ -681,6 +681,23 @@ def test_accepts_results_and_xgraph_frames(tmp_path: Path) -> None:
         "xgraph unknown",
     }
     assert len(plot.compare(both).axes) == 1
+
+
+def test_every_figure_takes_files_as_compare_and_load_do(tmp_path: Path) -> None:
+    # A path, a list of paths, a path beside a frame: what `ctxbench plot` and
+    # `ctxbench.compare` take, read by `ctxbench.load`.
+    a, b = DATA / "sweep-a.json", DATA / "sweep-b.json"
+    loaded = files.load(a)
+    lines = [ax.lines[0].get_ydata().tolist() for ax in plot.lat_ctx(loaded).axes if ax.lines]
+    by_path = [ax.lines[0].get_ydata().tolist() for ax in plot.lat_ctx(str(a)).axes if ax.lines]
+    assert by_path == lines
+    assert len(plot.compare([a, b]).axes) == len(
+        plot.compare(ctxbench.concat([loaded, files.load(b)])).axes
+    )
+    assert len(plot.compare(a, new=b).axes) == 2 * len(plot.compare(loaded).axes)
+    assert plot.matrix(DATA / "matrix-sample.json").axes
+    with pytest.raises(FileNotFoundError, match="nope.json"):
+        plot.lat_ctx(tmp_path / "nope.json")
 
 
 def test_empty_frame() -> None:

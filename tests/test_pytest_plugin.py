@@ -50,6 +50,30 @@ def test_plugin_is_registered(pytestconfig: pytest.Config) -> None:
     assert pytestconfig.pluginmanager.has_plugin("ctxbench")
 
 
+def test_the_summary_says_what_the_command_line_says_each_once(pytester: pytest.Pytester) -> None:
+    # The unpinned rings and ping-pong share one hint; a point the time cap ended says how,
+    # named by its test, in the words `ctxbench lat-ctx` prints (ctxbench.report).
+    pytester.makepyfile(
+        test_said="""
+def test_capped(ctxbench):
+    ctxbench.ring([2], precision=0.001, max_time=0.02, min_time=0.002, warmup=0)
+
+
+def test_twice(ctxbench):
+    ctxbench.ring([2], min_time=0.002, repetitions=3, warmup=0)
+    ctxbench.pingpong(loops=1000)
+"""
+    )
+    run = pytester.runpytest("test_said.py")
+    run.assert_outcomes(passed=2)
+    lines = run.stdout.lines
+    hint = "ctxbench: hint: unpinned: the share of hops that cross CPUs (slow) varies run to run"
+    assert sum(line.startswith(hint) for line in lines) == 1
+    (stopped,) = [line for line in lines if line.startswith("ctxbench: stopped: ")]
+    assert stopped.startswith("ctxbench: stopped: test_said.py::test_capped: 2: ")
+    assert "or the precision)" in stopped or "run_spread" in stopped
+
+
 def test_records_and_saves(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_inner=INNER)
     path = pytester.path / "results.json"
@@ -90,7 +114,7 @@ def test_bad_save_path_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_inner=INNER)
     run = pytester.runpytest("--ctxbench-save", "results.xlsx")
     assert run.ret == pytest.ExitCode.USAGE_ERROR
-    run.stderr.fnmatch_lines(["*--ctxbench-save results.xlsx: use a .json, .csv or .parquet*"])
+    run.stderr.fnmatch_lines(["*--ctxbench-save results.xlsx: use a .json, .csv, .parquet file*"])
 
 
 @pytest.mark.parametrize("option", ["--ctxbench-save", "--ctxbench-autosave"])

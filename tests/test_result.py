@@ -14,7 +14,7 @@ import pytest
 from conftest import FAST
 
 import ctxbench
-from ctxbench import files, result
+from ctxbench import files, record, result
 from ctxbench.frame import to_frame
 
 # Written by ctxbench 0.1.0 (5d44f6c): a thread/futex ring with record_hops and a ping-pong.
@@ -65,9 +65,40 @@ def test_wrong_format_or_version(tmp_path: Path) -> None:
     path.write_text(json.dumps({"format": "pyperf", "results": []}))
     with pytest.raises(ValueError, match="not a ctxbench results file"):
         files.load(path)
-    path.write_text(json.dumps({"format": "ctxbench", "format_version": 99, "results": []}))
-    with pytest.raises(ValueError, match="format_version 99"):
-        result.load_results(path)
+    for version in (99, True, "1", None):
+        path.write_text(
+            json.dumps({"format": "ctxbench", "format_version": version, "results": []})
+        )
+        with pytest.raises(ValueError) as refused:
+            result.load_results(path)
+        # The file, the version it holds and the versions this build reads.
+        said = str(refused.value)
+        assert said.startswith(f"{path}: format_version {version!r} ") and "reads version 1" in said
+
+
+def test_each_format_version_has_its_loader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A version 2 document is read by version 2's loader into today's records; version 1
+    # files still load by theirs.
+    r = ctxbench.lat_ctx([2], **FAST)
+    old = tmp_path / "v1.json"
+    r.save(old)
+    doc = json.loads(old.read_text())
+
+    def v2(doc: dict, where: str, line: object) -> list:
+        return [{**rec, "kind": rec.pop("type")} for rec in doc["runs"]]
+
+    monkeypatch.setitem(record.LOADERS, 2, v2)
+    new = tmp_path / "v2.json"
+    runs = [
+        {**{k: v for k, v in rec.items() if k != "kind"}, "type": "ring"} for rec in doc["results"]
+    ]
+    new.write_text(json.dumps({"format": "ctxbench", "format_version": 2, "runs": runs}))
+    assert files.load(new).equals(files.load(old))
+    with pytest.raises(ValueError, match="reads version 1, 2"):
+        old.write_text(json.dumps({**doc, "format_version": 3}))
+        files.load(old)
 
 
 @pytest.mark.parametrize("loops", [1000, None], ids=["perf's fixed loop", "until precise"])

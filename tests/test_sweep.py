@@ -369,9 +369,11 @@ def test_cli_no_hostname(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     flags = ["-N", "2", "-W", "0", "--min-time", "0.002", "--json", "--no-hostname"]
     capsys.readouterr()
     assert main(["ring", *flags, "2"]) == 0
-    assert json.loads(capsys.readouterr().out)["metadata"]["hostname"] == HOSTNAME_WITHHELD
+    (rec,) = json.loads(capsys.readouterr().out)["results"]
+    assert rec["metadata"]["hostname"] == HOSTNAME_WITHHELD
     assert main(["pipe", "-l", "1000", "--json", "--no-hostname"]) == 0
-    assert json.loads(capsys.readouterr().out)["metadata"]["hostname"] == HOSTNAME_WITHHELD
+    (rec,) = json.loads(capsys.readouterr().out)["results"]
+    assert rec["metadata"]["hostname"] == HOSTNAME_WITHHELD
 
 
 def test_forced_progress_bar(capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,7 +3,8 @@
 ``lat_ctx`` rebuilds lmbench's token ring; ``ring`` is the same measurement with the engine
 and transport named; ``matrix`` measures it between every pair of CPUs, on the ``topology``
 of the machine. Every function returns a result object holding numpy arrays and the
-metadata of the machine it ran on.
+metadata of the machine it ran on; ``load``, ``compare`` and ``plot`` take those results,
+their files or their frames alike.
 
 Each name below is imported when first used, so that ``ctxbench lat-ctx`` starts without
 the modules a sweep, a plot or a matrix needs (and pandas and matplotlib come only with a
@@ -23,6 +24,7 @@ from ._core import __version__ as __version__
 
 if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on first use
     from . import plot as plot
+    from ._compare import compare as compare
     from ._knees import knees as knees
     from ._matrix import matrix as matrix
     from ._plan import plan as plan
@@ -36,6 +38,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .cache import cache_sweep as cache_sweep
     from .files import load as load
     from .frame import concat as concat
+    from .report import format_comparison as format_comparison
     from .result import MatrixResult as MatrixResult
     from .result import PingpongResult as PingpongResult
     from .result import RingResult as RingResult
@@ -43,6 +46,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
 # Public name -> the module that defines it (None: the name is that submodule).
 _HOME = {
     "plot": None,
+    "compare": "._compare",
+    "format_comparison": ".report",
     "matrix": "._matrix",
     "plan": "._plan",
     "Topology": "._topology",
@@ -67,7 +72,7 @@ __all__ = sorted(["FIXED_MIN_TIME", "PRECISION_MIN_TIME", "MAX_PROCS", "__versio
 def __getattr__(name: str) -> Any:
     home = _HOME.get(name, "")
     if home == "" and _is_public_submodule(name):
-        home = None  # ``ctxbench.api``, ``ctxbench.compare``: as an eager import allowed
+        home = None  # ``ctxbench.api``, ``ctxbench.files``: as an eager import allowed
     if home == "":
         raise AttributeError(f"module 'ctxbench' has no attribute {name!r}")
     module = importlib.import_module(f".{name}" if home is None else home, __name__)

@@ -8,7 +8,7 @@ is anyone else's or a symlink), so another user can neither hold it nor break it
 replacing the file. The kernel drops the lock of a process that dies. Waiting is bounded
 (``PATIENCE``; ``patience(0)``, the CLI's ``--no-wait``, fails at once) and never silent:
 after ``QUIET`` seconds the waiter says who holds the lock and how long it has waited (on
-stderr, or where ``saying`` sends it; the words are ``ctxbench.report``'s). Other users'
+stderr, or where ``report.saying`` sends it; the words are ``ctxbench.report``'s). Other users'
 measurements are not excluded: on a shared host that is the administrator's scheduling.
 
 The lock is this kernel's: ``metadata.machine_identity()["kernel"]``, the boot id's hash
@@ -23,7 +23,6 @@ import errno
 import fcntl
 import os
 import stat
-import sys
 import threading
 import time
 import warnings
@@ -31,7 +30,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from . import report
 from .metadata import machine_identity
@@ -117,41 +115,6 @@ def _holder(fd: int) -> str:
     return report.holder(pid, command, state, since)
 
 
-def _to_stderr(line: str, final: bool) -> None:
-    """``say``'s default: on a terminal one line, rewritten in place and ended when the
-    wait is; elsewhere a line each time."""
-    out = sys.stderr
-    try:
-        if out.isatty():
-            out.write("\r" + line + "\x1b[K" + ("\n" if final else ""))
-        else:
-            out.write(line + "\n")
-        out.flush()
-    except (OSError, ValueError):  # stderr closed: the wait goes on unsaid
-        pass
-
-
-# Where a waiting measurement's lines go, (line, final): stderr unless ``saying`` routes them
-# elsewhere for a block (the pytest plugin, around its capture).
-_say: contextvars.ContextVar[Callable[[str, bool], None]] = contextvars.ContextVar(
-    "say", default=_to_stderr
-)
-
-
-@contextmanager
-def saying(say: Callable[[str, bool], None] | None) -> Iterator[None]:
-    """Lines of waiting measurements in the block go to ``say(line, final)`` (None: where
-    they went)."""
-    if say is None:
-        yield
-        return
-    token = _say.set(say)
-    try:
-        yield
-    finally:
-        _say.reset(token)
-
-
 @dataclass
 class Wait:
     """How long a measurement waited for the lock, and for whom (``seconds`` 0: not)."""
@@ -191,41 +154,34 @@ def _acquire(fd: int, gate: int, patience: float, path: Path) -> Wait:
     """Takes the lock on ``fd``, waiting at most ``patience`` seconds. A waiter first takes
     the gate and holds it while it waits, so that a holder which releases and takes the
     lock again at once (a sweep between points) lets the waiter in first. After ``QUIET``
-    seconds it says whom it waits for (``saying``): on a terminal every second, elsewhere at
-    1, 2, 4, 8, ... seconds."""
+    seconds it says whom it waits for (to ``report.current()``): to a live terminal every
+    second, elsewhere at 1, 2, 4, 8, ... seconds."""
     start = time.monotonic()
     pause = _POLL[0]
     gated = False
     wait = Wait()
     next_word = QUIET
-    say = _say.get()
+    to = report.current()
     try:
         while True:
             gated = gated or _try(gate)
             if gated and _try(fd):
                 if wait.holder:
                     wait.seconds = time.monotonic() - start
-                    say(f"ctxbench: {wait}", True)
+                    to.wait(report.Line("wait", str(wait)), True)
                 return wait
             waited = time.monotonic() - start
             if waited >= patience:
                 raise MachineBusy(errno.ETIMEDOUT, report.busy(_holder(fd), path, patience))
             if waited >= next_word:
                 wait.holder = _holder(fd)
-                say(report.waiting(wait.holder, waited), False)
-                next_word = waited + 1.0 if _tty(say) else 2 * next_word
+                to.wait(report.Line("wait", report.waiting(wait.holder, waited)), False)
+                next_word = waited + 1.0 if to.live else 2 * next_word
             time.sleep(min(pause, max(0.0, next_word - waited)))  # Ctrl-C raises here
             pause = min(2 * pause, _POLL[1])
     finally:
         if gated:
             fcntl.flock(gate, fcntl.LOCK_UN)
-
-
-def _tty(say: Callable[[str, bool], None]) -> bool:
-    try:
-        return say is _to_stderr and sys.stderr.isatty()
-    except (OSError, ValueError):
-        return False
 
 
 # Measurements of this process that hold the lock now, per thread: a measuring call made

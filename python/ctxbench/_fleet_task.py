@@ -41,6 +41,7 @@ def now() -> str:
 
 def measure(args: dict[str, Any]) -> dict[str, Any]:
     import ctxbench
+    from ctxbench import report
     from ctxbench._exclusive import measuring
     from ctxbench.record import encode
 
@@ -49,10 +50,14 @@ def measure(args: dict[str, Any]) -> dict[str, Any]:
             f"this machine runs ctxbench {ctxbench.__version__} ({sys.executable}), "
             f"the client {args['version']}"
         )
+    # Nobody reads this process's stderr: what is said about the point (a wait for the
+    # lock) goes into its record as well.
+    kept: list[str] = []
+    also = report.Reports(report.current(), report.Record(kept))
     # The kernel's lock around the timestamps too: they say when this point had the machine,
     # not when it started waiting for it.
-    with warnings.catch_warnings(), measuring() as wait:
-        # They are in the record's "warnings"; nobody reads this process's stderr for them.
+    with warnings.catch_warnings(), report.saying(also), measuring():
+        # They are in the record's "warnings" already.
         warnings.simplefilter("ignore")
         started = now()
         if "matrix" in args:
@@ -66,9 +71,7 @@ def measure(args: dict[str, Any]) -> dict[str, Any]:
         finished = now()
     rec = encode(result)
     rec["metadata"].update(started=started, finished=finished)
-    if wait.seconds:
-        # Nobody reads this process's stderr, where the wait was said: the record says it.
-        rec["warnings"].append(str(wait))
+    rec["warnings"].extend(kept)
     return rec
 
 

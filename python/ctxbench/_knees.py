@@ -1,6 +1,14 @@
 """Where the cost per switch bends: ``knees`` fits a curve's refill cost per KiB as a step
 function of the working set, and names the cache each rising step leaves (or says where it
 sits, and why a curve has none). See docs/guide/cache.md.
+
+This module is the one home of statistics in Python; every other statistic (medians,
+intervals, the stopping rule, the comparison of runs, the plan's arithmetic) is the core's.
+It stays here because it is analysis of a finished frame, never part of measuring (it runs as
+well on a file loaded a year later), and because its bootstrap draws numpy's generator
+stream: the same ``seed`` gives the same intervals, which a port to Rust would change unless
+it rebuilt numpy's seeding, PCG64 and bounded-integer draws. Nothing else in Python fits a
+curve or resamples.
 """
 
 from __future__ import annotations

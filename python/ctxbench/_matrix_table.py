@@ -10,7 +10,8 @@ import numpy as np
 from ._core import RELATIONS
 from ._format import plain
 from ._table_schema import TABLE_ROWS
-from .frame import as_frame, require
+from .files import as_frame
+from .frame import require
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -2,8 +2,8 @@
 the spread this machine's own recent runs of each point show (the run history, in conditions
 comparable to now), the runs per side ``compare`` needs, and the rounds ``ctxbench ab`` needs,
 to tell it with 80 % probability. The arithmetic is the core's (``_core.runs_to_detect``,
-``_core.rounds_to_detect``); a point with too few runs in the history says so, or, with
-``pilot``, is measured that many times first.
+``_core.rounds_to_detect``) and the words ``ctxbench.report.format_plan``'s; a point with
+too few runs in the history says so, or, with ``pilot``, is measured that many times first.
 """
 
 from __future__ import annotations
@@ -92,32 +92,3 @@ def plan(
         seconds = per_side * max_time if per_side is not None else None
         out.append(PointPlan(count, label, runs, spread, per_side, seconds, rounds))
     return out
-
-
-def format_plan(plans: list[PointPlan], detect: float) -> str:
-    """The plan as text: a line per point, then what the figures assume."""
-    lines = [
-        f"to tell a change of {detect:.0%} with {POWER:.0%} probability on this machine now:",
-        f"{'procs':>5} {'runs':>5} {'spread':>7} {'compare: runs/side':>19} {'ab: rounds':>10}",
-    ]
-    for p in plans:
-        if p.spread is None:
-            lines.append(
-                f"{p.procs:>5} {p.runs:>5} {'-':>7}  fewer than {_core.MIN_RUNS} comparable "
-                "runs in the history: run the point a few times, or --pilot N"
-            )
-            continue
-        per_side = "more" if p.runs_per_side is None else str(p.runs_per_side)
-        seconds = p.seconds_per_side
-        took = f" (~{seconds:.2g} s)" if seconds is not None else ""
-        rounds = "more" if p.rounds is None else str(p.rounds)
-        lines.append(
-            f"{p.procs:>5} {p.runs:>5} {100 * p.spread:>6.1f}% {per_side + took:>19} {rounds:>10}"
-        )
-    lines.append(
-        "runs: comparable runs of the point in the run history; spread: one run's relative "
-        "spread (its own error and the spread between runs); compare: runs per side for "
-        "Welch's t at 95 %; ab: rounds of its anytime-valid interval, which stops as soon as "
-        "it decides"
-    )
-    return "\n".join(lines)

@@ -1,6 +1,7 @@
 """What a tidy table (``ctxbench.frame``) must hold in a CSV or Parquet file, and its one
-checker: each column's type and range (``TABLE_COLUMNS``, a ring's repeated from
-``schema.RING``), the columns every table has and the cells each kind of row must fill. The
+checker: the columns that name a point (``POINT_KEY``), each column's type and range
+(``TABLE_COLUMNS``, a ring's repeated from ``schema.RING``), the columns every table has and
+the cells each kind of row must fill. The
 loaders turn a ``Bad`` into a ``ValueError`` naming the file and the line or row.
 """
 
@@ -74,8 +75,9 @@ TABLE_COLUMNS.update(
         if (spec.column or spec.config) and name not in TABLE_COLUMNS
     }
 )
-# Columns every table has, even one without rows (what ``concat([])`` gives).
-TABLE_REQUIRED = (
+# The columns that name one measured point; a row adds the repetition. "benchmark" keeps a
+# ping-pong (two parties, size 0) apart from a ring of two.
+POINT_KEY: tuple[str, ...] = (
     "benchmark",
     "engine",
     "transport",
@@ -83,24 +85,14 @@ TABLE_REQUIRED = (
     "size_kb",
     "parallel",
     "procs",
-    "repetition",
-    "value",
-    "unit",
 )
+# Columns every table has, even one without rows (what ``concat([])`` gives).
+TABLE_REQUIRED = (*POINT_KEY, "repetition", "value", "unit")
+# A point's summary, repeated on each of its rows (a matrix cell's too).
+POINT_SUMMARY = ("latency_us", "min_us", "cv", "ci_low", "ci_high", "verdict", "below_resolution")
 # The cells each kind of row must fill: a ring result, a ping-pong, a point read from xgraph.
 TABLE_ROWS: dict[str, tuple[str, ...]] = {
-    "ring": (
-        *TABLE_REQUIRED,
-        "raw_us",
-        "overhead_us",
-        "latency_us",
-        "min_us",
-        "cv",
-        "ci_low",
-        "ci_high",
-        "verdict",
-        "below_resolution",
-    ),
+    "ring": (*TABLE_REQUIRED, "raw_us", "overhead_us", *POINT_SUMMARY),
     "pingpong": (*TABLE_REQUIRED, "latency_us", "min_us", "usecs_per_op", "ops_per_sec"),
     "xgraph": (*TABLE_REQUIRED, "overhead_us", "latency_us", "below_resolution"),
     "matrix": (

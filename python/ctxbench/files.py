@@ -2,9 +2,12 @@
 into the tidy frame and written) and the two rules every format follows: a write is atomic
 and keeps the mode of the file it replaces, and a read refuses what is not a regular file.
 
-JSON holds the records (``ctxbench.record``: every field and the metadata), CSV and Parquet
-the tidy frame (``ctxbench.frame``), lmbench's xgraph text (``ctxbench.xgraph``) a curve per
-size. A new format is a module that reads and writes it and a line in ``FORMATS``.
+JSON holds the records (``ctxbench.record``: every field and the metadata; a subcommand's
+``--json`` prints the same document, ``document_text``), CSV and Parquet the tidy frame
+(``ctxbench.frame``), lmbench's xgraph text (``ctxbench.xgraph``) a curve per size. A new
+format is a module that reads and writes it and a line in ``FORMATS``. ``as_frame`` reads
+whatever a front door is given (a file of any format, a result, a frame, a list of them) into
+one frame: ``compare``, the figures and the writers of tables take data through it.
 """
 
 from __future__ import annotations
@@ -17,14 +20,14 @@ import os
 import secrets
 import stat
 import types
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Union
 
 from . import _json_text, xgraph
 from ._table_schema import TABLE_COLUMNS, check_table
-from .frame import as_frame, concat, require, to_frame
+from .frame import concat, require, to_frame
 from .metadata import HOST_FIELDS, HOSTNAME_WITHHELD
 from .record import check_document, decode, document, encode
 from .schema import Bad
@@ -178,22 +181,35 @@ def write_record_texts(texts: Sequence[bytes], path: PathLike) -> None:
     """Write the results document of records already encoded (``record_text``): a sweep
     that keeps each record's text rewrites its file by copying, not by encoding every
     record again."""
-    empty = json.dumps(document([]), indent=1)
-    head, _, tail = empty.partition("[]")
 
     def write(f: IO[bytes]) -> None:
-        f.write(head.encode())
-        if texts:
-            f.write(b"[\n")
-            for i, text in enumerate(texts):
-                f.write(b",\n" if i else b"")
-                f.write(text)
-            f.write(b"\n ]")
-        else:
-            f.write(b"[]")
-        f.write(tail.encode() + b"\n")
+        for chunk in _document_chunks(texts):
+            f.write(chunk)
 
     write_atomically(path, write)
+
+
+def document_text(records: Sequence[dict[str, Any]]) -> str:
+    """The results document of ``records`` as text, byte for byte what ``write_records``
+    writes to a file: what a subcommand's ``--json`` prints, so that its output is a file
+    ``load``, ``compare`` and ``plot`` read."""
+    return b"".join(_document_chunks([record_text(rec) for rec in records])).decode()
+
+
+def _document_chunks(texts: Sequence[bytes]) -> Iterator[bytes]:
+    """The results document (``record.document``) holding the encoded records ``texts``."""
+    empty = json.dumps(document([]), indent=1)
+    head, _, tail = empty.partition("[]")
+    yield head.encode()
+    if texts:
+        yield b"[\n"
+        for i, text in enumerate(texts):
+            yield b",\n" if i else b""
+            yield text
+        yield b"\n ]"
+    else:
+        yield b"[]"
+    yield tail.encode() + b"\n"
 
 
 def read_records(path: PathLike) -> list[dict[str, Any]]:
@@ -428,6 +444,21 @@ def save(results: Any, path: PathLike, *, hostname: bool = True) -> None:
     ``OSError`` names ``path``. ``hostname=False`` writes ``metadata.HOSTNAME_WITHHELD`` for
     the hostname (JSON records, and a table's ``hostname`` column if it has one)."""
     format_of(path).write(results, Path(path), hostname)
+
+
+def as_frame(data: Any) -> pd.DataFrame:
+    """The tidy frame of ``data``, whatever a front door was given: a frame as is, a file
+    (any format of ``FORMATS``: what ``load`` reads), a result, or a list or tuple of any of
+    these, concatenated. ``compare``, the figures and the table writers take data through
+    it."""
+    pd = require("pandas", "ctxbench")
+    if isinstance(data, pd.DataFrame):
+        return data
+    if isinstance(data, (str, os.PathLike)):
+        return load(data)
+    if isinstance(data, (list, tuple)):
+        return concat(as_frame(item) for item in data)
+    return to_frame(data)
 
 
 def _sniff(path: Path) -> Format:

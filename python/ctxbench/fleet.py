@@ -40,6 +40,7 @@ sweep.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import socket
@@ -47,16 +48,17 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import CancelledError
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from . import _core
+from . import _core, report
 from . import grid as grids
 from ._aside import aside, measured_cpus
 from ._fleet_client import INSTALL, FleetError, check_address, close, connect
 from ._progress import progress_bar
-from .files import PathLike, records_frame, save, write_records
+from .files import PathLike, as_frame, format_of, records_frame, save, write_records
 from .frame import concat, require
 from .grid import Placement
 from .metadata import machine_identity
@@ -66,8 +68,6 @@ from .schema import show
 if TYPE_CHECKING:
     import pandas as pd
 
-# The fields a fleet run adds to each record's metadata (and so to each row of the frame).
-FIELDS = ("host", "worker", "worker_address", "machine", "started", "finished")
 # Unmeasured points named per lost worker in an error message; all are in FleetError.unmeasured.
 SHOWN = 20
 
@@ -113,16 +113,20 @@ def _measure(task: dict[str, Any], where: dict[str, str], version: str, kind: st
     rec = json.loads(out)
     rec["metadata"].update(where)
     if shared:
-        rec["warnings"].append(shared)
+        report.Record(rec["warnings"]).say(report.Line("warning", shared))
     return rec
 
 
 # --- on the client ----------------------------------------------------------------------------
 
 
-def _check_seconds(**seconds: float) -> None:
-    """Each of ``seconds`` (a wait) is a positive number of seconds, or a ``ValueError``
-    naming it."""
+def _check_cluster(what: str, scheduler: str | None, client: Any, **seconds: float) -> None:
+    """Exactly one of ``scheduler`` (an address that can be one) and ``client``, and each of
+    ``seconds`` (a wait) a positive number of seconds: else a ``ValueError`` naming it."""
+    if (scheduler is None) == (client is None):
+        raise ValueError(f"{what}: give exactly one of scheduler= and client=")
+    if scheduler is not None:
+        check_address(scheduler)
     for name, value in seconds.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
             raise ValueError(f"{name}: must be a number of seconds > 0, got {value!r}")
@@ -215,11 +219,7 @@ def sweep(
     scheduler is lost mid-sweep, or at the end when a worker was lost or a point failed (the
     rest of the fleet finishes first).
     """
-    if (scheduler is None) == (client is None):
-        raise ValueError("fleet sweep: give exactly one of scheduler= and client=")
-    if scheduler is not None:
-        check_address(scheduler)
-    _check_seconds(connect_timeout=connect_timeout, poll=poll)
+    _check_cluster("fleet sweep", scheduler, client, connect_timeout=connect_timeout, poll=poll)
     require("pandas", "ctxbench.sweep")
     require("distributed", "ctxbench fleet runs", install=INSTALL)
     points = grids.grid(
@@ -382,11 +382,7 @@ def matrix(
     arguments. ``out`` receives the machines' records (.json) or the frame (.csv, .parquet),
     also when some machine failed. Raises :class:`FleetError` as ``sweep`` does, its
     ``frame`` holding the machines that finished."""
-    if (scheduler is None) == (client is None):
-        raise ValueError("fleet matrix: give exactly one of scheduler= and client=")
-    if scheduler is not None:
-        check_address(scheduler)
-    _check_seconds(connect_timeout=connect_timeout, poll=poll)
+    _check_cluster("fleet matrix", scheduler, client, connect_timeout=connect_timeout, poll=poll)
     require("pandas", "ctxbench.matrix on a fleet")
     ids = None if cpus is None else grids.listed("cpus", cpus, "CPU ids")
     task = {"cpus": None if ids is None else [int(c) for c in ids], **args}
@@ -401,13 +397,17 @@ def matrix(
     finally:
         if own:
             close(client)
-    df = concat(records_frame([done[m]]) for m in designated if m in done)
+    records = [done[m] for m in designated if m in done]
+    df = concat(records_frame([rec]) for rec in records)
     df.attrs["fleet"] = {
         "scheduler": address,
         "machines": {m: w["worker"] for m, w in designated.items()},
     }
-    if out is not None and str(out).lower().endswith(".json"):
-        write_records([done[m] for m in designated if m in done], out)
+    sink = _kept.get()
+    if sink is not None:
+        sink.extend(records)
+    if out is not None and format_of(out).holds == "records":
+        write_records(records, out)
     elif out is not None:
         save(df, out)
     if lost or failed:
@@ -425,6 +425,25 @@ def matrix(
         error.frame = df
         raise error
     return df
+
+
+# Where fleet matrices also hand their machines' records, within ``kept()``.
+_kept: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
+    "kept", default=None
+)
+
+
+@contextmanager
+def kept() -> Iterator[list[dict[str, Any]]]:
+    """The records of every fleet matrix measured in the block, appended to the list this
+    yields: a fleet matrix returns one frame, and ``ctxbench matrix --json`` prints the
+    records, the document a ``.json`` out holds."""
+    records: list[dict[str, Any]] = []
+    token = _kept.set(records)
+    try:
+        yield records
+    finally:
+        _kept.reset(token)
 
 
 def _matrix_tasks(
@@ -530,10 +549,8 @@ def _message(
 def select(data: Any, who: str) -> pd.DataFrame:
     """The rows of a fleet frame (or file) measured on one machine, named by its ``machine``,
     ``worker`` or ``host`` (tried in that order): e.g. two hosts of one fleet file compared with
-    ``ctxbench.compare.compare(select(df, "a"), select(df, "b"))``."""
-    from .files import load
-
-    df = load(data) if isinstance(data, (str, os.PathLike)) else data
+    ``ctxbench.compare(select(df, "a"), select(df, "b"))``."""
+    df = as_frame(data)
     columns = [c for c in ("machine", "worker", "host") if c in df.columns]
     if not columns:
         raise ValueError("not a fleet run: the rows name no machine, worker or host")

@@ -14,23 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import _core, report
 from ._format import us
+from ._table_schema import POINT_KEY, POINT_SUMMARY, TABLE_REQUIRED
+from .metadata import FLEET_FIELDS
 from .schema import CONFIG, RING
 
 if TYPE_CHECKING:
     import pandas as pd
 
-# The columns that name one measured point; a row adds the repetition. "benchmark" keeps a
-# ping-pong (two parties, size 0) apart from a ring of two.
-POINT_KEY: tuple[str, ...] = (
-    "benchmark",
-    "engine",
-    "transport",
-    "placement",
-    "size_kb",
-    "parallel",
-    "procs",
-)
 METADATA_COLUMNS: tuple[str, ...] = (
     "kernel",
     "cpu_model",
@@ -38,8 +30,6 @@ METADATA_COLUMNS: tuple[str, ...] = (
     "ctxbench_version",
     "date",
 )
-# Set on fleet runs (ctxbench.fleet): who measured the point, on which machine, and when.
-FLEET_COLUMNS: tuple[str, ...] = ("host", "worker", "machine", "started", "finished")
 # Per-point arrays a ring result repeats on its rows: those declared ``column=True`` in
 # ``schema.RING``.
 POINT_COLUMNS: tuple[str, ...] = tuple(name for name, spec in RING.items() if spec.column)
@@ -54,13 +44,7 @@ MATRIX_CELL_ARRAYS: tuple[str, ...] = (
     "numa_distance",
     "pass_index",
     "started_s",
-    "latency_us",
-    "min_us",
-    "cv",
-    "ci_low",
-    "ci_high",
-    "verdict",
-    "below_resolution",
+    *POINT_SUMMARY,
     "stopped",
     "repetitions_made",
     "switches_per_hop",
@@ -93,7 +77,8 @@ def _metadata_columns(metadata: dict[str, Any]) -> dict[str, Any]:
     if isinstance(cache, dict):
         for name, kb in cache.items():
             columns[f"cache_{name}_kb"] = kb
-    columns.update({k: metadata[k] for k in FLEET_COLUMNS if k in metadata})
+    # Set on fleet runs: who measured the point, on which machine, and when.
+    columns.update({k: metadata[k] for k in FLEET_FIELDS if k in metadata})
     return columns
 
 
@@ -236,6 +221,17 @@ def _where(topology: dict[str, Any], cpus: np.ndarray) -> dict[str, np.ndarray]:
     return out
 
 
+def _placements(cpu_from: np.ndarray, cpu_to: np.ndarray) -> list[str]:
+    """Each cell's placement as ``_core.placement_name`` names its CPU list, once per pair."""
+    names: dict[tuple[int, int], str] = {}
+    out = []
+    for pair in zip(cpu_from.tolist(), cpu_to.tolist()):
+        if pair not in names:
+            names[pair] = _core.placement_name(list(pair))
+        out.append(names[pair])
+    return out
+
+
 def _matrix_columns(r: Any) -> dict[str, Any]:
     samples = np.asarray(r.samples_us, dtype=np.float64).reshape(-1, len(r.cpu_from))
     reps, ncells = samples.shape
@@ -251,8 +247,8 @@ def _matrix_columns(r: Any) -> dict[str, Any]:
         "benchmark": "matrix",
         "engine": r.engine,
         "transport": r.transport,
-        # As the core names a CPU-list placement, so a cell reads like a ring point.
-        "placement": per_cell([f"[{a}, {b}]" for a, b in zip(cpu_from, cpu_to)]),
+        # The core's name of the cell's CPU list, so a cell reads like a ring point.
+        "placement": per_cell(_placements(cpu_from, cpu_to)),
         "size_kb": r.size_kb,
         "parallel": 1,
         "procs": 2,
@@ -305,18 +301,8 @@ def concat(results: Iterable[Any]) -> pd.DataFrame:
     pd = require("pandas", "ctxbench.concat")
     frames = [r if isinstance(r, pd.DataFrame) else to_frame(r) for r in results]
     if not frames:
-        return pd.DataFrame(columns=[*POINT_KEY, "repetition", "value", "unit"])
+        return pd.DataFrame(columns=list(TABLE_REQUIRED))
     return pd.concat(frames, ignore_index=True)
-
-
-def as_frame(data: Any) -> pd.DataFrame:
-    """A frame as is, a result or a list of results/frames concatenated."""
-    pd = require("pandas", "ctxbench")
-    if isinstance(data, pd.DataFrame):
-        return data
-    if isinstance(data, (list, tuple)):
-        return concat(data)
-    return to_frame(data)
 
 
 def _machine_line(r: Any) -> str:
@@ -356,8 +342,12 @@ def _metadata_html(r: Any) -> str:
 
 
 def result_html(r: Any) -> str:
-    """A ring result for Jupyter: the table of points, one line naming the machine (CPU,
-    kernel, placement, hypervisor) and the full metadata folded (``<details>``)."""
+    """A ring result for Jupyter: the table of points, what the command line would say of
+    it (``ctxbench.report``: how its points stopped, its warnings, the hints that apply), one
+    line naming the machine (CPU, kernel, placement, hypervisor) and the full metadata
+    folded (``<details>``)."""
+    said = report.Lines()
+    report.say(report.lines(r), said)
     esc = html.escape
     caption = (
         f"{esc(r.engine)}/{esc(r.transport)}, size={r.size_kb}k, "
@@ -390,5 +380,5 @@ def result_html(r: Any) -> str:
         )
     return (
         f"<div><table><caption>{caption}</caption><thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>{_metadata_html(r)}</div>"
+        f"<tbody>{''.join(rows)}</tbody></table>{said.html()}{_metadata_html(r)}</div>"
     )

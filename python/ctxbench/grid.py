@@ -41,6 +41,7 @@ import numpy as np
 
 from . import _core
 from .files import (
+    PARQUET,
     PathLike,
     check_writable,
     format_of,
@@ -387,7 +388,7 @@ class OutFile:
             )
         if fmt.holds == "table":
             require("pandas", f"a {fmt.name} out file")
-        if path.suffix.lower() == ".parquet":
+        if fmt is PARQUET:
             require("pyarrow", "a Parquet out file", install="pyarrow")
         check_writable(path)
         out = cls(path, fmt.holds, hostname)

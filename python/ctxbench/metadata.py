@@ -56,12 +56,6 @@ KEYS: tuple[str, ...] = (
     "compiler",
 )
 
-# Clocksources without a vDSO fast path: every clock read becomes a syscall
-# or an I/O-port access, which is comparable to the switch being measured.
-_SLOW_CLOCKSOURCES = frozenset({"hpet", "acpi_pm", "jiffies", "refined-jiffies", "pit"})
-
-_MAX_HINT_LEN = 99
-
 # What results saved with ``hostname=False`` (``--no-hostname``) hold instead of the
 # hostname: the key stays, as every key does, and says the name was left out on purpose
 # (None would say it is unknown); the same text everywhere, so such files still compare.
@@ -69,6 +63,9 @@ HOSTNAME_WITHHELD = "(withheld)"
 # Every field that can name the host: this machine's hostname, and what a fleet run adds
 # (the worker's host, its Dask name, which defaults to its address, and that address).
 HOST_FIELDS = ("hostname", "host", "worker", "worker_address")
+# What a fleet run adds to each record's metadata (``ctxbench.fleet``), and each row of its
+# frame repeats: who measured the point, on which machine, and when.
+FLEET_FIELDS = ("host", "worker", "worker_address", "machine", "started", "finished")
 
 
 # Set in a worker's environment, these replace the machine's two ids (``machine_identity``):
@@ -417,86 +414,6 @@ def collect(
 ) -> dict[str, object]:
     """Metadata of this machine now; every key is present (None when unknown)."""
     return _collect(PROC_ROOT, SYS_ROOT, version=version, extra=extra)
-
-
-def _as_int(value: object) -> int | None:
-    # bool is an int subclass; True CPUs is never meaningful.
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    return None
-
-
-def _as_float(value: object) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
-
-
-def _one_line(text: str) -> str:
-    # Values come from files the kernel or a hand-edited JSON controls; a
-    # stray newline or huge string must not break the CLI layout.
-    flat = " ".join(text.split())
-    if len(flat) > _MAX_HINT_LEN:
-        flat = flat[: _MAX_HINT_LEN - 3] + "..."
-    return flat
-
-
-# Engines whose hops never cross CPUs, whatever the placement: fibers resume each other on
-# the one thread of their ring.
-ONE_THREAD_ENGINES = ("fiber",)
-
-
-def hints(
-    metadata: dict[str, object],
-    *,
-    placement: str,
-    one_cpu: bool = False,
-    stable: bool = False,
-    engine: str | None = None,
-) -> list[str]:
-    """Short human hints (one line each) explaining why a result may be noisy, each only
-    where it applies.
-
-    An unpinned run gets its hint whatever its verdicts: its figure moves between runs even
-    when each run looks steady; not where no hop crosses CPUs anyway: it ran on one CPU
-    (``one_cpu``: a ring result's, decided by the core over the CPUs the placement resolved
-    to) or its ``engine`` switches on one thread (``ONE_THREAD_ENGINES``). The machine's
-    hints are left out when every point was ``stable``.
-    """
-    out: list[str] = []
-    cpu_count = _as_int(metadata.get("cpu_count"))
-
-    if placement == "default" and not one_cpu and engine not in ONE_THREAD_ENGINES:
-        out.append(
-            "unpinned: the share of hops that cross CPUs (slow) varies run to run; "
-            "pin: --placement single"
-        )
-    if stable:
-        return out
-
-    if cpu_count is not None and cpu_count <= 2:
-        out.append(f"only {cpu_count} CPUs: benchmark threads compete with the OS for cores")
-
-    governor = metadata.get("governor")
-    if isinstance(governor, str) and governor != "performance":
-        out.append(f"cpufreq governor is {governor}: frequency ramps add noise; use performance")
-
-    loadavg = metadata.get("loadavg")
-    load = _as_float(loadavg[0]) if isinstance(loadavg, (list, tuple)) and loadavg else None
-    if load is not None and cpu_count and load > 0.5 * cpu_count:
-        out.append(f"machine is busy (load {load:.2f} on {cpu_count} CPUs): other tasks preempt")
-
-    quota = _as_float(metadata.get("cgroup_cpu_quota"))
-    if quota is not None and cpu_count and quota < cpu_count:
-        out.append(
-            f"cgroup CPU quota is {quota:g} of {cpu_count} CPUs: throttling adds long stalls"
-        )
-
-    clocksource = metadata.get("clocksource")
-    if isinstance(clocksource, str) and clocksource in _SLOW_CLOCKSOURCES:
-        out.append(f"clocksource is {clocksource}: slow clock reads inflate the timings")
-
-    return [_one_line(h) for h in out]
 
 
 def _format_int_ranges(values: list[int]) -> str:

@@ -16,14 +16,14 @@ Options (``pytest --help``, group "ctxbench"):
     compare each test's points with the same test's points in a saved run: RUN is a JSON
     file written by ``--ctxbench-save``, a run number in ``.ctxbench/`` (``3`` or ``0003``),
     or, when omitted, the latest run there. The verdict is ``ctxbench compare``'s
-    (``ctxbench.compare.compare``: the ratio of the two figures with its 95 % interval, each
+    (``ctxbench.compare``: the ratio of the two figures with its 95 % interval, each
     side's uncertainty from its ring instances, or from its runs where it holds several).
 ``--ctxbench-compare-fail PCT``
     with ``--ctxbench-compare``: a test fails when one of its points is slower than the
     baseline, the interval of the ratio above 1 and the ratio more than PCT (``10%``, or
     ``10``), naming the test, the point, both figures and the interval. PCT is also the
     threshold within which the interval must lie for "no change". Without it the threshold
-    is ``ctxbench.compare.DEFAULT_THRESHOLD``.
+    is ``ctxbench.compare``'s default.
 ``--ctxbench-inconclusive fail|warn|pass``
     what a point whose comparison is inconclusive (the data show neither a change nor its
     absence) does to its test: fail it, warn (the default: a ``CtxbenchInconclusive``
@@ -36,7 +36,9 @@ Options (``pytest --help``, group "ctxbench"):
 
 At the end of the session one table lists every recorded point: test id, engine, transport,
 placement, procs, size, median µs, CV, verdict, and the change against the baseline when
-comparing.
+comparing; then, each once, what ``ctxbench lat-ctx`` would say of each measurement (a point
+a cap ended, one below resolution, the hints that apply: ``ctxbench.report``) and of the
+comparison.
 
 With pytest-xdist (``-n N``) each worker hands what it recorded to the controller when it
 finishes, and the controller alone writes: one file holds the whole run. Measurements of
@@ -54,20 +56,18 @@ import re
 import time
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 import ctxbench
-from ctxbench._exclusive import saying
-from ctxbench._format import interval, plain
+from ctxbench import report
 from ctxbench.record import encode
 from ctxbench.result import KINDS, from_record
 
 if TYPE_CHECKING:
     import pandas as pd
 
-SAVE_SUFFIXES = (".json", ".csv", ".parquet")
 STORAGE = ".ctxbench"
 _RUN = re.compile(r"^(\d{4,})_.*\.json$")
 
@@ -82,7 +82,7 @@ class _State:
     fail: float | None = None
     inconclusive: str = "warn"
     budget: float = 0.0
-    # nodeid -> the comparison table of that test's points (``ctxbench.compare.compare``).
+    # nodeid -> the comparison table of that test's points (``ctxbench.compare``).
     comparisons: dict[str, pd.DataFrame] = dataclasses.field(default_factory=dict)
     autosaved: Path | None = None
 
@@ -100,9 +100,7 @@ class CtxbenchInconclusive(UserWarning):
 class Recorder:
     """The ``ctxbench`` fixture: the module's measuring functions, recording each result."""
 
-    def __init__(
-        self, nodeid: str, sink: list[tuple[str, Any]], say: Callable[[str, bool], None] | None
-    ) -> None:
+    def __init__(self, nodeid: str, sink: list[tuple[str, Any]], say: report.Report | None) -> None:
         self.nodeid = nodeid
         self._sink = sink
         self._say = say
@@ -115,7 +113,7 @@ class Recorder:
         function = getattr(ctxbench, name, None)
         if function is None:
             raise AttributeError(f"this version of ctxbench has no {name}()")
-        with saying(self._say):
+        with report.saying(self._say):
             result = function(*args, **kwargs)
         self.results.append(result)
         self._sink.append((self.nodeid, result))
@@ -262,10 +260,14 @@ def _check_writable(path: Path, option: str) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from .files import suffixes
+
     path = config.getoption("--ctxbench-save")
-    # Checked now: a bad path found at the end of the session would lose every result.
-    if path and Path(path).suffix.lower() not in SAVE_SUFFIXES:
-        raise pytest.UsageError(f"--ctxbench-save {path}: use a .json, .csv or .parquet file name")
+    # Checked now: a bad path found at the end of the session would lose every result. A
+    # results file holds records or a table: lmbench's text keeps too little of them.
+    usable = suffixes("records", "table")
+    if path and Path(path).suffix.lower() not in usable:
+        raise pytest.UsageError(f"--ctxbench-save {path}: use a {', '.join(usable)} file name")
     if not _worker(config):
         if path:
             _check_writable(Path(path), "--ctxbench-save")
@@ -310,7 +312,7 @@ def ctxbench_fixture(request: pytest.FixtureRequest) -> Recorder:
     return recorder
 
 
-def _say_through(config: pytest.Config) -> Callable[[str, bool], None] | None:
+def _say_through(config: pytest.Config) -> report.Report | None:
     """Where a fixture measurement waiting for the machine says so: on pytest's terminal,
     past its capture (a worker of pytest-xdist, whose workers wait for each other by
     design, keeps them in its own stderr)."""
@@ -319,11 +321,11 @@ def _say_through(config: pytest.Config) -> Callable[[str, bool], None] | None:
     if _worker(config) or capture is None or terminal is None:
         return None
 
-    def say(line: str, final: bool) -> None:
+    def write(line: str) -> None:
         with capture.global_and_fixture_disabled():
             terminal.write_line(line)
 
-    return say
+    return report.Terminal(write=write)
 
 
 def _is_result(value: Any) -> bool:
@@ -337,7 +339,7 @@ def _tagged(nodeid: str, result: Any) -> Any:
 
 def _compare_test(state: _State, nodeid: str, results: list[Any]) -> pd.DataFrame | None:
     """The comparison table of one test's points with the baseline's, or None."""
-    from .compare import compare
+    from ._compare import compare
     from .frame import concat
 
     assert state.baseline is not None
@@ -353,59 +355,16 @@ def _compare_test(state: _State, nodeid: str, results: list[Any]) -> pd.DataFram
         return None
 
 
-def _point(row: Any) -> str:
-    name = f"{row.engine}/{row.transport}"
-    if row.benchmark != "ring":
-        name += f" ({row.benchmark})"
-    # The baseline is a file: whatever it holds is printed with control characters escaped.
-    return plain(
-        f"{name} placement={row.placement} size={row.size_kb}k P={row.parallel} procs={row.procs}"
-    )
-
-
-def _ratio_interval(row: Any) -> str:
-    return interval(row.ratio, row.ratio_low, row.ratio_high, lambda v: f"{v:.3g}")
-
-
-def _regressions(nodeid: str, table: pd.DataFrame, fail: float) -> str:
-    from .compare import side
-
-    lines = [f"ctxbench: {nodeid} is slower than the baseline by more than {100 * fail:g}%:"]
-    for row in table[table["regressed"]].itertuples(index=False):
-        change = "n/a" if math.isnan(row.ratio) else f"{100 * (row.ratio - 1):+.1f}%"
-        lines.append(
-            f"  {_point(row)}: {row.new_us:.3f} µs, baseline {row.base_us:.3f} µs "
-            f"({change}, 95% interval of the ratio {_ratio_interval(row)}; "
-            f"baseline on {side(row.units_base, row.level_base)}, "
-            f"this run on {side(row.units_new, row.level_new)})"
-        )
-    for note in table.attrs.get("context") or []:
-        lines.append(f"  note: the baseline differs in {plain(note)}")
-    return "\n".join(lines)
-
-
-def _undecided(table: pd.DataFrame) -> pd.DataFrame:
-    return table[table["verdict"] == "inconclusive"]
-
-
-def _inconclusive(nodeid: str, table: pd.DataFrame) -> str:
-    lines = [f"ctxbench: {nodeid}: the comparison with the baseline is inconclusive:"]
-    for row in _undecided(table).itertuples(index=False):
-        lines.append(f"  {_point(row)}: {row.reason}")
-    return "\n".join(lines)
-
-
 def _decide(state: _State, item: pytest.Item, recorder: Recorder) -> pd.DataFrame | None:
     """The test's comparison, measured again within the budget while it is inconclusive
-    for want of data."""
+    for want of data (``report.WANTING_DATA``)."""
     deadline = time.monotonic() + state.budget
     while True:
         results = [r for r in recorder.results if _is_result(r)]
         table = _compare_test(state, item.nodeid, results)
         if table is None or time.monotonic() >= deadline:
             return table
-        wanting = _undecided(table)
-        if wanting.empty or not wanting["reason"].str.contains("would decide|one ring").any():
+        if not report.undecided(table)["why"].isin(report.WANTING_DATA).any():
             return table
         recorder.again()
 
@@ -422,12 +381,13 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
         return outcome
     state.comparisons[item.nodeid] = table
     if state.fail is not None and table["regressed"].any():
-        pytest.fail(_regressions(item.nodeid, table, state.fail), pytrace=False)
-    if not _undecided(table).empty:
+        pytest.fail(report.regressed(item.nodeid, table, state.fail), pytrace=False)
+    if not report.undecided(table).empty:
+        said = report.inconclusive(item.nodeid, table)
         if state.inconclusive == "fail":
-            pytest.fail(_inconclusive(item.nodeid, table), pytrace=False)
+            pytest.fail(said, pytrace=False)
         if state.inconclusive == "warn":
-            warnings.warn(_inconclusive(item.nodeid, table), CtxbenchInconclusive, stacklevel=1)
+            warnings.warn(said, CtxbenchInconclusive, stacklevel=1)
     return outcome
 
 
@@ -488,109 +448,31 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
         state.comparisons[nodeid] = pd.read_json(io.StringIO(table), orient="split")
 
 
-def _rows(state: _State) -> list[dict[str, Any]]:
-    """One row per recorded point, with the comparison's verdict where there is one."""
-    changes: dict[tuple[Any, ...], Any] = {}
-    for nodeid, table in state.comparisons.items():
-        for row in table.itertuples(index=False):
-            changes[
-                (nodeid, row.benchmark, row.engine, row.transport, row.placement)
-                + (int(row.size_kb), int(row.parallel), int(row.procs))
-            ] = row
-    rows = []
-    for nodeid, r in state.recorded:
-        if not _is_result(r):
-            continue
-        if r.kind == "ring":
-            points = zip(
-                r.procs.tolist(),
-                r.latency_us.tolist(),
-                list(r.stats["cv"]),
-                list(r.stats["verdict"]),
-                r.below_resolution.tolist(),
-            )
-            common = (nodeid, "ring", r.engine, r.transport, r.placement, r.size_kb, r.parallel)
-        else:
-            points = iter([(2, r.usecs_per_switch, math.nan, "", False)])
-            common = (nodeid, "pingpong", r.engine, r.transport, r.placement, 0, 1)
-        for procs, median, cv, verdict, low in points:
-            key = (*common[:5], int(common[5]), int(common[6]), int(procs))
-            rows.append(
-                {
-                    "test": nodeid,
-                    "engine": r.engine if r.kind == "ring" else f"{r.engine} (pingpong)",
-                    "transport": r.transport,
-                    "placement": str(r.placement),
-                    "procs": str(procs),
-                    "size": f"{common[5]}k",
-                    "P": str(common[6]),
-                    "median µs": f"{median:.3f}",
-                    "CV": "" if math.isnan(cv) else f"{100 * cv:.1f}%",
-                    "verdict": verdict + (" (below resolution)" if low else ""),
-                    "change": _change(changes.get(key), state),
-                }
-            )
-    return rows
-
-
-def _change(row: Any, state: _State) -> str:
-    if state.baseline is None:
-        return ""
-    if row is None:
-        return "new"
-    change = "n/a" if math.isnan(row.ratio) else f"{100 * (row.ratio - 1):+.1f}%"
-    return f"{change} {row.verdict}" + (" REGRESSED" if row.regressed else "")
-
-
-def _table(rows: list[dict[str, Any]], comparing: bool) -> list[str]:
-    header = ["test", "engine", "transport", "placement", "procs", "size"]
-    if any(row["P"] != "1" for row in rows):
-        header.append("P")
-    header += ["median µs", "CV", "verdict"] + (["change"] if comparing else [])
-    cells = [header] + [[row[h] for h in header] for row in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
-    numeric = {"procs", "size", "P", "median µs", "CV"}
-    return [
-        "  ".join(
-            c.rjust(w) if h in numeric else c.ljust(w) for h, c, w in zip(header, line, widths)
-        ).rstrip()
-        for line in cells
-    ]
-
-
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
     if state is None:
         return
-    rows = _rows(state)
-    if rows:
+    recorded = [(nodeid, r) for nodeid, r in state.recorded if _is_result(r)]
+    comparing = state.comparisons if state.baseline is not None else None
+    table = report.summary_table(recorded, comparing)
+    if table:
         terminalreporter.write_sep("-", "ctxbench")
-        for line in _table(rows, state.baseline is not None):
+        for line in table:
             terminalreporter.write_line(line)
-    count = sum(1 for _, r in state.recorded if _is_result(r))
-    path = config.getoption("--ctxbench-save")
-    if path:
-        terminalreporter.write_line(f"ctxbench: saved {count} results to {path}")
-    if state.autosaved is not None:
-        terminalreporter.write_line(f"ctxbench: saved {count} results to {state.autosaved}")
+    # What the command line says of each measurement, each line once; pytest shows the
+    # warnings itself.
+    said = report.Lines()
+    for nodeid, r in recorded:
+        report.say(report.lines(r, where=nodeid, warnings=False), said)
+    for path in (config.getoption("--ctxbench-save"), state.autosaved):
+        if path:
+            said.say(report.saved(len(recorded), path))
     if state.baseline_path is not None:
         tables = list(state.comparisons.values())
-        from .compare import verdict_counts
-
-        verdicts = [v for t in tables for v in t["verdict"]]
-        regressed = sum(int(t["regressed"].sum()) for t in tables) if state.fail is not None else 0
-        line = f"ctxbench: compared with {state.baseline_path}: {verdict_counts(verdicts)}"
-        if state.fail is not None:
-            line += f"; {regressed} slower by more than {100 * state.fail:g}%"
-        terminalreporter.write_line(line)
-        for nodeid, table in sorted(state.comparisons.items()):
-            for row in _undecided(table).itertuples(index=False):
-                terminalreporter.write_line(
-                    f"ctxbench: inconclusive: {nodeid} {_point(row)}: {row.reason}"
-                )
+        said.say(report.compared(state.baseline_path, tables, state.fail))
+        for nodeid, t in sorted(state.comparisons.items()):
+            report.say(report.inconclusive_lines(t, nodeid), said)
         context = sorted({note for t in tables for note in t.attrs.get("context") or []})
         if context:
-            terminalreporter.write_line(
-                f"ctxbench: the baseline differs in {'; '.join(context)}: "
-                "a difference may be the machine's, not the code's"
-            )
+            said.say(report.context_line(context, "the baseline differs"))
+    report.say(said.lines, report.Terminal(write=terminalreporter.write_line))

@@ -3,7 +3,9 @@ that holds records is ``ctxbench.files``' business.
 
 A results document is ``{"format": "ctxbench", "format_version": 1, "results": [record, ...]}``;
 a record is one result: its ``kind``, every field (arrays as lists, NaN as null) and its
-``metadata``. Each kind's fields are declared in ``schema.RECORDS``.
+``metadata``. Each kind's fields are declared in ``schema.RECORDS``. Every writer (``save``, a
+sweep's ``out``, each subcommand's ``--json``) writes this one document at ``FORMAT_VERSION``;
+each version read has its loader in ``LOADERS``.
 """
 
 from __future__ import annotations
@@ -86,10 +88,10 @@ MAX_DEPTH = 32
 def check_document(
     doc: Any, where: str, line: Callable[[list[Any]], int | None] | None = None
 ) -> list[dict[str, Any]]:
-    """The records of a parsed results document, each checked against the declaration of its
-    kind; a ``ValueError`` starts with ``where`` (the file) and names the record, the line
-    (given ``line``, which finds it from a path such as ``["results", 0, "engine"]``) and the
-    field."""
+    """The records of a parsed results document, read by the loader of its
+    ``format_version`` (``LOADERS``); a ``ValueError`` starts with ``where`` (the file) and
+    names the record, the line (given ``line``, which finds it from a path such as
+    ``["results", 0, "engine"]``) and the field."""
     if isinstance(doc, list):
         raise ValueError(
             f"{where}: not a ctxbench results file: a JSON list, expected the object "
@@ -97,11 +99,23 @@ def check_document(
         )
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f'{where}: not a ctxbench results file (no "format": "{FORMAT}")')
-    if doc.get("format_version") != FORMAT_VERSION:
+    version = doc.get("format_version")
+    # bool is an int, and True == 1: a version is a number, never a switch.
+    loader = LOADERS.get(version) if type(version) is int else None
+    if loader is None:
+        readable = ", ".join(str(v) for v in sorted(LOADERS))
         raise ValueError(
-            f"{where}: format_version {doc.get('format_version')!r} is not supported "
-            f"(this ctxbench reads version {FORMAT_VERSION})"
+            f"{where}: format_version {version!r} is not one this ctxbench reads "
+            f"(it reads version {readable}; a newer ctxbench wrote it?)"
         )
+    return loader(doc, where, line)
+
+
+def _records_v1(
+    doc: dict[str, Any], where: str, line: Callable[[list[Any]], int | None] | None
+) -> list[dict[str, Any]]:
+    """Version 1: ``"results"``, a list of records, each checked against the declaration of
+    its kind (``schema.RECORDS``)."""
     records = doc.get("results")
     kinds = " or ".join(RECORDS)
     if not isinstance(records, list):
@@ -121,6 +135,12 @@ def check_document(
             on = f" (line {at})" if at else ""
             raise ValueError(f"{where}: result {i} ({kind}): {e}{on}") from None
     return records
+
+
+# How a document of each format version is read into today's records, one loader per
+# version, as pyperf keeps one: a version 2 adds its loader here, and version 1 files still
+# load. Every writer writes ``FORMAT_VERSION``.
+LOADERS: dict[int, Callable[..., list[dict[str, Any]]]] = {1: _records_v1}
 
 
 def _check_depth(rec: dict[str, Any], fields: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Union
 
 import numpy as np
 
-from . import files, xgraph
+from . import files, report, xgraph
 from ._format import interval, us
 from .files import PathLike, read_records
 from .record import decode
@@ -101,14 +101,8 @@ class RingResult:
 
     def stop_line(self) -> str:
         """How each point stopped, on what and at what cost, in one line; a point a cap
-        ended says what would narrow it."""
-        if not self.stopped:
-            return "how the points stopped was not recorded"
-        return "; ".join(
-            _stop_phrase(self.stats, j, p, self.stopped[j], self.precision)
-            + f", {sum(float(v[j]) for v in self.phase_s.values()):.2f} s"
-            for j, p in enumerate(self.procs.tolist())
-        )
+        ended says what would narrow it (``ctxbench.report.stop_line``)."""
+        return report.stop_line(self)
 
     def to_xgraph(self) -> str:
         """lat_ctx's output: a title line with size and overhead, then "procs µs" pairs.
@@ -226,12 +220,9 @@ class PingpongResult:
         files.save([self], path, hostname=hostname)
 
     def stop_line(self) -> str:
-        """How measuring stopped, on what and at what cost, in one line."""
-        if not self.stopped or not self.stats or self.stopped == "repetitions":
-            return f"perf's fixed loop: {self.loops} round trips, one sample, no interval"
-        seconds = sum(float(v[0]) for v in self.phase_s.values())
-        phrase = _stop_phrase(self.stats, 0, "ping-pong", self.stopped, self.precision)
-        return f"{phrase}, {seconds:.2f} s"
+        """How measuring stopped, on what and at what cost, in one line
+        (``ctxbench.report.stop_line``)."""
+        return report.stop_line(self)
 
     def __repr__(self) -> str:
         return (
@@ -239,36 +230,6 @@ class PingpongResult:
             f"loops={self.loops}, {self.usecs_per_op:.3f} µs/op, "
             f"{self.usecs_per_switch:.3f} µs/switch)"
         )
-
-
-def _stop_phrase(stats: dict[str, Any], j: int, name: object, stopped: str, asked: Any) -> str:
-    """ "NAME: how it stopped, over how many instances, its interval" (``_format.interval``),
-    and for a point a cap or the run level ended, why it is wide and what would narrow it."""
-    median, low, high = (float(stats[k][j]) for k in ("median", "ci_low", "ci_high"))
-    width = interval(median, low, high)
-    level = stats.get("level")
-    instances = stats.get("instances")
-    on = ""
-    if level is not None and instances is not None:
-        on = f" over {int(instances[j])} instance{'s' if int(instances[j]) != 1 else ''}"
-    phrase = f"{name}: {stopped}{on}, {width}"
-    runs = stats.get("sd_run")
-    if stopped == "run_spread" and runs is not None:
-        phrase += (
-            f" (runs on this machine differ by ±{float(runs[j]):.1%} beyond their own "
-            "errors: measuring longer would not narrow it)"
-        )
-    if stopped in ("time_cap", "max_repetitions") and asked is not None:
-        spread = stats.get("sd_instance")
-        between = float(spread[j]) / abs(median) if spread is not None and median else np.nan
-        cause = (
-            f"instances differ by {between:.1%}"
-            if np.isfinite(between)
-            else "too few instances for the interval"
-        )
-        cap = "max_time" if stopped == "time_cap" else "max_repetitions"
-        phrase += f" (asked ±{float(asked):.0%}: {cause}; raise {cap} or the precision)"
-    return phrase
 
 
 @dataclass(frozen=True, eq=False)

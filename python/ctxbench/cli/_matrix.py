@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import warnings
 from typing import Any
 
-from .. import _core
+from .. import _core, report
 from . import _flags
 
 
@@ -151,15 +149,14 @@ def _memory_node(text: str) -> str | int:
 def _matrix(args: argparse.Namespace) -> int:
     from .._matrix import matrix
     from .._matrix_table import format_matrix
-    from ..files import check_figure, save_figure
-    from ..fleet import FleetError
+    from ..files import check_figure, document_text, save_figure
+    from ..fleet import FleetError, kept
     from ..record import encode
 
     if args.plot is not None:
         check_figure(args.plot)  # before measuring, as --out is
     try:
-        with warnings.catch_warnings(record=True) as heard:
-            warnings.simplefilter("always")
+        with report.heard() as heard, kept() as records:
             result = matrix(
                 args.cpus,
                 engine=args.engine,
@@ -181,35 +178,17 @@ def _matrix(args: argparse.Namespace) -> int:
     except FleetError as e:
         print(f"ctxbench: error: {e}", file=sys.stderr)
         return 1
-    for w in heard:
-        print(f"ctxbench: hint: {str(w.message).removeprefix('ctxbench: ')}", file=sys.stderr)
     local = not hasattr(result, "columns")
-    if args.json and local:
-        print(json.dumps(encode(result, hostname=not args.no_hostname), indent=1))
-    elif args.json:
-        print(result.to_json(orient="records"))
+    if args.json:
+        # The results document a .json --out holds: one record, or each machine's.
+        mine = [encode(result, hostname=not args.no_hostname)] if local else records
+        print(document_text(mine), end="")
     else:
         print(format_matrix(result), end="")
     if args.plot is not None:
         from ..plot import matrix as draw
 
         save_figure(draw(result), args.plot)
-    if local:
-        for line in _untrusted(result):
-            print(f"ctxbench: {line}", file=sys.stderr)
+    # A fleet's frame says nothing of its own: what was heard while it ran.
+    report.say(report.lines(result, heard=heard) if local else heard)
     return 0
-
-
-def _untrusted(result: Any) -> list[str]:
-    """Cells whose clocks could not be trusted, in one line."""
-    bad = [
-        f"{a}->{b}"
-        for a, b, flag in zip(result.cpu_from, result.cpu_to, result.clock_untrusted)
-        if flag
-    ]
-    if not bad:
-        return []
-    return [
-        f"clock offset exceeds the hop histogram's resolution in {len(bad)} cells "
-        f"({', '.join(bad[:8])}{', ...' if len(bad) > 8 else ''}): their wake_us may be off"
-    ]

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from .. import _core, metadata
+from .. import _core, metadata, report
 from .._format import interval
 from ..api import pingpong, result_metadata, ring
 from ..record import encode
@@ -192,60 +191,54 @@ def _no_hostname_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _emit(output: str | dict[str, object]) -> None:
-    """The tool's own text format, or with --json the record result files hold."""
-    sys.stdout.write(output if isinstance(output, str) else json.dumps(output, indent=1) + "\n")
+def _emit(
+    result: Any, args: argparse.Namespace, text: Callable[[], str], heard: list[report.Line]
+) -> int:
+    """The tool's own text format on stdout, or with --json the results document a
+    ``.json`` file holds (``files.document_text``: what ``load``, ``compare`` and ``plot``
+    read); then on stderr what is said about the measurement (``report.lines``), the
+    warnings ``heard`` while it ran among it."""
+    if args.json:
+        from ..files import document_text
+
+        sys.stdout.write(document_text([encode(result, hostname=not args.no_hostname)]))
+    else:
+        sys.stdout.write(text())
+    report.say(report.lines(result, heard=heard))
+    return 0
 
 
 def _ring(args: argparse.Namespace) -> int:
     placement = args.placement if args.placement is not None else _flags.lmbench_sched()
-    r = ring(
-        args.procs,
-        engine=args.engine,
-        transport=args.transport,
-        size_kb=args.size_kb,
-        placement=placement,
-        cpu=args.cpu,
-        stride_bytes=args.stride_bytes,
-        counters=args.counters,
-        **_flags.stopping(args),
-    )
-    _emit(encode(r, hostname=not args.no_hostname) if args.json else r.to_xgraph())
-    if any(how not in ("precision", "repetitions") for how in r.stopped):
-        print(f"ctxbench: stopped: {r.stop_line()}", file=sys.stderr)
-    for p, low in zip(r.procs.tolist(), r.below_resolution.tolist()):
-        if low:
-            print(
-                f"ctxbench: {p} procs: net time <= 0, below the resolution of the method "
-                "(lat_ctx would have omitted this line)",
-                file=sys.stderr,
-            )
-    stable = all(v == "stable" for v in r.stats["verdict"])
-    one_cpu = bool(r.one_cpu.size) and bool(r.one_cpu.all())
-    hints = metadata.hints(
-        r.metadata, placement=r.placement, one_cpu=one_cpu, stable=stable, engine=r.engine
-    )
-    for line in hints:
-        print(f"ctxbench: hint: {line}", file=sys.stderr)
-    return 0
+    with report.heard() as heard:
+        r = ring(
+            args.procs,
+            engine=args.engine,
+            transport=args.transport,
+            size_kb=args.size_kb,
+            placement=placement,
+            cpu=args.cpu,
+            stride_bytes=args.stride_bytes,
+            counters=args.counters,
+            **_flags.stopping(args),
+        )
+    return _emit(r, args, r.to_xgraph, heard)
 
 
 def _pipe(args: argparse.Namespace) -> int:
-    r = pingpong(
-        args.loops,
-        threads=args.threaded,
-        engine=args.engine,
-        transport=args.transport,
-        placement=args.placement if args.placement is not None else "default",
-        cpu=args.cpu,
-        precision=args.precision,
-        max_time=args.max_time,
-        counters=args.counters,
-    )
-    _emit(encode(r, hostname=not args.no_hostname) if args.json else r.to_perf())
-    if r.stopped not in (None, "precision", "repetitions"):
-        print(f"ctxbench: stopped: {r.stop_line()}", file=sys.stderr)
-    return 0
+    with report.heard() as heard:
+        r = pingpong(
+            args.loops,
+            threads=args.threaded,
+            engine=args.engine,
+            transport=args.transport,
+            placement=args.placement if args.placement is not None else "default",
+            cpu=args.cpu,
+            precision=args.precision,
+            max_time=args.max_time,
+            counters=args.counters,
+        )
+    return _emit(r, args, r.to_perf, heard)
 
 
 def _sizes(args: argparse.Namespace) -> int:
@@ -271,20 +264,16 @@ def _sizes(args: argparse.Namespace) -> int:
         hostname=not args.no_hostname,
         progress=not args.no_progress,
     )
-    if sweep.note:
-        print(f"ctxbench: {sweep.note}", file=sys.stderr)
     print(sizes_table(sweep.table))
     print(f"streaming read: {float(np.median(sweep.stream_kib_per_us)):.1f} KiB/µs")
     try:
         found = knees(sweep)
     except ValueError as e:  # too few sizes for a knee: the measurement stands (and is in --out)
-        print(f"ctxbench: no knees: {e}", file=sys.stderr)
+        report.say([report.Line("note", f"no knees: {e}")])
     else:
         for line in knee_lines(found):
             print(line)
-    for r in sweep.results:
-        for message in r.warnings:
-            print(f"ctxbench: {message}", file=sys.stderr)
+    report.say(report.lines(sweep))
     return 0
 
 

@@ -12,7 +12,7 @@ import math
 import sys
 from typing import Any
 
-from .. import _core
+from .. import _core, report
 from .._format import us
 from . import _flags
 
@@ -234,10 +234,8 @@ def _sweep(args: argparse.Namespace) -> int:
             print(f"# {host} {worker}\n{show(g)}")
     else:
         print(show(df), end="")
-    print(
-        f"ctxbench: {df.groupby(list(_SERIES) + ['procs']).ngroups} points in {args.out}",
-        file=sys.stderr,
-    )
+    points = df.groupby(list(_SERIES) + ["procs"]).ngroups
+    report.say([report.Line("note", f"{points} points in {args.out}")])
     return 0
 
 
@@ -319,7 +317,7 @@ def _run_names(paths: list[str]) -> list[str]:
 
 def _compare(args: argparse.Namespace) -> int:
     from .. import files
-    from ..compare import compare, format_comparison
+    from .._compare import compare
     from ..fleet import select
 
     base, new = files.load(args.base), files.load(args.new)
@@ -328,7 +326,7 @@ def _compare(args: argparse.Namespace) -> int:
     if args.new_host is not None:
         new = select(new, args.new_host)
     table = compare(base, new, threshold=args.threshold)
-    print(format_comparison(table))
+    print(report.format_comparison(table))
     return 1 if table["regressed"].any() else 0
 
 
@@ -383,7 +381,7 @@ def _add_plan(sub: Any) -> None:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from .._plan import DEFAULT_PROCS, format_plan, plan
+    from .._plan import DEFAULT_PROCS, POWER, plan
 
     placement = args.placement if args.placement is not None else _flags.lmbench_sched()
     plans = plan(
@@ -396,5 +394,5 @@ def _plan(args: argparse.Namespace) -> int:
         placement=placement,
         cpu=args.cpu,
     )
-    print(format_plan(plans, args.detect))
+    print(report.format_plan(plans, args.detect, POWER))
     return 0

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..frame import as_frame, concat
+from ..files import as_frame
+from ..frame import concat
 from . import _layout, _ticks
 from ._data import (
     PAIR,
@@ -112,7 +113,7 @@ def compare(
 
     Before/after: ``compare(base, new=after)`` draws two runs (two files, or two hosts of
     a fleet run: ``fleet.select(df, "a")``) side by side, hollow and filled, above the ratio
-    of their medians per point (``ctxbench.compare.compare``; a bar for the ratio's
+    of their medians per point (``ctxbench.compare``; a bar for the ratio's
     interval where that frame has ``ratio_low``/``ratio_high``). ``data`` may also be
     such a comparison frame itself. ``labels`` names the two runs (default: their hosts or
     run names where those differ, else "base" and "new").
@@ -216,7 +217,7 @@ def _runs(data: Any, new: Any) -> tuple[pd.DataFrame, pd.DataFrame, tuple[str, s
         value = {0: comparison["base_us"], 1: comparison["new_us"]}
         rows = concat([comparison.assign(value=value[k], _run=k) for k in (0, 1)])
         return rows, comparison, ("base", "new")
-    from ..compare import compare as compare_runs
+    from .._compare import compare as compare_runs
 
     base, after = as_frame(data), as_frame(new)
     comparison = compare_runs(base, after)

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..frame import as_frame, require
+from ..files import as_frame
+from ..frame import require
 
 if TYPE_CHECKING:
     import pandas as pd

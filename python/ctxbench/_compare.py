@@ -1,4 +1,5 @@
-"""Compare two runs point by point on the variance model the points were measured under.
+"""``ctxbench.compare``: two runs point by point, on the variance model the points were
+measured under.
 
 Each side of a point is one figure with its uncertainty: from the spread between runs when
 that side holds several runs of the point, else from the levels one run measured (ring
@@ -10,18 +11,20 @@ lies within ± ``threshold`` (two one-sided tests at 5 %: shown, not assumed); a
 "inconclusive", with the reason and what would decide it. A side with too little to go on is
 inconclusive, never "no change": one sample (perf's fixed loop), or one ring instance however
 many repetitions it made (the repetitions of one ring are not independent draws of the next
-run: lmbench's fixed count is one instance). The math is the core's; this module groups rows
-and words the reasons.
+run: lmbench's fixed count is one instance). The math is the core's and the words
+``ctxbench.report``'s (``format_comparison`` prints a comparison); this module groups rows.
 """
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING, Any
 
 from . import _core
-from ._format import interval, plain
-from .frame import POINT_KEY, as_frame, require
+from ._table_schema import POINT_KEY
+from .files import as_frame
+from .frame import require
+from .report import INCONCLUSIVE as INCONCLUSIVE
+from .report import reason
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -29,9 +32,6 @@ if TYPE_CHECKING:
 # Below this relative change a difference is no change, however significant: the default
 # precision a point is measured to.
 DEFAULT_THRESHOLD = _core.DEFAULT_PRECISION
-INCONCLUSIVE = "inconclusive"
-# Units a decision would take beyond which the reason says "far more".
-_FAR_MORE = 1000
 # Columns whose values must agree between the two sides for a difference to be the code's.
 _CONTEXT = ("cpu_model", "kernel", "hypervisor", "ctxbench_version", "host")
 
@@ -80,36 +80,6 @@ def _estimate(group: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
-def reason(c: dict[str, Any], units: int, unit: str, seconds_per_unit: float | None) -> str:
-    """Why a comparison is inconclusive, and what would decide it ("" once decided)."""
-    why = c["why"]
-    if why == "one instance":
-        return (
-            "a side is one ring instance (as lmbench's fixed count): nothing in it shows how "
-            "another run would differ; measure in precision mode, or use `ctxbench ab`"
-        )
-    if why == "below resolution":
-        return "a figure at or below 0: below the method's resolution"
-    if why == "at threshold":
-        return "the ratio sits on the threshold: no amount of data decides it soon"
-    if why != "too wide":
-        return ""
-    more = math.ceil(units * c["data_factor"] - units)
-    if more > _FAR_MORE:
-        return (
-            f"{interval(c['ratio'], c['low'], c['high'])}: far more data than this "
-            "would decide it; "
-            "`ctxbench ab` stops as soon as it can"
-        )
-    took = f", ~{more * seconds_per_unit:.0f} s" if seconds_per_unit else ""
-    return (
-        f"{interval(c['ratio'], c['low'], c['high'])}: about {more} more "
-        f"{unit}{'s' if more != 1 else ''} "
-        f"per side{took} would decide it if the ratio stays at {c['ratio']:.3g}x, "
-        "or `ctxbench ab`"
-    )
-
-
 def _seconds_per_unit(rows: pd.DataFrame, unit: str) -> float | None:
     """About how long one more unit of a side takes: a run, its point's ``max_time`` (the
     cap a precision-mode point rarely stops before here); None where it is not known."""
@@ -132,7 +102,11 @@ def _context_differences(base: pd.DataFrame, new: pd.DataFrame) -> list[str]:
 
 
 def compare(base: Any, new: Any, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
-    """One row per point present in both runs (``POINT_KEY``, plus ``test`` when both name
+    """Compare two runs, as ``ctxbench compare`` does: each side is what that command and
+    ``ctxbench.plot`` take (a results file of any format ``ctxbench.load`` reads, a result, a
+    tidy frame, or a list of them: ``files.as_frame``).
+
+    One row per point present in both runs (``POINT_KEY``, plus ``test`` when both name
     the test that measured it): each side's figure (``base_us``, ``new_us``: medians, or the
     mean of its runs' medians), how many samples and independent units it rests on and at
     which level (``units_base``, ``level_base``, ...), ``ratio`` = new / base with its 95 %
@@ -201,102 +175,3 @@ def compare(base: Any, new: Any, threshold: float = DEFAULT_THRESHOLD) -> pd.Dat
     out.attrs["only_new"] = sorted(set(new_groups) - set(base_groups), key=str)
     out.attrs["context"] = _context_differences(base, new)
     return out
-
-
-def _ratio_text(r: Any) -> str:
-    if math.isnan(r.ratio):
-        return "n/a"
-    if math.isinf(r.ratio_high) or math.isnan(r.ratio_low):
-        return f"{r.ratio:.3f}x"
-    return f"{r.ratio:.3f}x {interval(r.ratio, r.ratio_low, r.ratio_high, lambda v: f'{v:.3g}')}"
-
-
-def side(units: int, level: str) -> str:
-    """What one side of a comparison rests on: "6 instances", "3 runs", "1 repetition"."""
-    return f"{units} {level}{'s' if units != 1 else ''}"
-
-
-def verdict_counts(verdicts: list[str]) -> str:
-    """Every verdict word, each counted: "2 slower, 0 faster, 1 no change, 3 inconclusive"."""
-    return ", ".join(f"{verdicts.count(word)} {word}" for word in _core.CHANGES)
-
-
-def _reasons(df: pd.DataFrame) -> list[str]:
-    """One line per inconclusive point: which, and why."""
-    out = []
-    for r in df.itertuples(index=False):
-        if r.verdict == INCONCLUSIVE:
-            test = f"{r.test} " if "test" in df.columns else ""
-            out.append(f"inconclusive: {test}{r.engine}/{r.transport} {r.procs} procs: {r.reason}")
-    return out
-
-
-def format_comparison(df: pd.DataFrame) -> str:
-    """The comparison as an aligned text table: every point's figures, its ratio with the
-    95 % interval, what each side rests on, the verdict; then what was compared with what."""
-    threshold = df.attrs.get("threshold", DEFAULT_THRESHOLD)
-    tests = "test" in df.columns
-    header = (
-        *(("test",) if tests else ()),
-        "engine/transport",
-        "placement",
-        "size",
-        "P",
-        "procs",
-        "base µs",
-        "new µs",
-        "ratio [95 % interval]",
-        "base on",
-        "new on",
-        "verdict",
-    )
-    lines = [header]
-    for r in df.itertuples(index=False):
-        # Names come from the files compared: printed with their control characters escaped.
-        name = plain(f"{r.engine}/{r.transport}")
-        lines.append(
-            (
-                *((plain(r.test),) if tests else ()),
-                name if r.benchmark == "ring" else f"{name} ({plain(r.benchmark)})",
-                plain(r.placement),
-                f"{r.size_kb}k",
-                str(r.parallel),
-                str(r.procs),
-                f"{r.base_us:.4g}",
-                f"{r.new_us:.4g}",
-                _ratio_text(r),
-                side(r.units_base, r.level_base),
-                side(r.units_new, r.level_new),
-                r.verdict + (" (regressed)" if r.regressed else ""),
-            )
-        )
-    widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
-    # Text columns left-aligned, numbers right-aligned, the verdict last and ragged.
-    first_number = 4 if tests else 3
-    text = [
-        "  ".join(
-            c.rjust(w) if first_number <= i < len(header) - 3 else c.ljust(w)
-            for i, (c, w) in enumerate(zip(row, widths))
-        ).rstrip()
-        for row in lines
-    ]
-    text.append(verdict_counts(df["verdict"].tolist()))
-    text.extend(_reasons(df))
-    text.append(
-        "compared: each side's median with the uncertainty of its ring instances (the spread "
-        "between runs where a side holds several), ratio by Welch's t on the log scale; "
-        f"slower/faster: the 95 % interval beyond 1 and the ratio beyond ±{threshold:.0%}; "
-        f"no change: the 90 % interval within ±{threshold:.0%} (shown, not assumed)"
-    )
-    for which in ("only_base", "only_new"):
-        missing = df.attrs.get(which) or []
-        if missing:
-            text.append(f"{len(missing)} points only in the {which[5:]} run, not compared")
-    context = df.attrs.get("context") or []
-    if context:
-        text.append(
-            "the two runs differ in "
-            + "; ".join(plain(c) for c in context)
-            + ": a difference may be the machine's, not the code's"
-        )
-    return "\n".join(text)

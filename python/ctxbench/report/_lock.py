@@ -1,13 +1,12 @@
-"""What ctxbench says to a person while it runs, worded in one place: who holds the machine's
-measuring lock while a measurement waits for it, how long it waited, and why it gave up (the
-command line, the pytest plugin and the fleet print these; ``ctxbench._exclusive`` decides
-when); how far a long call is where no progress bar shows it (``ctxbench._progress``)."""
+"""The words of waiting for the machine's measuring lock (``ctxbench._exclusive`` decides when
+they are said): who holds it, how long a measurement waited, why it gave up; and a long call's
+step where no progress bar shows it (``ctxbench._progress``)."""
 
 from __future__ import annotations
 
 import time
 
-from ._format import plain
+from .._format import plain
 
 # A holder's command line is cut to this many characters: enough to tell which run it is.
 COMMAND_CHARS = 80
@@ -31,9 +30,9 @@ def holder(pid: int | None, command: str = "", state: str = "", since: float | N
 
 
 def waiting(who: str, seconds: float) -> str:
-    """The line a waiting measurement shows, and updates, while it waits."""
+    """What a waiting measurement says, and updates, while it waits (a ``wait`` line)."""
     return (
-        f"ctxbench: waiting {seconds:.0f} s for this machine's measuring lock, held by {who} "
+        f"waiting {seconds:.0f} s for this machine's measuring lock, held by {who} "
         "(two measurements at once both read high; --no-wait fails at once instead)"
     )
 
