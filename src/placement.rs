@@ -141,6 +141,23 @@ impl Placement {
         Ok(Resolved { cpus, one_cpu })
     }
 
+    /// The CPUs `parallel` rings of `procs` may run on, each once and in order: the pinned
+    /// ones, or every allowed CPU where the scheduler decides.
+    pub fn cpus_used(
+        &self,
+        allowed: &[usize],
+        procs: usize,
+        parallel: usize,
+    ) -> Result<Vec<usize>> {
+        let mut used: Vec<usize> = match self.cpus(allowed, procs, parallel)?.concat() {
+            placed if placed.iter().all(Option::is_some) => placed.into_iter().flatten().collect(),
+            _ => allowed.to_vec(),
+        };
+        used.sort_unstable();
+        used.dedup();
+        Ok(used)
+    }
+
     fn cpus(
         &self,
         allowed: &[usize],

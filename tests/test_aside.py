@@ -12,7 +12,7 @@ import pytest
 from conftest import FAST
 
 import ctxbench
-from ctxbench import _aside, fleet
+from ctxbench import _aside, _core, fleet
 
 ALLOWED = sorted(os.sched_getaffinity(0))
 two_cpus = pytest.mark.skipif(len(ALLOWED) < 2, reason="needs two CPUs to keep one free")
@@ -31,10 +31,18 @@ def masks() -> dict[int, set[int]]:
 def test_the_measured_cpus_are_the_placements() -> None:
     first = ALLOWED[0]
     assert _aside.measured_cpus({"placement": "single"}, "ring", ALLOWED) == {first}
-    assert _aside.measured_cpus({"placement": "single", "cpu": 5}, "ring", ALLOWED) == {5}
-    assert _aside.measured_cpus({"placement": [1, 3]}, "ring", ALLOWED) == {1, 3}
-    for spread in ("default", "spread", "balanced"):
+    last = ALLOWED[-1]
+    assert _aside.measured_cpus({"placement": "single", "cpu": last}, "ring", ALLOWED) == {last}
+    assert _aside.measured_cpus({"placement": [last, first]}, "ring", ALLOWED) == {first, last}
+    # A placement the ring will refuse (a CPU outside the mask): every CPU kept clear.
+    outside = {"placement": "single", "cpu": _core.MAX_CPUS - 1}
+    assert _aside.measured_cpus(outside, "ring", ALLOWED) == set(ALLOWED)
+    for spread in ("default", "spread"):
         assert _aside.measured_cpus({"placement": spread}, "ring", ALLOWED) == set(ALLOWED)
+    # balanced puts each of the parallel rings on a CPU of its own.
+    assert _aside.measured_cpus({"placement": "balanced"}, "ring", ALLOWED) == {first}
+    both = {"placement": "balanced", "parallel": len(ALLOWED)}
+    assert _aside.measured_cpus(both, "ring", ALLOWED) == set(ALLOWED)
     assert _aside.measured_cpus({"cpus": None}, "matrix", ALLOWED) == set(ALLOWED)
     assert _aside.measured_cpus({"cpus": [first]}, "matrix", ALLOWED) == {first}
 

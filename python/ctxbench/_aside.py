@@ -18,6 +18,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from . import _core
+
 # What a record says when the worker's threads could not be kept off the measured CPUs.
 SHARED = (
     "the Dask worker's own threads (event loop, heartbeats) may have run on the measured "
@@ -26,21 +28,22 @@ SHARED = (
 
 
 def measured_cpus(task: dict[str, Any], kind: str, allowed: Sequence[int]) -> set[int]:
-    """The CPUs a fleet task's participants may run on: a ring's ``single`` CPU (the lowest
-    allowed, as the core picks it, unless ``cpu`` names one) or CPU list, a matrix's
-    ``cpus``; every allowed CPU for the placements the core spreads or leaves to the
-    scheduler."""
+    """The CPUs a fleet task's participants may run on: a matrix's ``cpus``, a ring's as the
+    core places it (``_core.placement_cpus``); every allowed CPU where the scheduler decides,
+    or where the task's placement is one the measurement will refuse with its own error."""
     every = set(allowed)
     if kind == "matrix":
         cpus = task.get("cpus")
         return set(cpus) & every if cpus else every
-    placement = task.get("placement", "default")
-    if placement == "single":
-        cpu = task.get("cpu")
-        return {int(cpu) if cpu is not None else min(every)}
-    if isinstance(placement, (list, tuple)):
-        return {int(c) for c in placement}
-    return every
+    procs = task.get("procs", 2)
+    most = max(procs) if isinstance(procs, (list, tuple)) and procs else procs
+    try:
+        placed = _core.placement_cpus(
+            task.get("placement"), task.get("cpu"), int(most), int(task.get("parallel", 1))
+        )
+        return set(placed)
+    except (TypeError, ValueError, OverflowError):
+        return every
 
 
 def _threads() -> list[int]:

@@ -21,6 +21,7 @@ __all__ = [
     "fiber_baseline_ns",
     "default_transport",
     "placement_name",
+    "placement_cpus",
     "ring_config",
     "ring_check",
     "ab",
@@ -51,6 +52,7 @@ __all__ = [
     "__version__",
     "COMPILER",
     "PARAMETERS",
+    "PRESETS",
     "DOORS",
 ]
 
@@ -77,6 +79,8 @@ COMPILER: str
 # One dict per parameter as src/request/params.rs declares it: name, kind, expected, default,
 # derived, lo, hi, choices, doors, flags, help.
 PARAMETERS: tuple[dict[str, Any], ...]
+# Each preset's figures by name: {"precision": fraction, "max_time": seconds}.
+PRESETS: dict[str, dict[str, float]]
 DOORS: tuple[str, ...]
 __version__: str
 RELATIONS: tuple[str, ...]
@@ -472,7 +476,7 @@ def cache_sweep(
     min_time: float | None = ...,
     timeout: float = 10.0,
     rounds: int = 5,
-    line_bytes: int = 64,
+    line_bytes: int | None = ...,
     stream_kb: int = ...,
     progress: Callable[[int, int], object] | None = None,
 ) -> CacheSweepDict: ...
@@ -603,6 +607,12 @@ def rounds_to_detect(spread: float, detect: float, power: float = 0.8) -> int | 
 def fiber_baseline_ns(pairs: int) -> float: ...
 def default_transport(engine: str) -> str: ...
 def placement_name(placement: str | Sequence[int] | None = None, cpu: int | None = None) -> str: ...
+def placement_cpus(
+    placement: str | Sequence[int] | None = None,
+    cpu: int | None = None,
+    procs: int = 2,
+    parallel: int = 1,
+) -> list[int]: ...
 
 @type_check_only
 class CacheDict(TypedDict):

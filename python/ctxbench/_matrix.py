@@ -56,17 +56,20 @@ def matrix(
     engine: str = "thread",
     transport: str = "futex",
     size_kb: int = 0,
+    stride_bytes: int = 8,
     classes: bool | int = False,
     passes: int = 1,
     record_hops: bool = False,
     memory_node: str | int | None = None,
-    precision: float = _core.DEFAULT_PRECISION,
-    max_time: float = _core.DEFAULT_MAX_TIME,
+    preset: str = "default",
+    precision: float | None = None,
+    max_time: float | None = None,
     max_repetitions: int = _core.DEFAULT_MAX_REPETITIONS,
     repetitions: int | None = None,
     warmup: int = 1,
     min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
+    counters: str = "evidence",
     progress: bool | str = True,
     out: PathLike | None = None,
     hostname: bool = True,
@@ -83,11 +86,12 @@ def matrix(
     adds the i→j direction alone (``wake_us``: wake-to-run percentiles of the hops into j),
     after checking that the two CPUs' clocks agree well enough to subtract their stamps.
 
-    Each cell is measured as ``ring`` measures a point: until the 95 % interval of its median
-    is within ± ``precision``, or ``max_time`` seconds (default 0.1 per cell) or
-    ``max_repetitions``; repetitions of ``min_time`` seconds (default 0.002), or exactly
-    ``repetitions``. Cells run in an order that spreads the host's drift over every class
-    (never row by row); ``passes=2`` measures every cell twice, the second pass backwards.
+    Each cell is measured as ``ring`` measures a point, with the same ``preset`` and
+    ``counters``: until the 95 % interval of its median is within ± ``precision``, or
+    ``max_time`` seconds or ``max_repetitions`` (the preset's precision and time unless
+    given); repetitions of ``min_time`` seconds, or exactly ``repetitions``. Cells run in an
+    order that spreads the host's drift over every class (never row by row); ``passes=2``
+    measures every cell twice, the second pass backwards.
 
     ``classes=True`` measures 8 cells (``classes=k``: k) per class of CPU pairs — the pair's
     ``relation`` ("same-cpu", "smt-sibling", "shared-l2", "shared-llc", "same-package",
@@ -113,13 +117,16 @@ def matrix(
         "engine": engine,
         "transport": transport,
         "size_kb": size_kb,
+        "stride_bytes": stride_bytes,
         "repetitions": repetitions,
+        "preset": preset,
         "precision": precision,
         "max_time": max_time,
         "max_repetitions": max_repetitions,
         "warmup": warmup,
         "min_time": min_time,
         "timeout": timeout,
+        "counters": counters,
         "record_hops": record_hops,
         "per_class": per_class(classes),
         "passes": passes,

@@ -8,7 +8,6 @@ switch bends and names the cache each one leaves. See docs/guide/cache.md.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,17 +83,6 @@ def _caches(cpus: Sequence[int]) -> Caches | None:
         return Caches(kb)
 
 
-def _cpus(placement: Placement, cpu: int | None) -> list[int]:
-    """The CPUs the participants may run on: one for "single" (the lowest allowed, or
-    ``cpu``), the named ones for a list, else every allowed CPU."""
-    allowed = sorted(os.sched_getaffinity(0))
-    if isinstance(placement, str):
-        if placement == "single":
-            return [cpu if cpu is not None else allowed[0]]
-        return allowed
-    return sorted(set(placement))
-
-
 def auto_sizes(procs: Sequence[int], caches: Caches | None) -> list[int]:
     """0, then sizes per participant from ``FIRST_KB`` on, ``PER_OCTAVE`` per octave, until
     the smallest ring's working set (procs × size) is at least ``REACH`` × the largest cache;
@@ -147,18 +135,22 @@ def cache_sweep(
     cpu: int | None = None,
     min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
+    line_bytes: int | None = None,
+    stream_kb: int | None = None,
     progress: bool | str = True,
     out: PathLike | None = None,
     hostname: bool = True,
 ) -> CacheSweep:
     """Measure rings of each ``procs`` at every size of ``sizes_kb`` ("auto": ``auto_sizes``
-    from the caches of the CPUs ``placement`` allows, up to a working set of 4 × the largest,
-    for each ring size) in ``rounds`` rounds, round-robin: each round measures one block of
-    every size and times a streaming read of the same workload over max(64 MiB, 4 × the
-    largest cache). Size 0 is added when missing. Pinned to one CPU by default
-    (``placement="single"``), as lmbench's Figure 2 and Li et al. measure. ``progress`` as
-    in ``ctxbench.sweep``, one step per round of each ring size; where no bar shows (stderr
-    not a terminal, outside Jupyter) ``progress=True`` prints a line per round on stderr.
+    from the caches of the CPUs ``placement`` allows, up to a working set of 4 × the
+    largest, for each ring size) in ``rounds`` rounds, round-robin: each round measures one block of
+    every size and times a streaming read of the same workload over ``stream_kb`` KiB
+    (default max(64 MiB, 4 × the largest cache)); refills count lines of ``line_bytes``
+    (default: the CPUs' line, from sysfs). Size 0 is added when missing. Pinned to one CPU
+    by default (``placement="single"``), as lmbench's Figure 2 and Li et al. measure.
+    ``progress`` as in ``ctxbench.sweep``, one step per round of each ring size; where no
+    bar shows (stderr not a terminal, outside Jupyter) ``progress=True`` prints a line per
+    round on stderr.
 
     Each ring size and each size is named once (twice is a ``ValueError`` naming it, as for
     a sweep's axes). Every ring size is checked before the first is measured, as ``ring``
@@ -178,7 +170,7 @@ def cache_sweep(
     sizes = (
         [] if isinstance(sizes_kb, str) else listed("sizes_kb", sizes_kb, "sizes in KiB", once=True)
     )
-    caches = _caches(_cpus(placement, cpu))
+    caches = _caches(_core.placement_cpus(placement, cpu, max(counts)))
     note = None
     if isinstance(sizes_kb, str) and caches is None:
         note = (
@@ -197,8 +189,10 @@ def cache_sweep(
                          stride_bytes=stride_bytes, placement=placement, cpu=cpu,
                          repetitions=_core.BLOCK_REPETITIONS, min_time=min_time,
                          timeout=timeout)  # fmt: skip
-    largest = caches.largest_kb if caches else 0
-    stream_kb = max(MIN_STREAM_KB, REACH * largest)
+    if stream_kb is None:
+        stream_kb = max(MIN_STREAM_KB, REACH * (caches.largest_kb if caches else 0))
+    if line_bytes is None and caches is not None:
+        line_bytes = caches.line_bytes
     meta = result_metadata()
     results, tables, stream = [], [], []
     steps = Steps(progress, rounds * len(counts), "ctxbench sweep of sizes", "round")
@@ -218,7 +212,7 @@ def cache_sweep(
                 cpu=cpu,
                 min_time=min_time,
                 timeout=timeout,
-                line_bytes=caches.line_bytes if caches else 64,
+                line_bytes=line_bytes,
                 stream_kb=stream_kb,
                 progress=lambda done, of, p=p: steps.step(f"{p} procs, {len(grids[p])} sizes"),
             )

@@ -11,7 +11,7 @@ mod topo;
 use crate::engine::Engine;
 use crate::observer::Observer;
 use crate::placement as placements;
-use crate::request::{Door, Fallback, Kind, PARAMS};
+use crate::request::{Door, Fallback, Kind, Preset, PARAMS};
 use crate::{config, stats, stop, verdict};
 use numpy::IntoPyArray;
 use pyo3::exceptions::PyImportError;
@@ -151,6 +151,14 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "DOORS",
         PyTuple::new(m.py(), Door::ALL.iter().map(|d| d.name()))?,
     )?;
+    let presets = PyDict::new(m.py());
+    for preset in Preset::ALL {
+        let figures = PyDict::new(m.py());
+        figures.set_item("precision", preset.precision())?;
+        figures.set_item("max_time", preset.max_time())?;
+        presets.set_item(preset.name(), figures)?;
+    }
+    m.add("PRESETS", presets)?;
     m.add("MIN_RUNS", stats::MIN_RUNS)?;
     m.add("FIXED_MIN_TIME", stop::FIXED_MIN_TIME)?;
     m.add("PRECISION_MIN_TIME", stop::PRECISION_MIN_TIME)?;

@@ -215,6 +215,30 @@ fn placement_name(
     placement: Option<&Bound<'_, PyAny>>,
     cpu: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
+    Ok(as_placement(placement, cpu)?.name())
+}
+
+/// The CPUs `parallel` rings of `procs` placed so may run on, each once (every allowed CPU
+/// where the scheduler decides): what a cache sweep sizes its grid by, what a fleet worker
+/// keeps its own threads off.
+#[pyfunction]
+#[pyo3(signature = (placement=None, cpu=None, procs=2, parallel=1))]
+fn placement_cpus(
+    placement: Option<&Bound<'_, PyAny>>,
+    cpu: Option<&Bound<'_, PyAny>>,
+    procs: usize,
+    parallel: usize,
+) -> PyResult<Vec<usize>> {
+    let allowed = crate::sys::allowed_cpus().map_err(core_err)?;
+    as_placement(placement, cpu)?
+        .cpus_used(&allowed, procs.max(1), parallel.max(1))
+        .map_err(core_err)
+}
+
+fn as_placement(
+    placement: Option<&Bound<'_, PyAny>>,
+    cpu: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Placement> {
     let given = |name: &str, obj: Option<&Bound<'_, PyAny>>| -> PyResult<Value> {
         let param = params::find(Door::Ring, name).expect("a ring's parameter");
         obj.map_or(Ok(Value::None), |o| value(param, o))
@@ -228,7 +252,7 @@ fn placement_name(
         Value::Ints(ids) => Placement::from_request(Some(Named::Cpus(&ids)), cpu),
         _ => Placement::from_request(None, cpu),
     };
-    Ok(placement.map_err(core_err)?.name())
+    placement.map_err(core_err)
 }
 
 /// The transport `ring` uses for `engine` when none is named.
@@ -262,5 +286,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fiber_baseline_ns, m)?)?;
     m.add_function(wrap_pyfunction!(default_transport, m)?)?;
     m.add_function(wrap_pyfunction!(placement_name, m)?)?;
+    m.add_function(wrap_pyfunction!(placement_cpus, m)?)?;
     Ok(())
 }

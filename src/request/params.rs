@@ -131,8 +131,10 @@ pub const BUDGET: Limit<f64> = Limit::above("budget", 0.0, 86_400.0).in_unit(" s
 pub const THRESHOLD: Limit<f64> =
     Limit::between("threshold", 0.0, 0.99).in_unit(" (a fraction of the figure)");
 pub const SEED: Limit<u64> = Limit::between("seed", 0, u64::MAX);
-/// Bytes per cache line, for the refill rate of a cache sweep.
+/// Bytes per cache line, for the refill rate of a cache sweep, and the line assumed where
+/// the caller does not know its CPUs'.
 pub const LINE_BYTES: Limit<u64> = Limit::between("line_bytes", 8, 4096);
+pub const DEFAULT_LINE_BYTES: usize = 64;
 
 macro_rules! param {
     ($name:literal, $kind:expr, $default:expr, $doors:expr, [$($flag:literal),*], $help:literal) => {
@@ -399,8 +401,8 @@ pub const PARAMS: &[Param] = &[
     ),
     param!(
         "line_bytes",
-        Kind::Count(LINE_BYTES),
-        Fallback::Int(64),
+        Kind::OptCount(LINE_BYTES),
+        Fallback::Derived("the CPUs' cache line from sysfs, else 64"),
         &[Door::Cache],
         ["--line-bytes"],
         "bytes per cache line, for the refill rate"

@@ -3,7 +3,7 @@
 //! length, ping-pong's engine) and every mode decision (a fixed count or precision mode,
 //! perf's fixed loop) is made here, once, for every front door.
 
-use super::{Door, Preset, Request, Value};
+use super::{params, Door, Preset, Request, Value};
 use crate::ab;
 use crate::config::{Config, Plan};
 use crate::engine::{Engine, TransportKind};
@@ -167,7 +167,9 @@ impl Request {
             sizes_kb,
             rounds: self.count("rounds"),
             stream_kb: self.maybe_count("stream_kb").filter(|&kb| kb > 0),
-            line_bytes: self.count("line_bytes"),
+            line_bytes: self
+                .maybe_count("line_bytes")
+                .unwrap_or(params::DEFAULT_LINE_BYTES),
         })
     }
 

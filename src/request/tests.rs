@@ -1,3 +1,6 @@
+//! Tests of the request: defaults (the table's are the ones resolving uses), presets, each
+//! measurement's mode decisions, and errors that name the parameter.
+
 use super::*;
 use crate::engine::{Engine, TransportKind};
 use crate::observer::Observer;

@@ -1,9 +1,15 @@
-"""The flags several subcommands share, each declared once, and lmbench's LMBENCH_SCHED."""
+"""The command line's flags. A measurement's parameters are the core's table
+(``_core.PARAMETERS``: name, kind, range, default, flags, help), made into flags here
+(``door_flags``) and read back into keyword arguments (``door_args``): no subcommand restates
+one. Also the few flags of the command line alone (``--no-wait``), and lmbench's
+LMBENCH_SCHED."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+from typing import Any
 
 from .. import _core
 from .._exclusive import PATIENCE
@@ -46,29 +52,6 @@ def placement(text: str) -> str | list[int]:
 PLACEMENT_HELP = f"{'|'.join(_core.PLACEMENTS)} or CPU list 0,1"
 
 
-def stride_flag(p: argparse.ArgumentParser) -> None:
-    """``--stride``: bytes between the words each participant sums."""
-    p.add_argument(
-        "--stride",
-        dest="stride_bytes",
-        type=int,
-        default=8,
-        metavar="BYTES",
-        help="bytes between summed words: 8 every word (lmbench3, default), 64 one per line",
-    )
-
-
-def counters_flag(p: argparse.ArgumentParser) -> None:
-    """``--counters``: who watches the timed repetitions."""
-    p.add_argument(
-        "--counters",
-        choices=_core.COUNTERS,
-        default="evidence",
-        help="evidence (default): the kernel's accounting at the timed windows' edges, perf "
-        "after them; off: no perf event; timed: perf through the timed repetitions (slower)",
-    )
-
-
 def placement_flags(p: argparse.ArgumentParser, default: str) -> None:
     """``--placement`` and ``--cpu``; None when not given, so the handler picks the default."""
     p.add_argument(
@@ -88,61 +71,161 @@ def no_wait_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
-def repetition_flags(p: argparse.ArgumentParser) -> None:
-    """lat_ctx's ``-P -W -N`` and the length of a repetition, ``--min-time``."""
+def cpu_list(text: str) -> list[int]:
+    """ "0-3,8" -> [0, 1, 2, 3, 8], as taskset -c and sysfs write CPU lists. Held to what an
+    affinity mask can name (``_core.MAX_CPUS``) while parsing: a range is never expanded
+    past it."""
+    most = _core.MAX_CPUS
+    cpus: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        try:
+            first, last = int(lo), int(hi or lo)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected CPUs like 0-3,8; got {text!r}") from None
+        if not 0 <= first <= last:
+            raise argparse.ArgumentTypeError(f"expected CPUs like 0-3,8; got {part!r}")
+        if last >= most:
+            raise argparse.ArgumentTypeError(
+                f"CPU ids are 0 to {most - 1} (what an affinity mask holds); got {part!r}"
+            )
+        if len(cpus) + last - first + 1 > most:
+            raise argparse.ArgumentTypeError(
+                f"lists more than {most} CPU ids, each CPU once at most; got {text!r}"
+            )
+        cpus.extend(range(first, last + 1))
+    return cpus
+
+
+def fraction(text: str) -> float:
+    """A fraction given as "5%" or "0.05" (a bare 5 is refused: 5 % or 500 %?)."""
+    try:
+        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        value = math.nan
+    if not (0 < value < math.inf) or (not text.endswith("%") and value >= 1):
+        raise argparse.ArgumentTypeError(f"expected a fraction like 5% or 0.05, got {text!r}")
+    return value
+
+
+def _memory_node(text: str) -> str | int:
+    return int(text) if text.isdigit() else text
+
+
+def _size(text: str) -> str | int:
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected 'auto' or KiB as an integer, got {text!r}"
+        ) from None
+
+
+# How each kind of parameter (``_core.PARAMETERS``' "kind") is read from the command line.
+_KINDS: dict[str, dict[str, Any]] = {
+    "count": {"type": int, "metavar": "N"},
+    "count?": {"type": int, "metavar": "N"},
+    "real": {"type": float, "metavar": "X"},
+    "real?": {"type": float, "metavar": "X"},
+    "switch": {"action": "store_true"},
+    "choice": {},
+    "choice?": {},
+    "placement": {"type": placement, "metavar": "PLACEMENT"},
+    "cpu": {"type": int, "metavar": "CPU"},
+    "cpus": {"type": cpu_list, "metavar": "LIST"},
+    "sizes": {"type": _size, "nargs": "+", "metavar": "KB"},
+    "memory": {"type": _memory_node, "metavar": "NODE"},
+}
+
+
+def parameters(door: str) -> list[dict[str, Any]]:
+    """The table's parameters of one measurement that the command line takes as flags."""
+    return [p for p in _core.PARAMETERS if door in p["doors"] and p["flags"]]
+
+
+def _default_text(p: dict[str, Any]) -> str:
+    if p["name"] in ("precision", "max_time"):
+        figures = ", ".join(f"{n} {v[p['name']]:g}" for n, v in _core.PRESETS.items())
+        return f"the preset's: {figures}"
+    if p["derived"] is not None:
+        return p["derived"]
+    if p["default"] is None or p["default"] is False:
+        return ""
+    return str(p["default"])
+
+
+def door_flags(
+    parser: argparse.ArgumentParser,
+    door: str,
+    *,
+    skip: tuple[str, ...] = (),
+    shown: dict[str, str] | None = None,
+) -> None:
+    """Add a flag for each of ``door``'s parameters in the table but those in ``skip`` (which
+    the subcommand takes another way). A flag not given is absent from the namespace, so the
+    measurement's own default applies; ``shown`` words a default the subcommand picks itself
+    (as lat_ctx's placement from $LMBENCH_SCHED)."""
+    for p in parameters(door):
+        if p["name"] in skip:
+            continue
+        kw = dict(_KINDS[p["kind"]])
+        if p["kind"].startswith("real") and p["hi"] is not None and p["hi"] <= 1:
+            kw.update(type=fraction, metavar="FRACTION")  # 5% or 0.05
+        elif "metavar" in kw and "seconds" in p["help"]:
+            kw["metavar"] = "SECONDS"
+        elif "metavar" in kw and p["name"].endswith(("_kb", "_bytes")):
+            kw["metavar"] = p["name"].rsplit("_", 1)[1].upper()
+        if p["choices"] is not None:
+            kw["choices"] = p["choices"]
+        default = (shown or {}).get(p["name"]) or _default_text(p)
+        text = p["help"] + (f" (default: {default})" if default else "")
+        parser.add_argument(
+            *p["flags"],
+            dest=p["name"],
+            default=argparse.SUPPRESS,
+            help=text.replace("%", "%%"),
+            **kw,
+        )
+        if p["name"] == "preset":
+            for name in ("fast", "rigorous"):
+                parser.add_argument(
+                    f"--{name}",
+                    dest="preset",
+                    action="store_const",
+                    const=name,
+                    default=argparse.SUPPRESS,
+                    help=f"--preset {name}",
+                )
+
+
+def door_args(args: argparse.Namespace, door: str) -> dict[str, Any]:
+    """The keyword arguments of ``door``'s parameters given on the command line."""
+    given = vars(args)
+    return {p["name"]: given[p["name"]] for p in parameters(door) if p["name"] in given}
+
+
+def procs_flags(p: argparse.ArgumentParser) -> None:
+    """A ring's participant counts, as lat_ctx takes them (``2 4 8``) or as a flag
+    (``--procs 2 4 8``, the form a side of ``ctxbench ab`` reads best in)."""
+    p.add_argument("procs", type=int, nargs="*", help="participant counts, e.g. 2 4 8 16 20")
     p.add_argument(
-        "-P",
-        dest="parallel",
+        "--procs",
+        dest="procs_flag",
         type=int,
-        default=1,
-        metavar="N",
-        help="run N independent rings at once (default 1)",
-    )
-    p.add_argument(
-        "-W",
-        dest="warmup",
-        type=int,
-        default=1,
-        metavar="N",
-        help="warm-up repetitions before timing (default 1)",
-    )
-    p.add_argument(
-        "-N",
-        dest="repetitions",
-        type=int,
+        nargs="+",
         default=None,
         metavar="N",
-        help="exactly N timed repetitions, as lmbench (lat_ctx: 11); default: until --precision",
-    )
-    p.add_argument(
-        "--precision",
-        type=float,
-        default=_core.DEFAULT_PRECISION,
-        help="stop a point when the 95%% interval of its median is within +-this fraction "
-        f"(default {_core.DEFAULT_PRECISION})",
-    )
-    p.add_argument(
-        "--max-time",
-        type=float,
-        default=_core.DEFAULT_MAX_TIME,
-        help=f"seconds of measuring per point at most (default {_core.DEFAULT_MAX_TIME})",
-    )
-    p.add_argument(
-        "--min-time",
-        type=float,
-        default=None,
-        help=f"seconds per timed repetition (default {_core.PRECISION_MIN_TIME}; "
-        f"{_core.FIXED_MIN_TIME} with -N)",
+        help="the participant counts as a flag",
     )
 
 
-def stopping(args: argparse.Namespace) -> dict[str, object]:
-    """The keyword arguments of ``ring`` that ``repetition_flags`` set."""
-    return {
-        "repetitions": args.repetitions,
-        "precision": args.precision,
-        "max_time": args.max_time,
-        "warmup": args.warmup,
-        "parallel": args.parallel,
-        "min_time": args.min_time,
-    }
+def procs(args: argparse.Namespace) -> list[int]:
+    """The counts ``procs_flags`` read: one of the two forms, not both."""
+    if args.procs and args.procs_flag:
+        raise ValueError("procs: give the participant counts once, positionally or --procs")
+    counts = args.procs or args.procs_flag
+    if not counts:
+        raise ValueError("procs: give participant counts, e.g. 2 4 8 (or --procs 2 4 8)")
+    return list(counts)

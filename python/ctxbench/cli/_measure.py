@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import _core, metadata, report
+from .. import metadata, report
 from .._format import interval
 from ..api import pingpong, result_metadata, ring
 from ..record import encode
@@ -29,8 +29,8 @@ def _add_lat_ctx(sub: Any) -> None:
         "in lat_ctx's xgraph format.",
     )
     # lat_ctx is the ring with the process engine's default transport.
-    lc.set_defaults(func=_ring, engine="process", transport=None)
-    _ring_flags(lc)
+    lc.set_defaults(func=_ring)
+    _ring_flags(lc, skip=("engine", "transport"))
 
 
 def _add_ring(sub: Any) -> None:
@@ -41,15 +41,6 @@ def _add_ring(sub: Any) -> None:
         "travels) named.",
     )
     rg.set_defaults(func=_ring)
-    rg.add_argument(
-        "--engine", choices=_core.ENGINES, default="process", help="who switches (default process)"
-    )
-    rg.add_argument(
-        "--transport",
-        choices=_flags.transports(),
-        default=None,
-        help="how the token travels (default: the engine's first; pipe, resume for fibers)",
-    )
     _ring_flags(rg)
 
 
@@ -59,50 +50,11 @@ def _add_pipe(sub: Any) -> None:
         help="perf bench sched pipe: two processes (or -T threads) ping-pong",
         description="Bounce a token between two processes; print perf bench sched pipe's "
         "fields (one op = one round trip = two switches). By default measured until its "
-        "interval is within --precision, as a ring point; -l N is perf's fixed loop.",
+        "interval is within --precision, as a ring point; -l N is perf's fixed loop "
+        "(perf's default 1000000).",
     )
     pp.set_defaults(func=_pipe)
-    pp.add_argument(
-        "-l",
-        "--loops",
-        type=int,
-        default=None,
-        help="perf's form: exactly this many round trips timed as one run (perf's default "
-        "1000000); default: until --precision",
-    )
-    pp.add_argument(
-        "--precision",
-        type=float,
-        default=_core.DEFAULT_PRECISION,
-        help="stop when the 95%% interval is within +-this fraction "
-        f"(default {_core.DEFAULT_PRECISION})",
-    )
-    pp.add_argument(
-        "--max-time",
-        type=float,
-        default=_core.DEFAULT_MAX_TIME,
-        help=f"seconds of measuring at most (default {_core.DEFAULT_MAX_TIME})",
-    )
-    pp.add_argument(
-        "-T",
-        "--threaded",
-        action="store_true",
-        help="two threads of one process instead of two processes (--engine thread)",
-    )
-    pp.add_argument(
-        "--engine",
-        choices=_core.ENGINES,
-        default=None,
-        help="who switches (default process; thread with -T)",
-    )
-    pp.add_argument(
-        "--transport",
-        choices=_flags.transports(),
-        default=None,
-        help="how the token travels (default: the engine's first; pipe, resume for fibers)",
-    )
-    _flags.placement_flags(pp, "default")
-    _flags.counters_flag(pp)
+    _flags.door_flags(pp, "pingpong")
     pp.add_argument("--json", action="store_true", help="print the full result as JSON")
     _no_hostname_flag(pp)
     _flags.no_wait_flag(pp)
@@ -120,22 +72,10 @@ def _add_sizes(sub: Any) -> None:
         "match.",
     )
     sz.set_defaults(func=_sizes)
-    sz.add_argument("--procs", type=int, nargs="+", default=[2, 8], help="ring sizes (default 2 8)")
     sz.add_argument(
-        "--sizes",
-        nargs="+",
-        default=["auto"],
-        metavar="KB",
-        help="KiB per participant, or 'auto' (default): 0 and 4 KiB on, 2 per octave",
+        "--procs", type=int, nargs="+", default=[2, 8], help="ring sizes (default: 2 8)"
     )
-    sz.add_argument(
-        "--rounds",
-        type=int,
-        default=_core.DEFAULT_ROUNDS,
-        help=f"rounds: each measures one block of every size (default {_core.DEFAULT_ROUNDS})",
-    )
-    _flags.stride_flag(sz)
-    _flags.placement_flags(sz, "single")
+    _flags.door_flags(sz, "cache_sweep")
     sz.add_argument("--out", default=None, help="save every ring result here (.json, .csv, …)")
     sz.add_argument(
         "--no-hostname", action="store_true", help="with --out: this machine's name as '(withheld)'"
@@ -161,26 +101,15 @@ def _add_info(sub: Any) -> None:
     info.set_defaults(func=_info)
 
 
-def _ring_flags(p: argparse.ArgumentParser) -> None:
-    """lat_ctx's own flags, shared by `lat-ctx` and `ring`."""
-    _flags.repetition_flags(p)
-    p.add_argument(
-        "-s",
-        dest="size_kb",
-        type=int,
-        default=0,
-        metavar="KB",
-        help="KiB of private data each participant sums per hop (default 0)",
-    )
-    _flags.stride_flag(p)
-    _flags.counters_flag(p)
-    _flags.placement_flags(p, "$LMBENCH_SCHED, else default")
+def _ring_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
+    """lat_ctx's own flags and the rest of a ring's, shared by `lat-ctx` and `ring`."""
+    _flags.door_flags(p, "ring", skip=skip, shown={"placement": "$LMBENCH_SCHED, else default"})
     p.add_argument(
         "--json", action="store_true", help="print the full result as JSON instead of xgraph text"
     )
     _no_hostname_flag(p)
     _flags.no_wait_flag(p)
-    p.add_argument("procs", type=int, nargs="+", help="participant counts, e.g. 2 4 8 16 20")
+    _flags.procs_flags(p)
 
 
 def _no_hostname_flag(p: argparse.ArgumentParser) -> None:
@@ -203,41 +132,23 @@ def _emit(
 
         sys.stdout.write(document_text([encode(result, hostname=not args.no_hostname)]))
     else:
-        sys.stdout.write(text())
+        out = text()
+        sys.stdout.write(out if out.endswith("\n") else out + "\n")
     report.say(report.lines(result, heard=heard))
     return 0
 
 
 def _ring(args: argparse.Namespace) -> int:
-    placement = args.placement if args.placement is not None else _flags.lmbench_sched()
+    asked = _flags.door_args(args, "ring")
+    asked.setdefault("placement", _flags.lmbench_sched())
     with report.heard() as heard:
-        r = ring(
-            args.procs,
-            engine=args.engine,
-            transport=args.transport,
-            size_kb=args.size_kb,
-            placement=placement,
-            cpu=args.cpu,
-            stride_bytes=args.stride_bytes,
-            counters=args.counters,
-            **_flags.stopping(args),
-        )
+        r = ring(_flags.procs(args), **asked)
     return _emit(r, args, r.to_xgraph, heard)
 
 
 def _pipe(args: argparse.Namespace) -> int:
     with report.heard() as heard:
-        r = pingpong(
-            args.loops,
-            threads=args.threaded,
-            engine=args.engine,
-            transport=args.transport,
-            placement=args.placement if args.placement is not None else "default",
-            cpu=args.cpu,
-            precision=args.precision,
-            max_time=args.max_time,
-            counters=args.counters,
-        )
+        r = pingpong(**_flags.door_args(args, "pingpong"))
     return _emit(r, args, r.to_perf, heard)
 
 
@@ -245,24 +156,17 @@ def _sizes(args: argparse.Namespace) -> int:
     from .._knees import knees
     from ..cache import cache_sweep
 
-    sizes: Any = "auto"
-    if args.sizes != ["auto"]:
-        try:
-            sizes = [int(s) for s in args.sizes]
-        except ValueError:
-            raise ValueError(
-                f"--sizes: expected 'auto' or KiB as integers, got {args.sizes}"
-            ) from None
+    asked = _flags.door_args(args, "cache_sweep")
+    sizes = asked.pop("sizes_kb", ["auto"])
+    if "auto" in sizes and sizes != ["auto"]:
+        raise ValueError(f"--sizes: expected 'auto' or KiB as integers, got {sizes}")
     sweep = cache_sweep(
         args.procs,
-        sizes,
-        stride_bytes=args.stride_bytes,
-        rounds=args.rounds,
-        placement=args.placement if args.placement is not None else "single",
-        cpu=args.cpu,
+        "auto" if sizes == ["auto"] else sizes,
         out=args.out,  # checked first, written as each ring size finishes
         hostname=not args.no_hostname,
         progress=not args.no_progress,
+        **asked,
     )
     print(sizes_table(sweep.table))
     print(f"streaming read: {float(np.median(sweep.stream_kib_per_us)):.1f} KiB/µs")

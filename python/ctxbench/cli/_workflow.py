@@ -8,7 +8,6 @@ measuring commands work without the ``analysis`` extra.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from typing import Any
 
@@ -57,7 +56,8 @@ def _add_sweep(sub: Any) -> None:
         default=["default"],
         help=f"{_flags.PLACEMENT_HELP}, one or more (default: default)",
     )
-    _flags.repetition_flags(sw)
+    # A point's own flags (the axes above are lists instead).
+    _flags.door_flags(sw, "ring", skip=("engine", "transport", "placement", "cpu", "size_kb"))
     sw.add_argument(
         "--no-hostname",
         action="store_true",
@@ -221,7 +221,7 @@ def _sweep(args: argparse.Namespace) -> int:
             placements=args.placements,
             out=args.out,
             progress=not args.no_progress,
-            **_flags.stopping(args),
+            **_flags.door_args(args, "ring"),
             scheduler=args.scheduler,
             hostname=not args.no_hostname,
         )
@@ -330,15 +330,9 @@ def _compare(args: argparse.Namespace) -> int:
     return 1 if table["regressed"].any() else 0
 
 
-def fraction(text: str) -> float:
-    """A fraction given as "5%" or "0.05" (a bare 5 is refused: 5 % or 500 %?)."""
-    try:
-        value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    except ValueError:
-        value = math.nan
-    if not (0 < value < math.inf) or (not text.endswith("%") and value >= 1):
-        raise argparse.ArgumentTypeError(f"expected a fraction like 5% or 0.05, got {text!r}")
-    return value
+# What a plan's points are: the point's own parameters, not how it is measured.
+_PLAN_TAKES = ("engine", "transport", "size_kb", "stride_bytes", "placement", "cpu")
+_RING_PARAMETERS = tuple(p["name"] for p in _flags.parameters("ring"))
 
 
 def _add_plan(sub: Any) -> None:
@@ -353,7 +347,10 @@ def _add_plan(sub: Any) -> None:
     )
     pl.set_defaults(func=_plan)
     pl.add_argument(
-        "--detect", type=fraction, default=0.05, help="the change to tell, e.g. 5%% (default)"
+        "--detect",
+        type=_flags.fraction,
+        default=0.05,
+        help="the change to tell, e.g. 5%% (default)",
     )
     pl.add_argument(
         "--pilot",
@@ -362,37 +359,20 @@ def _add_plan(sub: Any) -> None:
         metavar="N",
         help="first measure N runs of each point with too few in the history (default 0)",
     )
-    pl.add_argument(
-        "--engine", choices=_core.ENGINES, default="process", help="who switches (default process)"
+    _flags.door_flags(
+        pl,
+        "ring",
+        skip=tuple(n for n in _RING_PARAMETERS if n not in _PLAN_TAKES),
+        shown={"placement": "$LMBENCH_SCHED, else default"},
     )
-    pl.add_argument(
-        "--transport", choices=_flags.transports(), default=None, help="how the token travels"
-    )
-    pl.add_argument(
-        "-s",
-        dest="size_kb",
-        type=int,
-        default=0,
-        metavar="KB",
-        help="KiB per participant (default 0)",
-    )
-    _flags.placement_flags(pl, "$LMBENCH_SCHED, else default")
     pl.add_argument("procs", type=int, nargs="*", help="participant counts")
 
 
 def _plan(args: argparse.Namespace) -> int:
     from .._plan import DEFAULT_PROCS, POWER, plan
 
-    placement = args.placement if args.placement is not None else _flags.lmbench_sched()
-    plans = plan(
-        args.detect,
-        args.procs or list(DEFAULT_PROCS),
-        pilot=args.pilot,
-        engine=args.engine,
-        transport=args.transport,
-        size_kb=args.size_kb,
-        placement=placement,
-        cpu=args.cpu,
-    )
+    asked = _flags.door_args(args, "ring")
+    asked.setdefault("placement", _flags.lmbench_sched())
+    plans = plan(args.detect, args.procs or list(DEFAULT_PROCS), pilot=args.pilot, **asked)
     print(report.format_plan(plans, args.detect, POWER))
     return 0
