@@ -1,6 +1,6 @@
-//! What a run is — engine, transport, placement, sizes, repetitions — and the one home of
-//! every limit on them. The Python binding converts its arguments with the same `Limit`s, so
-//! a range is written once.
+//! What a run is — engine, transport, placement, sizes, repetitions — as the core measures
+//! it (`Config`, resolved from a `request::Request`), and the one home of every limit on
+//! them: the request's parameter table names these `Limit`s, so a range is written once.
 
 use crate::engine::{self, Engine, TransportKind};
 use crate::error::{Error, Result};

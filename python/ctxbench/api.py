@@ -1,4 +1,6 @@
-"""The public measuring functions: argument defaults and result wrapping, nothing more."""
+"""The public measuring functions: signatures that mirror the core's parameter table
+(``_core.PARAMETERS``; checked by the tests), the run history and the machine's lock around
+one core call each, and the result wrapping. The core decides every default and mode."""
 
 from __future__ import annotations
 

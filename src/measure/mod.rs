@@ -1,7 +1,7 @@
 //! The measured loop of one ring, run by its participant 0: pin, calibrate, warm up, then
 //! timed ring repetitions in blocks, each block paired with an overhead repetition, inside
-//! windows whose edges the observer sees; or, in an evidence instance, one untimed
-//! repetition with perf counters on.
+//! windows whose edges the observer sees, in the order `steps` gives; or, in an evidence
+//! instance, one untimed repetition with perf counters on.
 
 use crate::barrier::Barrier;
 use crate::clock;
@@ -319,16 +319,69 @@ fn timed_blocks(
 ) -> Result<(Series, u64)> {
     let mut s = Series::default();
     let mut trips = 0;
-    if run.cfg.stop.back_to_back() {
-        trips += window(ring, run, (blocks, per_block), timing, watch, check, &mut s)?;
-        overheads(ring, run, (blocks, per_block), timing, check, &mut s)?;
-    } else {
-        for _ in 0..blocks {
-            trips += window(ring, run, (1, per_block), timing, watch, check, &mut s)?;
-            overheads(ring, run, (1, per_block), timing, check, &mut s)?;
+    for step in steps(run.cfg.stop.back_to_back(), blocks) {
+        match step {
+            Step::Window { blocks } => {
+                trips += window(ring, run, (blocks, per_block), timing, watch, check, &mut s)?
+            }
+            Step::Overheads { count } => {
+                overheads(ring, run, (count, per_block), timing, check, &mut s)?
+            }
         }
     }
     Ok((s, trips))
+}
+
+/// One step of a ring instance's timed part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// An observer's window: untimed trips that bring the ring back to speed, then
+    /// `blocks` blocks of ring repetitions.
+    Window { blocks: usize },
+    /// `count` overhead repetitions, one per block, in the blocks' order.
+    Overheads { count: usize },
+}
+
+/// The steps of one ring instance's timed part, in the order `timed_blocks` runs them:
+/// back to back (precision mode), every block in one window and then their overheads;
+/// otherwise (lmbench's way) each block in its own window followed by its overhead.
+///
+/// ```
+/// use ctxbench::measure::{order, steps};
+/// use ctxbench::stop::BLOCK_REPETITIONS;
+/// // Precision mode: blocks of 4 ring repetitions (T) back to back after the untimed
+/// // trips (w) in one observer's window ([...]), then one overhead repetition (O) each.
+/// assert_eq!(order(&steps(true, 3), BLOCK_REPETITIONS), "[w TTTT TTTT TTTT] O O O");
+/// // -N 3, as lat_ctx: each ring repetition followed by its overhead repetition.
+/// assert_eq!(order(&steps(false, 3), 1), "[w T] O [w T] O [w T] O");
+/// ```
+pub fn steps(back_to_back: bool, blocks: usize) -> Vec<Step> {
+    if back_to_back {
+        vec![Step::Window { blocks }, Step::Overheads { count: blocks }]
+    } else {
+        (0..blocks)
+            .flat_map(|_| [Step::Window { blocks: 1 }, Step::Overheads { count: 1 }])
+            .collect()
+    }
+}
+
+/// `steps` in letters, blocks of `per_block` ring repetitions: `[` and `]` a window's
+/// edges, `w` its untimed trips, `T` a timed ring repetition, `O` an overhead repetition.
+pub fn order(steps: &[Step], per_block: usize) -> String {
+    let words: Vec<String> = steps
+        .iter()
+        .map(|step| match *step {
+            Step::Window { blocks } => {
+                let block = "T".repeat(per_block);
+                let inside: Vec<&str> = std::iter::once("w")
+                    .chain((0..blocks).map(|_| block.as_str()))
+                    .collect();
+                format!("[{}]", inside.join(" "))
+            }
+            Step::Overheads { count } => vec!["O"; count].join(" "),
+        })
+        .collect();
+    words.join(" ")
 }
 
 /// One observer's window: untimed trips, then `count` blocks; returns the trips it made.
@@ -472,187 +525,4 @@ fn calibrate(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::stop::{Precision, Stop, BLOCK_REPETITIONS};
-    use std::time::Duration;
-
-    /// A ring that writes down what it was asked to do: `T` a run of trips, `O` overhead.
-    #[derive(Default)]
-    struct Script(std::sync::Arc<std::sync::Mutex<String>>);
-
-    impl Ring for Script {
-        fn attach(&self) -> crate::sys::Guards {
-            crate::sys::Guards(Vec::new())
-        }
-        fn trips(&mut self, _: u64) -> Result<()> {
-            self.0.lock().unwrap().push('T');
-            Ok(())
-        }
-        fn overhead(&mut self, _: u64) -> Result<()> {
-            self.0.lock().unwrap().push('O');
-            Ok(())
-        }
-        fn stop(&mut self) -> Result<()> {
-            Ok(())
-        }
-        fn progress(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
-            Default::default()
-        }
-        fn work_done(&self) -> (u64, u64) {
-            (0, 0)
-        }
-        fn resident_kb(&self) -> Option<u64> {
-            None
-        }
-        fn record(&self, _: bool) {}
-        fn hops(&self) -> Option<(Vec<u64>, u64)> {
-            None
-        }
-    }
-
-    /// An observer that writes its window edges, `[` and `]`, among the ring's calls.
-    struct Edges(std::sync::Arc<std::sync::Mutex<String>>);
-
-    impl Watch for Edges {
-        fn window_start(&mut self) {
-            self.0.lock().unwrap().push('[');
-        }
-        fn window_end(&mut self) {
-            self.0.lock().unwrap().push(']');
-        }
-    }
-
-    fn script(stop: Stop, blocks: usize, per_block: usize) -> (String, Series) {
-        let cfg = Config {
-            stop,
-            min_time: CHECK_EVERY_S, // one chunk per repetition
-            ..Config::lat_ctx(vec![2])
-        };
-        let run = PointRun::new(&cfg, 2, blocks, 1);
-        let mut ring = Script::default();
-        let timing = Timing {
-            trips: 64,
-            rounds: 64,
-        };
-        let mut watch = Edges(ring.0.clone());
-        let (s, _) = timed_blocks(
-            &mut ring,
-            &run,
-            (blocks, per_block),
-            timing,
-            &mut watch,
-            &mut || Ok(()),
-        )
-        .unwrap();
-        let calls = ring.0.lock().unwrap().clone();
-        (calls, s)
-    }
-
-    #[test]
-    fn precision_blocks_run_back_to_back_and_their_overheads_follow() {
-        // A ring that pauses every few milliseconds switches less per hop than lmbench's,
-        // which never pauses: the blocks of an instance run without the overhead between.
-        let stop = Stop::Precise(Precision {
-            target: 0.02,
-            max_repetitions: 400,
-            max_time: 1.0,
-        });
-        let (calls, s) = script(stop, 3, BLOCK_REPETITIONS);
-        // The observer's window spans the untimed trips and the blocks, no overhead.
-        assert_eq!(
-            calls,
-            format!("[T{}]OOO", "T".repeat(3 * BLOCK_REPETITIONS))
-        );
-        assert_eq!(s.raw_ns.len(), 3 * BLOCK_REPETITIONS);
-        assert_eq!(
-            s.overhead_ns.len(),
-            s.raw_ns.len(),
-            "each block paired with one overhead"
-        );
-    }
-
-    #[test]
-    fn fixed_repetitions_each_have_their_overhead_after_them() {
-        let (calls, s) = script(Stop::Fixed(3), 3, 1);
-        // lmbench's way: each repetition after its untimed trips, its overhead after it.
-        assert_eq!(calls, "[TT]O".repeat(3));
-        assert_eq!(s.overhead_ns.len(), 3);
-    }
-
-    #[test]
-    fn timed_splits_into_chunks_and_checks_between_them() {
-        let (mut runs, mut checks) = (Vec::new(), 0);
-        timed(
-            &mut |k| {
-                runs.push(k);
-                Ok(())
-            },
-            10,
-            3,
-            &mut || {
-                checks += 1;
-                Ok(())
-            },
-        )
-        .unwrap();
-        assert_eq!(runs, [4, 4, 2]);
-        assert_eq!(checks, 2, "no check after the last chunk");
-    }
-
-    #[test]
-    fn timed_stops_on_a_check_error() {
-        let mut runs = 0;
-        let r = timed(
-            &mut |_| {
-                runs += 1;
-                Ok(())
-            },
-            100,
-            10,
-            &mut || Err(Error::Interrupted),
-        );
-        assert_eq!(r.unwrap_err(), Error::Interrupted);
-        assert_eq!(runs, 1);
-    }
-
-    #[test]
-    fn calibrate_grows_the_trial_and_scales_to_min_time() {
-        // Each iteration sleeps at least UNIT, so `min_time / UNIT` iterations last at
-        // least `min_time`: calibration can never ask for more.
-        const UNIT: Duration = Duration::from_micros(50);
-        let min_time = 0.01;
-        let mut trials = Vec::new();
-        let n = calibrate(
-            min_time,
-            &mut |n| {
-                trials.push(n);
-                std::thread::sleep(UNIT * n as u32);
-                Ok(())
-            },
-            &mut || Ok(()),
-        )
-        .unwrap();
-        assert!(
-            n >= 1 && n <= (min_time / UNIT.as_secs_f64()).ceil() as u64,
-            "{n}"
-        );
-        assert_eq!(trials[0], 1);
-        assert!(trials.windows(2).all(|w| w[1] >= 2 * w[0]), "{trials:?}");
-    }
-
-    #[test]
-    fn calibrate_stops_on_a_check_error() {
-        let mut runs = 0;
-        let r = calibrate(
-            1.0,
-            &mut |_| {
-                runs += 1;
-                Ok(())
-            },
-            &mut || Err(Error::Peer("the run was aborted".into())),
-        );
-        assert!(r.is_err());
-        assert_eq!(runs, 0);
-    }
-}
+mod tests;

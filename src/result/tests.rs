@@ -1,0 +1,192 @@
+//! Tests of a point's result: net samples, the switch model per engine and transport,
+//! flags for what cannot be true, hop histograms.
+use super::*;
+use crate::counters::Totals;
+use crate::ring::Rusage;
+
+/// A point of `procs` participants and one ring whose repetitions took `raw` and
+/// `overhead` ns per hop.
+fn point(procs: usize, raw: &[f64], overhead: &[f64]) -> Point {
+    let column = |v: &[f64]| v.iter().map(|&x| vec![x]).collect::<Vec<_>>();
+    Point {
+        procs,
+        raw_ns: column(raw),
+        overhead_ns: column(overhead),
+        raw_cycles: column(raw),
+        overhead_cycles: column(overhead),
+        trips: vec![100],
+        overhead_rounds: vec![200],
+        cpus: vec![vec![0; procs]],
+        work_verified: true,
+        accounting: Err("not read in this test".into()),
+        counters: Totals {
+            switches: Some(150),
+            ..Totals::default()
+        },
+        observed_hops: 100,
+        counted_ns: 2500.0,
+        hops: None,
+        rusage: Rusage::default(),
+        phase_s: Phases::default(),
+        stopped: Stopped::Repetitions,
+        block: 1,
+        instance_blocks: vec![raw.len()],
+        resident_kb: Some(0),
+        one_cpu: true,
+    }
+}
+
+fn fixed() -> Config {
+    Config {
+        stop: Stop::Fixed(3),
+        ..Config::lat_ctx(vec![2])
+    }
+}
+
+#[test]
+fn net_samples_are_raw_minus_overhead_per_repetition() {
+    let p = point(2, &[3000.0, 4000.0, 5000.0], &[1000.0, 1000.0, 2000.0]);
+    let s = summarize_with(&[p], Model::Blocking, &fixed());
+    assert_eq!(s.samples_us, vec![vec![2.0, 3.0, 3.0]]);
+    assert_eq!(s.stats[0].description.median, 3.0);
+    assert_eq!(s.stats[0].description.min, 2.0);
+    assert_eq!(s.raw_us, vec![4.0]);
+    assert_eq!(s.overhead_point_us, vec![1.0]);
+    assert_eq!(s.overhead_us, 1.0);
+    assert_eq!(s.ring_us, vec![vec![3.0]]);
+    assert_eq!(s.below_resolution, vec![false]);
+    assert_eq!(s.counted_us, vec![2.5]);
+    assert_eq!((s.trips[0], s.overhead_rounds[0]), (100, 200));
+    assert_eq!(s.switches_per_hop, vec![1.5]);
+    assert_eq!(s.switch_source, vec!["perf"]);
+    assert!(s.warnings.is_empty());
+    assert!(s.hops.is_none());
+}
+
+#[test]
+fn a_switch_below_the_overhead_is_flagged_not_dropped() {
+    let s = summarize_with(&[point(2, &[1000.0], &[1500.0])], Model::Blocking, &fixed());
+    assert_eq!(s.stats[0].description.median, -0.5);
+    assert_eq!(s.below_resolution, vec![true]);
+}
+
+#[test]
+fn counts_outside_the_model_warn() {
+    let mut p = point(8, &[3000.0], &[1000.0]);
+    p.counters.switches = Some(10);
+    let s = summarize_with(&[p.clone()], Model::Blocking, &fixed());
+    assert_eq!(s.warnings.len(), 1);
+    assert!(
+        s.warnings[0].contains("switches_per_hop=0.10"),
+        "{:?}",
+        s.warnings
+    );
+    assert_eq!(s.one_cpu, vec![true]);
+    // Across CPUs a receiver may find the token without sleeping: no warning.
+    let spread = Point {
+        one_cpu: false,
+        ..p.clone()
+    };
+    assert!(summarize_with(&[spread], Model::Blocking, &fixed())
+        .warnings
+        .is_empty());
+    p.counters.switches = Some(0);
+    assert!(summarize_with(&[p.clone()], Model::Invisible, &fixed())
+        .warnings
+        .is_empty());
+    // The kernel's accounting of the timed windows comes before perf's count.
+    p.accounting = Ok(crate::observer::Accounting {
+        switches: 40,
+        migrations: Some(3),
+        cpu_ns: None,
+        hops: 80,
+    });
+    let s = summarize_with(&[p.clone()], Model::Blocking, &fixed());
+    assert_eq!((s.switches_per_hop[0], s.switch_source[0]), (0.5, "kernel"));
+    assert_eq!(s.migrations[0], 3);
+    p.accounting = Err("unreadable".into());
+    p.counters.switches = None;
+    p.rusage = Rusage {
+        voluntary: 30,
+        involuntary: 10,
+        passes: 20,
+    };
+    let s = summarize_with(&[p], Model::Yielding, &fixed());
+    assert_eq!((s.switches_per_hop[0], s.switch_source[0]), (2.0, "rusage"));
+}
+
+#[test]
+fn the_model_follows_engine_and_transport() {
+    use TransportKind::*;
+    assert_eq!(Model::of(Engine::Fiber, Resume), Model::Invisible);
+    assert_eq!(Model::of(Engine::Thread, Yield), Model::Yielding);
+    assert_eq!(Model::of(Engine::Process, Pipe), Model::Blocking);
+    assert_eq!(Model::of(Engine::Process, Futex), Model::Blocking);
+}
+
+#[test]
+fn hop_histograms_are_trimmed_and_summarised() {
+    let mut counts = vec![0u64; hops::BUCKETS];
+    let (fast, slow) = (hops::bucket(1_000), hops::bucket(9_000));
+    counts[fast] = 99;
+    counts[slow] = 1;
+    let mut a = point(2, &[3000.0], &[1000.0]);
+    a.hops = Some((counts, 9_100));
+    let mut b = a.clone();
+    b.hops = Some((vec![0; hops::BUCKETS], 0));
+    let h = summarize_with(&[a.clone(), b], Model::Blocking, &fixed())
+        .hops
+        .expect("both points recorded");
+    assert_eq!(h.counts.len(), 2);
+    assert_eq!(h.counts[0].len(), slow + 1);
+    assert_eq!(h.edges_us.len(), slow + 2);
+    assert_eq!(h.counts[0].iter().sum::<u64>(), 100);
+    let names: Vec<&str> = h.percentiles_us.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, ["p50", "p90", "p99", "p99.9", "max"]);
+    let p50 = h.percentiles_us[0].1[0];
+    assert!((0.9..=1.1).contains(&p50), "p50 {p50} µs");
+    assert_eq!(h.percentiles_us[4].1, vec![9.1, 0.0]);
+    // A point that did not record: no histogram at all, not a partial one.
+    assert!(
+        summarize_with(&[a, point(2, &[1.0], &[0.5])], Model::Blocking, &fixed())
+            .hops
+            .is_none()
+    );
+}
+
+#[test]
+fn an_array_never_written_is_caught_for_every_engine() {
+    use crate::config::NEVER_WRITTEN;
+    use crate::stop::Stop;
+    for &engine in Engine::ALL {
+        let cfg = Config {
+            engine,
+            transport: engine.default_transport(),
+            size_kb: 256,
+            min_time: 0.002,
+            stop: Stop::Fixed(2),
+            ..Config::lat_ctx(vec![2, 3])
+        };
+        let written = summarize(&cfg, &crate::ring::run(&cfg, &mut || false).unwrap());
+        assert_eq!(written.resident_kb, vec![Some(256); 2], "{engine:?}");
+        assert!(
+            !written.warnings.iter().any(|w| w.contains("resident_kb")),
+            "{engine:?}: {:?}",
+            written.warnings
+        );
+        NEVER_WRITTEN.set(true);
+        let points = crate::ring::run(&cfg, &mut || false);
+        NEVER_WRITTEN.set(false);
+        let zero_page = summarize(&cfg, &points.unwrap());
+        assert_eq!(zero_page.resident_kb, vec![Some(0); 2], "{engine:?}");
+        assert!(zero_page.work_verified.iter().all(|&v| v), "{engine:?}");
+        for procs in [2, 3] {
+            let want = format!("{procs} participants: resident_kb=0 < size_kb=256");
+            assert!(
+                zero_page.warnings.iter().any(|w| w.starts_with(&want)),
+                "{engine:?}: {:?}",
+                zero_page.warnings
+            );
+        }
+    }
+}
