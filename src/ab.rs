@@ -225,12 +225,14 @@ mod tests {
             seed: 5,
         };
         let out = run(&a, &b, &plan, &mut || false, &mut |_, _| Ok(())).unwrap();
-        assert_eq!(
-            out.change,
-            Change::Slower,
+        // Decided as slower on a quiet machine within seconds; a machine busy enough can
+        // leave it undecided when the budget ends, but never decided the wrong way.
+        assert!(
+            out.change == Change::Slower || !out.decided,
             "{:?}",
-            (out.ratio, out.low, out.high)
+            (out.change, out.ratio, out.low, out.high, out.elapsed_s)
         );
+        assert!(out.decided || out.elapsed_s >= plan.budget_s * 0.9);
         let firsts = out.rounds.iter().filter(|r| r.a_first).count();
         assert!(out.rounds.len() < 12 || (firsts > 0 && firsts < out.rounds.len()));
     }

@@ -16,6 +16,7 @@ use crate::config::{self, Config};
 use crate::error::{Error, Result};
 use crate::memory;
 use crate::ring::{self, Interrupt, Point};
+use crate::run;
 use crate::stats;
 use crate::stop::{Stop, Stopped, BLOCK_REPETITIONS, CONFIDENCE};
 use crate::tasks;
@@ -59,7 +60,7 @@ pub fn sweep(
             if interrupt() {
                 return Err(Error::Interrupted);
             }
-            got.push(ring::run(cfg, interrupt)?);
+            got.push(run::run(cfg, interrupt)?);
         }
         stream_us.push(stream_pass_us(&stream, base.min_time));
         progress(round + 1, rounds)?;

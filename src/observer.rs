@@ -11,7 +11,6 @@
 
 use crate::counters::{Counters, Totals};
 use crate::error::{Error, Result};
-use crate::measure::Watch;
 use std::io::Read;
 
 /// How the timed windows are observed.
@@ -182,6 +181,19 @@ impl Windows {
         }
     }
 }
+
+/// What participant 0 of ring 0 tells the point's observer: where each timed window starts
+/// and ends (outside the timed interval), and where the evidence repetition runs. The
+/// drivers of other rings tell nobody (`Unwatched`).
+pub trait Watch {
+    fn window_start(&mut self) {}
+    fn window_end(&mut self) {}
+    fn evidence(&mut self, _on: bool) {}
+}
+
+pub struct Unwatched;
+
+impl Watch for Unwatched {}
 
 /// Ring 0's observer: the kernel's accounting of every observed task over the timed windows;
 /// perf counters through them too where the observer is `Timed`, or over the evidence

@@ -1,7 +1,7 @@
 //! One point's lifecycle, for each participant count: start the participants, drive every
 //! ring under the watchdog and its observer, pick the first failure, assemble the `Point`;
-//! everything is torn down on every path. Plus `run` (every count: the timed instances, then
-//! the evidence ones) and `pingpong` (perf's loop).
+//! everything is torn down on every path. Plus `instance` (one fresh instance: `ab`'s
+//! rounds) and `pingpong` (perf's loop).
 
 use crate::barrier::Barrier;
 use crate::config::{self, Config, Plan};
@@ -13,7 +13,6 @@ use crate::measure::{run_driver, DriverRun, PointRun, Seat, Series, Timing, Unwa
 use crate::memory;
 use crate::observer::{Accounting, Observer, Watcher};
 use crate::placement::{self, Placement, Resolved};
-use crate::precise;
 use crate::stop::Stop;
 use crate::sys;
 use crate::tasks;
@@ -24,75 +23,6 @@ use std::time::Instant;
 pub use crate::engine::Interrupt;
 pub use crate::measure::Phases;
 pub use crate::point::{Point, Rusage};
-
-/// Runs the whole configuration, one point per participant count: every point's timed
-/// instances, then, after all of them, its evidence instance (`evidence`). No timed window
-/// starts within a second of one of our perf events closing (`observer::settle`).
-pub fn run(cfg: &Config, interrupt: Interrupt) -> Result<Vec<Point>> {
-    let placements = check(cfg)?;
-    let _sigpipe = sys::Blocked::new(libc::SIGPIPE);
-    let waited = counters::settle(&mut *interrupt)?;
-    let mut points = if let Some(rule) = cfg.stop.rule() {
-        precise::points(cfg, rule, &placements, interrupt)?
-    } else {
-        let mut points = Vec::with_capacity(cfg.procs.len());
-        for (procs, cpus) in &placements {
-            if interrupt() {
-                return Err(Error::Interrupted);
-            }
-            points.push(point(
-                cfg,
-                *procs,
-                cpus,
-                Instance::First(&|_| 1),
-                interrupt,
-            )?);
-        }
-        points
-    };
-    evidence(cfg, &placements, &mut points, interrupt)?;
-    if let Some(first) = points.first_mut() {
-        first.phase_s.observer_wait = waited;
-    }
-    Ok(points)
-}
-
-/// The evidence phase: one untimed instance per point with perf counters on, after every
-/// timed window of the run, where the observer is `Evidence` and this CPU lets us count
-/// hardware events. Without hardware counters there is nothing to add: the kernel's
-/// accounting counted the switches and migrations of the timed windows themselves, and perf's
-/// software counters would only slow the next second of switches (`observer`).
-fn evidence(
-    cfg: &Config,
-    placements: &[(usize, Resolved)],
-    points: &mut [Point],
-    interrupt: Interrupt,
-) -> Result<()> {
-    let why_not = match cfg.observer {
-        Observer::Timed => return Ok(()),
-        Observer::Off => Err("counters='off': no perf event was opened".to_string()),
-        Observer::Evidence => counters::hardware(),
-    };
-    if let Err(why) = why_not {
-        for p in points.iter_mut() {
-            p.counters = Totals::unavailable(&why);
-        }
-        return Ok(());
-    }
-    for ((procs, cpus), p) in placements.iter().zip(points.iter_mut()) {
-        if interrupt() {
-            return Err(Error::Interrupted);
-        }
-        let t = Instant::now();
-        let known = p.timing();
-        let e = point(cfg, *procs, cpus, Instance::Evidence(&known), interrupt)?;
-        p.counters = e.counters;
-        p.observed_hops = e.observed_hops;
-        p.counted_ns = e.counted_ns;
-        p.phase_s.setup_teardown += t.elapsed().as_secs_f64();
-    }
-    Ok(())
-}
 
 /// One fresh ring instance of `cfg`'s first participant count, measuring `blocks` blocks back
 /// to back as precision mode does, and nothing more (no evidence instance): `ab`'s rounds.
@@ -474,77 +404,4 @@ fn phases(drivers: &[DriverRun], t0: Instant) -> Phases {
     }
     p.setup_teardown = (t0.elapsed().as_secs_f64() - p.calibration - p.warmup - p.measure).max(0.0);
     p
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn quick(procs: Vec<usize>) -> Config {
-        Config {
-            min_time: 0.005,
-            stop: Stop::Fixed(3),
-            ..Config::lat_ctx(procs)
-        }
-    }
-
-    #[test]
-    fn ring_measures_every_count() {
-        let cfg = Config {
-            size_kb: 16,
-            ..quick(vec![2, 3, 8])
-        };
-        let points = run(&cfg, &mut || false).unwrap();
-        assert_eq!(points.len(), 3);
-        for (p, &n) in points.iter().zip(&cfg.procs) {
-            assert_eq!(p.procs, n);
-            assert_eq!(p.raw_ns.len(), 3);
-            assert!(p.raw_ns.iter().flatten().all(|&x| x.is_finite() && x > 0.0));
-            assert!(p
-                .overhead_ns
-                .iter()
-                .flatten()
-                .all(|&x| x.is_finite() && x > 0.0));
-            assert!(p.work_verified);
-            assert_eq!(p.cpus[0].len(), n);
-            assert!(p.cpus[0].iter().all(|&c| c >= 0));
-        }
-    }
-
-    #[test]
-    fn single_placement_pins_everyone() {
-        let cfg = Config {
-            placement: Placement::Single(None),
-            parallel: 2,
-            ..quick(vec![4])
-        };
-        let first = sys::allowed_cpus().unwrap()[0] as i32;
-        let p = &run(&cfg, &mut || false).unwrap()[0];
-        assert_eq!(p.cpus.len(), 2);
-        assert!(p.cpus.iter().flatten().all(|&c| c == first), "{:?}", p.cpus);
-    }
-
-    #[test]
-    fn interrupt_stops_and_reaps() {
-        let mut calls = 0;
-        let e = run(&quick(vec![4]), &mut || {
-            calls += 1;
-            calls > 2
-        })
-        .unwrap_err();
-        assert_eq!(e, Error::Interrupted);
-    }
-
-    #[test]
-    fn condvar_runs_for_processes_and_threads() {
-        for engine in [Engine::Process, Engine::Thread] {
-            let cfg = Config {
-                engine,
-                transport: TransportKind::Condvar,
-                ..quick(vec![2, 4])
-            };
-            let points = run(&cfg, &mut || false).unwrap();
-            assert!(points.iter().all(|p| p.work_verified), "{engine:?}");
-        }
-    }
 }

@@ -5,7 +5,7 @@
 use crate::stats::{self, Estimate, Layout, RunLevel};
 
 /// When a point has measured enough. The measuring loop reads what it needs through the
-/// methods below; only `ring::run` tells the two apart, once, to pick its loop.
+/// methods below; only `run::run` tells the two apart, once, to pick its loop.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stop {
     /// lmbench's way: exactly this many timed repetitions, each followed by an overhead

@@ -1,6 +1,6 @@
 //! The CPU×CPU matrix: for each chosen ordered pair (waker i, wakee j), a ring of two
 //! participants pinned i→j — participant 0, which drives and times, on i — measured by
-//! `ring::run` with the same stopping rule as any ring point. The diagonal is both on one CPU.
+//! `run::run` with the same stopping rule as any ring point. The diagonal is both on one CPU.
 //!
 //! What a cell's number means: the ring's net time per switch, (round trip ÷ 2) − overhead,
 //! i.e. the mean of the i→j and the j→i wake-up; by construction cell (i, j) and cell (j, i)
@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::hops::{self, Lane};
 use crate::placement::Placement;
 use crate::result::{summarize, RingSummary};
-use crate::ring;
+use crate::run as whole;
 use crate::topology::Topology;
 use std::time::Instant;
 
@@ -290,7 +290,7 @@ fn measure_cell(
         .record_hops
         .then(|| skew::estimate(p.from, p.to))
         .transpose()?;
-    let points = ring::run(&ring_cfg, interrupt)?;
+    let points = whole::run(&ring_cfg, interrupt)?;
     let (_bound, memory) = placed.unzip();
     let wake = points[0]
         .hops

@@ -8,6 +8,7 @@ use crate::clock;
 use crate::config::{Config, Plan};
 use crate::engine::{Interrupt, Ring};
 use crate::error::{Error, Result};
+pub use crate::observer::{Unwatched, Watch};
 use crate::stop::Stopped;
 use crate::sys;
 use std::time::Instant;
@@ -86,19 +87,6 @@ pub struct DriverRun {
     /// Trips the ring made inside the timed windows (the observer's windows).
     pub window_trips: u64,
 }
-
-/// What participant 0 of ring 0 tells the point's observer: where each timed window starts
-/// and ends (outside the timed interval), and where the evidence repetition runs. The
-/// drivers of other rings tell nobody (`Unwatched`).
-pub trait Watch {
-    fn window_start(&mut self) {}
-    fn window_end(&mut self) {}
-    fn evidence(&mut self, _on: bool) {}
-}
-
-pub struct Unwatched;
-
-impl Watch for Unwatched {}
 
 /// Where a driver runs, and what it takes over from the point's first ring instance.
 #[derive(Debug, Clone, Copy)]

@@ -62,7 +62,7 @@ fn ring<'py>(
     let cfg = request(Door::Ring, &[("procs", procs)], kwargs)?
         .ring()
         .map_err(core_err)?;
-    let points = measure(py, None, |interrupt, _| core::run(&cfg, interrupt))?;
+    let points = measure(py, None, |interrupt, _| crate::run::run(&cfg, interrupt))?;
     record(py, &RingRecord::new(&cfg, summarize(&cfg, &points)))
 }
 
@@ -112,7 +112,7 @@ fn pingpong<'py>(
     let cfg = request(Door::Pingpong, &positional, kwargs)?
         .pingpong()
         .map_err(core_err)?;
-    let mut points = measure(py, None, |interrupt, _| core::run(&cfg, interrupt))?;
+    let mut points = measure(py, None, |interrupt, _| crate::run::run(&cfg, interrupt))?;
     let p = result::pingpong(&cfg, &points.remove(0));
     record(py, &PingpongRecord::new(&cfg, p))
 }
