@@ -3,6 +3,7 @@
 //! restores the arrays (`ctxbench.record.decode`). Nothing here decides anything.
 
 use super::convert::{core_err, request, to_py};
+use crate::config::Config;
 use crate::error::Error;
 use crate::record::{
     AbRecord, CacheRecord, MatrixRecord, PingpongRecord, RingConfigRecord, RingRecord,
@@ -51,6 +52,25 @@ fn measure<T: Send>(
     outcome.map_err(|e| to_py(e, pending))
 }
 
+/// A ring's arguments as the core's configuration.
+fn ring_request(procs: &Bound<'_, PyAny>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Config> {
+    request(Door::Ring, &[("procs", procs)], kwargs)?
+        .ring()
+        .map_err(core_err)
+}
+
+/// A ping-pong's arguments as the core's configuration.
+fn pingpong_request(
+    loops: Option<&Bound<'_, PyAny>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Config> {
+    let positional: Vec<(&str, &Bound<'_, PyAny>)> =
+        loops.map(|l| ("loops", l)).into_iter().collect();
+    request(Door::Pingpong, &positional, kwargs)?
+        .pingpong()
+        .map_err(core_err)
+}
+
 /// Runs the token ring for each process count; see `ctxbench.ring` for the arguments.
 #[pyfunction]
 #[pyo3(signature = (procs, **kwargs))]
@@ -59,9 +79,7 @@ fn ring<'py>(
     procs: &Bound<'py, PyAny>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = request(Door::Ring, &[("procs", procs)], kwargs)?
-        .ring()
-        .map_err(core_err)?;
+    let cfg = ring_request(procs, kwargs)?;
     let points = measure(py, None, |interrupt, _| crate::run::run(&cfg, interrupt))?;
     record(py, &RingRecord::new(&cfg, summarize(&cfg, &points)))
 }
@@ -75,9 +93,7 @@ fn ring_config<'py>(
     procs: &Bound<'py, PyAny>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = request(Door::Ring, &[("procs", procs)], kwargs)?
-        .ring()
-        .map_err(core_err)?;
+    let cfg = ring_request(procs, kwargs)?;
     record(py, &RingConfigRecord::from(&cfg))
 }
 
@@ -91,9 +107,7 @@ fn ring_check<'py>(
     procs: &Bound<'py, PyAny>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = request(Door::Ring, &[("procs", procs)], kwargs)?
-        .ring()
-        .map_err(core_err)?;
+    let cfg = ring_request(procs, kwargs)?;
     core::check(&cfg).map_err(core_err)?;
     record(py, &RingConfigRecord::from(&cfg))
 }
@@ -107,11 +121,7 @@ fn pingpong<'py>(
     loops: Option<&Bound<'py, PyAny>>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let positional: Vec<(&str, &Bound<'py, PyAny>)> =
-        loops.map(|l| ("loops", l)).into_iter().collect();
-    let cfg = request(Door::Pingpong, &positional, kwargs)?
-        .pingpong()
-        .map_err(core_err)?;
+    let cfg = pingpong_request(loops, kwargs)?;
     let mut points = measure(py, None, |interrupt, _| crate::run::run(&cfg, interrupt))?;
     let p = result::pingpong(&cfg, &points.remove(0));
     record(py, &PingpongRecord::new(&cfg, p))
@@ -125,11 +135,7 @@ fn pingpong_config<'py>(
     loops: Option<&Bound<'py, PyAny>>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let positional: Vec<(&str, &Bound<'py, PyAny>)> =
-        loops.map(|l| ("loops", l)).into_iter().collect();
-    let cfg = request(Door::Pingpong, &positional, kwargs)?
-        .pingpong()
-        .map_err(core_err)?;
+    let cfg = pingpong_request(loops, kwargs)?;
     record(py, &RingConfigRecord::from(&cfg))
 }
 
