@@ -24,6 +24,7 @@ pub mod record;
 pub mod request;
 pub mod result;
 pub mod ring;
+pub mod sched;
 pub mod sequential;
 pub mod stats;
 pub mod stop;

@@ -47,6 +47,7 @@ __all__ = [
     "TRANSPORTS",
     "PLACEMENTS",
     "COUNTERS",
+    "POLICIES",
     "CHANGES",
     "__version__",
     "COMPILER",
@@ -72,6 +73,7 @@ ENGINES: tuple[str, ...]
 TRANSPORTS: dict[str, tuple[str, ...]]
 PLACEMENTS: tuple[str, ...]
 COUNTERS: tuple[str, ...]
+POLICIES: tuple[str, ...]
 CHANGES: tuple[str, ...]
 COMPILER: str
 # One dict per parameter as src/request/params.rs declares it: name, kind, expected, default,
@@ -128,6 +130,7 @@ _Level = Literal["repetition", "block", "instance", "run"]
 _SwitchSource = Literal["kernel", "perf", "rusage"]
 _Stopped = Literal["repetitions", "precision", "max_repetitions", "time_cap", "run_spread"]
 _Counters = Literal["evidence", "off", "timed"]
+_Policy = Literal["other", "batch", "idle", "fifo", "rr", "deadline"]
 _Relation = Literal[
     "same-cpu", "smt-sibling", "shared-l2", "shared-llc", "same-package", "cross-package"
 ]
@@ -249,6 +252,12 @@ class RingDict(TypedDict):
     stride_bytes: int | None
     resident_kb: list[int]
     counters: _Counters
+    policy: _Policy
+    priority: int
+    nice: int
+    dl_runtime_us: int | None
+    dl_deadline_us: int | None
+    dl_period_us: int | None
 
 @type_check_only
 class RingConfigDict(TypedDict):
@@ -270,6 +279,12 @@ class RingConfigDict(TypedDict):
     record_hops: bool
     stride_bytes: int | None
     counters: _Counters
+    policy: _Policy
+    priority: int
+    nice: int
+    dl_runtime_us: int | None
+    dl_deadline_us: int | None
+    dl_period_us: int | None
 
 @type_check_only
 class PingpongDict(TypedDict):
@@ -298,6 +313,12 @@ class PingpongDict(TypedDict):
     instance_blocks: list[int]
     phase_s: PhasesDict
     counters: _Counters
+    policy: _Policy
+    priority: int
+    nice: int
+    dl_runtime_us: int | None
+    dl_deadline_us: int | None
+    dl_period_us: int | None
 
 _WakeDict = TypedDict(
     "_WakeDict",
@@ -354,6 +375,12 @@ class MatrixDict(TypedDict):
     warnings: list[str]
     block: list[int]
     instance_blocks: list[list[list[int]]]
+    policy: _Policy
+    priority: int
+    nice: int
+    dl_runtime_us: int | None
+    dl_deadline_us: int | None
+    dl_period_us: int | None
 
 # END written by `python -m ctxbench._codegen`
 
@@ -378,6 +405,12 @@ def ring(
     timeout: float = 10.0,
     record_hops: bool = False,
     counters: str = "evidence",
+    policy: str | None = ...,
+    priority: int | None = ...,
+    nice: int | None = ...,
+    dl_runtime_us: int | None = ...,
+    dl_deadline_us: int | None = ...,
+    dl_period_us: int | None = ...,
     history: Sequence[_History | None] | None = None,
 ) -> RingDict: ...
 def ring_config(
@@ -400,6 +433,12 @@ def ring_config(
     timeout: float = 10.0,
     record_hops: bool = False,
     counters: str = "evidence",
+    policy: str | None = ...,
+    priority: int | None = ...,
+    nice: int | None = ...,
+    dl_runtime_us: int | None = ...,
+    dl_deadline_us: int | None = ...,
+    dl_period_us: int | None = ...,
     history: Sequence[_History | None] | None = None,
 ) -> RingConfigDict: ...
 def ring_check(
@@ -422,6 +461,12 @@ def ring_check(
     timeout: float = 10.0,
     record_hops: bool = False,
     counters: str = "evidence",
+    policy: str | None = ...,
+    priority: int | None = ...,
+    nice: int | None = ...,
+    dl_runtime_us: int | None = ...,
+    dl_deadline_us: int | None = ...,
+    dl_period_us: int | None = ...,
     history: Sequence[_History | None] | None = None,
 ) -> RingConfigDict: ...
 def pingpong(
@@ -440,6 +485,12 @@ def pingpong(
     min_time: float | None = ...,
     timeout: float = 10.0,
     counters: str = "evidence",
+    policy: str | None = ...,
+    priority: int | None = ...,
+    nice: int | None = ...,
+    dl_runtime_us: int | None = ...,
+    dl_deadline_us: int | None = ...,
+    dl_period_us: int | None = ...,
     history: Sequence[_History | None] | None = None,
 ) -> PingpongDict: ...
 def pingpong_config(
@@ -458,6 +509,12 @@ def pingpong_config(
     min_time: float | None = ...,
     timeout: float = 10.0,
     counters: str = "evidence",
+    policy: str | None = ...,
+    priority: int | None = ...,
+    nice: int | None = ...,
+    dl_runtime_us: int | None = ...,
+    dl_deadline_us: int | None = ...,
+    dl_period_us: int | None = ...,
     history: Sequence[_History | None] | None = None,
 ) -> RingConfigDict: ...
 def cache_sweep(
@@ -493,6 +550,9 @@ def matrix(
     timeout: float = 10.0,
     record_hops: bool = False,
     counters: str = "evidence",
+    policy: str | None = ...,
+    priority: int | None = ...,
+    nice: int | None = ...,
     per_class: int | None = None,
     passes: int = 1,
     memory_node: str | int | None = ...,
