@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from .. import _core
 from .._exclusive import PATIENCE
@@ -146,3 +147,30 @@ def stopping(args: argparse.Namespace) -> dict[str, object]:
         "parallel": args.parallel,
         "min_time": args.min_time,
     }
+
+
+# The scheduling policy's parameters, as the core's table declares them.
+SCHED_PARAMETERS = (
+    "policy",
+    "priority",
+    "nice",
+    "dl_runtime_us",
+    "dl_deadline_us",
+    "dl_period_us",
+)
+
+
+def sched_flags(p: argparse.ArgumentParser, door: str) -> None:
+    """``--policy``, ``--priority``, ``--nice`` (and ``--dl-*`` where ``door`` takes them):
+    the flags, help and choices of the core's table (``_core.PARAMETERS``)."""
+    for row in _core.PARAMETERS:
+        if row["name"] not in SCHED_PARAMETERS or door not in row["doors"]:
+            continue
+        kind = {"choices": row["choices"]} if row["choices"] else {"type": int}
+        p.add_argument(*row["flags"], dest=row["name"], default=None, help=row["help"], **kind)
+
+
+def sched_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The scheduling parameters given on the command line, by name."""
+    given = {name: getattr(args, name, None) for name in SCHED_PARAMETERS}
+    return {name: value for name, value in given.items() if value is not None}

@@ -77,6 +77,7 @@ def add_parsers(sub: Any) -> None:
     )
     mx.add_argument("--no-progress", action="store_true", help="no progress bar")
     _flags.no_wait_flag(mx)
+    _flags.sched_flags(mx, "matrix")
     mx.add_argument(
         "--no-hostname",
         action="store_true",
@@ -170,6 +171,7 @@ def _matrix(args: argparse.Namespace) -> int:
                 max_time=args.max_time,
                 min_time=args.min_time,
                 repetitions=args.repetitions,
+                **_flags.sched_args(args),
                 progress=not args.no_progress,
                 scheduler=args.scheduler,
                 out=args.out,
