@@ -1,3 +1,6 @@
+//! Requests resolved into what the core runs: defaults, presets, refusals naming the
+//! parameter, and the table's defaults against the ones `resolve` uses.
+
 use super::*;
 use crate::engine::{Engine, TransportKind};
 use crate::observer::Observer;

@@ -1,3 +1,6 @@
+//! The policy checks against fixture trees (what this machine cannot show: no RT runtime,
+//! a cgroup without one, missing privileges), and policies applied to threads and read back.
+
 use super::*;
 use std::fs;
 
