@@ -6,6 +6,7 @@ use crate::engine::{self, Engine, TransportKind};
 use crate::error::{Error, Result};
 use crate::observer::Observer;
 use crate::placement::Placement;
+use crate::sched::{self, Sched};
 use crate::stats::RunLevel;
 use crate::stop::{Stop, BLOCK_REPETITIONS, MIN_BLOCKS};
 use crate::workload::{Shape, DEFAULT_STRIDE_BYTES, MAX_SIZE_KB};
@@ -152,6 +153,8 @@ pub struct Config {
     pub run_levels: Vec<Option<RunLevel>>,
     /// Who watches the timed windows (perf counters stay out of them by default).
     pub observer: Observer,
+    /// The scheduling policy of every participant and driver; None: as they inherit it.
+    pub sched: Option<Sched>,
 }
 
 /// The stopping rule's parameters, each in its range.
@@ -201,6 +204,7 @@ impl Config {
             record_hops: false,
             run_levels: Vec::new(),
             observer: Observer::Evidence,
+            sched: None,
         }
     }
 
@@ -255,6 +259,9 @@ impl Config {
         }
         MIN_TIME.check(self.min_time)?;
         TIMEOUT.check(self.timeout)?;
+        if let Some(s) = &self.sched {
+            sched::check_run(s, self.transport, &self.placement)?;
+        }
         Ok(())
     }
 }

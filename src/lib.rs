@@ -25,6 +25,7 @@ pub mod request;
 pub mod result;
 pub mod ring;
 pub mod run;
+pub mod sched;
 pub mod sequential;
 pub mod stats;
 pub mod stop;

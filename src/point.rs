@@ -5,6 +5,7 @@ use crate::counters::Totals;
 use crate::hops;
 use crate::measure::{Phases, Timing};
 use crate::observer::Accounting;
+use crate::sched::Sched;
 use crate::stop::Stopped;
 
 /// Everything measured for one participant count.
@@ -53,6 +54,8 @@ pub struct Point {
     pub resident_kb: Option<u64>,
     /// Every participant ran on one CPU (`placement::Resolved::one_cpu`).
     pub one_cpu: bool,
+    /// The scheduling policy every participant and driver ran under, read back.
+    pub sched: Sched,
 }
 
 #[derive(Debug, Clone, Copy, Default)]

@@ -13,6 +13,7 @@ use crate::measure::{run_driver, DriverRun, PointRun, Seat, Series, Timing, Unwa
 use crate::memory;
 use crate::observer::{Accounting, Observer, Watcher};
 use crate::placement::{self, Placement, Resolved};
+use crate::sched;
 use crate::stop::Stop;
 use crate::sys;
 use crate::tasks;
@@ -43,6 +44,9 @@ pub fn instance(cfg: &Config, blocks: usize, interrupt: Interrupt) -> Result<Poi
 /// participants run.
 pub fn check(cfg: &Config) -> Result<Vec<(usize, Resolved)>> {
     cfg.validate()?;
+    if let Some(s) = &cfg.sched {
+        sched::check(s, &sched::Host::this())?;
+    }
     let allowed = sys::allowed_cpus()?;
     let mut placements = Vec::with_capacity(cfg.procs.len());
     for &procs in &cfg.procs {
@@ -145,6 +149,8 @@ pub(crate) fn point(
     // Every task the kernel schedules: the participants, and participant 0 of ring 0 (this
     // thread; the drivers of other rings are not observed).
     let mut tasks = members.tids();
+    // Before the first token releases them; the drivers take it in `drive_all`.
+    let sched = sched::participants(cfg.sched.as_ref(), &tasks)?;
     tasks.push((0, sys::gettid()));
     // This thread is ring 0's participant 0 until every participant is gone: a token signal
     // sent late (a participant upstream, or the watchdog's STOP after the driver returned)
@@ -175,6 +181,7 @@ pub(crate) fn point(
     }
     let drivers = outcome.into_iter().collect::<Result<Vec<_>>>()?;
     let evidence = Evidence {
+        sched,
         report,
         rings: totals,
         watched,
@@ -233,6 +240,12 @@ fn drive_all(
                     // Participants may still send to this thread as it exits (see
                     // `Blocked::until_exit`); ring 0's thread holds `_late_tokens` instead.
                     ring.attach().until_exit();
+                    let who = format!("the driver of ring {}", k + 1);
+                    // The thread ends here: its policy needs no restoring.
+                    if let Err(e) = sched::Here::apply(run.cfg.sched.as_ref(), &who) {
+                        run.barrier.abort();
+                        return Err(e);
+                    }
                     run_driver(ring.as_mut(), run, seat, &mut || false, &mut Unwatched)
                 });
             match driver {
@@ -245,7 +258,7 @@ fn drive_all(
         }
         let mut all = vec![match failed {
             Some(e) => e,
-            None => run_driver(first.as_mut(), run, seats[0], interrupt, &mut watcher),
+            None => drive_first(first.as_mut(), run, seats[0], interrupt, &mut watcher),
         }];
         all.extend(others.into_iter().map(|h| {
             h.join()
@@ -260,6 +273,30 @@ fn drive_all(
     let watched = watcher.finish();
     drop(fd_limit);
     (outcome, watched)
+}
+
+/// Ring 0's driver on this thread, under the policy asked, once every other thread of the
+/// point (the watchdog, the other drivers) is started: they keep the caller's own policy,
+/// so that the watchdog can act on a ring that runs ahead of it (a thread under
+/// SCHED_DEADLINE could not start them at all). This thread gets its own policy back after.
+fn drive_first(
+    ring: &mut dyn Ring,
+    run: &PointRun,
+    seat: Seat,
+    interrupt: Interrupt,
+    watcher: &mut Watcher,
+) -> Result<DriverRun> {
+    let here = sched::Here::apply(
+        run.cfg.sched.as_ref(),
+        "the driver of ring 0 (the calling thread)",
+    )
+    .inspect_err(|_| {
+        run.barrier.abort();
+    })?;
+    let outcome = run_driver(ring, run, seat, interrupt, watcher);
+    let restored = here.undo();
+    let driven = outcome?;
+    restored.map(|()| driven)
 }
 
 /// What the rings' drivers hold once they stopped, read before the rings are dropped.
@@ -313,6 +350,8 @@ struct Evidence {
     report: Report,
     rings: RingTotals,
     watched: Watched,
+    /// What every participant ran under (`sched::participants`).
+    sched: sched::Sched,
 }
 
 /// The `Point`: the drivers' series as `[repetition][ring]`, and the evidence beside them.
@@ -328,6 +367,7 @@ fn assemble(
         report,
         rings,
         watched: (accounting, counters),
+        sched,
     } = evidence;
     let expected = run.cfg.shape().map_or(0, |s| s.expected_sum());
     let check = |&(passes, sum): &(u64, u64)| sum == passes.wrapping_mul(expected) && passes > 0;
@@ -390,6 +430,7 @@ fn assemble(
             .zip(report.resident_kb)
             .map(|(a, b)| a.min(b)),
         one_cpu,
+        sched,
     }
 }
 

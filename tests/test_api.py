@@ -577,7 +577,7 @@ def test_model_disagreement_becomes_a_user_warning(monkeypatch: pytest.MonkeyPat
 def test_metadata_travels_with_every_result() -> None:
     m = ctxbench.lat_ctx([2], **FAST).metadata
     for key in ("kernel", "cpu_model", "cpu_count", "affinity", "smt", "governor",
-                "clocksource", "hypervisor", "mitigations", "ctxbench_version"):  # fmt: skip
+                "clocksource", "hypervisor", "vulnerabilities", "ctxbench_version"):  # fmt: skip
         assert key in m
     assert m["ctxbench_version"] == ctxbench.__version__
     assert m["affinity"] == sorted(os.sched_getaffinity(0))

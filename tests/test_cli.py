@@ -386,3 +386,17 @@ def test_every_json_output_is_an_input(
     figure = tmp_path / "f.png"
     assert main(["plot", str(printed), "-o", str(figure), "--kind", kind]) == 0
     assert figure.read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_scheduling_policy_flags_reach_ring_pipe_and_matrix() -> None:
+    p = run_cli("ring", *FAST_FLAGS, "--json", "--policy", "batch", "--nice", "4", "2")
+    assert p.returncode == 0, p.stderr
+    record = json.loads(p.stdout)["results"][0]
+    assert (record["policy"], record["priority"], record["nice"]) == ("batch", 0, 4)
+    p = run_cli("pipe", "-l", "1000", "--json", "--policy", "idle")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["results"][0]["policy"] == "idle"
+    # The matrix takes no deadline parameters; a refusal is the core's message.
+    p = run_cli("matrix", "--policy", "rr", "--nice", "2", "--cpus", "0", "--no-progress")
+    assert p.returncode != 0 and 'nice: policy "rr" has no nice' in p.stderr
+    assert "--dl-runtime" not in run_cli("matrix", "--help").stdout

@@ -217,6 +217,32 @@ def test_runs_from_different_machines_say_so(base: pd.DataFrame) -> None:
     assert compare(base, base).attrs["context"] == []
 
 
+def test_runs_under_another_scheduler_or_mitigations_say_so(base: pd.DataFrame) -> None:
+    from ctxbench import metadata
+
+    states = {"spectre_v2": "Mitigation: Retpolines; IBPB: conditional", "mds": "Not affected"}
+    before = base.assign(
+        preempt="none",
+        sched_ext="absent",
+        vulnerabilities=metadata.column_value("vulnerabilities", states),
+    )
+    after = before.assign(
+        preempt="full",
+        sched_ext="enabled: rusty",
+        vulnerabilities=metadata.column_value(
+            "vulnerabilities", {**states, "spectre_v2": "Vulnerable"}
+        ),
+    )
+    notes = compare(before, after).attrs["context"]
+    assert "preempt none vs full" in notes
+    assert "sched_ext absent vs enabled: rusty" in notes
+    assert (
+        "vulnerabilities (spectre_v2 'Mitigation: Retpolines; IBPB: conditional' vs "
+        "'Vulnerable')" in notes
+    )
+    assert compare(before, before).attrs["context"] == []
+
+
 def test_format(base: pd.DataFrame) -> None:
     text = format_comparison(compare(base, scaled(base, 1.5), threshold=0.05))
     lines = text.splitlines()

@@ -121,7 +121,7 @@ def test_html_metadata_is_one_line_and_the_rest_folded(result: ctxbench.RingResu
     assert f"placement {result.placement}" in summary
     assert summary.endswith("VM" if meta["hypervisor"] else "bare metal") or "VM (" in summary
     folded = text[details:]
-    assert folded.count("\n") >= 20 and "mitigations" in folded
+    assert folded.count("\n") >= 20 and "vulnerabilities" in folded
     assert f"all metadata ({len(meta)} entries)" in folded
 
 

@@ -34,7 +34,10 @@ EXPECTED_TYPES: dict[str, tuple[type, ...]] = {
     "hypervisor": (bool,),
     "hypervisor_vendor": (str,),
     "tsc": (dict,),
-    "mitigations": (dict,),
+    "preempt": (dict,),
+    "sched_ext": (str,),
+    "rseq": (dict,),
+    "vulnerabilities": (dict,),
     "cmdline_mitigations": (str,),
     "isolcpus": (str,),
     "nohz_full": (str,),
@@ -58,7 +61,7 @@ TREE_KEYS = (
     "hypervisor",
     "hypervisor_vendor",
     "tsc",
-    "mitigations",
+    "vulnerabilities",
     "cmdline_mitigations",
     "isolcpus",
     "nohz_full",
@@ -107,6 +110,7 @@ def fake_roots(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Collector:
         proc, sys_root = make_tree(tmp_path, files)
         monkeypatch.setattr(md, "PROC_ROOT", proc)
         monkeypatch.setattr(md, "SYS_ROOT", sys_root)
+        monkeypatch.setattr(md, "BOOT_ROOT", tmp_path / "boot")
         return md.collect(version="9.9")
 
     return point
@@ -142,7 +146,7 @@ def test_collect_real_machine() -> None:
     tsc = meta["tsc"]
     if isinstance(tsc, dict):
         assert set(tsc) == {"constant_tsc", "nonstop_tsc"}
-    mitigations = meta["mitigations"]
+    mitigations = meta["vulnerabilities"]
     if isinstance(mitigations, dict):
         assert all(isinstance(k, str) and isinstance(v, str) for k, v in mitigations.items())
     json.loads(json.dumps(meta))
@@ -204,7 +208,7 @@ def test_fake_x86_vm_tree(fake_roots: Collector) -> None:
     assert meta["nohz_full"] is None
     assert meta["perf_event_paranoid"] == 2
     assert meta["mem_total_kb"] == 16314068
-    assert meta["mitigations"] == {
+    assert meta["vulnerabilities"] == {
         "meltdown": "Not affected",
         "spectre_v2": "Mitigation: Retpolines",
     }
@@ -376,7 +380,7 @@ def test_cgroup_quota(fake_roots: Collector, files: dict[str, str], expected: fl
 
 def test_internal_collect_with_explicit_roots(tmp_path: Path) -> None:
     proc, sys_root = make_tree(tmp_path, {"proc/sys/kernel/perf_event_paranoid": "-1\n"})
-    meta = md._collect(proc, sys_root, version="x", extra=None)
+    meta = md._collect(proc, sys_root, tmp_path / "boot", version="x", extra=None)
     assert meta["perf_event_paranoid"] == -1
 
 
@@ -392,7 +396,7 @@ def test_format_metadata_alignment_and_values() -> None:
         "hypervisor": True,
         "loadavg": [0.5, 0.25, 0.0],
         "tsc": {"constant_tsc": True, "nonstop_tsc": False},
-        "mitigations": {},
+        "vulnerabilities": {},
         "cpu_model": "multi\nline",
         "isolcpus": None,
         "cgroup_cpu_quota": None,
@@ -408,7 +412,7 @@ def test_format_metadata_alignment_and_values() -> None:
     assert rows["loadavg"] == "0.5 0.25 0"
     assert rows["tsc.constant_tsc"] == "yes"
     assert rows["tsc.nonstop_tsc"] == "no"
-    assert rows["mitigations"] == "(none)"
+    assert rows["vulnerabilities"] == "(none)"
     assert rows["cpu_model"] == "multi line"
     assert rows["isolcpus"] == "none"
     assert rows["cgroup_cpu_quota"] == "no limit found"
@@ -420,3 +424,87 @@ def test_format_metadata_alignment_and_values() -> None:
 
 def test_format_metadata_empty() -> None:
     assert md.format_metadata({}) == ""
+
+
+# --- what the kernel is doing -------------------------------------------------
+
+
+def test_preempt_from_debugfs_where_readable(fake_roots: Collector) -> None:
+    meta = fake_roots({"sys/kernel/debug/sched/preempt": "none voluntary (full) lazy\n"})
+    assert meta["preempt"]["mode"] == "full"  # type: ignore[index]
+    assert str(meta["preempt"]["source"]).endswith("kernel/debug/sched/preempt")  # type: ignore[index]
+
+
+def test_preempt_from_the_config_and_the_boot_command_line(
+    fake_roots: Collector, tmp_path: Path
+) -> None:
+    release = os.uname().release
+    (tmp_path / "boot").mkdir()
+    config = (
+        "CONFIG_PREEMPT_BUILD=y\n# CONFIG_PREEMPT_NONE is not set\nCONFIG_PREEMPT_VOLUNTARY=y\n"
+    )
+    (tmp_path / "boot" / f"config-{release}").write_text(config)
+    meta = fake_roots({"proc/cmdline": "quiet\n"})
+    assert meta["preempt"] == {
+        "mode": "voluntary",
+        "source": str(tmp_path / "boot" / f"config-{release}"),
+    }
+    # A dynamic kernel takes the model preempt= names at boot.
+    (tmp_path / "boot" / f"config-{release}").write_text(config + "CONFIG_PREEMPT_DYNAMIC=y\n")
+    meta = fake_roots({"proc/cmdline": "quiet preempt=full\n"})
+    assert meta["preempt"]["mode"] == "full"  # type: ignore[index]
+    assert "preempt= of" in str(meta["preempt"]["source"])  # type: ignore[index]
+    # PREEMPT_RT outranks the choice.
+    (tmp_path / "boot" / f"config-{release}").write_text("CONFIG_PREEMPT=y\nCONFIG_PREEMPT_RT=y\n")
+    assert fake_roots({})["preempt"]["mode"] == "rt"  # type: ignore[index]
+
+
+def test_preempt_from_proc_config_gz(fake_roots: Collector, tmp_path: Path) -> None:
+    import gzip
+
+    (tmp_path / "proc").mkdir(exist_ok=True)
+    with gzip.open(tmp_path / "proc" / "config.gz", "wt") as f:
+        f.write("CONFIG_PREEMPT_NONE=y\nCONFIG_PREEMPT_DYNAMIC=y\n")
+    meta = fake_roots({"proc/cmdline": "quiet\n"})
+    assert meta["preempt"]["mode"] == "none"  # type: ignore[index]
+    assert "config.gz" in str(meta["preempt"]["source"])  # type: ignore[index]
+
+
+def test_preempt_unknown_says_why(fake_roots: Collector) -> None:
+    preempt = fake_roots({})["preempt"]
+    assert preempt["mode"] == "unknown"  # type: ignore[index]
+    why = str(preempt["source"])  # type: ignore[index]
+    assert "debug/sched/preempt unreadable" in why and "config.gz" in why and "/boot/config-" in why
+
+
+def test_sched_ext_absent_disabled_and_loaded(fake_roots: Collector) -> None:
+    assert fake_roots({})["sched_ext"] == "absent"
+    assert fake_roots({"sys/kernel/sched_ext/state": "disabled\n"})["sched_ext"] == "disabled"
+    loaded = {
+        "sys/kernel/sched_ext/state": "enabled\n",
+        "sys/kernel/sched_ext/root/ops": "rusty_1.0.5_x86_64\n",
+    }
+    assert fake_roots(loaded)["sched_ext"] == "enabled: rusty_1.0.5_x86_64"
+
+
+def test_rseq_says_whether_glibc_registered_it() -> None:
+    rseq = md.collect()["rseq"]
+    assert isinstance(rseq, dict) and set(rseq) == {"registered", "source"}
+    import ctypes
+
+    try:
+        size = ctypes.c_uint.in_dll(ctypes.CDLL(None), "__rseq_size").value
+    except ValueError:
+        assert rseq["registered"] is None
+    else:
+        assert rseq["registered"] is (size > 0)
+        assert f"__rseq_size is {size}" in str(rseq["source"])
+
+
+def test_kernel_state_is_compared_and_repeated_on_every_row() -> None:
+    for key in ("preempt", "sched_ext", "vulnerabilities"):
+        assert key in md.COMPARED
+    states = {"spectre_v2": "Mitigation: Retpolines; IBPB: conditional", "mds": "Not affected"}
+    text = md.column_value("vulnerabilities", states)
+    assert md.vulnerability_states(text) == states  # type: ignore[arg-type]
+    assert md.column_value("preempt", {"mode": "full", "source": "x"}) == "full"

@@ -37,6 +37,7 @@ _KINDS = {
     "counts": "int | Sequence[int]",
     "count": "int",
     "count?": "int | None",
+    "int?": "int | None",
     "real": "float",
     "real?": "float | None",
     "switch": "bool",

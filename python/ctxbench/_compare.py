@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import _core
+from . import _core, metadata
 from ._table_schema import POINT_KEY
 from .files import as_frame
 from .frame import require
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 # precision a point is measured to.
 DEFAULT_THRESHOLD = _core.DEFAULT_PRECISION
 # Columns whose values must agree between the two sides for a difference to be the code's.
-_CONTEXT = ("cpu_model", "kernel", "hypervisor", "ctxbench_version", "host")
+_CONTEXT = (*metadata.COMPARED, "host")
 
 
 def _runs(group: pd.DataFrame) -> list[pd.DataFrame]:
@@ -97,8 +97,20 @@ def _context_differences(base: pd.DataFrame, new: pd.DataFrame) -> list[str]:
             a = sorted({str(v) for v in base[column].dropna()})
             b = sorted({str(v) for v in new[column].dropna()})
             if a and b and a != b:
-                out.append(f"{column} {', '.join(a)} vs {', '.join(b)}")
+                out.append(_difference(column, a, b))
     return out
+
+
+def _difference(column: str, a: list[str], b: list[str]) -> str:
+    """``column`` a vs b in words; of the vulnerabilities, only the entries that differ."""
+    if column == "vulnerabilities" and len(a) == len(b) == 1:
+        was, now = (metadata.vulnerability_states(side[0]) for side in (a, b))
+        changed = sorted(k for k in was.keys() | now.keys() if was.get(k) != now.get(k))
+        shown = "; ".join(
+            f"{k} {was.get(k, 'absent')!r} vs {now.get(k, 'absent')!r}" for k in changed
+        )
+        return f"vulnerabilities ({shown})"
+    return f"{column} {', '.join(a)} vs {', '.join(b)}"
 
 
 def compare(base: Any, new: Any, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:

@@ -48,6 +48,7 @@ __all__ = [
     "TRANSPORTS",
     "PLACEMENTS",
     "COUNTERS",
+    "POLICIES",
     "CHANGES",
     "__version__",
     "COMPILER",
@@ -74,6 +75,7 @@ ENGINES: tuple[str, ...]
 TRANSPORTS: dict[str, tuple[str, ...]]
 PLACEMENTS: tuple[str, ...]
 COUNTERS: tuple[str, ...]
+POLICIES: tuple[str, ...]
 CHANGES: tuple[str, ...]
 COMPILER: str
 # One dict per parameter as src/request/params.rs declares it: name, kind, expected, default,
@@ -132,6 +134,7 @@ _Level = Literal["repetition", "block", "instance", "run"]
 _SwitchSource = Literal["kernel", "perf", "rusage"]
 _Stopped = Literal["repetitions", "precision", "max_repetitions", "time_cap", "run_spread"]
 _Counters = Literal["evidence", "off", "timed"]
+_Policy = Literal["other", "batch", "idle", "fifo", "rr", "deadline"]
 _Relation = Literal[
     "same-cpu", "smt-sibling", "shared-l2", "shared-llc", "same-package", "cross-package"
 ]
@@ -253,6 +256,12 @@ class RingDict(TypedDict):
     stride_bytes: int | None
     resident_kb: list[int]
     counters: _Counters
+    policy: _Policy
+    priority: int
+    nice: int
+    dl_runtime_us: int | None
+    dl_deadline_us: int | None
+    dl_period_us: int | None
 
 @type_check_only
 class RingConfigDict(TypedDict):
@@ -274,6 +283,12 @@ class RingConfigDict(TypedDict):
     record_hops: bool
     stride_bytes: int | None
     counters: _Counters
+    policy: _Policy
+    priority: int
+    nice: int
+    dl_runtime_us: int | None
+    dl_deadline_us: int | None
+    dl_period_us: int | None
 
 @type_check_only
 class PingpongDict(TypedDict):
@@ -302,6 +317,12 @@ class PingpongDict(TypedDict):
     instance_blocks: list[int]
     phase_s: PhasesDict
     counters: _Counters
+    policy: _Policy
+    priority: int
+    nice: int
+    dl_runtime_us: int | None
+    dl_deadline_us: int | None
+    dl_period_us: int | None
 
 _WakeDict = TypedDict(
     "_WakeDict",
@@ -358,6 +379,12 @@ class MatrixDict(TypedDict):
     warnings: list[str]
     block: list[int]
     instance_blocks: list[list[list[int]]]
+    policy: _Policy
+    priority: int
+    nice: int
+    dl_runtime_us: int | None
+    dl_deadline_us: int | None
+    dl_period_us: int | None
 
 # END written by `python -m ctxbench._codegen`
 
@@ -382,6 +409,12 @@ def ring(
     timeout: float = 10.0,
     record_hops: bool = False,
     counters: str = "evidence",
+    policy: str | None = ...,
+    priority: int | None = ...,
+    nice: int | None = ...,
+    dl_runtime_us: int | None = ...,
+    dl_deadline_us: int | None = ...,
+    dl_period_us: int | None = ...,
     history: Sequence[_History | None] | None = None,
 ) -> RingDict: ...
 def ring_config(
@@ -404,6 +437,12 @@ def ring_config(
     timeout: float = 10.0,
     record_hops: bool = False,
     counters: str = "evidence",
+    policy: str | None = ...,
+    priority: int | None = ...,
+    nice: int | None = ...,
+    dl_runtime_us: int | None = ...,
+    dl_deadline_us: int | None = ...,
+    dl_period_us: int | None = ...,
     history: Sequence[_History | None] | None = None,
 ) -> RingConfigDict: ...
 def ring_check(
@@ -426,6 +465,12 @@ def ring_check(
     timeout: float = 10.0,
     record_hops: bool = False,
     counters: str = "evidence",
+    policy: str | None = ...,
+    priority: int | None = ...,
+    nice: int | None = ...,
+    dl_runtime_us: int | None = ...,
+    dl_deadline_us: int | None = ...,
+    dl_period_us: int | None = ...,
     history: Sequence[_History | None] | None = None,
 ) -> RingConfigDict: ...
 def pingpong(
@@ -444,6 +489,12 @@ def pingpong(
     min_time: float | None = ...,
     timeout: float = 10.0,
     counters: str = "evidence",
+    policy: str | None = ...,
+    priority: int | None = ...,
+    nice: int | None = ...,
+    dl_runtime_us: int | None = ...,
+    dl_deadline_us: int | None = ...,
+    dl_period_us: int | None = ...,
     history: Sequence[_History | None] | None = None,
 ) -> PingpongDict: ...
 def pingpong_config(
@@ -462,6 +513,12 @@ def pingpong_config(
     min_time: float | None = ...,
     timeout: float = 10.0,
     counters: str = "evidence",
+    policy: str | None = ...,
+    priority: int | None = ...,
+    nice: int | None = ...,
+    dl_runtime_us: int | None = ...,
+    dl_deadline_us: int | None = ...,
+    dl_period_us: int | None = ...,
     history: Sequence[_History | None] | None = None,
 ) -> RingConfigDict: ...
 def cache_sweep(
@@ -497,6 +554,9 @@ def matrix(
     timeout: float = 10.0,
     record_hops: bool = False,
     counters: str = "evidence",
+    policy: str | None = ...,
+    priority: int | None = ...,
+    nice: int | None = ...,
     per_class: int | None = None,
     passes: int = 1,
     memory_node: str | int | None = ...,

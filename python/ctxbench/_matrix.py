@@ -70,6 +70,9 @@ def matrix(
     min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
     counters: str = "evidence",
+    policy: str | None = None,
+    priority: int | None = None,
+    nice: int | None = None,
     progress: bool | str = True,
     out: PathLike | None = None,
     hostname: bool = True,
@@ -97,6 +100,9 @@ def matrix(
     ``relation`` ("same-cpu", "smt-sibling", "shared-l2", "shared-llc", "same-package",
     "cross-package") and NUMA distance — chosen deterministically and spread over the
     machine: a big machine's summary in seconds, where every pair costs about N² cells.
+
+    ``policy``, ``priority`` and ``nice``: every cell's tasks under that scheduling policy,
+    as for ``ring`` (not "deadline": the kernel refuses it for pinned tasks).
 
     ``memory_node``: on a machine with several NUMA nodes each cell's memory is bound to the
     waker's node by default (``"wakee"``, or a node id, to choose), and where a probe page
@@ -131,6 +137,11 @@ def matrix(
         "per_class": per_class(classes),
         "passes": passes,
         "memory_node": memory_node,
+        **{
+            k: v
+            for k, v in (("policy", policy), ("priority", priority), ("nice", nice))
+            if v is not None
+        },
     }
     if scheduler is not None or client is not None:
         from . import fleet

@@ -8,7 +8,7 @@ import inspect
 import itertools
 import operator
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Union
 
 from . import _core, _history, metadata
@@ -46,6 +46,12 @@ def ring(
     timeout: float = _core.DEFAULT_TIMEOUT,
     record_hops: bool = False,
     counters: str = "evidence",
+    policy: str | None = None,
+    priority: int | None = None,
+    nice: int | None = None,
+    dl_runtime_us: int | None = None,
+    dl_deadline_us: int | None = None,
+    dl_period_us: int | None = None,
     history: bool = True,
 ) -> RingResult:
     """Pass a token round rings of ``procs`` participants and report µs per switch.
@@ -97,6 +103,15 @@ def ring(
     attached through the timed repetitions, to see what they cost: while a perf event is on
     any task, the kernel slows every context switch (several per cent here), and for a second
     after it closes, so no timed repetition starts within that second.
+
+    ``policy`` is the scheduling policy of every participant and of the drivers, one of
+    ``_core.POLICIES``: ``"other"``, ``"batch"``, ``"idle"`` (with ``nice``), ``"fifo"``,
+    ``"rr"`` (with ``priority``, 1 to 99, default 1) or ``"deadline"`` (with
+    ``dl_runtime_us``, ``dl_deadline_us``, ``dl_period_us``); None leaves every task as it
+    inherits the caller's, and ``nice`` alone is policy other. Applied to each participant
+    before the first token and to the drivers while they drive; refused before anything
+    starts where a limit forbids it (``PermissionError`` naming it) and never run under
+    another: ``result.policy``, ``priority`` and ``nice`` are what every task read back.
 
     Every parameter's range and default is the core's (``ctxbench._core.PARAMETERS``).
     """
@@ -162,7 +177,17 @@ def ring_points(procs: object, **asked: Any) -> list[_history.Point] | None:
         # Another stride or observer is another measurement; defaults keep earlier ids.
         **({"stride_bytes": cfg["stride_bytes"]} if cfg["stride_bytes"] != 8 else {}),
         **({"counters": cfg["counters"]} if cfg["counters"] != "evidence" else {}),
+        **sched_id(cfg),
     )
+
+
+def sched_id(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """Of a point's history id, its scheduling policy where it is not SCHED_OTHER at nice 0:
+    another policy is another measurement; runs under the default keep their earlier ids."""
+    keys = ("policy", "priority", "nice", "dl_runtime_us", "dl_deadline_us", "dl_period_us")
+    if (cfg.get("policy"), cfg.get("nice")) in (("other", 0), (None, None)):
+        return {}
+    return {k: cfg[k] for k in keys if cfg.get(k) is not None}
 
 
 # Of a point's history id, what is taken as the caller asked it, not as the core resolved it.
@@ -209,6 +234,12 @@ def pingpong(
     min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
     counters: str = "evidence",
+    policy: str | None = None,
+    priority: int | None = None,
+    nice: int | None = None,
+    dl_runtime_us: int | None = None,
+    dl_deadline_us: int | None = None,
+    dl_period_us: int | None = None,
     history: bool = True,
 ) -> PingpongResult:
     """``perf bench sched pipe``: two processes (threads with ``threads=True``, perf's ``-T``;
@@ -221,8 +252,9 @@ def pingpong(
     ``max_repetitions``; the ``preset``'s where None), so that the result has an interval
     and compares (``ctxbench.compare``, the pytest gate). ``loops=N`` is perf's own form
     instead: N round trips timed as one run, one sample, no interval; ``repetitions=N`` N
-    timed repetitions. ``placement``, ``cpu``, ``min_time``, ``timeout``, ``history`` and
-    ``counters``: as for ``ring``.
+    timed repetitions. ``placement``, ``cpu``, ``min_time``, ``timeout``, ``history``,
+    ``counters``, and the scheduling policy (``policy``, ``priority``, ``nice``, ``dl_*``):
+    as for ``ring``.
     """
     asked = {k: v for k, v in locals().items() if k not in ("loops", "history")}
     meta = result_metadata()
@@ -238,6 +270,7 @@ def pingpong(
             placement=cfg["placement"],
             min_time=min_time,
             **({"counters": counters} if counters != "evidence" else {}),
+            **sched_id(cfg),
         )
     with measuring():
         now = _history.conditions() if points else None

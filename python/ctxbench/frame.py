@@ -17,19 +17,14 @@ import numpy as np
 from . import _core, report
 from ._format import us
 from ._table_schema import POINT_KEY, POINT_SUMMARY, TABLE_REQUIRED
-from .metadata import FLEET_FIELDS
+from .metadata import COMPARED, FLEET_FIELDS, column_value
 from .schema import CONFIG, RING
 
 if TYPE_CHECKING:
     import pandas as pd
 
-METADATA_COLUMNS: tuple[str, ...] = (
-    "kernel",
-    "cpu_model",
-    "hypervisor",
-    "ctxbench_version",
-    "date",
-)
+# The metadata each row repeats: what tells machines apart (``metadata.COMPARED``), and when.
+METADATA_COLUMNS: tuple[str, ...] = (*COMPARED, "date")
 # Per-point arrays a ring result repeats on its rows: those declared ``column=True`` in
 # ``schema.RING``.
 POINT_COLUMNS: tuple[str, ...] = tuple(name for name, spec in RING.items() if spec.column)
@@ -65,7 +60,7 @@ def require(module: str, feature: str, install: str = "'ctxbench[analysis]'") ->
 
 
 def _metadata_columns(metadata: dict[str, Any]) -> dict[str, Any]:
-    columns = {k: metadata.get(k) for k in METADATA_COLUMNS}
+    columns = {k: column_value(k, metadata.get(k)) for k in METADATA_COLUMNS}
     # Which measuring call made the rows: several runs of one point compare by their spread.
     if "run_id" in metadata:
         columns["run_id"] = metadata["run_id"]

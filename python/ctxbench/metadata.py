@@ -19,10 +19,13 @@ import socket
 import time
 from pathlib import Path, PurePosixPath
 
+from . import _kernel_state
+
 # Module-level so tests (or an analysis of a copied /proc and /sys tree) can
 # redirect every probe; collect() looks them up at call time for that reason.
 PROC_ROOT = Path("/proc")
 SYS_ROOT = Path("/sys")
+BOOT_ROOT = Path("/boot")
 
 # Every key collect() guarantees, in display order. Exported so callers and
 # tests can check completeness without duplicating the list.
@@ -42,7 +45,10 @@ KEYS: tuple[str, ...] = (
     "hypervisor",
     "hypervisor_vendor",
     "tsc",
-    "mitigations",
+    "preempt",
+    "sched_ext",
+    "rseq",
+    "vulnerabilities",
     "cmdline_mitigations",
     "isolcpus",
     "nohz_full",
@@ -55,6 +61,38 @@ KEYS: tuple[str, ...] = (
     "python_implementation",
     "compiler",
 )
+
+# What tells two machines apart for a switch: where one of these differs between two
+# results, a difference between them may be the machine's, and ``ctxbench.compare`` says so;
+# the tidy table repeats each as a column (``column_value``).
+COMPARED: tuple[str, ...] = (
+    "cpu_model",
+    "kernel",
+    "hypervisor",
+    "ctxbench_version",
+    "preempt",
+    "sched_ext",
+    "vulnerabilities",
+)
+
+
+def column_value(key: str, value: object) -> object:
+    """A metadata value as the table's column holds it: the preemption mode alone (where it
+    was read from is no difference), the vulnerabilities as "name: state" pairs joined by
+    " | " (a state may hold "; "; ``vulnerability_states`` reads them back); anything else as
+    it is."""
+    if key == "preempt" and isinstance(value, dict):
+        return value.get("mode")
+    if key == "vulnerabilities" and isinstance(value, dict):
+        return " | ".join(f"{k}: {v}" for k, v in sorted(value.items()))
+    return value
+
+
+def vulnerability_states(text: str) -> dict[str, str]:
+    """The vulnerabilities column back into {name: state}."""
+    pairs = (item.partition(": ") for item in text.split(" | ") if item)
+    return {name: state for name, _, state in pairs}
+
 
 # What results saved with ``hostname=False`` (``--no-hostname``) hold instead of the
 # hostname: the key stays, as every key does, and says the name was left out on purpose
@@ -132,20 +170,6 @@ def _smt(cpu_dir: Path) -> str | None:
         # placement purposes, yet differs from an admin-disabled setting.
         return "on (inactive)"
     return control
-
-
-def _mitigations(cpu_dir: Path) -> dict[str, str] | None:
-    vuln_dir = cpu_dir / "vulnerabilities"
-    try:
-        entries = sorted(p for p in vuln_dir.iterdir() if p.is_file())
-    except OSError:
-        return None
-    result: dict[str, str] = {}
-    for entry in entries:
-        status = _read_value(entry)
-        if status is not None:
-            result[entry.name] = status
-    return result
 
 
 def _cmdline_mitigations(proc: Path) -> str | None:
@@ -329,6 +353,7 @@ def _utc_now() -> str:
 def _collect(
     proc: Path,
     sys_root: Path,
+    boot: Path,
     *,
     version: str,
     extra: dict[str, object] | None,
@@ -378,7 +403,12 @@ def _collect(
         "hypervisor": hypervisor,
         "hypervisor_vendor": hypervisor_vendor,
         "tsc": tsc,
-        "mitigations": _mitigations(cpu_dir),
+        # The scheduler's own state: a preemption model, a BPF scheduler, rseq, mitigations
+        # each change what a switch costs.
+        "preempt": _kernel_state.preempt(sys_root, proc, boot, platform.release()),
+        "sched_ext": _kernel_state.sched_ext(sys_root),
+        "rseq": _kernel_state.rseq(),
+        "vulnerabilities": _kernel_state.vulnerabilities(sys_root),
         "cmdline_mitigations": _cmdline_mitigations(proc),
         "isolcpus": _read_value(cpu_dir / "isolated"),
         "nohz_full": _read_value(cpu_dir / "nohz_full"),
@@ -413,7 +443,7 @@ def collect(
     *, version: str = "unknown", extra: dict[str, object] | None = None
 ) -> dict[str, object]:
     """Metadata of this machine now; every key is present (None when unknown)."""
-    return _collect(PROC_ROOT, SYS_ROOT, version=version, extra=extra)
+    return _collect(PROC_ROOT, SYS_ROOT, BOOT_ROOT, version=version, extra=extra)
 
 
 def _format_int_ranges(values: list[int]) -> str:

@@ -91,6 +91,12 @@ class RingResult:
     stride_bytes: int | None = None
     resident_kb: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     counters: str | None = None
+    policy: str | None = None
+    priority: int | None = None
+    nice: int | None = None
+    dl_runtime_us: int | None = None
+    dl_deadline_us: int | None = None
+    dl_period_us: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 
@@ -176,6 +182,12 @@ class PingpongResult:
     instance_blocks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     phase_s: dict[str, Any] = field(default_factory=dict)
     counters: str | None = None
+    policy: str | None = None
+    priority: int | None = None
+    nice: int | None = None
+    dl_runtime_us: int | None = None
+    dl_deadline_us: int | None = None
+    dl_period_us: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 
@@ -298,6 +310,12 @@ class MatrixResult:
     warnings: list[str]
     block: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     instance_blocks: list[np.ndarray] = field(default_factory=list)
+    policy: str | None = None
+    priority: int | None = None
+    nice: int | None = None
+    dl_runtime_us: int | None = None
+    dl_deadline_us: int | None = None
+    dl_period_us: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 

@@ -25,6 +25,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from . import _core
 from ._core import ENGINES, RELATIONS
 
 # A dimension of an array: a fixed length, a name bound by the record (a scalar field of that
@@ -122,6 +123,22 @@ PHASES = ("calibration", "warmup", "measure", "setup_teardown", "observer_wait")
 _LATER_PHASES = ("observer_wait",)
 # Who watched the timed windows (``ctxbench._core.COUNTERS``); files from before lack it.
 COUNTERS = Field("str", required=False, config=True, literals=("evidence", "off", "timed"))
+
+
+def _sched(config: bool) -> dict[str, Field]:
+    """The scheduling policy every task of a run had, read back (``ctxbench._core.POLICIES``);
+    deadline's runtime, deadline and period in µs, null under the other policies. Files from
+    before lack them."""
+    dl = _int(min=0, nullable=True, required=False, config=config)
+    return {
+        "policy": Field("str", required=False, config=config, literals=_core.POLICIES),
+        "priority": _int(min=0, required=False, config=config),
+        "nice": _int(min=-20, required=False, config=config),
+        "dl_runtime_us": dl,
+        "dl_deadline_us": dl,
+        "dl_period_us": dl,
+    }
+
 
 # The fields of each result kind, in the order its class and its record hold them: every
 # required field before the optional ones, ``metadata`` last. One declaration per field: the
@@ -241,6 +258,7 @@ RING: dict[str, Field] = {
     "stride_bytes": _int(min=8, nullable=True, required=False, config=True),
     "resident_kb": _int(P, min=-1, required=False, column=True),
     "counters": COUNTERS,
+    **_sched(config=True),
     "metadata": METADATA,
 }
 
@@ -275,6 +293,7 @@ PINGPONG: dict[str, Field] = {
         fields={k: _float(1, min=0, required=k not in _LATER_PHASES) for k in PHASES},
     ),
     "counters": replace(COUNTERS, config=False),
+    **_sched(config=False),
     "metadata": METADATA,
 }
 
@@ -345,6 +364,7 @@ MATRIX: dict[str, Field] = {
     "warnings": Field("str", (None,)),
     "block": _int(C, min=1, required=False),
     "instance_blocks": _int(C, None, min=0, required=False, ragged=True),
+    **_sched(config=False),
     "metadata": METADATA,
 }
 

@@ -81,7 +81,7 @@ pub fn value(param: &Param, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
                 param.kind,
             )
         }
-        Kind::Count(_) | Kind::OptCount(_) | Kind::Cpu | Kind::Stride => {
+        Kind::Count(_) | Kind::OptCount(_) | Kind::OptInt(_) | Kind::Cpu | Kind::Stride => {
             Ok(Value::Int(int(obj, name, param.kind)?))
         }
         Kind::Real(_) | Kind::OptReal(_) => real(obj, name).map(Value::Real),
@@ -198,6 +198,7 @@ pub fn int(obj: &Bound<'_, PyAny>, name: &str, kind: Kind) -> PyResult<i64> {
     let text = wide.str()?.to_string();
     Err(match kind {
         Kind::Count(l) | Kind::OptCount(l) => core_err(l.outside(text)),
+        Kind::OptInt(l) => core_err(l.outside(text)),
         Kind::Counts => core_err(config::PROCS.outside(text)),
         Kind::Sizes => core_err(config::SIZE_KB.outside(text)),
         _ => PyValueError::new_err(format!("{name}: {text} is out of range")),

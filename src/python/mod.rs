@@ -43,6 +43,7 @@ fn parameters(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
         d.set_item("derived", derived)?;
         let (lo, hi) = match p.kind {
             Kind::Count(l) | Kind::OptCount(l) => (Some(l.lo as f64), Some(l.hi as f64)),
+            Kind::OptInt(l) => (Some(l.lo as f64), Some(l.hi as f64)),
             Kind::Real(l) | Kind::OptReal(l) => (Some(l.lo), Some(l.hi)),
             _ => (None, None),
         };
@@ -68,6 +69,7 @@ fn kind_name(kind: Kind) -> &'static str {
         Kind::Count(_) => "count",
         Kind::Stride => "count",
         Kind::OptCount(_) => "count?",
+        Kind::OptInt(_) => "int?",
         Kind::Real(_) => "real",
         Kind::OptReal(_) => "real?",
         Kind::Switch => "switch",
@@ -185,6 +187,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TRANSPORTS", transports)?;
     m.add("PLACEMENTS", PyTuple::new(m.py(), placements::policies())?)?;
     m.add("COUNTERS", PyTuple::new(m.py(), Observer::NAMES)?)?;
+    m.add(
+        "POLICIES",
+        PyTuple::new(m.py(), crate::sched::Policy::NAMES)?,
+    )?;
     m.add("CHANGES", PyTuple::new(m.py(), verdict::Change::NAMES)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("COMPILER", env!("CTXBENCH_RUSTC"))?;

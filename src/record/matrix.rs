@@ -57,6 +57,10 @@ pub struct MatrixRecord {
     #[serde(serialize_with = "super::in_order")]
     pub wake_us: Option<Vec<(&'static str, Vec<f64>)>>,
     pub warnings: Vec<String>,
+    /// What every cell's tasks ran under: the first cell's, read back (each cell ran the
+    /// one asked, or the caller's).
+    #[serde(flatten)]
+    pub sched: super::SchedRecord,
 }
 
 fn known<T: TryInto<i64>>(v: Option<T>) -> i64 {
@@ -151,6 +155,10 @@ impl MatrixRecord {
             clock_untrusted: cells.iter().map(|c| c.offset_flagged).collect(),
             wake_us,
             warnings: m.warnings.clone(),
+            sched: cells
+                .first()
+                .and_then(|c| c.summary.sched)
+                .map_or_else(|| super::SchedRecord::asked(r), Into::into),
         }
     }
 }

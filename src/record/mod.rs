@@ -8,6 +8,7 @@ use crate::clock::Tsc;
 use crate::config::Config;
 use crate::measure::Phases;
 use crate::result::{HopSummary, PingPong, PointStats, RingSummary};
+use crate::sched::{self, Policy, Sched};
 use serde::Serialize;
 
 /// Named series as a map in their order ("p50" before "max"), or null.
@@ -41,6 +42,45 @@ pub struct RingConfigRecord {
     pub timeout: f64,
     pub record_hops: bool,
     pub counters: &'static str,
+    #[serde(flatten)]
+    pub sched: SchedRecord,
+}
+
+/// The scheduling policy every task of a run had: as read back after a run, as asked (or,
+/// with nothing asked, the calling thread's, which every task inherits) before one.
+#[derive(Debug, Clone, Serialize)]
+pub struct SchedRecord {
+    pub policy: &'static str,
+    pub priority: u32,
+    pub nice: i32,
+    /// SCHED_DEADLINE's runtime, deadline and period in µs; null under the other policies.
+    pub dl_runtime_us: Option<u64>,
+    pub dl_deadline_us: Option<u64>,
+    pub dl_period_us: Option<u64>,
+}
+
+impl From<Sched> for SchedRecord {
+    fn from(s: Sched) -> Self {
+        let dl = |k: usize| (s.policy == Policy::Deadline).then_some(s.dl_ns[k] / 1000);
+        SchedRecord {
+            policy: s.policy.name(),
+            priority: s.priority,
+            nice: s.nice,
+            dl_runtime_us: dl(0),
+            dl_deadline_us: dl(1),
+            dl_period_us: dl(2),
+        }
+    }
+}
+
+impl SchedRecord {
+    /// What `cfg` asks, or what the calling thread runs under now where it asks nothing.
+    pub fn asked(cfg: &Config) -> Self {
+        cfg.sched
+            .or_else(|| sched::get(0).ok())
+            .unwrap_or_default()
+            .into()
+    }
 }
 
 impl From<&Config> for RingConfigRecord {
@@ -69,6 +109,7 @@ impl From<&Config> for RingConfigRecord {
             timeout: cfg.timeout,
             record_hops: cfg.record_hops,
             counters: cfg.observer.as_str(),
+            sched: SchedRecord::asked(cfg),
         }
     }
 }
@@ -256,8 +297,12 @@ pub(crate) fn by_repetition(series: &[Vec<f64>]) -> Vec<Vec<f64>> {
 impl RingRecord {
     pub fn new(cfg: &Config, s: RingSummary) -> Self {
         let hops = s.hops.as_ref();
+        let mut config = RingConfigRecord::from(cfg);
+        if let Some(seen) = s.sched {
+            config.sched = seen.into();
+        }
         RingRecord {
-            config: cfg.into(),
+            config,
             repetitions_made: s.samples_us.iter().map(Vec::len).collect(),
             samples_us: by_repetition(&s.samples_us),
             raw_samples_us: by_repetition(&s.raw_samples_us),
@@ -336,6 +381,8 @@ pub struct PingpongRecord {
     pub block: usize,
     pub instance_blocks: Vec<usize>,
     pub phase_s: PhasesRecord,
+    #[serde(flatten)]
+    pub sched: SchedRecord,
 }
 
 impl PingpongRecord {
@@ -365,6 +412,7 @@ impl PingpongRecord {
             block: p.block,
             instance_blocks: p.instance_blocks,
             phase_s: std::slice::from_ref(&p.phase_s).into(),
+            sched: p.sched.into(),
         }
     }
 }

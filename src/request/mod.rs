@@ -200,6 +200,7 @@ fn check(param: &Param, value: &Value) -> Result<()> {
         (Kind::Counts, Value::Int(i)) => config::PROCS.count(*i).map(drop),
         (Kind::Counts, Value::Ints(v)) => counts(v),
         (Kind::Count(l) | Kind::OptCount(l), Value::Int(i)) => l.count(*i).map(drop),
+        (Kind::OptInt(l), Value::Int(i)) => l.check(*i).map(drop),
         (Kind::Stride, Value::Int(i)) => crate::workload::check_stride(*i).map(drop),
         (Kind::Real(l) | Kind::OptReal(l), Value::Real(x)) => l.check(*x).map(drop),
         (Kind::Real(l) | Kind::OptReal(l), Value::Int(i)) => l.check(*i as f64).map(drop),
@@ -251,6 +252,7 @@ fn optional(kind: Kind) -> bool {
     matches!(
         kind,
         Kind::OptCount(_)
+            | Kind::OptInt(_)
             | Kind::OptReal(_)
             | Kind::OptChoice(_)
             | Kind::Placement
@@ -273,7 +275,7 @@ pub fn expected(kind: Kind) -> String {
     };
     match kind {
         Kind::Counts => "an int or a sequence of ints".into(),
-        Kind::Count(_) | Kind::OptCount(_) => or_none("an int"),
+        Kind::Count(_) | Kind::OptCount(_) | Kind::OptInt(_) => or_none("an int"),
         Kind::Stride => "a power of two of bytes".into(),
         Kind::Real(_) | Kind::OptReal(_) => or_none("a number"),
         Kind::Switch => "True or False".into(),

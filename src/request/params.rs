@@ -8,6 +8,7 @@ use super::Preset;
 use crate::config::{self, Limit};
 use crate::engine::{Engine, TransportKind};
 use crate::observer::Observer;
+use crate::sched;
 use crate::workload::DEFAULT_STRIDE_BYTES;
 
 /// A measurement a caller can ask for.
@@ -51,6 +52,8 @@ pub enum Kind {
     /// Bytes between the words a participant sums (`workload::check_stride`'s rule).
     Stride,
     OptCount(Limit<u64>),
+    /// A signed int in its range, or None.
+    OptInt(Limit<i64>),
     /// A real number in its range.
     Real(Limit<f64>),
     OptReal(Limit<f64>),
@@ -79,6 +82,7 @@ pub enum Names {
     Transports,
     Presets,
     Counters,
+    Policies,
 }
 
 impl Names {
@@ -88,6 +92,7 @@ impl Names {
             Names::Transports => TransportKind::ALL.iter().map(|t| t.name()).collect(),
             Names::Presets => Preset::ALL.iter().map(|p| p.name()).collect(),
             Names::Counters => Observer::NAMES.to_vec(),
+            Names::Policies => sched::Policy::NAMES.to_vec(),
         }
     }
 }
@@ -117,6 +122,8 @@ pub struct Param {
 
 const MEASURING: &[Door] = &[Door::Ring, Door::Pingpong, Door::Matrix, Door::Cache];
 const RINGS: &[Door] = &[Door::Ring, Door::Pingpong, Door::Matrix];
+/// Measurements whose participants may run unpinned (SCHED_DEADLINE needs it).
+const TIMED_ALONE: &[Door] = &[Door::Ring, Door::Pingpong];
 const ARRAYS: &[Door] = &[Door::Ring, Door::Matrix, Door::Cache];
 const PLACED: &[Door] = &[Door::Ring, Door::Pingpong, Door::Cache];
 
@@ -124,6 +131,7 @@ const ENGINES: Names = Names::Engines;
 const TRANSPORTS: Names = Names::Transports;
 const PRESETS: Names = Names::Presets;
 const COUNTERS: Names = Names::Counters;
+const POLICIES: Names = Names::Policies;
 
 /// Seconds an A/B run measures at most by default, and its range.
 pub const DEFAULT_BUDGET_S: f64 = 30.0;
@@ -360,6 +368,54 @@ pub const PARAMS: &[Param] = &[
         "who watches the timed repetitions: evidence, off, or timed (perf through them)"
     ),
     param!(
+        "policy",
+        Kind::OptChoice(POLICIES),
+        Fallback::Derived("as inherited from the caller"),
+        RINGS,
+        ["--policy"],
+        "scheduling policy of every participant and driver: other, batch, idle, fifo, rr, deadline"
+    ),
+    param!(
+        "priority",
+        Kind::OptCount(sched::ANY_PRIORITY),
+        Fallback::Derived("1 for fifo and rr, else 0"),
+        RINGS,
+        ["--priority"],
+        "static priority for policy fifo or rr, 1 to 99"
+    ),
+    param!(
+        "nice",
+        Kind::OptInt(sched::NICE),
+        Fallback::Derived("0 where a policy is named, else inherited"),
+        RINGS,
+        ["--nice"],
+        "nice for policy other, batch or idle (alone: policy other), -20 to 19"
+    ),
+    param!(
+        "dl_runtime_us",
+        Kind::OptCount(sched::DL_RUNTIME_US),
+        Fallback::Derived("200 with policy deadline"),
+        TIMED_ALONE,
+        ["--dl-runtime"],
+        "policy deadline: µs of CPU each task may use per period"
+    ),
+    param!(
+        "dl_deadline_us",
+        Kind::OptCount(sched::DL_DEADLINE_US),
+        Fallback::Derived("the period"),
+        TIMED_ALONE,
+        ["--dl-deadline"],
+        "policy deadline: µs after each period's start by which the runtime is due"
+    ),
+    param!(
+        "dl_period_us",
+        Kind::OptCount(sched::DL_PERIOD_US),
+        Fallback::Derived("1000 with policy deadline"),
+        TIMED_ALONE,
+        ["--dl-period"],
+        "policy deadline: µs of each period"
+    ),
+    param!(
         "history",
         Kind::History,
         Fallback::None,
@@ -473,5 +529,6 @@ mod tests {
         assert_eq!(Names::Engines.names(), ["process", "thread", "fiber"]);
         assert_eq!(Names::Presets.names(), ["fast", "default", "rigorous"]);
         assert_eq!(Names::Counters.names(), ["evidence", "off", "timed"]);
+        assert_eq!(Names::Policies.names()[3], "fifo");
     }
 }

@@ -12,6 +12,7 @@ use crate::matrix::{MatrixConfig, Memory};
 use crate::observer::Observer;
 use crate::placement::{Named, Placement};
 use crate::ring;
+use crate::sched::{Policy, Sched};
 use crate::stats;
 use crate::stop::{Precision, Stop};
 
@@ -62,6 +63,7 @@ impl Request {
             record_hops: self.switch("record_hops"),
             run_levels,
             observer: self.observer(),
+            sched: self.sched()?,
             ..self.stopping(Config::lat_ctx(procs))
         };
         cfg.validate()?;
@@ -100,11 +102,14 @@ impl Request {
             Some(runs) => vec![runs.as_deref().and_then(stats::run_level)],
             None => Vec::new(),
         };
-        Ok(Config {
+        let cfg = Config {
             run_levels,
             observer: self.observer(),
+            sched: self.sched()?,
             ..cfg
-        })
+        };
+        cfg.validate()?;
+        Ok(cfg)
     }
 
     /// What the CPU matrix runs: each cell a ring of two on its pair of CPUs.
@@ -131,8 +136,17 @@ impl Request {
             timeout: self.timeout(),
             record_hops: self.switch("record_hops"),
             observer: self.observer(),
+            sched: self.sched()?,
             ..self.stopping(Config::lat_ctx(vec![2]))
         };
+        ring.validate()?;
+        if ring.sched.is_some_and(|s| s.policy == Policy::Deadline) {
+            return Err(Error::invalid(
+                "policy",
+                "the matrix pins each cell's pair to its CPUs, and the kernel refuses \
+                 SCHED_DEADLINE for pinned tasks",
+            ));
+        }
         Ok(MatrixConfig {
             cpus,
             ring,
@@ -266,6 +280,30 @@ impl Request {
 
     fn timeout(&self) -> f64 {
         self.real("timeout")
+    }
+
+    /// The scheduling policy asked: None where no policy, priority, nice or deadline
+    /// parameter is given (every task as it inherits); a nice alone is policy other.
+    fn sched(&self) -> Result<Option<Sched>> {
+        // The matrix takes no deadline parameters.
+        let int = |name| match super::params::find(self.door, name).map(|_| self.value(name)) {
+            Some(Value::Int(i)) => Some(i),
+            _ => None,
+        };
+        let (priority, nice) = (int("priority"), int("nice"));
+        let dl = [
+            int("dl_runtime_us"),
+            int("dl_deadline_us"),
+            int("dl_period_us"),
+        ];
+        let policy = match self.name("policy") {
+            Some(name) => Policy::parse(&name)?,
+            None if priority.is_none() && nice.is_none() && dl.iter().all(Option::is_none) => {
+                return Ok(None)
+            }
+            None => Policy::Other,
+        };
+        Sched::new(policy, priority, nice, dl).map(Some)
     }
 
     fn observer(&self) -> Observer {

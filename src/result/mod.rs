@@ -81,6 +81,9 @@ pub struct RingSummary {
     pub resident_kb: Vec<Option<u64>>,
     /// Every participant of the point ran on one CPU (`placement::Resolved::one_cpu`).
     pub one_cpu: Vec<bool>,
+    /// The scheduling policy every task ran under, read back (every point's is the same:
+    /// the one asked, or the caller's); None without points.
+    pub sched: Option<crate::sched::Sched>,
 }
 
 /// What the statistics say of one point's samples: their description, the point's figure
@@ -367,6 +370,7 @@ fn summarize_with(points: &[Point], model: Model, cfg: &Config) -> RingSummary {
         instance_blocks: points.iter().map(|p| p.instance_blocks.clone()).collect(),
         resident_kb: points.iter().map(|p| p.resident_kb).collect(),
         one_cpu: points.iter().map(|p| p.one_cpu).collect(),
+        sched: points.first().map(|p| p.sched),
         cpus: points.iter().map(|p| p.cpus.clone()).collect(),
         trips: points.iter().map(|p| p.trips[0]).collect(),
         overhead_rounds: points.iter().map(|p| p.overhead_rounds[0]).collect(),
@@ -410,6 +414,8 @@ pub struct PingPong {
     pub block: usize,
     pub instance_blocks: Vec<usize>,
     pub phase_s: Phases,
+    /// What both participants and the driver ran under, read back.
+    pub sched: crate::sched::Sched,
 }
 
 /// The `PingPong` of the point a `ring::pingpong_config` run measured.
@@ -439,6 +445,7 @@ pub fn pingpong(cfg: &Config, p: &Point) -> PingPong {
         block: p.block,
         instance_blocks: p.instance_blocks.clone(),
         phase_s: p.phase_s,
+        sched: p.sched,
     }
 }
 

@@ -33,6 +33,7 @@ fn point(procs: usize, raw: &[f64], overhead: &[f64]) -> Point {
         instance_blocks: vec![raw.len()],
         resident_kb: Some(0),
         one_cpu: true,
+        sched: crate::sched::Sched::default(),
     }
 }
 

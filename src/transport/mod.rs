@@ -40,6 +40,9 @@ pub trait Transport: Sized + Send + Sync + 'static {
     const NAME: &'static str;
     /// Only meaningful when every participant shares one CPU (no wake-up path at all).
     const SINGLE_CPU_ONLY: bool = false;
+    /// A waiting participant stays runnable (it spins or yields) instead of sleeping: under
+    /// a real-time policy it would hold its CPU against every fair task.
+    const BUSY_WAITS: bool = false;
 
     /// Inboxes for `n` participants, made before any participant starts (so before `fork`).
     fn ring(n: usize, scope: Scope) -> Result<Self>;
@@ -116,6 +119,14 @@ macro_rules! transports {
             pub fn single_cpu_only(self) -> bool {
                 match self {
                     $(TransportKind::$kind => <$module::$kind as Transport>::SINGLE_CPU_ONLY,)+
+                    TransportKind::Resume => false,
+                }
+            }
+
+            /// A waiting participant stays runnable (`Transport::BUSY_WAITS`).
+            pub fn busy_waits(self) -> bool {
+                match self {
+                    $(TransportKind::$kind => <$module::$kind as Transport>::BUSY_WAITS,)+
                     TransportKind::Resume => false,
                 }
             }

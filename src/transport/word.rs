@@ -12,6 +12,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub trait Wake: Sized + Send + Sync + 'static {
     const NAME: &'static str;
     const SINGLE_CPU_ONLY: bool = false;
+    /// See `Transport::BUSY_WAITS`.
+    const BUSY_WAITS: bool = false;
     /// Every send leaves something the receiver must consume (a queued signal): wait first,
     /// once per token, even when the word is already filled.
     const WAIT_FIRST: bool = false;
@@ -36,6 +38,7 @@ pub struct WordRing<W: Wake> {
 impl<W: Wake> Transport for WordRing<W> {
     const NAME: &'static str = W::NAME;
     const SINGLE_CPU_ONLY: bool = W::SINGLE_CPU_ONLY;
+    const BUSY_WAITS: bool = W::BUSY_WAITS;
 
     fn ring(n: usize, scope: Scope) -> Result<Self> {
         let words = Shared::<AtomicU32>::new(n)?;

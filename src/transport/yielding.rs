@@ -12,6 +12,7 @@ pub type Yield = WordRing<YieldWake>;
 impl Wake for YieldWake {
     const NAME: &'static str = "yield";
     const SINGLE_CPU_ONLY: bool = true;
+    const BUSY_WAITS: bool = true;
 
     fn new(_n: usize, _scope: Scope) -> Result<Self> {
         Ok(YieldWake)

@@ -127,6 +127,7 @@ def _size(text: str) -> str | int:
 _KINDS: dict[str, dict[str, Any]] = {
     "count": {"type": int, "metavar": "N"},
     "count?": {"type": int, "metavar": "N"},
+    "int?": {"type": int, "metavar": "N"},
     "real": {"type": float, "metavar": "X"},
     "real?": {"type": float, "metavar": "X"},
     "switch": {"action": "store_true"},

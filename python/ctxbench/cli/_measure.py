@@ -93,7 +93,8 @@ def _add_info(sub: Any) -> None:
         "info",
         help="print the metadata recorded with every result",
         description="Print this machine's metadata as every result records it: kernel, CPU "
-        "model and count, affinity, SMT, governor, clocksource, hypervisor, mitigations, "
+        "model and count, affinity, SMT, governor, clocksource, hypervisor, the kernel's "
+        "preemption model, sched_ext scheduler, rseq registration and CPU vulnerabilities, "
         "isolcpus/nohz_full, cgroup CPU quota, load, perf_event_paranoid, cache sizes, and "
         "the ctxbench, Python and rustc versions. Differences here explain differences in "
         "results. Last, where the run history is, what it holds and how to turn it off.",

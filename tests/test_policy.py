@@ -1,0 +1,179 @@
+"""The scheduling policy as an axis: applied to every task, read back into the result, and
+refused, naming the limit, wherever it cannot run as asked."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import cgroups
+import pytest
+
+import ctxbench
+from ctxbench import _core
+
+QUICK = {"repetitions": 2, "warmup": 0, "min_time": 0.002, "history": False}
+
+
+def _cap_sys_nice() -> bool:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("CapEff:"):
+            return bool(int(line.split()[1], 16) >> 23 & 1)
+    return False
+
+
+needs_cap = pytest.mark.skipif(not _cap_sys_nice(), reason="real-time policies need CAP_SYS_NICE")
+
+
+def _whole_machine() -> bool:
+    """SCHED_DEADLINE needs tasks free to run on every CPU of the root domain."""
+    return os.sched_getaffinity(0) == set(range(os.cpu_count() or 1))
+
+
+def test_policies_are_the_cores():
+    assert _core.POLICIES == ("other", "batch", "idle", "fifo", "rr", "deadline")
+
+
+def test_a_fair_policy_is_read_back_into_the_result_and_its_rows():
+    r = ctxbench.ring(2, policy="batch", nice=5, **QUICK)
+    assert (r.policy, r.priority, r.nice) == ("batch", 0, 5)
+    assert r.dl_runtime_us is None
+    frame = r.to_frame()
+    assert set(frame["policy"]) == {"batch"} and set(frame["nice"]) == {5}
+
+
+def test_nothing_asked_records_what_every_task_inherited():
+    before = os.sched_getscheduler(0)
+    r = ctxbench.ring(2, **QUICK)
+    names = {os.SCHED_OTHER: "other", os.SCHED_BATCH: "batch", os.SCHED_IDLE: "idle"}
+    assert r.policy == names.get(before, r.policy)
+    assert os.sched_getscheduler(0) == before
+
+
+@needs_cap
+@pytest.mark.parametrize("engine", ["process", "thread", "fiber"])
+def test_fifo_on_every_engine_and_the_caller_gets_its_policy_back(engine):
+    before = (os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0))
+    r = ctxbench.ring(
+        [2, 3], engine=engine, placement="single", policy="fifo", priority=10, **QUICK
+    )
+    assert (r.policy, r.priority, r.nice) == ("fifo", 10, 0)
+    assert (os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0)) == before
+
+
+@needs_cap
+def test_pingpong_under_rr():
+    p = ctxbench.pingpong(policy="rr", priority=3, repetitions=2, min_time=0.002, history=False)
+    assert (p.policy, p.priority) == ("rr", 3)
+
+
+@needs_cap
+@pytest.mark.skipif(not _whole_machine(), reason="this process may not use every CPU")
+def test_deadline_runs_with_its_parameters_and_a_full_bandwidth_is_the_kernels_refusal():
+    r = ctxbench.ring(2, policy="deadline", dl_runtime_us=300, **QUICK)
+    assert r.policy == "deadline"
+    assert (r.dl_runtime_us, r.dl_deadline_us, r.dl_period_us) == (300, 1000, 1000)
+    # 20 tasks at 50 % each ask for 10 CPUs: the kernel's admission control refuses.
+    with pytest.raises(OSError) as e:
+        ctxbench.ring(20, policy="deadline", dl_runtime_us=500, **QUICK)
+    assert e.value.errno == errno.EBUSY
+    assert "deadline bandwidth" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("asked", "param", "words"),
+    [
+        ({"policy": "fifo", "transport": "yield", "placement": "single"}, "policy", "starve"),
+        ({"policy": "deadline", "placement": "single"}, "placement", "pinned"),
+        ({"policy": "fifo", "priority": 0}, "priority", "between 1 and 99"),
+        ({"policy": "rr", "nice": 3}, "nice", "only other, batch and idle"),
+        ({"policy": "other", "priority": 5}, "priority", "only fifo and rr"),
+        ({"policy": "batch", "dl_period_us": 2000}, "dl_period_us", "deadline"),
+        ({"nice": 20}, "nice", "between -20 and 19"),
+        ({"policy": "sporadic"}, "policy", "expected one of"),
+    ],
+)
+def test_a_policy_that_cannot_run_as_asked_is_refused_before_anything_starts(asked, param, words):
+    with pytest.raises(ValueError) as e:
+        ctxbench.ring(2, **asked, **QUICK)
+    assert str(e.value).startswith(f"{param}:") and words in str(e.value)
+
+
+def test_the_matrix_refuses_deadline():
+    with pytest.raises(ValueError, match="policy: the matrix pins"):
+        ctxbench.matrix([0], policy="deadline", progress=False)
+
+
+# A child that measures one ring under `policy` and prints its error, if any.
+CHILD = """
+import ctxbench, sys
+try:
+    r = ctxbench.ring(2, placement="default", repetitions=2, warmup=0, min_time=0.002,
+                      history=False, **{asked})
+    print("ran", r.policy, r.priority)
+except OSError as e:
+    print(type(e).__name__, e.errno, e)
+"""
+
+
+def _without_cap_sys_nice(asked: str, rtprio: int) -> str:
+    """Runs CHILD without CAP_SYS_NICE (dropped from the bounding set before exec) and with
+    RLIMIT_RTPRIO lowered to `rtprio`."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("dropping CAP_SYS_NICE needs root and setpriv")
+    import resource
+
+    out = subprocess.run(
+        ["setpriv", "--inh-caps=-sys_nice", "--bounding-set=-sys_nice", sys.executable, "-c",
+         CHILD.replace("{asked}", asked)],
+        capture_output=True, text=True, timeout=120,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_RTPRIO, (rtprio, rtprio)),
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_rlimit_rtprio_without_cap_sys_nice_is_named():
+    said = _without_cap_sys_nice('{"policy": "fifo", "priority": 10}', rtprio=0)
+    assert said.startswith("PermissionError 1")
+    assert "RLIMIT_RTPRIO of at least 10 (it is 0" in said and "CAP_SYS_NICE" in said
+    # A fair policy needs neither.
+    assert _without_cap_sys_nice('{"policy": "batch"}', rtprio=0) == "ran batch 0\n"
+
+
+def test_deadline_without_cap_sys_nice_is_named():
+    said = _without_cap_sys_nice('{"policy": "deadline"}', rtprio=0)
+    assert said.startswith("PermissionError 1")
+    assert "SCHED_DEADLINE needs CAP_SYS_NICE" in said
+
+
+@pytest.mark.slow
+def test_a_cpu_cgroup_without_rt_runtime_is_named():
+    """cgroup v1 with RT group scheduling: a new group's cpu.rt_runtime_us is 0."""
+    if os.geteuid() != 0:
+        pytest.skip("making a cgroup needs root")
+    mounts = [m for f, m, opts in cgroups._mounts() if f == "cgroup" and "cpu" in opts]
+    if not mounts or not (Path(mounts[0]) / "cpu.rt_runtime_us").exists():
+        pytest.skip("no cgroup v1 cpu controller with RT group scheduling")
+    group = Path(mounts[0]) / f"ctxbench-test-{uuid.uuid4().hex[:8]}"
+    group.mkdir()
+    try:
+        assert (group / "cpu.rt_runtime_us").read_text().strip() == "0"
+        out = cgroups.run_in(group, CHILD.replace("{asked}", '{"policy": "fifo"}'))
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.startswith("PermissionError 1"), out.stdout
+        assert f"{group}/cpu.rt_runtime_us is 0" in out.stdout
+    finally:
+        for pid in (group / "cgroup.procs").read_text().split():
+            subprocess.run(["kill", "-9", pid], check=False)
+        group.rmdir()
+
+
+def test_nice_alone_is_policy_other():
+    r = ctxbench.ring(2, nice=2, **QUICK)
+    assert (r.policy, r.nice) == ("other", 2)
