@@ -13,6 +13,7 @@ pub mod counters;
 pub mod engine;
 pub mod error;
 pub mod hops;
+pub mod limit;
 pub mod matrix;
 pub mod measure;
 pub mod memory;
