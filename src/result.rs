@@ -194,7 +194,9 @@ impl HopSummary {
 pub enum Model {
     /// Fibers: the kernel sees no switch at all.
     Invisible,
-    /// Every hop blocks the receiver until the sender wakes it. On one CPU that is at least
+    /// Every hop blocks the receiver until the sender wakes it (a pipe, eventfd or socket
+    /// read; a futex wait, futex_waitv or io_uring FUTEX_WAIT; io_uring_enter until MSG_RING
+    /// posts a completion; a signal; a condition variable). On one CPU that is at least
     /// one switch per hop, and at most two: a woken participant often preempts its waker,
     /// which runs again later only to block. Fewer when the receiver is still running on
     /// another CPU.
@@ -566,6 +568,13 @@ mod tests {
         assert_eq!(Model::of(Engine::Thread, Yield), Model::Yielding);
         assert_eq!(Model::of(Engine::Process, Pipe), Model::Blocking);
         assert_eq!(Model::of(Engine::Process, Futex), Model::Blocking);
+        // The io_uring and futex2 paths block the receiver until the sender wakes it, too:
+        // a completion posted (MSG_RING) or a futex woken from a ring or by futex_waitv.
+        for t in [MsgRing, UringFutex, FutexWaitv] {
+            for engine in [Engine::Process, Engine::Thread] {
+                assert_eq!(Model::of(engine, t), Model::Blocking, "{engine:?} {t:?}");
+            }
+        }
     }
 
     #[test]

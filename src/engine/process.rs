@@ -366,6 +366,10 @@ impl<T: Transport> Members for Children<T> {
         (since.elapsed() >= CASCADE_GRACE).then_some(cascade)
     }
 
+    fn lost_wakeup(&self) -> Option<String> {
+        super::lost_wakeups(&self.rings, &self.slots, self.procs)
+    }
+
     fn abort(&self, why: &str) {
         let mut w = self.why.lock().unwrap_or_else(|p| p.into_inner());
         if w.is_none() {

@@ -77,6 +77,13 @@ pub trait Transport: Sized + Send + Sync + 'static {
     /// participant's death shows up as EOF/EPIPE at its neighbours instead of a hang.
     fn keep_only(&mut self, _i: usize, _n: usize) {}
 
+    /// Whether a token sits in participant `i`'s inbox, not yet taken: read by the watchdog
+    /// from another thread, so that a ring that stopped with a token delivered but its
+    /// receiver asleep is named a lost wake-up. `false` where the inbox cannot be looked into.
+    fn pending(&self, _i: usize) -> bool {
+        false
+    }
+
     /// Puts STOP into participant `i`'s inbox from a thread that is no participant (the
     /// watchdog, a teardown) while participants may still run. A transport whose `send` uses
     /// the sender's own resources (an io_uring) overrides it.

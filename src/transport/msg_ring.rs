@@ -87,6 +87,10 @@ impl Transport for MsgRing {
         ]
     }
 
+    fn pending(&self, i: usize) -> bool {
+        uring::queued(&self.rings[i]) > 0
+    }
+
     fn stop_from_outside(&self, i: usize) -> Hop<()> {
         let ring = self.outside.lock().unwrap_or_else(|p| p.into_inner());
         uring::submit(&ring, &self.message(i, crate::wire::STOP))?;

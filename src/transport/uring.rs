@@ -70,6 +70,16 @@ pub fn wait(ring: &IoUring) -> Hop<()> {
     }
 }
 
+/// Completions waiting in `ring`'s queue, looked at from any thread without consuming them.
+pub fn queued(ring: &IoUring) -> usize {
+    // SAFETY: only the head and tail are read; the queue is forgotten, not dropped, so its
+    // (possibly stale) head is never stored back over the owner's.
+    let cq = unsafe { ring.completion_shared() };
+    let len = cq.len();
+    std::mem::forget(cq);
+    len
+}
+
 /// Reaps completions of `ring` one at a time until `take` returns `Some`, leaving the rest
 /// queued; `None` once the queue is empty.
 pub fn reap<T>(ring: &IoUring, mut take: impl FnMut(&cqueue::Entry) -> Option<T>) -> Option<T> {

@@ -89,6 +89,10 @@ impl<W: Wake> Transport for WordRing<W> {
         self.wake.wake(i, word)
     }
 
+    fn pending(&self, i: usize) -> bool {
+        self.words[i].load(Ordering::Acquire) != EMPTY
+    }
+
     fn stop_from_outside(&self, i: usize) -> Hop<()> {
         let word = &self.words[i];
         word.store(STOP, Ordering::Release);
