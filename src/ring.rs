@@ -180,6 +180,12 @@ pub(crate) fn point(
         return Err(first_failure(outcome, report.failure));
     }
     let drivers = outcome.into_iter().collect::<Result<Vec<_>>>()?;
+    for (r, (sent, work)) in totals.sent.iter().zip(&report.work).enumerate() {
+        if let Some(sent) = *sent {
+            let received: Vec<u64> = work.iter().map(|&(passes, _)| passes).collect();
+            crate::token::check_receipts(r, sent, &received)?;
+        }
+    }
     let evidence = Evidence {
         sched,
         report,
@@ -303,6 +309,8 @@ fn drive_first(
 struct RingTotals {
     /// Each driver's (workload passes, checksum).
     work: Vec<(u64, u64)>,
+    /// Each driver's trips sent (`Ring::sent`).
+    sent: Vec<Option<u64>>,
     driver_hops_per_trip: u64,
     /// The rings' merged hop histogram and largest hop, when recording.
     hops: Option<(Vec<u64>, u64)>,
@@ -314,6 +322,7 @@ impl RingTotals {
     fn read(rings: &[Box<dyn Ring>]) -> Self {
         RingTotals {
             work: rings.iter().map(|r| r.work_done()).collect(),
+            sent: rings.iter().map(|r| r.sent()).collect(),
             driver_hops_per_trip: rings[0].driver_hops_per_trip(),
             resident_kb: rings
                 .iter()

@@ -137,6 +137,21 @@ fn pass_tokens<T: Transport>(
     }
 }
 
+/// Checks that every participant of ring `r` other than the driver received as many tokens as
+/// the driver sent round it (`received[i - 1]` is participant i's count): none lost in a
+/// wake-up nobody noticed, none counted twice.
+pub fn check_receipts(r: usize, sent: u64, received: &[u64]) -> Result<()> {
+    match received.iter().position(|&got| got != sent) {
+        None => Ok(()),
+        Some(k) => Err(Error::Peer(format!(
+            "token count mismatch: participant {} of ring {r} received {} tokens, its driver \
+             sent {sent}: a token was lost or taken twice",
+            k + 1,
+            received[k]
+        ))),
+    }
+}
+
 /// Participant 0 of one ring: drives and times the trips, and the hot-cache overhead loop.
 pub struct Driver<T: Transport> {
     ring: Arc<T>,
@@ -146,6 +161,9 @@ pub struct Driver<T: Transport> {
     token: u32,
     checksum: u64,
     passes: u64,
+    /// Trips sent round the ring, warm-up included: every other participant should have
+    /// received exactly as many tokens (`check_receipts`).
+    sent: u64,
     /// Bumped once per trip; the watchdog reads it to tell a slow ring from a hung one.
     pub progress: Arc<AtomicU64>,
     pub log: Option<Arc<HopLog>>,
@@ -162,6 +180,7 @@ impl<T: Transport> Driver<T> {
             token: 0,
             checksum: 0,
             passes: 0,
+            sent: 0,
             progress: Arc::new(AtomicU64::new(0)),
             log,
         })
@@ -198,6 +217,7 @@ impl<T: Transport> Driver<T> {
             }
             self.checksum = self.checksum.wrapping_add(self.work.sum());
             self.passes += 1;
+            self.sent += 1;
             token = advance(token);
             self.progress.fetch_add(1, Ordering::Relaxed);
         }
@@ -243,6 +263,11 @@ impl<T: Transport> Driver<T> {
         g.0.extend(self.ring.attach(0));
         g.0.extend((0..self.n).filter_map(|i| self.overhead.attach(i)));
         g
+    }
+
+    /// Trips sent round the ring so far.
+    pub fn sent(&self) -> u64 {
+        self.sent
     }
 
     /// The caller's own workload passes and checksum, to check against `Shape::expected_sum`.
@@ -309,6 +334,16 @@ mod tests {
             let e = driver.trips(1).unwrap_err();
             assert!(e.to_string().contains("token protocol broken"), "{e}");
         });
+    }
+
+    #[test]
+    fn receipts_must_match_what_the_driver_sent() {
+        assert!(check_receipts(0, 7, &[7, 7]).is_ok());
+        let e = check_receipts(2, 7, &[7, 6]).unwrap_err().to_string();
+        assert!(
+            e.contains("participant 2 of ring 2 received 6 tokens, its driver sent 7"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -47,9 +47,10 @@ pub fn watch(
             last = now;
             since = Instant::now();
         } else if since.elapsed().as_secs_f64() > timeout {
-            give_up(&format!(
-                "no token moved for {timeout} s (timeout): a participant hung or was stopped"
-            ));
+            let why = members
+                .lost_wakeup()
+                .unwrap_or_else(|| "a participant hung or was stopped".into());
+            give_up(&format!("no token moved for {timeout} s (timeout): {why}"));
         }
     }
 }

@@ -212,6 +212,11 @@ pub trait Ring: Send {
     fn progress(&self) -> Arc<AtomicU64>;
     /// (workload passes, checksum) of participant 0.
     fn work_done(&self) -> (u64, u64);
+    /// Trips sent round the ring, which each other participant counts on receipt; `None`
+    /// where the participants are not counted apart (fibers).
+    fn sent(&self) -> Option<u64> {
+        None
+    }
     /// KiB of participant 0's array resident and its own; `None` where pagemap is unreadable.
     fn resident_kb(&self) -> Option<u64>;
     /// Switches per-hop latency recording on or off (only the timed repetitions record).
@@ -242,6 +247,9 @@ impl<T: Transport> Ring for Driver<T> {
     }
     fn work_done(&self) -> (u64, u64) {
         Driver::work_done(self)
+    }
+    fn sent(&self) -> Option<u64> {
+        Some(Driver::sent(self))
     }
     fn resident_kb(&self) -> Option<u64> {
         Driver::resident_kb(self)
@@ -307,6 +315,11 @@ pub trait Members: Send + Sync {
     /// A participant that left on its own mid-run, described; checked by the watchdog, so
     /// that transports without EOF (futex, signal, yield, condvar) also notice a death.
     fn casualty(&self) -> Option<String>;
+    /// Participants that have the token in their inbox and sleep on: a lost wake-up, named
+    /// for the watchdog when a ring stops moving. `None` when there is none to see.
+    fn lost_wakeup(&self) -> Option<String> {
+        None
+    }
     /// Unblocks everyone at once; the drivers then see their peers gone. `why` explains it.
     fn abort(&self, why: &str);
     /// Waits for every participant to leave (forcing them unless `clean`) and reports.
@@ -394,6 +407,45 @@ fn wait_ready(
         }
     }
     Ok(())
+}
+
+/// The scheduler state of a task ('S' sleeping, 'T' stopped, 'R' running), from /proc.
+fn task_state(tid: libc::pid_t) -> Option<char> {
+    let text = std::fs::read_to_string(format!("/proc/{tid}/stat")).ok()?;
+    text.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .next()?
+        .chars()
+        .next()
+}
+
+/// `Members::lost_wakeup` for rings whose participants registered in `slots`: each inbox
+/// holding a token whose owner sleeps ('S', or participant 0, which the caller runs).
+fn lost_wakeups<T: Transport>(
+    rings: &[Arc<T>],
+    slots: &Shared<Slot>,
+    procs: usize,
+) -> Option<String> {
+    let mut lost = Vec::new();
+    for (r, ring) in rings.iter().enumerate() {
+        for i in 0..procs {
+            if !ring.pending(i) {
+                continue;
+            }
+            let tid = slots[r * procs + i].tid.load(Ordering::Acquire);
+            let state = if i == 0 { Some('S') } else { task_state(tid) };
+            if state == Some('S') {
+                lost.push(format!("participant {i} of ring {r}"));
+            }
+        }
+    }
+    (!lost.is_empty()).then(|| {
+        format!(
+            "a lost wake-up: {} had the token in its inbox and slept on",
+            lost.join(", ")
+        )
+    })
 }
 
 /// (ring, tid) of the participants registered in `slots`, participant 0 excluded.

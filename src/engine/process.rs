@@ -11,7 +11,6 @@ use crate::memory;
 use crate::sys::{self, Shared, Slot};
 use crate::token::{self, Step};
 use crate::transport::{Scope, Transport};
-use crate::wire::STOP;
 use crate::workload::{Shape, Workload};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -367,6 +366,10 @@ impl<T: Transport> Members for Children<T> {
         (since.elapsed() >= CASCADE_GRACE).then_some(cascade)
     }
 
+    fn lost_wakeup(&self) -> Option<String> {
+        super::lost_wakeups(&self.rings, &self.slots, self.procs)
+    }
+
     fn abort(&self, why: &str) {
         let mut w = self.why.lock().unwrap_or_else(|p| p.into_inner());
         if w.is_none() {
@@ -388,7 +391,7 @@ impl<T: Transport> Members for Children<T> {
         self.kill_all();
         // Transports without EOF leave the drivers waiting: hand them STOP.
         for ring in &self.rings {
-            let _ = ring.send(0, STOP);
+            let _ = ring.stop_from_outside(0);
         }
     }
 
@@ -502,5 +505,18 @@ mod tests {
     #[test]
     fn a_killed_participant_ends_a_futex_ring() {
         killed_participant_ends_the_run(TransportKind::Futex);
+    }
+
+    /// No EOF either: the io_uring rings outlive the dead participant, and the driver is
+    /// handed STOP through the caller's own ring.
+    #[test]
+    fn a_killed_participant_ends_an_io_uring_or_futex2_ring() {
+        for t in [
+            TransportKind::MsgRing,
+            TransportKind::UringFutex,
+            TransportKind::FutexWaitv,
+        ] {
+            killed_participant_ends_the_run(t);
+        }
     }
 }

@@ -172,6 +172,10 @@ impl<T: Transport> Members for Threads<T> {
         }
     }
 
+    fn lost_wakeup(&self) -> Option<String> {
+        super::lost_wakeups(&self.rings, &self.slots, self.procs)
+    }
+
     fn abort(&self, why: &str) {
         self.why
             .lock()
@@ -203,9 +207,13 @@ impl<T: Transport> Drop for Threads<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::barrier::Barrier;
     use crate::transport::pipe::Pipe;
+    use crate::transport::word::{Wake, WordRing};
     use crate::transport::{Hop, HopError};
-    use crate::wire::STOP;
+    use crate::watchdog::watch;
+    use crate::wire::{EMPTY, STOP};
+    use std::sync::atomic::{AtomicBool, AtomicU32};
 
     /// Pipes whose hop into participant 0's inbox fails, as a full signal queue makes
     /// `tgkill` fail: only STOP gets through.
@@ -276,5 +284,71 @@ mod tests {
         drop(rings);
         let report = members.finish(false);
         assert!(report.failure.unwrap().contains("the test's limit"));
+    }
+
+    /// Word inboxes whose receivers sleep on a bell of their own, rung by every wake but the
+    /// ones this forgets: from the third on, wakes of participant 1 are lost.
+    struct Forgetful {
+        bells: Vec<AtomicU32>,
+        wakes: AtomicU32,
+        futex: crate::transport::futex::FutexWake,
+    }
+
+    impl Wake for Forgetful {
+        const NAME: &'static str = "forgetful";
+        fn new(n: usize, scope: Scope) -> Result<Self> {
+            Ok(Forgetful {
+                bells: (0..n).map(|_| AtomicU32::new(EMPTY)).collect(),
+                wakes: AtomicU32::new(0),
+                futex: Wake::new(n, scope)?,
+            })
+        }
+        fn wait(&self, i: usize, _word: &AtomicU32) -> Hop<()> {
+            let bell = &self.bells[i];
+            // FUTEX_WAIT sleeps while the bell is EMPTY.
+            while bell.swap(EMPTY, Ordering::AcqRel) == EMPTY {
+                self.futex.wait(i, bell)?;
+            }
+            Ok(())
+        }
+        fn wake(&self, i: usize, word: &AtomicU32) -> Hop<()> {
+            if i == 1 && self.wakes.fetch_add(1, Ordering::Relaxed) >= 2 {
+                return Ok(());
+            }
+            self.wake_from_outside(i, word)
+        }
+        fn wake_from_outside(&self, i: usize, _word: &AtomicU32) -> Hop<()> {
+            self.bells[i].store(1, Ordering::Release);
+            self.futex.wake(i, &self.bells[i])
+        }
+    }
+
+    #[test]
+    fn the_watchdog_names_a_lost_wake_up() {
+        let cpus = [vec![None; 2]];
+        let shape = Shape::every_word(0).unwrap();
+        let group = spawn::<WordRing<Forgetful>>(2, shape, false, &cpus, &mut || false).unwrap();
+        let (mut rings, members) = (group.rings, group.members);
+        let progress = [rings[0].progress()];
+        let (barrier, done) = (Barrier::new(2), AtomicBool::new(false));
+        std::thread::scope(|s| {
+            let ring = &mut rings[0];
+            let driver = s.spawn(move || ring.trips(1_000_000));
+            let dog = s.spawn(|| watch(&progress, 0.2, &barrier, &done, &*members));
+            assert!(barrier.wait().is_err(), "the watchdog breaks the barrier");
+            assert!(driver.join().unwrap().is_err());
+            done.store(true, Ordering::Release);
+            dog.thread().unpark();
+            dog.join().unwrap();
+        });
+        drop(rings);
+        let failure = members.finish(false).failure.unwrap();
+        assert!(
+            failure.contains(
+                "no token moved for 0.2 s (timeout): a lost wake-up: participant 1 of ring 0 \
+                 had the token in its inbox and slept on"
+            ),
+            "{failure}"
+        );
     }
 }

@@ -197,7 +197,9 @@ impl HopSummary {
 pub enum Model {
     /// Fibers: the kernel sees no switch at all.
     Invisible,
-    /// Every hop blocks the receiver until the sender wakes it. On one CPU that is at least
+    /// Every hop blocks the receiver until the sender wakes it (a pipe, eventfd or socket
+    /// read; a futex wait, futex_waitv or io_uring FUTEX_WAIT; io_uring_enter until MSG_RING
+    /// posts a completion; a signal; a condition variable). On one CPU that is at least
     /// one switch per hop, and at most two: a woken participant often preempts its waker,
     /// which runs again later only to block. Fewer when the receiver is still running on
     /// another CPU.

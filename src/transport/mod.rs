@@ -8,9 +8,14 @@ pub mod condvar;
 pub mod eventfd;
 pub mod fd;
 pub mod futex;
+pub mod futex_waitv;
+pub mod msg_ring;
 pub mod pipe;
+pub mod probe;
 pub mod signal;
 pub mod socket;
+mod uring;
+pub mod uring_futex;
 pub mod word;
 pub mod yielding;
 
@@ -75,11 +80,25 @@ pub trait Transport: Sized + Send + Sync + 'static {
     /// participant's death shows up as EOF/EPIPE at its neighbours instead of a hang.
     fn keep_only(&mut self, _i: usize, _n: usize) {}
 
+    /// Whether a token sits in participant `i`'s inbox, not yet taken: read by the watchdog
+    /// from another thread, so that a ring that stopped with a token delivered but its
+    /// receiver asleep is named a lost wake-up. `false` where the inbox cannot be looked into.
+    fn pending(&self, _i: usize) -> bool {
+        false
+    }
+
+    /// Puts STOP into participant `i`'s inbox from a thread that is no participant (the
+    /// watchdog, a teardown) while participants may still run. A transport whose `send` uses
+    /// the sender's own resources (an io_uring) overrides it.
+    fn stop_from_outside(&self, i: usize) -> Hop<()> {
+        self.send(i, STOP)
+    }
+
     /// Puts STOP into every inbox, waking whoever waits: how a run is torn down when a
     /// participant cannot be killed (a thread) or a transport has no EOF (futex, signal, condvar).
     fn poison(&self, n: usize) {
         for i in 0..n {
-            let _ = self.send(i, STOP);
+            let _ = self.stop_from_outside(i);
         }
     }
 }
@@ -150,6 +169,9 @@ transports! {
     signal::Signal,
     yielding::Yield,
     condvar::Condvar,
+    futex_waitv::FutexWaitv,
+    uring_futex::UringFutex,
+    msg_ring::MsgRing,
 }
 
 /// Code generic over the transport, run by `TransportKind::dispatch` for the one named.

@@ -5,7 +5,8 @@
 use super::{Hop, Scope, Transport};
 use crate::error::Result;
 use crate::sys::{Blocked, Shared};
-use crate::wire::EMPTY;
+use crate::wire::{EMPTY, STOP};
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// How a participant sleeps until its word is filled, and how the sender wakes it.
@@ -24,6 +25,14 @@ pub trait Wake: Sized + Send + Sync + 'static {
     /// Sleeps while `word` may still be EMPTY; spurious returns are fine.
     fn wait(&self, i: usize, word: &AtomicU32) -> Hop<()>;
     fn wake(&self, i: usize, word: &AtomicU32) -> Hop<()>;
+    /// As `wake`, from a thread that is no participant (see `Transport::stop_from_outside`).
+    fn wake_from_outside(&self, i: usize, word: &AtomicU32) -> Hop<()> {
+        self.wake(i, word)
+    }
+    /// See `Transport::fds`.
+    fn fds(&self, _i: usize, _n: usize) -> [RawFd; 2] {
+        [-1, -1]
+    }
     /// See `Transport::explain`.
     fn explain(_errno: i32) -> Option<&'static str> {
         None
@@ -81,5 +90,19 @@ impl<W: Wake> Transport for WordRing<W> {
         let word = &self.words[i];
         word.store(token, Ordering::Release);
         self.wake.wake(i, word)
+    }
+
+    fn pending(&self, i: usize) -> bool {
+        self.words[i].load(Ordering::Acquire) != EMPTY
+    }
+
+    fn stop_from_outside(&self, i: usize) -> Hop<()> {
+        let word = &self.words[i];
+        word.store(STOP, Ordering::Release);
+        self.wake.wake_from_outside(i, word)
+    }
+
+    fn fds(&self, i: usize, n: usize) -> [RawFd; 2] {
+        self.wake.fds(i, n)
     }
 }

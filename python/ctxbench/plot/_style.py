@@ -25,7 +25,7 @@ Size = Union[str, tuple[float, float], None]
 # Colour per engine/transport, the same in every figure. The comparisons people draw most
 # (process/pipe against thread/pipe, the notebook's mechanisms, threads' transports) take
 # Okabe & Ito's eight colour-blind-safe colours (their yellow darkened to read on white), the
-# rest Tol's muted ones; fibers, the user-space switch, are black.
+# rest Tol's muted and medium-contrast ones; fibers, the user-space switch, are black.
 PAIR_COLORS: dict[tuple[str, str], str] = {
     ("process", "pipe"): "#0072B2",
     ("thread", "pipe"): "#D55E00",
@@ -42,6 +42,12 @@ PAIR_COLORS: dict[tuple[str, str], str] = {
     ("thread", "yield"): "#AA4499",
     ("process", "yield"): "#CC6677",
     ("process", "condvar"): "#117733",
+    ("thread", "futex_waitv"): "#999933",
+    ("process", "futex_waitv"): "#661100",
+    ("thread", "uring_futex"): "#6699CC",
+    ("process", "uring_futex"): "#88CCEE",
+    ("thread", "msg_ring"): "#994455",
+    ("process", "msg_ring"): "#DDAA33",
 }
 # Anything else told apart by colour (runs, hosts, placements): Okabe & Ito's palette, then
 # Tol's muted one for the rare figure with more than eight.
