@@ -248,6 +248,10 @@ class RingDict(TypedDict):
     one_cpu: list[bool]
     stride_bytes: int | None
     resident_kb: list[int]
+    cpu_us_per_hop: list[float]
+    cpu_user_us_per_hop: list[float]
+    cpu_sys_us_per_hop: list[float]
+    runq_wait_us_per_hop: list[float]
     counters: _Counters
 
 @type_check_only

@@ -240,6 +240,17 @@ RING: dict[str, Field] = {
     # The working set (files from before it lack these).
     "stride_bytes": _int(min=8, nullable=True, required=False, config=True),
     "resident_kb": _int(P, min=-1, required=False, column=True),
+    # CPU time and run-queue wait per hop, from the kernel's accounting; NaN (null in files)
+    # where it was not read. Files from before them lack them.
+    **{
+        k: _float(P, min=0, nan=True, holes=True, column=True, required=False)
+        for k in (
+            "cpu_us_per_hop",
+            "cpu_user_us_per_hop",
+            "cpu_sys_us_per_hop",
+            "runq_wait_us_per_hop",
+        )
+    },
     "counters": COUNTERS,
     "metadata": METADATA,
 }

@@ -223,6 +223,12 @@ pub struct RingRecord {
     pub counted_us: Vec<f64>,
     pub involuntary_switches: Vec<i64>,
     pub migrations: Vec<i64>,
+    /// CPU time per hop of every observed task (user + system, then each) and their wait on a
+    /// run queue, in µs; NaN where the kernel did not show it.
+    pub cpu_us_per_hop: Vec<f64>,
+    pub cpu_user_us_per_hop: Vec<f64>,
+    pub cpu_sys_us_per_hop: Vec<f64>,
+    pub runq_wait_us_per_hop: Vec<f64>,
     pub hardware: HardwareRecord,
     pub counters_unavailable_reason: Option<String>,
     pub warnings: Vec<String>,
@@ -295,6 +301,10 @@ impl RingRecord {
             trips: s.trips,
             overhead_rounds: s.overhead_rounds,
             work_verified: s.work_verified,
+            cpu_us_per_hop: s.cpu.iter().map(|c| c.cpu_us).collect(),
+            cpu_user_us_per_hop: s.cpu.iter().map(|c| c.user_us).collect(),
+            cpu_sys_us_per_hop: s.cpu.iter().map(|c| c.sys_us).collect(),
+            runq_wait_us_per_hop: s.cpu.iter().map(|c| c.runq_wait_us).collect(),
             switches_per_hop: s.switches_per_hop,
             switch_source: s.switch_source,
             counted_us: s.counted_us,
