@@ -2,6 +2,7 @@
 //! every limit on them. The Python binding converts its arguments with the same `Limit`s, so
 //! a range is written once.
 
+use crate::cgroups::Cgroups;
 use crate::engine::{self, Engine, TransportKind};
 use crate::error::{Error, Result};
 use crate::observer::Observer;
@@ -152,6 +153,8 @@ pub struct Config {
     pub run_levels: Vec<Option<RunLevel>>,
     /// Who watches the timed windows (perf counters stay out of them by default).
     pub observer: Observer,
+    /// The cgroups every participant is placed in, if any.
+    pub cgroups: Option<Cgroups>,
 }
 
 /// The stopping rule's parameters, each in its range.
@@ -201,6 +204,7 @@ impl Config {
             record_hops: false,
             run_levels: Vec::new(),
             observer: Observer::Evidence,
+            cgroups: None,
         }
     }
 
@@ -255,6 +259,9 @@ impl Config {
         }
         MIN_TIME.check(self.min_time)?;
         TIMEOUT.check(self.timeout)?;
+        if let Some(cg) = &self.cgroups {
+            crate::cgroups::check(cg, self.engine, self.parallel)?;
+        }
         Ok(())
     }
 }

@@ -127,6 +127,7 @@ _Verdict = Literal["stable", "noisy", "unstable", "bimodal"]
 _Level = Literal["repetition", "block", "instance", "run"]
 _SwitchSource = Literal["kernel", "perf", "rusage"]
 _Stopped = Literal["repetitions", "precision", "max_repetitions", "time_cap", "run_spread"]
+_Cgroups = Literal["none", "same", "split"]
 _Counters = Literal["evidence", "off", "timed"]
 _Relation = Literal[
     "same-cpu", "smt-sibling", "shared-l2", "shared-llc", "same-package", "cross-package"
@@ -252,6 +253,10 @@ class RingDict(TypedDict):
     cpu_user_us_per_hop: list[float]
     cpu_sys_us_per_hop: list[float]
     runq_wait_us_per_hop: list[float]
+    cgroups: _Cgroups
+    cgroup_depth: int | None
+    cgroup_weight: int | None
+    cgroup_hierarchy: str | None
     counters: _Counters
 
 @type_check_only
@@ -273,6 +278,9 @@ class RingConfigDict(TypedDict):
     timeout: float
     record_hops: bool
     stride_bytes: int | None
+    cgroups: _Cgroups
+    cgroup_depth: int | None
+    cgroup_weight: int | None
     counters: _Counters
 
 @type_check_only
@@ -302,6 +310,10 @@ class PingpongDict(TypedDict):
     instance_blocks: list[int]
     phase_s: PhasesDict
     counters: _Counters
+    cgroups: _Cgroups
+    cgroup_depth: int | None
+    cgroup_weight: int | None
+    cgroup_hierarchy: str | None
 
 _WakeDict = TypedDict(
     "_WakeDict",
@@ -382,6 +394,9 @@ def ring(
     timeout: float = 10.0,
     record_hops: bool = False,
     counters: str = "evidence",
+    cgroups: str | None = None,
+    cgroup_depth: int = 1,
+    cgroup_weight: int | None = None,
     history: Sequence[_History | None] | None = None,
 ) -> RingDict: ...
 def ring_config(
@@ -404,6 +419,9 @@ def ring_config(
     timeout: float = 10.0,
     record_hops: bool = False,
     counters: str = "evidence",
+    cgroups: str | None = None,
+    cgroup_depth: int = 1,
+    cgroup_weight: int | None = None,
     history: Sequence[_History | None] | None = None,
 ) -> RingConfigDict: ...
 def ring_check(
@@ -426,6 +444,9 @@ def ring_check(
     timeout: float = 10.0,
     record_hops: bool = False,
     counters: str = "evidence",
+    cgroups: str | None = None,
+    cgroup_depth: int = 1,
+    cgroup_weight: int | None = None,
     history: Sequence[_History | None] | None = None,
 ) -> RingConfigDict: ...
 def pingpong(
@@ -444,6 +465,9 @@ def pingpong(
     min_time: float | None = ...,
     timeout: float = 10.0,
     counters: str = "evidence",
+    cgroups: str | None = None,
+    cgroup_depth: int = 1,
+    cgroup_weight: int | None = None,
     history: Sequence[_History | None] | None = None,
 ) -> PingpongDict: ...
 def pingpong_config(
@@ -462,6 +486,9 @@ def pingpong_config(
     min_time: float | None = ...,
     timeout: float = 10.0,
     counters: str = "evidence",
+    cgroups: str | None = None,
+    cgroup_depth: int = 1,
+    cgroup_weight: int | None = None,
     history: Sequence[_History | None] | None = None,
 ) -> RingConfigDict: ...
 def cache_sweep(

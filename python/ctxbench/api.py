@@ -6,7 +6,7 @@ import inspect
 import itertools
 import operator
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Union
 
 from . import _core, _history, metadata
@@ -44,6 +44,9 @@ def ring(
     timeout: float = _core.DEFAULT_TIMEOUT,
     record_hops: bool = False,
     counters: str = "evidence",
+    cgroups: str | None = None,
+    cgroup_depth: int = 1,
+    cgroup_weight: int | None = None,
     history: bool = True,
 ) -> RingResult:
     """Pass a token round rings of ``procs`` participants and report µs per switch.
@@ -95,6 +98,14 @@ def ring(
     attached through the timed repetitions, to see what they cost: while a perf event is on
     any task, the kernel slows every context switch (several per cent here), and for a second
     after it closes, so no timed repetition starts within that second.
+
+    ``cgroups`` places every participant, before it is released, in cgroups made for the
+    point in the hierarchy with the cpu controller (``result.cgroup_hierarchy`` says which):
+    ``"same"`` all in one group, ``"split"`` each in its own, so that every hop crosses
+    groups; each leaf ``cgroup_depth`` groups below ctxbench's own, every group made with
+    ``cgroup_weight`` (``cpu.weight``; v1: ``cpu.shares``) where given. They are removed when
+    the point ends. Where none can be made (not root, read-only, no cpu controller) the
+    ``OSError`` names the path and the cause.
 
     Every parameter's range and default is the core's (``ctxbench._core.PARAMETERS``).
     """
@@ -160,7 +171,15 @@ def ring_points(procs: object, **asked: Any) -> list[_history.Point] | None:
         # Another stride or observer is another measurement; defaults keep earlier ids.
         **({"stride_bytes": cfg["stride_bytes"]} if cfg["stride_bytes"] != 8 else {}),
         **({"counters": cfg["counters"]} if cfg["counters"] != "evidence" else {}),
+        **_cgroups_id(cfg),
     )
+
+
+def _cgroups_id(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """Of a point's history id, its cgroups where it has any (none keeps earlier ids)."""
+    if cfg.get("cgroups", "none") == "none":
+        return {}
+    return {k: cfg[k] for k in ("cgroups", "cgroup_depth", "cgroup_weight")}
 
 
 # Of a point's history id, what is taken as the caller asked it, not as the core resolved it.
@@ -207,6 +226,9 @@ def pingpong(
     min_time: float | None = None,
     timeout: float = _core.DEFAULT_TIMEOUT,
     counters: str = "evidence",
+    cgroups: str | None = None,
+    cgroup_depth: int = 1,
+    cgroup_weight: int | None = None,
     history: bool = True,
 ) -> PingpongResult:
     """``perf bench sched pipe``: two processes (threads with ``threads=True``, perf's ``-T``;
@@ -219,8 +241,8 @@ def pingpong(
     ``max_repetitions``; the ``preset``'s where None), so that the result has an interval
     and compares (``ctxbench.compare``, the pytest gate). ``loops=N`` is perf's own form
     instead: N round trips timed as one run, one sample, no interval; ``repetitions=N`` N
-    timed repetitions. ``placement``, ``cpu``, ``min_time``, ``timeout``, ``history`` and
-    ``counters``: as for ``ring``.
+    timed repetitions. ``placement``, ``cpu``, ``min_time``, ``timeout``, ``history``,
+    ``counters`` and the ``cgroups`` ones: as for ``ring``.
     """
     asked = {k: v for k, v in locals().items() if k not in ("loops", "history")}
     meta = result_metadata()
@@ -236,6 +258,7 @@ def pingpong(
             placement=cfg["placement"],
             min_time=min_time,
             **({"counters": counters} if counters != "evidence" else {}),
+            **_cgroups_id(cfg),
         )
     with measuring():
         now = _history.conditions() if points else None

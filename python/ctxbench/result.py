@@ -94,6 +94,10 @@ class RingResult:
     cpu_user_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     cpu_sys_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     runq_wait_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    cgroups: str | None = None
+    cgroup_depth: int | None = None
+    cgroup_weight: int | None = None
+    cgroup_hierarchy: str | None = None
     counters: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
@@ -180,6 +184,10 @@ class PingpongResult:
     instance_blocks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     phase_s: dict[str, Any] = field(default_factory=dict)
     counters: str | None = None
+    cgroups: str | None = None
+    cgroup_depth: int | None = None
+    cgroup_weight: int | None = None
+    cgroup_hierarchy: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 

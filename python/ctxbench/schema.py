@@ -122,6 +122,13 @@ PHASES = ("calibration", "warmup", "measure", "setup_teardown", "observer_wait")
 _LATER_PHASES = ("observer_wait",)
 # Who watched the timed windows (``ctxbench._core.COUNTERS``); files from before lack it.
 COUNTERS = Field("str", required=False, config=True, literals=("evidence", "off", "timed"))
+# Where the participants were placed (``_core.CGROUPS``); files from before lack them.
+CGROUPS = {
+    "cgroups": Field("str", required=False, config=True, literals=("none", "same", "split")),
+    "cgroup_depth": _int(min=1, nullable=True, required=False, config=True),
+    "cgroup_weight": _int(min=1, nullable=True, required=False, config=True),
+}
+CGROUP_HIERARCHY = Field("str", nullable=True, required=False)
 
 # The fields of each result kind, in the order its class and its record hold them: every
 # required field before the optional ones, ``metadata`` last. One declaration per field: the
@@ -251,6 +258,10 @@ RING: dict[str, Field] = {
             "runq_wait_us_per_hop",
         )
     },
+    # The cgroups the participants were placed in; None: the caller's (files from before
+    # them lack these).
+    **CGROUPS,
+    "cgroup_hierarchy": CGROUP_HIERARCHY,
     "counters": COUNTERS,
     "metadata": METADATA,
 }
@@ -286,6 +297,8 @@ PINGPONG: dict[str, Field] = {
         fields={k: _float(1, min=0, required=k not in _LATER_PHASES) for k in PHASES},
     ),
     "counters": replace(COUNTERS, config=False),
+    **{k: replace(spec, config=False) for k, spec in CGROUPS.items()},
+    "cgroup_hierarchy": CGROUP_HIERARCHY,
     "metadata": METADATA,
 }
 

@@ -41,6 +41,11 @@ pub struct RingConfigRecord {
     pub timeout: f64,
     pub record_hops: bool,
     pub counters: &'static str,
+    /// The cgroups the participants were placed in ("same" or "split"; "none": they stayed
+    /// in the caller's), how deep and with what weight.
+    pub cgroups: &'static str,
+    pub cgroup_depth: Option<usize>,
+    pub cgroup_weight: Option<u64>,
 }
 
 impl From<&Config> for RingConfigRecord {
@@ -69,8 +74,16 @@ impl From<&Config> for RingConfigRecord {
             timeout: cfg.timeout,
             record_hops: cfg.record_hops,
             counters: cfg.observer.as_str(),
+            cgroups: cfg.cgroups.as_ref().map_or("none", |c| c.layout()),
+            cgroup_depth: cfg.cgroups.as_ref().map(|c| c.depth),
+            cgroup_weight: cfg.cgroups.as_ref().and_then(|c| c.weight),
         }
     }
+}
+
+/// The hierarchy the groups were made in ("v1:<mount>" or "v2:<mount>"), where any were.
+fn cgroup_hierarchy(cfg: &Config) -> Option<String> {
+    cfg.cgroups.as_ref().map(|c| c.hierarchy.describe())
 }
 
 /// Each point's statistics, one array per figure.
@@ -244,6 +257,7 @@ pub struct RingRecord {
     pub one_cpu: Vec<bool>,
     /// -1 where pagemap could not be read.
     pub resident_kb: Vec<i64>,
+    pub cgroup_hierarchy: Option<String>,
 }
 
 /// Per point series as `[repetition][point]`, NaN below a point's last repetition.
@@ -263,6 +277,7 @@ impl RingRecord {
     pub fn new(cfg: &Config, s: RingSummary) -> Self {
         let hops = s.hops.as_ref();
         RingRecord {
+            cgroup_hierarchy: cgroup_hierarchy(cfg),
             config: cfg.into(),
             repetitions_made: s.samples_us.iter().map(Vec::len).collect(),
             samples_us: by_repetition(&s.samples_us),
@@ -333,6 +348,10 @@ pub struct PingpongRecord {
     pub max_time: Option<f64>,
     pub min_time: f64,
     pub counters: &'static str,
+    pub cgroups: &'static str,
+    pub cgroup_depth: Option<usize>,
+    pub cgroup_weight: Option<u64>,
+    pub cgroup_hierarchy: Option<String>,
     pub elapsed_s: f64,
     pub usecs_per_op: f64,
     pub ops_per_sec: f64,
@@ -362,6 +381,10 @@ impl PingpongRecord {
             max_time: asked.max_time,
             min_time: asked.min_time,
             counters: asked.counters,
+            cgroups: asked.cgroups,
+            cgroup_depth: asked.cgroup_depth,
+            cgroup_weight: asked.cgroup_weight,
+            cgroup_hierarchy: cgroup_hierarchy(cfg),
             elapsed_s: p.elapsed_s,
             usecs_per_op: p.usecs_per_op,
             ops_per_sec: p.ops_per_sec,

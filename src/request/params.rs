@@ -79,6 +79,7 @@ pub enum Names {
     Transports,
     Presets,
     Counters,
+    Cgroups,
 }
 
 impl Names {
@@ -88,6 +89,7 @@ impl Names {
             Names::Transports => TransportKind::ALL.iter().map(|t| t.name()).collect(),
             Names::Presets => Preset::ALL.iter().map(|p| p.name()).collect(),
             Names::Counters => Observer::NAMES.to_vec(),
+            Names::Cgroups => crate::cgroups::NAMES.to_vec(),
         }
     }
 }
@@ -119,11 +121,13 @@ const MEASURING: &[Door] = &[Door::Ring, Door::Pingpong, Door::Matrix, Door::Cac
 const RINGS: &[Door] = &[Door::Ring, Door::Pingpong, Door::Matrix];
 const ARRAYS: &[Door] = &[Door::Ring, Door::Matrix, Door::Cache];
 const PLACED: &[Door] = &[Door::Ring, Door::Pingpong, Door::Cache];
+const CGROUPED: &[Door] = &[Door::Ring, Door::Pingpong];
 
 const ENGINES: Names = Names::Engines;
 const TRANSPORTS: Names = Names::Transports;
 const PRESETS: Names = Names::Presets;
 const COUNTERS: Names = Names::Counters;
+const CGROUPS: Names = Names::Cgroups;
 
 /// Seconds an A/B run measures at most by default, and its range.
 pub const DEFAULT_BUDGET_S: f64 = 30.0;
@@ -356,6 +360,30 @@ pub const PARAMS: &[Param] = &[
         RINGS,
         ["--counters"],
         "who watches the timed repetitions: evidence, off, or timed (perf through them)"
+    ),
+    param!(
+        "cgroups",
+        Kind::OptChoice(CGROUPS),
+        Fallback::None,
+        CGROUPED,
+        ["--cgroups"],
+        "participants in fresh cgroups with the cpu controller: same (one leaf) or split (one each)"
+    ),
+    param!(
+        "cgroup_depth",
+        Kind::Count(crate::cgroups::DEPTH),
+        Fallback::Int(1),
+        CGROUPED,
+        ["--cgroup-depth"],
+        "how many groups deep each leaf sits under ctxbench's own group"
+    ),
+    param!(
+        "cgroup_weight",
+        Kind::OptCount(crate::cgroups::WEIGHT),
+        Fallback::None,
+        CGROUPED,
+        ["--cgroup-weight"],
+        "cpu.weight of every group made (v1: cpu.shares = weight x 1024 / 100)"
     ),
     param!(
         "history",

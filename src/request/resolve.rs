@@ -5,6 +5,7 @@
 
 use super::{Door, Preset, Request, Value};
 use crate::ab;
+use crate::cgroups::Cgroups;
 use crate::config::{Config, Plan};
 use crate::engine::{Engine, TransportKind};
 use crate::error::{Error, Result};
@@ -62,6 +63,7 @@ impl Request {
             record_hops: self.switch("record_hops"),
             run_levels,
             observer: self.observer(),
+            cgroups: self.cgroups()?,
             ..self.stopping(Config::lat_ctx(procs))
         };
         cfg.validate()?;
@@ -100,11 +102,14 @@ impl Request {
             Some(runs) => vec![runs.as_deref().and_then(stats::run_level)],
             None => Vec::new(),
         };
-        Ok(Config {
+        let cfg = Config {
             run_levels,
             observer: self.observer(),
+            cgroups: self.cgroups()?,
             ..cfg
-        })
+        };
+        cfg.validate()?;
+        Ok(cfg)
     }
 
     /// What the CPU matrix runs: each cell a ring of two on its pair of CPUs.
@@ -260,6 +265,16 @@ impl Request {
             Value::Ints(ids) => Placement::from_request(Some(Named::Cpus(&ids)), cpu),
             _ => Placement::from_request(None, cpu),
         }
+    }
+
+    /// The cgroups asked for, in the hierarchy with the cpu controller; refused here, before
+    /// anything starts, where this machine has none.
+    fn cgroups(&self) -> Result<Option<Cgroups>> {
+        let Some(layout) = self.name("cgroups") else {
+            return Ok(None);
+        };
+        let weight = self.maybe_count("cgroup_weight").map(|w| w as u64);
+        Cgroups::new(&layout, self.count("cgroup_depth"), weight).map(Some)
     }
 
     fn timeout(&self) -> f64 {
