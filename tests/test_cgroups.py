@@ -119,3 +119,17 @@ def test_bad_cgroup_arguments_name_the_parameter() -> None:
         ctxbench.ring([2], parallel=2, cgroups="same", **QUICK)
     assert "cgroups" in {p["name"] for p in _core.PARAMETERS}
 
+
+def test_the_command_line_places_in_cgroups(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from ctxbench.cli import main
+
+    _cpu_base()
+    argv = ["ring", "--cgroups", "split", "--cgroup-depth", "2", "--cgroup-weight", "300"]
+    assert main([*argv, "--placement", "single", "-N", "2", "--json", "2"]) == 0
+    record = json.loads(capsys.readouterr().out)["results"][0]
+    assert (record["cgroups"], record["cgroup_depth"], record["cgroup_weight"]) == ("split", 2, 300)
+    with pytest.raises(SystemExit):
+        main(["pipe", "--cgroups", "both"])
+    assert "--cgroups" in capsys.readouterr().err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from .. import _core
 from .._exclusive import PATIENCE
@@ -67,6 +68,30 @@ def counters_flag(p: argparse.ArgumentParser) -> None:
         help="evidence (default): the kernel's accounting at the timed windows' edges, perf "
         "after them; off: no perf event; timed: perf through the timed repetitions (slower)",
     )
+
+
+# The cgroups parameters, as the core's table declares them (flags, range, help).
+CGROUPS = ("cgroups", "cgroup_depth", "cgroup_weight")
+
+
+def cgroups_flags(p: argparse.ArgumentParser) -> None:
+    """``--cgroups``, ``--cgroup-depth``, ``--cgroup-weight``: participants in fresh cgroups."""
+    rows = {r["name"]: r for r in _core.PARAMETERS if r["name"] in CGROUPS and "ring" in r["doors"]}
+    for name in CGROUPS:
+        row = rows[name]
+        value: dict[str, Any] = {"choices": row["choices"]} if row["choices"] else {"type": int}
+        p.add_argument(
+            *row["flags"],
+            dest=name,
+            default=row["default"],
+            help=f"{row['help']} (default: {row['default']})",
+            **value,
+        )
+
+
+def cgroups_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The cgroups flags as keyword arguments of ``ring`` and ``pingpong``."""
+    return {name: getattr(args, name) for name in CGROUPS}
 
 
 def placement_flags(p: argparse.ArgumentParser, default: str) -> None:

@@ -103,6 +103,7 @@ def _add_pipe(sub: Any) -> None:
     )
     _flags.placement_flags(pp, "default")
     _flags.counters_flag(pp)
+    _flags.cgroups_flags(pp)
     pp.add_argument("--json", action="store_true", help="print the full result as JSON")
     _no_hostname_flag(pp)
     _flags.no_wait_flag(pp)
@@ -174,6 +175,7 @@ def _ring_flags(p: argparse.ArgumentParser) -> None:
     )
     _flags.stride_flag(p)
     _flags.counters_flag(p)
+    _flags.cgroups_flags(p)
     _flags.placement_flags(p, "$LMBENCH_SCHED, else default")
     p.add_argument(
         "--json", action="store_true", help="print the full result as JSON instead of xgraph text"
@@ -220,6 +222,7 @@ def _ring(args: argparse.Namespace) -> int:
             cpu=args.cpu,
             stride_bytes=args.stride_bytes,
             counters=args.counters,
+            **_flags.cgroups_args(args),
             **_flags.stopping(args),
         )
     return _emit(r, args, r.to_xgraph, heard)
@@ -237,6 +240,7 @@ def _pipe(args: argparse.Namespace) -> int:
             precision=args.precision,
             max_time=args.max_time,
             counters=args.counters,
+            **_flags.cgroups_args(args),
         )
     return _emit(r, args, r.to_perf, heard)
 
