@@ -1,3 +1,6 @@
+//! Tests of placing tasks in cgroups: the plans as data (v1 and v2 fixtures), and where
+//! this process may make groups, real placement, removal and the sweep of stale groups.
+
 use super::*;
 
 const V1_MOUNTS: &str = "\
