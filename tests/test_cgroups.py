@@ -133,3 +133,20 @@ def test_the_command_line_places_in_cgroups(capsys: pytest.CaptureFixture[str]) 
     with pytest.raises(SystemExit):
         main(["pipe", "--cgroups", "both"])
     assert "--cgroups" in capsys.readouterr().err
+
+
+def test_a_sweep_carries_cgroups_to_every_point_and_its_rows() -> None:
+    base = _cpu_base()
+    frame = ctxbench.sweep(
+        procs=[2, 3],
+        engines=["process"],
+        placements=["single"],
+        sizes_kb=[0],
+        cgroups="split",
+        cgroup_depth=2,
+        progress=False,
+        **{k: v for k, v in QUICK.items() if k != "placement"},
+    )
+    assert set(frame["cgroups"]) == {"split"} and set(frame["cgroup_depth"]) == {2}
+    assert (frame["cpu_us_per_hop"] > 0).all()
+    assert _ours(base) == []
