@@ -2,6 +2,7 @@
 //! it (`Config`, resolved from a `request::Request`), and the one home of every limit on
 //! them: the request's parameter table names these `Limit`s, so a range is written once.
 
+use crate::cgroups::Cgroups;
 use crate::engine::{self, Engine, TransportKind};
 use crate::error::{Error, Result};
 pub use crate::limit::Limit;
@@ -81,6 +82,8 @@ pub struct Config {
     pub observer: Observer,
     /// The scheduling policy of every participant and driver; None: as they inherit it.
     pub sched: Option<Sched>,
+    /// The cgroups every participant is placed in, if any.
+    pub cgroups: Option<Cgroups>,
 }
 
 /// The stopping rule's parameters, each in its range.
@@ -131,6 +134,7 @@ impl Config {
             run_levels: Vec::new(),
             observer: Observer::Evidence,
             sched: None,
+            cgroups: None,
         }
     }
 
@@ -187,6 +191,9 @@ impl Config {
         TIMEOUT.check(self.timeout)?;
         if let Some(s) = &self.sched {
             sched::check_run(s, self.transport, &self.placement)?;
+        }
+        if let Some(cg) = &self.cgroups {
+            crate::cgroups::check(cg, self.engine, self.parallel)?;
         }
         Ok(())
     }

@@ -7,6 +7,7 @@
 pub mod ab;
 pub mod barrier;
 pub mod cache;
+pub mod cgroups;
 pub mod clock;
 pub mod config;
 pub mod counters;

@@ -12,6 +12,7 @@
 use crate::counters::{Counters, Totals};
 use crate::error::{Error, Result};
 use std::io::Read;
+use std::time::Instant;
 
 /// How the timed windows are observed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +75,16 @@ pub struct Accounting {
     pub migrations: Option<u64>,
     /// CPU time the tasks ran, in ns, where shown.
     pub cpu_ns: Option<u64>,
+    /// Of it, user and system time (`/proc/<tid>/stat`, in clock ticks: the kernel splits
+    /// the exact runtime by its tick samples), in ns.
+    pub user_ns: Option<u64>,
+    pub sys_ns: Option<u64>,
+    /// Time the tasks waited runnable on a run queue (`/proc/<tid>/schedstat`), in ns.
+    pub runq_ns: Option<u64>,
+    /// Wall-clock time the windows lasted, in ns, and how many tasks were read: the CPU
+    /// time and the wait are at most their product.
+    pub elapsed_ns: u64,
+    pub tasks: u64,
     pub hops: u64,
 }
 
@@ -87,8 +98,62 @@ impl std::ops::Add for Accounting {
             switches: self.switches + other.switches,
             migrations: sum(self.migrations, other.migrations),
             cpu_ns: sum(self.cpu_ns, other.cpu_ns),
+            user_ns: sum(self.user_ns, other.user_ns),
+            sys_ns: sum(self.sys_ns, other.sys_ns),
+            runq_ns: sum(self.runq_ns, other.runq_ns),
+            elapsed_ns: self.elapsed_ns + other.elapsed_ns,
+            tasks: self.tasks.max(other.tasks),
             hops: self.hops + other.hops,
         }
+    }
+}
+
+/// CPU time and run-queue wait per hop, in µs, of every observed task together; NaN where
+/// the kernel did not show it or no hop was made.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PerHop {
+    pub cpu_us: f64,
+    pub user_us: f64,
+    pub sys_us: f64,
+    pub runq_wait_us: f64,
+}
+
+impl Default for PerHop {
+    fn default() -> Self {
+        PerHop {
+            cpu_us: f64::NAN,
+            user_us: f64::NAN,
+            sys_us: f64::NAN,
+            runq_wait_us: f64::NAN,
+        }
+    }
+}
+
+impl Accounting {
+    /// Every task's CPU time and wait over the windows, divided by the hops made in them.
+    pub fn per_hop(&self) -> PerHop {
+        let each = |ns: Option<u64>| match ns {
+            Some(ns) if self.hops > 0 => ns as f64 / 1e3 / self.hops as f64,
+            _ => f64::NAN,
+        };
+        PerHop {
+            cpu_us: each(self.cpu_ns),
+            user_us: each(self.user_ns),
+            sys_us: each(self.sys_ns),
+            runq_wait_us: each(self.runq_ns),
+        }
+    }
+}
+
+/// Every known field of a window's accounting, before its hops are counted.
+fn known() -> Accounting {
+    Accounting {
+        migrations: Some(0),
+        cpu_ns: Some(0),
+        user_ns: Some(0),
+        sys_ns: Some(0),
+        runq_ns: Some(0),
+        ..Accounting::default()
     }
 }
 
@@ -98,6 +163,9 @@ struct Sample {
     switches: u64,
     migrations: Option<u64>,
     cpu_ns: Option<u64>,
+    user_ns: Option<u64>,
+    sys_ns: Option<u64>,
+    runq_ns: Option<u64>,
 }
 
 /// The kernel's accounting of a set of tasks over windows: read each task at a window's
@@ -106,6 +174,7 @@ struct Sample {
 pub struct Windows {
     tids: Vec<libc::pid_t>,
     start: Vec<Sample>,
+    opened: Option<Instant>,
     total: Accounting,
     unavailable: Option<String>,
     buf: Vec<u8>,
@@ -116,11 +185,8 @@ impl Windows {
         Windows {
             start: Vec::with_capacity(tids.len()),
             tids,
-            total: Accounting {
-                migrations: Some(0),
-                cpu_ns: Some(0),
-                ..Accounting::default()
-            },
+            opened: None,
+            total: known(),
             unavailable: None,
             buf: Vec::with_capacity(4096),
         }
@@ -144,6 +210,7 @@ impl Windows {
     pub fn open(&mut self) {
         if self.unavailable.is_none() {
             self.start = self.read_all().unwrap_or_default();
+            self.opened = Some(Instant::now());
         }
     }
 
@@ -152,23 +219,26 @@ impl Windows {
         if self.unavailable.is_some() {
             return;
         }
+        let elapsed_ns = self
+            .opened
+            .take()
+            .map_or(0, |t| t.elapsed().as_nanos() as u64);
         let Some(end) = self.read_all() else { return };
         let mut window = Accounting {
-            migrations: Some(0),
-            cpu_ns: Some(0),
-            ..Accounting::default()
+            elapsed_ns,
+            tasks: self.tids.len() as u64,
+            ..known()
+        };
+        let add = |sum: &mut Option<u64>, a: Option<u64>, b: Option<u64>| {
+            *sum = sum.zip(a.zip(b)).map(|(s, (a, b))| s + b.saturating_sub(a));
         };
         for (a, b) in self.start.iter().zip(&end) {
-            let delta = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| b.saturating_sub(a));
             window.switches += b.switches.saturating_sub(a.switches);
-            window.migrations = window
-                .migrations
-                .zip(delta(a.migrations, b.migrations))
-                .map(|(s, d)| s + d);
-            window.cpu_ns = window
-                .cpu_ns
-                .zip(delta(a.cpu_ns, b.cpu_ns))
-                .map(|(s, d)| s + d);
+            add(&mut window.migrations, a.migrations, b.migrations);
+            add(&mut window.cpu_ns, a.cpu_ns, b.cpu_ns);
+            add(&mut window.user_ns, a.user_ns, b.user_ns);
+            add(&mut window.sys_ns, a.sys_ns, b.sys_ns);
+            add(&mut window.runq_ns, a.runq_ns, b.runq_ns);
         }
         self.total = self.total + window;
     }
@@ -263,8 +333,23 @@ impl Watch for Watcher<'_> {
 }
 
 /// One task's switches, migrations and CPU time: `/proc/<tid>/sched` where the kernel has it,
-/// else the switches of `/proc/<tid>/status`.
+/// else the switches of `/proc/<tid>/status`; its run-queue wait from `/proc/<tid>/schedstat`
+/// and its user and system time from `/proc/<tid>/stat`, where readable.
 fn read_task(tid: libc::pid_t, buf: &mut Vec<u8>) -> std::result::Result<Sample, String> {
+    let mut sample = read_switches(tid, buf)?;
+    if read_file(&format!("/proc/{tid}/schedstat"), buf).is_ok() {
+        sample.runq_ns = parse_schedstat(buf).map(|(_, wait)| wait);
+    }
+    if read_file(&format!("/proc/{tid}/stat"), buf).is_ok() {
+        if let Some((user, sys)) = parse_stat(buf) {
+            let ns = |ticks: u64| ticks.saturating_mul(1_000_000_000) / clock_ticks();
+            (sample.user_ns, sample.sys_ns) = (Some(ns(user)), Some(ns(sys)));
+        }
+    }
+    Ok(sample)
+}
+
+fn read_switches(tid: libc::pid_t, buf: &mut Vec<u8>) -> std::result::Result<Sample, String> {
     if read_file(&format!("/proc/{tid}/sched"), buf).is_ok() {
         if let Some(s) = parse_sched(buf) {
             return Ok(s);
@@ -273,6 +358,28 @@ fn read_task(tid: libc::pid_t, buf: &mut Vec<u8>) -> std::result::Result<Sample,
     let path = format!("/proc/{tid}/status");
     read_file(&path, buf).map_err(|e| format!("the kernel's accounting: {path}: {e}"))?;
     parse_status(buf).ok_or_else(|| format!("the kernel's accounting: {path}: no switch counts"))
+}
+
+/// Clock ticks per second, the unit of `/proc/<tid>/stat`'s times.
+fn clock_ticks() -> u64 {
+    // SAFETY: sysconf reads a constant of the C library; no memory is passed.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    u64::try_from(hz).ok().filter(|&hz| hz > 0).unwrap_or(100)
+}
+
+/// `/proc/<tid>/schedstat`: ns on the CPU, ns waiting on a run queue, timeslices.
+fn parse_schedstat(buf: &[u8]) -> Option<(u64, u64)> {
+    let mut it = std::str::from_utf8(buf).ok()?.split_ascii_whitespace();
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
+/// `/proc/<tid>/stat`'s utime and stime (fields 14 and 15), in clock ticks. The command name
+/// (field 2) may hold spaces and parentheses: fields are counted after its last `)`.
+fn parse_stat(buf: &[u8]) -> Option<(u64, u64)> {
+    let text = std::str::from_utf8(buf).ok()?;
+    let (_, rest) = text.rsplit_once(')')?;
+    let mut it = rest.split_ascii_whitespace().skip(11);
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
 }
 
 fn read_file(path: &str, buf: &mut Vec<u8>) -> std::io::Result<()> {
@@ -300,6 +407,7 @@ fn parse_sched(buf: &[u8]) -> Option<Sample> {
         switches: field(text, "nr_switches")?.parse().ok()?,
         migrations: field(text, "se.nr_migrations").and_then(|v| v.parse().ok()),
         cpu_ns,
+        ..Sample::default()
     })
 }
 
@@ -308,8 +416,7 @@ fn parse_status(buf: &[u8]) -> Option<Sample> {
     let count = |name| field(text, name)?.parse::<u64>().ok();
     Some(Sample {
         switches: count("voluntary_ctxt_switches")? + count("nonvoluntary_ctxt_switches")?,
-        migrations: None,
-        cpu_ns: None,
+        ..Sample::default()
     })
 }
 
@@ -336,7 +443,8 @@ mod tests {
             Sample {
                 switches: 17,
                 migrations: Some(3),
-                cpu_ns: Some(214_231)
+                cpu_ns: Some(214_231),
+                ..Sample::default()
             }
         );
         let status = b"Name:\tx\nvoluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t2\n";
@@ -381,6 +489,52 @@ mod tests {
         let (_, perf) = w.finish();
         // Where perf is permitted the window was counted by it; where not, it says why.
         assert!(perf.switches.is_some() || perf.software_unavailable.is_some());
+    }
+
+    #[test]
+    fn schedstat_and_stat_are_parsed() {
+        assert_eq!(
+            parse_schedstat(b"140393 135665 2\n"),
+            Some((140_393, 135_665))
+        );
+        assert_eq!(parse_schedstat(b"140393\n"), None);
+        // A command name with spaces and parentheses does not shift the fields.
+        let stat = b"23066 (a) b (c) R 1 2 3 0 -1 4194304 101 0 0 0 17 5 0 0 20 0 1 0 1406759\n";
+        assert_eq!(parse_stat(stat), Some((17, 5)));
+        assert_eq!(parse_stat(b"23066 (cat) R 1 2\n"), None);
+    }
+
+    #[test]
+    fn cpu_time_and_wait_are_bounded_by_the_windows() {
+        let mut w = Windows::new(vec![crate::sys::gettid()]);
+        w.open();
+        let t = Instant::now();
+        // Busy for a few clock ticks, so user time shows at tick resolution.
+        while t.elapsed() < Duration::from_millis(50) {
+            std::hint::black_box(t.elapsed());
+        }
+        w.close();
+        let total = Accounting {
+            hops: 10,
+            ..w.total().unwrap()
+        };
+        assert_eq!(total.tasks, 1);
+        let (cpu, runq) = (total.cpu_ns.unwrap(), total.runq_ns.unwrap());
+        assert!(cpu > 0 && cpu <= total.elapsed_ns, "{total:?}");
+        assert!(runq <= total.elapsed_ns, "{total:?}");
+        // user and system time come in clock ticks: their sum is the runtime within a tick.
+        // Each edge rounds down to a tick: two ticks either way.
+        let tick = 2 * 1_000_000_000 / clock_ticks();
+        let split = total.user_ns.unwrap() + total.sys_ns.unwrap();
+        assert!(split <= cpu + tick && cpu <= split + tick, "{total:?}");
+        let each = total.per_hop();
+        assert_eq!(each.cpu_us, cpu as f64 / 1e3 / 10.0);
+        assert!(each.runq_wait_us >= 0.0);
+        let none = Accounting::default().per_hop();
+        assert!(
+            none.cpu_us.is_nan() && none.runq_wait_us.is_nan(),
+            "no hops, no figure"
+        );
     }
 
     #[test]

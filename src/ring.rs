@@ -4,6 +4,7 @@
 //! rounds) and `pingpong` (perf's loop).
 
 use crate::barrier::Barrier;
+use crate::cgroups;
 use crate::config::{self, Config, Plan};
 use crate::counters::{self, Counters, Totals};
 use crate::engine::{self, Engine, Group, Members, Report, Ring, TransportKind};
@@ -152,6 +153,19 @@ pub(crate) fn point(
     // Before the first token releases them; the drivers take it in `drive_all`.
     let sched = sched::participants(cfg.sched.as_ref(), &tasks)?;
     tasks.push((0, sys::gettid()));
+    // Placed in their groups before any is released; out of them once every one has left.
+    let groups = match &cfg.cgroups {
+        Some(cg) => match cgroups::place(cg, &tasks.iter().map(|t| t.1).collect::<Vec<_>>()) {
+            Ok(placed) => Some(placed),
+            Err(e) => {
+                members.abort("the cgroups could not be made");
+                drop(rings);
+                members.finish(false);
+                return Err(e);
+            }
+        },
+        None => None,
+    };
     // This thread is ring 0's participant 0 until every participant is gone: a token signal
     // sent late (a participant upstream, or the watchdog's STOP after the driver returned)
     // stays blocked here and is discarded when the guard drops, after `finish`.
@@ -176,6 +190,7 @@ pub(crate) fn point(
     let totals = RingTotals::read(&rings);
     drop(rings);
     let report = members.finish(stopped);
+    drop(groups);
     if !stopped {
         return Err(first_failure(outcome, report.failure));
     }

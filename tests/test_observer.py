@@ -9,6 +9,7 @@ import threading
 import time
 from typing import Callable
 
+import numpy as np
 import pytest
 
 import ctxbench
@@ -73,3 +74,39 @@ def test_counters_must_be_named() -> None:
         ctxbench.ring([2], counters="on", **PINNED)
     with pytest.raises(ValueError, match="counters"):
         ctxbench.pingpong(counters="perf", max_time=0.01)
+
+
+# CPU time per hop: the kernel's accounting of every observed task over the timed windows.
+CPU_FIELDS = ("cpu_us_per_hop", "cpu_user_us_per_hop", "cpu_sys_us_per_hop", "runq_wait_us_per_hop")
+
+
+def test_cpu_time_and_wait_per_hop_are_reported_per_point() -> None:
+    r = ctxbench.ring([2, 3], **PINNED)
+    for name in CPU_FIELDS:
+        v = getattr(r, name)
+        assert v.dtype == np.float64 and v.shape == (2,), name
+        assert np.isfinite(v).all() and (v >= 0).all(), (name, v)
+    # A hop moves the token through the kernel: some CPU time is spent on every one.
+    assert (r.cpu_us_per_hop > 0).all(), r.cpu_us_per_hop
+    frame = r.to_frame()
+    for name in CPU_FIELDS:
+        assert (frame.groupby("procs")[name].first().to_numpy() == getattr(r, name)).all()
+
+
+def test_system_time_says_where_a_hop_is_spent() -> None:
+    # Enough timed CPU time for the clock ticks that split it (100 a second) to show: a fiber
+    # switches in user space, a pipe's hop is spent in the kernel. The measuring thread's
+    # split follows its whole life's (the kernel scales its tick samples to its runtime), so
+    # compare the system shares, not each split against its own user time.
+    long = {**PINNED, "min_time": 0.05}
+    fiber = ctxbench.ring([2], engine="fiber", **long)
+    pipe = ctxbench.ring([2], engine="process", transport="pipe", **long)
+
+    def system_share(r: ctxbench.RingResult) -> float:
+        sys_us, user_us = r.cpu_sys_us_per_hop[0], r.cpu_user_us_per_hop[0]
+        return float(sys_us / (sys_us + user_us))
+
+    assert system_share(pipe) > system_share(fiber), (
+        pipe.cpu_sys_us_per_hop,
+        fiber.cpu_sys_us_per_hop,
+    )

@@ -133,6 +133,7 @@ _Verdict = Literal["stable", "noisy", "unstable", "bimodal"]
 _Level = Literal["repetition", "block", "instance", "run"]
 _SwitchSource = Literal["kernel", "perf", "rusage"]
 _Stopped = Literal["repetitions", "precision", "max_repetitions", "time_cap", "run_spread"]
+_Cgroups = Literal["none", "same", "split"]
 _Counters = Literal["evidence", "off", "timed"]
 _Policy = Literal["other", "batch", "idle", "fifo", "rr", "deadline"]
 _Relation = Literal[
@@ -255,6 +256,14 @@ class RingDict(TypedDict):
     one_cpu: list[bool]
     stride_bytes: int | None
     resident_kb: list[int]
+    cpu_us_per_hop: list[float]
+    cpu_user_us_per_hop: list[float]
+    cpu_sys_us_per_hop: list[float]
+    runq_wait_us_per_hop: list[float]
+    cgroups: _Cgroups
+    cgroup_depth: int | None
+    cgroup_weight: int | None
+    cgroup_hierarchy: str | None
     counters: _Counters
     policy: _Policy
     priority: int
@@ -282,6 +291,9 @@ class RingConfigDict(TypedDict):
     timeout: float
     record_hops: bool
     stride_bytes: int | None
+    cgroups: _Cgroups
+    cgroup_depth: int | None
+    cgroup_weight: int | None
     counters: _Counters
     policy: _Policy
     priority: int
@@ -323,6 +335,10 @@ class PingpongDict(TypedDict):
     dl_runtime_us: int | None
     dl_deadline_us: int | None
     dl_period_us: int | None
+    cgroups: _Cgroups
+    cgroup_depth: int | None
+    cgroup_weight: int | None
+    cgroup_hierarchy: str | None
 
 _WakeDict = TypedDict(
     "_WakeDict",
@@ -415,6 +431,9 @@ def ring(
     dl_runtime_us: int | None = ...,
     dl_deadline_us: int | None = ...,
     dl_period_us: int | None = ...,
+    cgroups: str | None = None,
+    cgroup_depth: int = 1,
+    cgroup_weight: int | None = None,
     history: Sequence[_History | None] | None = None,
 ) -> RingDict: ...
 def ring_config(
@@ -443,6 +462,9 @@ def ring_config(
     dl_runtime_us: int | None = ...,
     dl_deadline_us: int | None = ...,
     dl_period_us: int | None = ...,
+    cgroups: str | None = None,
+    cgroup_depth: int = 1,
+    cgroup_weight: int | None = None,
     history: Sequence[_History | None] | None = None,
 ) -> RingConfigDict: ...
 def ring_check(
@@ -471,6 +493,9 @@ def ring_check(
     dl_runtime_us: int | None = ...,
     dl_deadline_us: int | None = ...,
     dl_period_us: int | None = ...,
+    cgroups: str | None = None,
+    cgroup_depth: int = 1,
+    cgroup_weight: int | None = None,
     history: Sequence[_History | None] | None = None,
 ) -> RingConfigDict: ...
 def pingpong(
@@ -495,6 +520,9 @@ def pingpong(
     dl_runtime_us: int | None = ...,
     dl_deadline_us: int | None = ...,
     dl_period_us: int | None = ...,
+    cgroups: str | None = None,
+    cgroup_depth: int = 1,
+    cgroup_weight: int | None = None,
     history: Sequence[_History | None] | None = None,
 ) -> PingpongDict: ...
 def pingpong_config(
@@ -519,6 +547,9 @@ def pingpong_config(
     dl_runtime_us: int | None = ...,
     dl_deadline_us: int | None = ...,
     dl_period_us: int | None = ...,
+    cgroups: str | None = None,
+    cgroup_depth: int = 1,
+    cgroup_weight: int | None = None,
     history: Sequence[_History | None] | None = None,
 ) -> RingConfigDict: ...
 def cache_sweep(

@@ -52,6 +52,9 @@ def ring(
     dl_runtime_us: int | None = None,
     dl_deadline_us: int | None = None,
     dl_period_us: int | None = None,
+    cgroups: str | None = None,
+    cgroup_depth: int = 1,
+    cgroup_weight: int | None = None,
     history: bool = True,
 ) -> RingResult:
     """Pass a token round rings of ``procs`` participants and report µs per switch.
@@ -112,6 +115,14 @@ def ring(
     before the first token and to the drivers while they drive; refused before anything
     starts where a limit forbids it (``PermissionError`` naming it) and never run under
     another: ``result.policy``, ``priority`` and ``nice`` are what every task read back.
+
+    ``cgroups`` places every participant, before it is released, in cgroups made for the
+    point in the hierarchy with the cpu controller (``result.cgroup_hierarchy`` says which):
+    ``"same"`` all in one group, ``"split"`` each in its own, so that every hop crosses
+    groups; each leaf ``cgroup_depth`` groups below ctxbench's own, every group made with
+    ``cgroup_weight`` (``cpu.weight``; v1: ``cpu.shares``) where given. They are removed when
+    the point ends. Where none can be made (not root, read-only, no cpu controller) the
+    ``OSError`` names the path and the cause.
 
     Every parameter's range and default is the core's (``ctxbench._core.PARAMETERS``).
     """
@@ -178,6 +189,7 @@ def ring_points(procs: object, **asked: Any) -> list[_history.Point] | None:
         **({"stride_bytes": cfg["stride_bytes"]} if cfg["stride_bytes"] != 8 else {}),
         **({"counters": cfg["counters"]} if cfg["counters"] != "evidence" else {}),
         **sched_id(cfg),
+        **_cgroups_id(cfg),
     )
 
 
@@ -188,6 +200,13 @@ def sched_id(cfg: Mapping[str, Any]) -> dict[str, Any]:
     if (cfg.get("policy"), cfg.get("nice")) in (("other", 0), (None, None)):
         return {}
     return {k: cfg[k] for k in keys if cfg.get(k) is not None}
+
+
+def _cgroups_id(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """Of a point's history id, its cgroups where it has any (none keeps earlier ids)."""
+    if cfg.get("cgroups", "none") == "none":
+        return {}
+    return {k: cfg[k] for k in ("cgroups", "cgroup_depth", "cgroup_weight")}
 
 
 # Of a point's history id, what is taken as the caller asked it, not as the core resolved it.
@@ -240,6 +259,9 @@ def pingpong(
     dl_runtime_us: int | None = None,
     dl_deadline_us: int | None = None,
     dl_period_us: int | None = None,
+    cgroups: str | None = None,
+    cgroup_depth: int = 1,
+    cgroup_weight: int | None = None,
     history: bool = True,
 ) -> PingpongResult:
     """``perf bench sched pipe``: two processes (threads with ``threads=True``, perf's ``-T``;
@@ -253,8 +275,8 @@ def pingpong(
     and compares (``ctxbench.compare``, the pytest gate). ``loops=N`` is perf's own form
     instead: N round trips timed as one run, one sample, no interval; ``repetitions=N`` N
     timed repetitions. ``placement``, ``cpu``, ``min_time``, ``timeout``, ``history``,
-    ``counters``, and the scheduling policy (``policy``, ``priority``, ``nice``, ``dl_*``):
-    as for ``ring``.
+    ``counters``, the scheduling policy (``policy``, ``priority``, ``nice``, ``dl_*``) and
+    the ``cgroups`` ones: as for ``ring``.
     """
     asked = {k: v for k, v in locals().items() if k not in ("loops", "history")}
     meta = result_metadata()
@@ -271,6 +293,7 @@ def pingpong(
             min_time=min_time,
             **({"counters": counters} if counters != "evidence" else {}),
             **sched_id(cfg),
+            **_cgroups_id(cfg),
         )
     with measuring():
         now = _history.conditions() if points else None

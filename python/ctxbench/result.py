@@ -90,6 +90,14 @@ class RingResult:
     one_cpu: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
     stride_bytes: int | None = None
     resident_kb: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    cpu_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    cpu_user_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    cpu_sys_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    runq_wait_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    cgroups: str | None = None
+    cgroup_depth: int | None = None
+    cgroup_weight: int | None = None
+    cgroup_hierarchy: str | None = None
     counters: str | None = None
     policy: str | None = None
     priority: int | None = None
@@ -188,6 +196,10 @@ class PingpongResult:
     dl_runtime_us: int | None = None
     dl_deadline_us: int | None = None
     dl_period_us: int | None = None
+    cgroups: str | None = None
+    cgroup_depth: int | None = None
+    cgroup_weight: int | None = None
+    cgroup_hierarchy: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 

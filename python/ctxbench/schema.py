@@ -123,6 +123,13 @@ PHASES = ("calibration", "warmup", "measure", "setup_teardown", "observer_wait")
 _LATER_PHASES = ("observer_wait",)
 # Who watched the timed windows (``ctxbench._core.COUNTERS``); files from before lack it.
 COUNTERS = Field("str", required=False, config=True, literals=("evidence", "off", "timed"))
+# Where the participants were placed (``_core.CGROUPS``); files from before lack them.
+CGROUPS = {
+    "cgroups": Field("str", required=False, config=True, literals=("none", "same", "split")),
+    "cgroup_depth": _int(min=1, nullable=True, required=False, config=True),
+    "cgroup_weight": _int(min=1, nullable=True, required=False, config=True),
+}
+CGROUP_HIERARCHY = Field("str", nullable=True, required=False)
 
 
 def _sched(config: bool) -> dict[str, Field]:
@@ -257,6 +264,21 @@ RING: dict[str, Field] = {
     # The working set (files from before it lack these).
     "stride_bytes": _int(min=8, nullable=True, required=False, config=True),
     "resident_kb": _int(P, min=-1, required=False, column=True),
+    # CPU time and run-queue wait per hop, from the kernel's accounting; NaN (null in files)
+    # where it was not read. Files from before them lack them.
+    **{
+        k: _float(P, min=0, nan=True, holes=True, column=True, required=False)
+        for k in (
+            "cpu_us_per_hop",
+            "cpu_user_us_per_hop",
+            "cpu_sys_us_per_hop",
+            "runq_wait_us_per_hop",
+        )
+    },
+    # The cgroups the participants were placed in; None: the caller's (files from before
+    # them lack these).
+    **CGROUPS,
+    "cgroup_hierarchy": CGROUP_HIERARCHY,
     "counters": COUNTERS,
     **_sched(config=True),
     "metadata": METADATA,
@@ -294,6 +316,8 @@ PINGPONG: dict[str, Field] = {
     ),
     "counters": replace(COUNTERS, config=False),
     **_sched(config=False),
+    **{k: replace(spec, config=False) for k, spec in CGROUPS.items()},
+    "cgroup_hierarchy": CGROUP_HIERARCHY,
     "metadata": METADATA,
 }
 

@@ -44,6 +44,11 @@ pub struct RingConfigRecord {
     pub counters: &'static str,
     #[serde(flatten)]
     pub sched: SchedRecord,
+    /// The cgroups the participants were placed in ("same" or "split"; "none": they stayed
+    /// in the caller's), how deep and with what weight.
+    pub cgroups: &'static str,
+    pub cgroup_depth: Option<usize>,
+    pub cgroup_weight: Option<u64>,
 }
 
 /// The scheduling policy every task of a run had: as read back after a run, as asked (or,
@@ -110,8 +115,16 @@ impl From<&Config> for RingConfigRecord {
             record_hops: cfg.record_hops,
             counters: cfg.observer.as_str(),
             sched: SchedRecord::asked(cfg),
+            cgroups: cfg.cgroups.as_ref().map_or("none", |c| c.layout()),
+            cgroup_depth: cfg.cgroups.as_ref().map(|c| c.depth),
+            cgroup_weight: cfg.cgroups.as_ref().and_then(|c| c.weight),
         }
     }
+}
+
+/// The hierarchy the groups were made in ("v1:<mount>" or "v2:<mount>"), where any were.
+fn cgroup_hierarchy(cfg: &Config) -> Option<String> {
+    cfg.cgroups.as_ref().map(|c| c.hierarchy.describe())
 }
 
 /// Each point's statistics, one array per figure.
@@ -264,6 +277,12 @@ pub struct RingRecord {
     pub counted_us: Vec<f64>,
     pub involuntary_switches: Vec<i64>,
     pub migrations: Vec<i64>,
+    /// CPU time per hop of every observed task (user + system, then each) and their wait on a
+    /// run queue, in µs; NaN where the kernel did not show it.
+    pub cpu_us_per_hop: Vec<f64>,
+    pub cpu_user_us_per_hop: Vec<f64>,
+    pub cpu_sys_us_per_hop: Vec<f64>,
+    pub runq_wait_us_per_hop: Vec<f64>,
     pub hardware: HardwareRecord,
     pub counters_unavailable_reason: Option<String>,
     pub warnings: Vec<String>,
@@ -279,6 +298,7 @@ pub struct RingRecord {
     pub one_cpu: Vec<bool>,
     /// -1 where pagemap could not be read.
     pub resident_kb: Vec<i64>,
+    pub cgroup_hierarchy: Option<String>,
 }
 
 /// Per point series as `[repetition][point]`, NaN below a point's last repetition.
@@ -302,6 +322,7 @@ impl RingRecord {
             config.sched = seen.into();
         }
         RingRecord {
+            cgroup_hierarchy: cgroup_hierarchy(cfg),
             config,
             repetitions_made: s.samples_us.iter().map(Vec::len).collect(),
             samples_us: by_repetition(&s.samples_us),
@@ -340,6 +361,10 @@ impl RingRecord {
             trips: s.trips,
             overhead_rounds: s.overhead_rounds,
             work_verified: s.work_verified,
+            cpu_us_per_hop: s.cpu.iter().map(|c| c.cpu_us).collect(),
+            cpu_user_us_per_hop: s.cpu.iter().map(|c| c.user_us).collect(),
+            cpu_sys_us_per_hop: s.cpu.iter().map(|c| c.sys_us).collect(),
+            runq_wait_us_per_hop: s.cpu.iter().map(|c| c.runq_wait_us).collect(),
             switches_per_hop: s.switches_per_hop,
             switch_source: s.switch_source,
             counted_us: s.counted_us,
@@ -368,6 +393,10 @@ pub struct PingpongRecord {
     pub max_time: Option<f64>,
     pub min_time: f64,
     pub counters: &'static str,
+    pub cgroups: &'static str,
+    pub cgroup_depth: Option<usize>,
+    pub cgroup_weight: Option<u64>,
+    pub cgroup_hierarchy: Option<String>,
     pub elapsed_s: f64,
     pub usecs_per_op: f64,
     pub ops_per_sec: f64,
@@ -399,6 +428,10 @@ impl PingpongRecord {
             max_time: asked.max_time,
             min_time: asked.min_time,
             counters: asked.counters,
+            cgroups: asked.cgroups,
+            cgroup_depth: asked.cgroup_depth,
+            cgroup_weight: asked.cgroup_weight,
+            cgroup_hierarchy: cgroup_hierarchy(cfg),
             elapsed_s: p.elapsed_s,
             usecs_per_op: p.usecs_per_op,
             ops_per_sec: p.ops_per_sec,

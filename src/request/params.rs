@@ -83,6 +83,7 @@ pub enum Names {
     Presets,
     Counters,
     Policies,
+    Cgroups,
 }
 
 impl Names {
@@ -93,6 +94,7 @@ impl Names {
             Names::Presets => Preset::ALL.iter().map(|p| p.name()).collect(),
             Names::Counters => Observer::NAMES.to_vec(),
             Names::Policies => sched::Policy::NAMES.to_vec(),
+            Names::Cgroups => crate::cgroups::NAMES.to_vec(),
         }
     }
 }
@@ -126,12 +128,14 @@ const RINGS: &[Door] = &[Door::Ring, Door::Pingpong, Door::Matrix];
 const TIMED_ALONE: &[Door] = &[Door::Ring, Door::Pingpong];
 const ARRAYS: &[Door] = &[Door::Ring, Door::Matrix, Door::Cache];
 const PLACED: &[Door] = &[Door::Ring, Door::Pingpong, Door::Cache];
+const CGROUPED: &[Door] = &[Door::Ring, Door::Pingpong];
 
 const ENGINES: Names = Names::Engines;
 const TRANSPORTS: Names = Names::Transports;
 const PRESETS: Names = Names::Presets;
 const COUNTERS: Names = Names::Counters;
 const POLICIES: Names = Names::Policies;
+const CGROUPS: Names = Names::Cgroups;
 
 /// Seconds an A/B run measures at most by default, and its range.
 pub const DEFAULT_BUDGET_S: f64 = 30.0;
@@ -414,6 +418,30 @@ pub const PARAMS: &[Param] = &[
         TIMED_ALONE,
         ["--dl-period"],
         "policy deadline: µs of each period"
+    ),
+    param!(
+        "cgroups",
+        Kind::OptChoice(CGROUPS),
+        Fallback::None,
+        CGROUPED,
+        ["--cgroups"],
+        "participants in fresh cgroups with the cpu controller: same (one leaf) or split (one each)"
+    ),
+    param!(
+        "cgroup_depth",
+        Kind::Count(crate::cgroups::DEPTH),
+        Fallback::Int(1),
+        CGROUPED,
+        ["--cgroup-depth"],
+        "how many groups deep each leaf sits under ctxbench's own group"
+    ),
+    param!(
+        "cgroup_weight",
+        Kind::OptCount(crate::cgroups::WEIGHT),
+        Fallback::None,
+        CGROUPED,
+        ["--cgroup-weight"],
+        "cpu.weight of every group made (v1: cpu.shares = weight x 1024 / 100)"
     ),
     param!(
         "history",

@@ -5,6 +5,7 @@
 
 use super::{params, Door, Preset, Request, Value};
 use crate::ab;
+use crate::cgroups::Cgroups;
 use crate::config::{Config, Plan};
 use crate::engine::{Engine, TransportKind};
 use crate::error::{Error, Result};
@@ -64,6 +65,7 @@ impl Request {
             run_levels,
             observer: self.observer(),
             sched: self.sched()?,
+            cgroups: self.cgroups()?,
             ..self.stopping(Config::lat_ctx(procs))
         };
         cfg.validate()?;
@@ -106,6 +108,7 @@ impl Request {
             run_levels,
             observer: self.observer(),
             sched: self.sched()?,
+            cgroups: self.cgroups()?,
             ..cfg
         };
         cfg.validate()?;
@@ -276,6 +279,16 @@ impl Request {
             Value::Ints(ids) => Placement::from_request(Some(Named::Cpus(&ids)), cpu),
             _ => Placement::from_request(None, cpu),
         }
+    }
+
+    /// The cgroups asked for, in the hierarchy with the cpu controller; refused here, before
+    /// anything starts, where this machine has none.
+    fn cgroups(&self) -> Result<Option<Cgroups>> {
+        let Some(layout) = self.name("cgroups") else {
+            return Ok(None);
+        };
+        let weight = self.maybe_count("cgroup_weight").map(|w| w as u64);
+        Cgroups::new(&layout, self.count("cgroup_depth"), weight).map(Some)
     }
 
     fn timeout(&self) -> f64 {

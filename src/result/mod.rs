@@ -7,7 +7,7 @@ use crate::clock::{self, Tsc};
 use crate::config::Config;
 use crate::engine::{Engine, TransportKind};
 use crate::hops;
-use crate::observer::Accounting;
+use crate::observer::{Accounting, PerHop};
 use crate::ring::{Phases, Point};
 use crate::stats::{self, Description, Estimate, Layout, RunLevel, Spreads, Uncertainty};
 use crate::stop::{self, Stop, Stopped};
@@ -37,6 +37,9 @@ pub struct RingSummary {
     /// repetition), else the participants' lifetime rusage (`switch_source` says which).
     pub switches_per_hop: Vec<f64>,
     pub switch_source: Vec<&'static str>,
+    /// CPU time (user + system, and each) and run-queue wait per hop of every observed task
+    /// over the timed windows, from the kernel's accounting; NaN where it was not read.
+    pub cpu: Vec<PerHop>,
     /// Involuntary switches of the participants (rusage, lifetime) and CPU migrations over
     /// the timed windows (the kernel's accounting, else perf; -1 where neither counted).
     pub involuntary_switches: Vec<i64>,
@@ -347,6 +350,14 @@ fn summarize_with(points: &[Point], model: Model, cfg: &Config) -> RingSummary {
         tsc,
         switches_per_hop: points.iter().map(|p| per_hop(p).0).collect(),
         switch_source: points.iter().map(|p| per_hop(p).1).collect(),
+        cpu: points
+            .iter()
+            .map(|p| {
+                p.accounting
+                    .as_ref()
+                    .map_or_else(|_| PerHop::default(), Accounting::per_hop)
+            })
+            .collect(),
         involuntary_switches: points.iter().map(|p| p.rusage.involuntary as i64).collect(),
         migrations: points.iter().map(migrations).collect(),
         observer: cfg.observer.as_str(),

@@ -99,12 +99,16 @@ fn counts_outside_the_model_warn() {
     p.accounting = Ok(crate::observer::Accounting {
         switches: 40,
         migrations: Some(3),
-        cpu_ns: None,
+        cpu_ns: Some(160_000),
+        runq_ns: Some(8_000),
         hops: 80,
+        ..Default::default()
     });
     let s = summarize_with(&[p.clone()], Model::Blocking, &fixed());
     assert_eq!((s.switches_per_hop[0], s.switch_source[0]), (0.5, "kernel"));
     assert_eq!(s.migrations[0], 3);
+    assert_eq!((s.cpu[0].cpu_us, s.cpu[0].runq_wait_us), (2.0, 0.1));
+    assert!(s.cpu[0].user_us.is_nan(), "not shown: NaN, never 0");
     p.accounting = Err("unreadable".into());
     p.counters.switches = None;
     p.rusage = Rusage {
