@@ -178,6 +178,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PLACEMENTS", PyTuple::new(m.py(), placements::policies())?)?;
     m.add("COUNTERS", PyTuple::new(m.py(), Observer::NAMES)?)?;
     m.add("CHANGES", PyTuple::new(m.py(), verdict::Change::NAMES)?)?;
+    m.add("AB_STOPS", PyTuple::new(m.py(), crate::ab::Stopped::NAMES)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("COMPILER", env!("CTXBENCH_RUSTC"))?;
     Ok(())

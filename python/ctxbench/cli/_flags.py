@@ -136,6 +136,35 @@ def repetition_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def procs_flags(p: argparse.ArgumentParser) -> None:
+    """The participant counts, positional as lat_ctx takes them or after ``--procs``."""
+    p.add_argument(
+        "procs", type=int, nargs="*", default=[], help="participant counts, e.g. 2 4 8 16 20"
+    )
+    p.add_argument(
+        "--procs",
+        dest="procs_flag",
+        type=int,
+        nargs="+",
+        default=None,
+        metavar="N",
+        help="the participant counts as a flag (instead of positional)",
+    )
+
+
+def procs_given(args: argparse.Namespace) -> list[int]:
+    """The counts ``procs_flags`` read: positional or ``--procs``, not both, at least one."""
+    positional, flag = args.procs, args.procs_flag
+    if positional and flag:
+        raise ValueError(
+            f"procs: give the participant counts once, positional ({positional}) or "
+            f"--procs ({flag}), not both"
+        )
+    if not positional and not flag:
+        raise ValueError("procs: name at least one participant count, e.g. 2 or --procs 2")
+    return list(positional or flag)
+
+
 def stopping(args: argparse.Namespace) -> dict[str, object]:
     """The keyword arguments of ``ring`` that ``repetition_flags`` set."""
     return {

@@ -180,7 +180,7 @@ def _ring_flags(p: argparse.ArgumentParser) -> None:
     )
     _no_hostname_flag(p)
     _flags.no_wait_flag(p)
-    p.add_argument("procs", type=int, nargs="+", help="participant counts, e.g. 2 4 8 16 20")
+    _flags.procs_flags(p)
 
 
 def _no_hostname_flag(p: argparse.ArgumentParser) -> None:
@@ -208,36 +208,49 @@ def _emit(
     return 0
 
 
-def _ring(args: argparse.Namespace) -> int:
+def ring_request(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of ``ring`` that a ``lat-ctx`` or ``ring`` command line asks
+    for, ``procs`` among them (its positional counts, or ``--procs``)."""
     placement = args.placement if args.placement is not None else _flags.lmbench_sched()
+    return {
+        "procs": _flags.procs_given(args),
+        "engine": args.engine,
+        "transport": args.transport,
+        "size_kb": args.size_kb,
+        "placement": placement,
+        "cpu": args.cpu,
+        "stride_bytes": args.stride_bytes,
+        "counters": args.counters,
+        **_flags.stopping(args),
+    }
+
+
+def pingpong_request(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of ``pingpong`` that a ``pipe`` command line asks for."""
+    return {
+        "loops": args.loops,
+        "threads": args.threaded,
+        "engine": args.engine,
+        "transport": args.transport,
+        "placement": args.placement if args.placement is not None else "default",
+        "cpu": args.cpu,
+        "precision": args.precision,
+        "max_time": args.max_time,
+        "counters": args.counters,
+    }
+
+
+def _ring(args: argparse.Namespace) -> int:
+    asked = ring_request(args)
     with report.heard() as heard:
-        r = ring(
-            args.procs,
-            engine=args.engine,
-            transport=args.transport,
-            size_kb=args.size_kb,
-            placement=placement,
-            cpu=args.cpu,
-            stride_bytes=args.stride_bytes,
-            counters=args.counters,
-            **_flags.stopping(args),
-        )
+        r = ring(asked.pop("procs"), **asked)
     return _emit(r, args, r.to_xgraph, heard)
 
 
 def _pipe(args: argparse.Namespace) -> int:
+    asked = pingpong_request(args)
     with report.heard() as heard:
-        r = pingpong(
-            args.loops,
-            threads=args.threaded,
-            engine=args.engine,
-            transport=args.transport,
-            placement=args.placement if args.placement is not None else "default",
-            cpu=args.cpu,
-            precision=args.precision,
-            max_time=args.max_time,
-            counters=args.counters,
-        )
+        r = pingpong(asked.pop("loops"), **asked)
     return _emit(r, args, r.to_perf, heard)
 
 
