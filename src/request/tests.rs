@@ -1,3 +1,5 @@
+//! Requests against the parameter table: what each door resolves to, its defaults, its refusals.
+
 use super::*;
 use crate::engine::{Engine, TransportKind};
 use crate::observer::Observer;
