@@ -40,7 +40,7 @@ nitpick_ignore_regex = [
     (r"py:class", r"(numpy|np|pandas|pd|matplotlib|distributed|pytest|_pytest|argparse)\..*"),
     (r"py:class", r"(NDArray|Figure|Axes|DataFrame|Client|Placement|PathLike|StrPath|Size)"),
     (r"py:class", r"ctxbench\.plot\._style\..*"),
-    (r"py:class", r"(ctxbench\._core\.)?(RingDict|PingpongDict)"),
+    (r"py:class", r"(ctxbench\._core\.)?(RingDict|PingpongDict|AbDict)"),
     (r"py:class", r"(collections\.abc|typing|os|pathlib)\..*"),
 ]
 

@@ -23,8 +23,6 @@ use std::time::Instant;
 pub const ROUND_BLOCKS: usize = 2;
 /// Rounds at most, whatever the budget: far beyond what a decision takes.
 pub const MAX_ROUNDS: usize = 100_000;
-/// Rounds after which, most of them without a figure above 0, a run stops: below resolution.
-const MIN_UNRESOLVED: usize = 4;
 
 /// How long and against what: seconds at most, the practical threshold of the verdict, and
 /// the seed of the sides' order.
@@ -45,6 +43,41 @@ pub struct Round {
     pub end_s: f64,
 }
 
+/// Why the rounds stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// The interval decided slower, faster or no change.
+    Decided,
+    /// The next round would have ended past the budget.
+    Budget,
+    /// A round had a figure at or below 0: below what the method resolves.
+    BelowResolution,
+    /// `MAX_ROUNDS` rounds.
+    MaxRounds,
+    /// A replay's rounds ran out.
+    NoMoreRounds,
+}
+
+impl Stopped {
+    pub const NAMES: [&'static str; 5] = [
+        "decided",
+        "budget",
+        "below resolution",
+        "max rounds",
+        "no more rounds",
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stopped::Decided => Self::NAMES[0],
+            Stopped::Budget => Self::NAMES[1],
+            Stopped::BelowResolution => Self::NAMES[2],
+            Stopped::MaxRounds => Self::NAMES[3],
+            Stopped::NoMoreRounds => Self::NAMES[4],
+        }
+    }
+}
+
 /// What the rounds show: B / A with its anytime-valid interval, the word, and whether the
 /// interval decided it (else the budget ended first).
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +88,7 @@ pub struct Outcome {
     pub high: f64,
     pub change: Change,
     pub decided: bool,
+    pub stopped: Stopped,
     pub elapsed_s: f64,
     /// Where undecided: how many times the rounds so far a decision would take if the ratio
     /// stayed (the interval narrowing about as 1/√ rounds); NaN otherwise or where none would.
@@ -88,9 +122,7 @@ pub fn run(
     }
     let mut rng = SmallRng::seed_from_u64(plan.seed);
     let start = Instant::now();
-    let (mut rounds, mut logs) = (Vec::new(), Vec::new());
-    let (mut change, mut interval) = decide(&[], plan.threshold);
-    while rounds.len() < MAX_ROUNDS {
+    let mut next = || -> Result<Option<Round>> {
         let a_first = rng.random::<bool>();
         let (a_us, b_us) = if a_first {
             let x = figure(a, interrupt)?;
@@ -99,31 +131,78 @@ pub fn run(
             let y = figure(b, interrupt)?;
             (figure(a, interrupt)?, y)
         };
-        let r = Round {
+        let end_s = start.elapsed().as_secs_f64();
+        Ok(Some(Round {
             a_us,
             b_us,
             a_first,
-            end_s: start.elapsed().as_secs_f64(),
+            end_s,
+        }))
+    };
+    let mut out = drive(plan, &mut next, round)?;
+    out.elapsed_s = start.elapsed().as_secs_f64();
+    Ok(out)
+}
+
+/// What `run` would have said of rounds already measured (each `end_s` as `run` records
+/// it), under `plan`: the same rule stops at the same round, so that the error and power of
+/// the procedure can be studied on rounds resampled from real runs. Stops, undecided, where
+/// the rounds run out before the budget.
+pub fn replay(rounds: &[Round], plan: &Plan) -> Outcome {
+    let mut given = rounds.iter().copied();
+    let mut next = || -> Result<Option<Round>> { Ok(given.next()) };
+    drive(plan, &mut next, &mut |_, _| Ok(())).expect("replayed rounds cannot fail")
+}
+
+/// The stopping rule: a round at a time from `next` (None: no more), the interval after
+/// each, until it decides, the next round would end past the budget (at the pace so far),
+/// a round is below resolution, or `MAX_ROUNDS`.
+fn drive(
+    plan: &Plan,
+    next: &mut dyn FnMut() -> Result<Option<Round>>,
+    heard: &mut dyn FnMut(&Round, &Interval) -> Result<()>,
+) -> Result<Outcome> {
+    let (mut rounds, mut logs) = (Vec::new(), Vec::new());
+    let (mut change, mut interval) = decide(&[], plan.threshold);
+    let mut stopped = Stopped::MaxRounds;
+    while rounds.len() < MAX_ROUNDS {
+        let Some(r) = next()? else {
+            stopped = Stopped::NoMoreRounds;
+            break;
         };
         rounds.push(r);
-        // A round whose figure is not above 0 (an overhead repetition preempted) has no
-        // ratio; where most rounds have none, the switch is below what the method resolves.
-        if a_us > 0.0 && b_us > 0.0 {
-            logs.push((b_us / a_us).ln());
-            (change, interval) = decide(&logs, plan.threshold);
-        } else if rounds.len() >= MIN_UNRESOLVED && 2 * logs.len() < rounds.len() {
+        // A round whose figure is not above 0 (its overhead repetitions were preempted more
+        // than its ring's, or the switch is below what the method resolves) has no ratio.
+        // Leaving such rounds out would keep those where the ring happened to run slow, a
+        // selection that biases the ratio; so the run stops there, undecided.
+        if !(r.a_us > 0.0 && r.b_us > 0.0) {
+            change = Change::Inconclusive;
+            stopped = Stopped::BelowResolution;
             break;
         }
-        round(&r, &interval)?;
+        logs.push((r.b_us / r.a_us).ln());
+        (change, interval) = decide(&logs, plan.threshold);
+        heard(&r, &interval)?;
         let per_round = r.end_s / rounds.len() as f64;
-        if change != Change::Inconclusive || r.end_s + per_round > plan.budget_s {
+        if change != Change::Inconclusive {
+            stopped = Stopped::Decided;
+            break;
+        }
+        if r.end_s + per_round > plan.budget_s {
+            stopped = Stopped::Budget;
             break;
         }
     }
-    Ok(outcome(rounds, change, interval, plan, start))
+    Ok(outcome(rounds, change, interval, stopped, plan))
 }
 
-fn outcome(rounds: Vec<Round>, change: Change, i: Interval, plan: &Plan, t: Instant) -> Outcome {
+fn outcome(
+    rounds: Vec<Round>,
+    change: Change,
+    i: Interval,
+    stopped: Stopped,
+    plan: &Plan,
+) -> Outcome {
     let decided = change != Change::Inconclusive;
     let needed = verdict::needed_half_width(i.mean.exp(), plan.threshold, 1.0);
     let half = i.half_width();
@@ -133,13 +212,14 @@ fn outcome(rounds: Vec<Round>, change: Change, i: Interval, plan: &Plan, t: Inst
         f64::NAN
     };
     Outcome {
+        elapsed_s: rounds.last().map_or(0.0, |r| r.end_s),
         rounds,
         ratio: i.mean.exp(),
         low: i.low.exp(),
         high: i.high.exp(),
         change,
         decided,
-        elapsed_s: t.elapsed().as_secs_f64(),
+        stopped,
         data_factor,
     }
 }
@@ -232,9 +312,89 @@ mod tests {
             "{:?}",
             (out.change, out.ratio, out.low, out.high, out.elapsed_s)
         );
-        assert!(out.decided || out.elapsed_s >= plan.budget_s * 0.9);
+        assert!(
+            out.decided || matches!(out.stopped, Stopped::Budget | Stopped::BelowResolution),
+            "{:?}",
+            out.stopped
+        );
         let firsts = out.rounds.iter().filter(|r| r.a_first).count();
         assert!(out.rounds.len() < 12 || (firsts > 0 && firsts < out.rounds.len()));
+    }
+
+    #[test]
+    fn a_replay_stops_where_the_run_would() {
+        let plan = Plan {
+            budget_s: 10.0,
+            threshold: 0.02,
+            seed: 0,
+        };
+        // Rounds 0.1 s apart, B 10 % above A with ±1 % scatter: decided slower well before
+        // the budget, and at the same round however many rounds follow.
+        let rounds: Vec<Round> = (0..30)
+            .map(|k| Round {
+                a_us: 10.0,
+                b_us: 11.0 * (1.0 + 0.01 * ((k % 5) as f64 - 2.0)),
+                a_first: k % 2 == 0,
+                end_s: (k + 1) as f64 * 0.1,
+            })
+            .collect();
+        let out = replay(&rounds, &plan);
+        assert_eq!(
+            (out.change, out.decided, out.stopped),
+            (Change::Slower, true, Stopped::Decided)
+        );
+        assert!(out.rounds.len() < 30);
+        // Debug text: NaN (no data factor once decided) is equal to itself there.
+        let again = replay(&rounds[..out.rounds.len()], &plan);
+        assert_eq!(format!("{again:?}"), format!("{out:?}"));
+        assert_eq!(out.elapsed_s, out.rounds.last().unwrap().end_s);
+        // ±2.5 % scatter, 1 s a round and a 5 s budget: five rounds (too few for a finite
+        // interval), and a sixth would end past the budget.
+        let flat: Vec<Round> = (0..30)
+            .map(|k| Round {
+                end_s: (k + 1) as f64,
+                b_us: 10.0 * (1.0 + 0.05 * ((k % 2) as f64 - 0.5)),
+                ..rounds[0]
+            })
+            .collect();
+        let budget = Plan {
+            budget_s: 5.0,
+            ..plan
+        };
+        let out = replay(&flat, &budget);
+        assert_eq!(
+            (out.rounds.len(), out.decided, out.stopped),
+            (5, false, Stopped::Budget)
+        );
+        let none = replay(&[], &plan);
+        assert!(none.rounds.is_empty() && none.stopped == Stopped::NoMoreRounds);
+        // A round below resolution: stopped for it, at once, whatever the budget.
+        let low: Vec<Round> = (0..30)
+            .map(|k| Round {
+                a_us: -0.1,
+                ..flat[k]
+            })
+            .collect();
+        let out = replay(&low, &plan);
+        assert_eq!(
+            (out.rounds.len(), out.stopped, out.decided),
+            (1, Stopped::BelowResolution, false)
+        );
+        // Rounds dropped where their figure is not above 0 would bias the ratio: one such
+        // round among decisive ones ends the run undecided where it stands.
+        let mut mixed: Vec<Round> = (0..30)
+            .map(|k| Round {
+                b_us: 2.0 * flat[k].a_us,
+                ..flat[k]
+            })
+            .collect();
+        mixed[2].b_us = -0.1;
+        let out = replay(&mixed, &plan);
+        assert_eq!(
+            (out.rounds.len(), out.stopped),
+            (3, Stopped::BelowResolution)
+        );
+        assert_eq!(out.change, Change::Inconclusive);
     }
 
     #[test]

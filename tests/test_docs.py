@@ -45,3 +45,32 @@ def test_the_fleet_guide_says_what_an_open_scheduler_risks() -> None:
     text = " ".join((DOCS / "guide" / "fleet.md").read_text().split())
     for words in ("without authentication", "pickled Python", "--host 127.0.0.1", "TLS"):
         assert words in text, words
+
+
+def test_the_ab_page_says_which_procedure_and_why_it_holds() -> None:
+    """The A/B page names the sequential procedure, why its error holds under optional
+    stopping, its references and the Duet note; every side it shows is a command line the
+    parser takes, and the accuracy index lists the page of measured error rates."""
+    import shlex
+
+    from ctxbench.cli._sides import side_request
+
+    page = (DOCS / "guide" / "ab.md").read_text()
+    text = " ".join(page.split())
+    for words in ("confidence sequence", "optional stopping", "Ville's inequality", "Lai",
+                  "Pérez-Ortiz", "Wang", "Ramdas", "Abedi", "Brecht", "Duet"):  # fmt: skip
+        assert words in text, words
+    sides = [
+        side
+        for line in page.splitlines()
+        if line.startswith("ctxbench ab ")
+        for side in shlex.split(line)[2:4]
+    ]
+    assert len(sides) >= 4
+    for side in sides:
+        side_request(side)
+    index = (DOCS / "accuracy" / "index.md").read_text()
+    assert (
+        "2026-12-03-verdicts.md" in index
+        and (DOCS / "accuracy" / "2026-12-03-verdicts.md").exists()
+    )

@@ -74,3 +74,19 @@ def test_the_cache_notebook_says_what_the_core_flags() -> None:
             for sentence in " ".join(cell.source.split()).split(". "):
                 if "cannot exceed" in sentence:
                     assert "last-level cache" in sentence or "memory" in sentence, sentence
+
+
+def test_the_sweep_notebook_says_how_verdicts_are_made() -> None:
+    """The notebook's words follow the verdict rules: a point's verdict from its interval
+    (not from a CV below 2 %), a comparison's four words with "no change" shown, its runs
+    measured in precision mode (a fixed count is one ring instance: inconclusive for every
+    point), and one A/B run that measures until decided."""
+    nb = nbformat.read(Path(__file__).parent.parent / "notebooks" / "lat_ctx_sweep.ipynb", 4)
+    text = " ".join(" ".join(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert "below 2% CV" not in text and "below 2% is stable" not in text
+    for word in ("slower", "faster", "no change", "inconclusive", "shown, not assumed"):
+        assert word in text, word
+    assert "ctxbench.ab(" in code and "budget=BUDGET" in code
+    compared = code[code.index("first, again") : code.index("ctxbench.compare(first, again)")]
+    assert "max_time=MAX_TIME" in compared and "repetitions" not in compared

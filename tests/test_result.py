@@ -125,6 +125,7 @@ def test_kinds_name_the_classes() -> None:
         "ring": ctxbench.RingResult,
         "pingpong": ctxbench.PingpongResult,
         "matrix": ctxbench.MatrixResult,
+        "ab": ctxbench.AbResult,
     }
     assert all(cls.kind == name for name, cls in result.KINDS.items())
     # The kind is the record's, not a field of the class.
@@ -135,7 +136,7 @@ def test_unknown_kind_is_rejected(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     path.write_text(json.dumps({"format": "ctxbench", "format_version": 1,
                                 "results": [{"kind": "bogus"}]}))  # fmt: skip
-    with pytest.raises(ValueError, match="list of ring or pingpong or matrix records"):
+    with pytest.raises(ValueError, match="list of ring or pingpong or matrix or ab records"):
         result.load_results(path)
 
 

@@ -24,6 +24,7 @@ from ._core import __version__ as __version__
 
 if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on first use
     from . import plot as plot
+    from ._ab import ab as ab
     from ._compare import compare as compare
     from ._knees import knees as knees
     from ._matrix import matrix as matrix
@@ -39,6 +40,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .files import load as load
     from .frame import concat as concat
     from .report import format_comparison as format_comparison
+    from .result import AbResult as AbResult
     from .result import MatrixResult as MatrixResult
     from .result import PingpongResult as PingpongResult
     from .result import RingResult as RingResult
@@ -46,6 +48,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
 # Public name -> the module that defines it (None: the name is that submodule).
 _HOME = {
     "plot": None,
+    "ab": "._ab",
+    "AbResult": ".result",
     "compare": "._compare",
     "format_comparison": ".report",
     "matrix": "._matrix",

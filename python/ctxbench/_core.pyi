@@ -18,6 +18,7 @@ __all__ = [
     "run_level",
     "runs_to_detect",
     "rounds_to_detect",
+    "ab_replay",
     "fiber_baseline_ns",
     "default_transport",
     "placement_name",
@@ -50,6 +51,7 @@ __all__ = [
     "COUNTERS",
     "POLICIES",
     "CHANGES",
+    "AB_STOPS",
     "__version__",
     "COMPILER",
     "PARAMETERS",
@@ -77,6 +79,7 @@ PLACEMENTS: tuple[str, ...]
 COUNTERS: tuple[str, ...]
 POLICIES: tuple[str, ...]
 CHANGES: tuple[str, ...]
+AB_STOPS: tuple[str, ...]
 COMPILER: str
 # One dict per parameter as src/request/params.rs declares it: name, kind, expected, default,
 # derived, lo, hi, choices, doors, flags, help.
@@ -139,6 +142,7 @@ _Policy = Literal["other", "batch", "idle", "fifo", "rr", "deadline"]
 _Relation = Literal[
     "same-cpu", "smt-sibling", "shared-l2", "shared-llc", "same-package", "cross-package"
 ]
+_Measure = Literal["ring", "pingpong"]
 
 @type_check_only
 class StatsDict(TypedDict):
@@ -402,6 +406,49 @@ class MatrixDict(TypedDict):
     dl_deadline_us: int | None
     dl_period_us: int | None
 
+@type_check_only
+class AbSideDict(TypedDict):
+    measure: _Measure
+    procs: int
+    engine: _Engine
+    transport: str
+    placement: str
+    cpu: int | None
+    size_kb: int
+    stride_bytes: int | None
+    repetitions: int | None
+    precision: float | None
+    max_time: float | None
+    max_repetitions: int | None
+    warmup: int
+    parallel: int
+    min_time: float
+    timeout: float
+    record_hops: bool
+    counters: _Counters
+
+@type_check_only
+class AbDict(TypedDict):
+    """What `ab` returns: the fields of `ctxbench.AbResult` but `metadata`."""
+
+    a: AbSideDict
+    b: AbSideDict
+    budget_s: float
+    threshold: float
+    seed: int
+    a_us: list[float]
+    b_us: list[float]
+    a_first: list[bool]
+    end_s: list[float]
+    ratio: float
+    ratio_low: float
+    ratio_high: float
+    verdict: Literal["slower", "faster", "no change", "inconclusive"]
+    decided: bool
+    stopped: str
+    elapsed_s: float
+    data_factor: float
+
 # END written by `python -m ctxbench._codegen`
 
 # BEGIN written by `python -m ctxbench._codegen` from _core.PARAMETERS; edit src/request
@@ -631,49 +678,6 @@ class CacheSweepDict(TypedDict):
     rounds: int
     line_bytes: int
 
-@type_check_only
-class AbSideDict(TypedDict):
-    """One side of an A/B run as asked: its participant count and its ring's parameters."""
-
-    procs: int
-    engine: str
-    transport: str
-    placement: str
-    cpu: int | None
-    size_kb: int
-    stride_bytes: int
-    repetitions: int | None
-    precision: float | None
-    max_time: float | None
-    max_repetitions: int | None
-    warmup: int
-    parallel: int
-    min_time: float
-    timeout: float
-    record_hops: bool
-    counters: str
-
-@type_check_only
-class AbDict(TypedDict):
-    """What `ab` returns: both sides, every round, B / A with its anytime-valid interval."""
-
-    a: AbSideDict
-    b: AbSideDict
-    budget_s: float
-    threshold: float
-    seed: int
-    a_us: list[float]
-    b_us: list[float]
-    a_first: list[bool]
-    end_s: list[float]
-    ratio: float
-    ratio_low: float
-    ratio_high: float
-    verdict: Literal["slower", "faster", "no change", "inconclusive"]
-    decided: bool
-    elapsed_s: float
-    data_factor: float
-
 def workload_checksum(size_kb: int, stride_bytes: int | None = None) -> int: ...
 def estimate(
     samples: Sequence[float],
@@ -695,6 +699,30 @@ def run_level(
 ) -> RunLevelDict | None: ...
 def runs_to_detect(spread: float, detect: float, power: float = 0.8) -> int | None: ...
 def rounds_to_detect(spread: float, detect: float, power: float = 0.8) -> int | None: ...
+
+@type_check_only
+class AbReplayDict(TypedDict):
+    """What `ab` would have said of rounds already measured: how many it read before it
+    stopped, B / A with its anytime-valid interval, the word, and the seconds it took."""
+
+    rounds: int
+    ratio: float
+    ratio_low: float
+    ratio_high: float
+    verdict: Literal["slower", "faster", "no change", "inconclusive"]
+    decided: bool
+    stopped: str
+    elapsed_s: float
+    data_factor: float
+
+def ab_replay(
+    a_us: Sequence[float],
+    b_us: Sequence[float],
+    end_s: Sequence[float],
+    *,
+    budget: float = ...,
+    threshold: float = ...,
+) -> AbReplayDict: ...
 def fiber_baseline_ns(pairs: int) -> float: ...
 def default_transport(engine: str) -> str: ...
 def placement_name(placement: str | Sequence[int] | None = None, cpu: int | None = None) -> str: ...

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._core import ENGINES, RELATIONS
+from ._core import CHANGES, ENGINES, RELATIONS
 from .schema import FLAG, LARGEST, RING, WAKE_PERCENTILES, Bad, Field, _float, _int, check_scalar
 
 if TYPE_CHECKING:
@@ -66,6 +66,15 @@ TABLE_COLUMNS: dict[str, Field] = {
     "clock_offset_bound_ns": _float(min=0, inf=True),
     "clock_untrusted": Field("bool"),
     **{f"wake_{k.replace('.', '')}_us": _float(min=0) for k in WAKE_PERCENTILES},
+    # A/B rows (``source`` "ab"): the side, whether it ran first in its round, when the
+    # round ended, and the run's word and ratio.
+    "side": Field("str", choices=("a", "b")),
+    "first": Field("bool"),
+    "end_s": _float(min=0),
+    "change": Field("str", choices=CHANGES),
+    "ratio": _float(min=0),
+    "ratio_low": _float(min=0),
+    "ratio_high": _float(min=0, inf=True),
 }
 # A ring's per-point columns and what was asked, as ``RING`` declares them.
 TABLE_COLUMNS.update(
@@ -95,6 +104,7 @@ TABLE_ROWS: dict[str, tuple[str, ...]] = {
     "ring": (*TABLE_REQUIRED, "raw_us", "overhead_us", *POINT_SUMMARY),
     "pingpong": (*TABLE_REQUIRED, "latency_us", "min_us", "usecs_per_op", "ops_per_sec"),
     "xgraph": (*TABLE_REQUIRED, "overhead_us", "latency_us", "below_resolution"),
+    "ab": (*TABLE_REQUIRED, "side", "first", "end_s", "change"),
     "matrix": (
         *TABLE_REQUIRED,
         "latency_us",
@@ -115,7 +125,10 @@ def _row_kinds(df: pd.DataFrame) -> np.ndarray:
         ["" if _empty(b) else str(b) for b in df["benchmark"].to_numpy(dtype=object)], dtype=object
     )
     if "source" in df.columns:
-        kinds = np.where(df["source"].astype(object).to_numpy() == "xgraph", "xgraph", kinds)
+        # Rows of a lat_ctx text file, or of an A/B run: their source names what they hold.
+        source = df["source"].astype(object).to_numpy()
+        for own in ("xgraph", "ab"):
+            kinds = np.where(source == own, own, kinds)
     return kinds
 
 

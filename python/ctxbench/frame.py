@@ -267,8 +267,51 @@ def _matrix_columns(r: Any) -> dict[str, Any]:
     return _made(columns)
 
 
+def _ab_columns(r: Any) -> dict[str, Any]:
+    """One row per (round, side), A's rounds first: the side's point as a ring's rows name
+    it (``benchmark`` what it measured), ``repetition`` the round, ``value`` its figure,
+    ``side`` "a" or "b", whether it ran ``first`` in its round and when the round ended;
+    the run's word and ratio repeated (``change``, ``ratio``, ``ratio_low``,
+    ``ratio_high``). ``source`` "ab" says whose rows they are; rows of one side compare with
+    ``ctxbench.compare`` as a point of a run."""
+    n = len(r.a_us)
+    rounds = np.arange(n)
+    columns: dict[str, list[Any]] = {}
+    for name, asked, values, first in (
+        ("a", r.a, r.a_us, np.asarray(r.a_first, dtype=bool)),
+        ("b", r.b, r.b_us, ~np.asarray(r.a_first, dtype=bool)),
+    ):
+        side = {
+            "benchmark": np.full(n, asked["measure"], dtype=object),
+            **{k: np.full(n, asked[k], dtype=object) for k in ("engine", "transport", "placement")},
+            **{k: np.full(n, asked[k]) for k in ("size_kb", "parallel", "procs")},
+            "repetition": rounds,
+            "value": np.asarray(values, dtype=np.float64),
+            "side": np.full(n, name, dtype=object),
+            "first": first,
+            "end_s": np.asarray(r.end_s, dtype=np.float64),
+        }
+        for k, v in side.items():
+            columns.setdefault(k, []).append(v)
+    out: dict[str, Any] = {k: np.concatenate(v) for k, v in columns.items()}
+    out.update(
+        unit="us",
+        source="ab",
+        change=r.verdict,
+        ratio=float(r.ratio),
+        ratio_low=float(r.ratio_low),
+        ratio_high=float(r.ratio_high),
+    )
+    return out
+
+
 # How each kind of result becomes rows, by the ``kind`` every result (and record) names.
-_COLUMNS = {"ring": _ring_columns, "pingpong": _pingpong_columns, "matrix": _matrix_columns}
+_COLUMNS = {
+    "ring": _ring_columns,
+    "pingpong": _pingpong_columns,
+    "matrix": _matrix_columns,
+    "ab": _ab_columns,
+}
 
 
 def _columns_of(result: Any) -> dict[str, Any]:

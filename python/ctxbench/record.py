@@ -26,7 +26,7 @@ FORMAT_VERSION = 1
 # The largest record of each kind accepted from elsewhere (a fleet worker), as compact JSON.
 # A ring point holds at most 10,000 repetitions of a few arrays (about 1 MiB); a matrix
 # holds that per cell, and a big machine has a million cells.
-MAX_RECORD_BYTES = {"ring": 64 << 20, "pingpong": 64 << 20, "matrix": 1 << 30}
+MAX_RECORD_BYTES = {"ring": 64 << 20, "pingpong": 64 << 20, "matrix": 1 << 30, "ab": 64 << 20}
 
 
 def _jsonable(value: Any) -> Any:
@@ -249,10 +249,13 @@ def decode(rec: dict[str, Any]) -> dict[str, Any]:
     numbers become arrays, except where the declaration says otherwise (lists of strings,
     ragged lists of arrays)."""
     declared = RECORDS[rec["kind"]]
-    fields = {}
+    fields: dict[str, Any] = {}
     for name, value in rec.items():
         special = _READ_BACK.get((rec["kind"], name))
-        if name in ("kind", "metadata") or value is None:
+        spec = declared.get(name)
+        if value is None and spec is not None and spec.nan and not spec.shape:
+            fields[name] = math.nan  # a number that may be NaN: JSON's null is NaN again
+        elif name in ("kind", "metadata") or value is None:
             fields[name] = value
         elif special is not None:
             fields[name] = special(value)

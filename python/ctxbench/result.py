@@ -19,7 +19,7 @@ from .record import decode
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ._core import MatrixDict, PingpongDict, RingDict
+    from ._core import AbDict, MatrixDict, PingpongDict, RingDict
 
 
 @dataclass(frozen=True, eq=False)
@@ -365,10 +365,84 @@ class MatrixResult:
         )
 
 
-Result = Union[RingResult, PingpongResult, MatrixResult]
+@dataclass(frozen=True, eq=False)
+class AbResult:
+    """Two configurations measured against each other until the data decide
+    (``ctxbench.ab``): one fresh ring instance per side each round, the two in a fresh
+    random order (RMIT), B / A read after every round from an anytime-valid interval.
+
+    ``a`` and ``b`` are the sides as asked (``measure``, ``procs`` and the ring's
+    parameters); per round ``a_us``/``b_us`` the sides' figures (µs per switch, each the
+    median of one ring instance), ``a_first`` whether A ran first, ``end_s`` when it ended.
+    ``ratio`` is B / A (the geometric mean of the rounds' ratios) with its 95 % interval
+    ``ratio_low``/``ratio_high``, valid however early the run stopped; ``verdict`` the word
+    (``slower``/``faster``: the interval beyond 1 and the ratio beyond ± ``threshold``; ``no
+    change``: the interval within ± ``threshold``; else ``inconclusive``), ``stopped`` why the
+    rounds ended (``_core.AB_STOPS``) and ``data_factor`` how many times the rounds an
+    undecided run would take if the ratio stayed.
+    """
+
+    kind: ClassVar[str] = "ab"
+    # BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
+    a: dict[str, Any]
+    b: dict[str, Any]
+    budget_s: float
+    threshold: float
+    seed: int
+    a_us: np.ndarray
+    b_us: np.ndarray
+    a_first: np.ndarray
+    end_s: np.ndarray
+    ratio: float
+    ratio_low: float
+    ratio_high: float
+    verdict: str
+    decided: bool
+    stopped: str
+    elapsed_s: float
+    data_factor: float
+    metadata: dict[str, Any] = field(default_factory=dict)
+    # END written by `python -m ctxbench._codegen`
+
+    @classmethod
+    def from_core(cls, raw: AbDict, metadata: dict[str, Any]) -> AbResult:
+        """The result of what the core returned: its record, arrays restored."""
+        return from_record({"kind": cls.kind, **raw, "metadata": metadata})  # type: ignore[return-value]
+
+    @property
+    def rounds(self) -> int:
+        """How many rounds were measured."""
+        return len(self.a_us)
+
+    def why(self) -> str:
+        """The verdict's reason in words: what decided it, or what would
+        (``ctxbench.report.ab_why``)."""
+        return report.ab_why(self)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The tidy frame: one row per (round, side); see ``ctxbench.frame``."""
+        from .frame import to_frame
+
+        return to_frame(self)
+
+    def save(self, path: PathLike, *, hostname: bool = True) -> None:
+        """Write to .json, .csv or .parquet by suffix; see ``ctxbench.files``."""
+        files.save([self], path, hostname=hostname)
+
+    def _repr_html_(self) -> str:
+        return report.ab_html(self)
+
+    def __repr__(self) -> str:
+        return (
+            f"AbResult({report.ab_side(self.a)} vs {report.ab_side(self.b)}: "
+            f"{report.ab_verdict(self)})"
+        )
+
+
+Result = Union[RingResult, PingpongResult, MatrixResult, AbResult]
 # The one list of result kinds: the "kind" of a record names its class.
 KINDS: dict[str, type[Result]] = {
-    cls.kind: cls for cls in (RingResult, PingpongResult, MatrixResult)
+    cls.kind: cls for cls in (RingResult, PingpongResult, MatrixResult, AbResult)
 }
 
 

@@ -26,7 +26,7 @@ from typing import Any, Union
 import numpy as np
 
 from . import _core
-from ._core import ENGINES, RELATIONS
+from ._core import AB_STOPS, CHANGES, ENGINES, RELATIONS
 
 # A dimension of an array: a fixed length, a name bound by the record (a scalar field of that
 # name, else the first array that uses it: "points" is the length of "procs"), or None (any).
@@ -392,8 +392,75 @@ MATRIX: dict[str, Field] = {
     "metadata": METADATA,
 }
 
+# One side of an A/B run as asked: what it measures, its participant count, its ring's
+# parameters (a ring's ``config`` fields).
+AB_SIDE = Field(
+    "dict",
+    name="AbSideDict",
+    fields={
+        "measure": Field("str", choices=("ring", "pingpong")),
+        "procs": _int(min=2),
+        **{
+            name: replace(RING[name], config=False, required=True)
+            for name in (
+                "engine",
+                "transport",
+                "placement",
+                "cpu",
+                "size_kb",
+                "stride_bytes",
+                "repetitions",
+                "precision",
+                "max_time",
+                "max_repetitions",
+                "warmup",
+                "parallel",
+                "min_time",
+                "timeout",
+                "record_hops",
+                "counters",
+            )
+        },
+    },
+)
+ROUNDS = "rounds"
+# The words of a comparison (``_core.CHANGES``) and why an A/B run stopped (``AB_STOPS``).
+CHANGE = 'Literal["slower", "faster", "no change", "inconclusive"]'
+AB_STOPPED = AB_STOPS
+
+AB: dict[str, Field] = {
+    "a": AB_SIDE,
+    "b": AB_SIDE,
+    "budget_s": _float(min=0),
+    "threshold": _float(min=0),
+    "seed": _int(min=0),
+    # Each round's figures (µs per switch: net, may be <= 0 below resolution), which side
+    # ran first, and when it ended (seconds since the start).
+    "a_us": _float(ROUNDS),
+    "b_us": _float(ROUNDS),
+    "a_first": Field("bool", (ROUNDS,)),
+    "end_s": _float(ROUNDS, min=0),
+    # B / A with its anytime-valid 95 % interval: NaN (null) before a round has a ratio,
+    # bounds 0 and +inf while too few rounds bound it.
+    "ratio": _float(min=0, nan=True, holes=True),
+    "ratio_low": _float(min=0, nan=True, holes=True),
+    "ratio_high": _float(min=0, nan=True, inf=True, holes=True),
+    "verdict": Field("str", choices=CHANGES, stub=CHANGE),
+    "decided": Field("bool"),
+    "stopped": Field("str", choices=AB_STOPPED, stub="str"),
+    "elapsed_s": _float(min=0),
+    # How many times the rounds an undecided run would take; NaN (null) otherwise.
+    "data_factor": _float(min=0, nan=True, holes=True),
+    "metadata": METADATA,
+}
+
 # The record of each result kind (``result.KINDS``).
-RECORDS: dict[str, dict[str, Field]] = {"ring": RING, "pingpong": PINGPONG, "matrix": MATRIX}
+RECORDS: dict[str, dict[str, Field]] = {
+    "ring": RING,
+    "pingpong": PINGPONG,
+    "matrix": MATRIX,
+    "ab": AB,
+}
 
 # A flag and the figure it summarises: ``below_resolution`` is true exactly where the median
 # net time ``latency_us`` is <= 0.

@@ -196,14 +196,15 @@ fn matrix<'py>(
     Ok(out)
 }
 
-/// One side of an A/B run: ("ring" or "pingpong", its keyword arguments).
-fn side(kind: &str, kwargs: &Bound<'_, PyDict>) -> PyResult<Request> {
+/// One side of an A/B run (`name` "a" or "b"): ("ring" or "pingpong", its keyword
+/// arguments).
+fn side(name: &'static str, kind: &str, kwargs: &Bound<'_, PyDict>) -> PyResult<Request> {
     let door = match kind {
         "ring" => Door::Ring,
         "pingpong" => Door::Pingpong,
         other => {
             return Err(core_err(Error::invalid(
-                "a",
+                name,
                 format!("an A/B side is \"ring\" or \"pingpong\", got {other:?}"),
             )))
         }
@@ -223,7 +224,7 @@ fn ab<'py>(
     progress: Option<Py<PyAny>>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (a, b) = (side(&a.0, &a.1)?, side(&b.0, &b.1)?);
+    let (a, b) = (side("a", &a.0, &a.1)?, side("b", &b.0, &b.1)?);
     let asked = request(Door::Ab, &[], kwargs)?
         .ab(&a, &b)
         .map_err(core_err)?;

@@ -192,6 +192,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         PyTuple::new(m.py(), crate::sched::Policy::NAMES)?,
     )?;
     m.add("CHANGES", PyTuple::new(m.py(), verdict::Change::NAMES)?)?;
+    m.add("AB_STOPS", PyTuple::new(m.py(), crate::ab::Stopped::NAMES)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("COMPILER", env!("CTXBENCH_RUSTC"))?;
     Ok(())

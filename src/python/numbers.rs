@@ -158,6 +158,59 @@ fn rounds_to_detect(spread: f64, detect: f64, power: f64) -> PyResult<Option<usi
     ))
 }
 
+/// What `ab` would have said of rounds already measured (`ab::replay`): each round's
+/// figures of A and B in µs and the seconds since the start at its end. The bench of the
+/// verdicts' error and power replays rounds resampled from real runs through it.
+#[pyfunction]
+#[pyo3(signature = (a_us, b_us, end_s, *, budget=params::DEFAULT_BUDGET_S, threshold=stop::DEFAULT_PRECISION))]
+fn ab_replay(
+    py: Python<'_>,
+    a_us: Vec<f64>,
+    b_us: Vec<f64>,
+    end_s: Vec<f64>,
+    budget: f64,
+    threshold: f64,
+) -> PyResult<Bound<'_, PyDict>> {
+    let n = a_us.len();
+    if b_us.len() != n || end_s.len() != n {
+        return Err(PyValueError::new_err(format!(
+            "a_us, b_us, end_s: one entry per round each, got {n}, {} and {}",
+            b_us.len(),
+            end_s.len()
+        )));
+    }
+    for (name, xs) in [("a_us", &a_us), ("b_us", &b_us), ("end_s", &end_s)] {
+        if xs.iter().any(|x| !x.is_finite()) {
+            return Err(PyValueError::new_err(format!("{name}: must be finite")));
+        }
+    }
+    let plan = crate::ab::Plan {
+        budget_s: params::BUDGET.check(budget).map_err(core_err)?,
+        threshold: params::THRESHOLD.check(threshold).map_err(core_err)?,
+        seed: 0,
+    };
+    let rounds: Vec<crate::ab::Round> = (0..n)
+        .map(|k| crate::ab::Round {
+            a_us: a_us[k],
+            b_us: b_us[k],
+            a_first: false,
+            end_s: end_s[k],
+        })
+        .collect();
+    let out = crate::ab::replay(&rounds, &plan);
+    let d = PyDict::new(py);
+    d.set_item("rounds", out.rounds.len())?;
+    d.set_item("ratio", out.ratio)?;
+    d.set_item("ratio_low", out.low)?;
+    d.set_item("ratio_high", out.high)?;
+    d.set_item("verdict", out.change.as_str())?;
+    d.set_item("decided", out.decided)?;
+    d.set_item("stopped", out.stopped.as_str())?;
+    d.set_item("elapsed_s", out.elapsed_s)?;
+    d.set_item("data_factor", out.data_factor)?;
+    Ok(d)
+}
+
 fn plan_args(spread: f64, detect: f64, power: f64) -> PyResult<()> {
     config::DETECT.check(detect).map_err(core_err)?;
     config::POWER.check(power).map_err(core_err)?;
@@ -283,6 +336,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_level, m)?)?;
     m.add_function(wrap_pyfunction!(runs_to_detect, m)?)?;
     m.add_function(wrap_pyfunction!(rounds_to_detect, m)?)?;
+    m.add_function(wrap_pyfunction!(ab_replay, m)?)?;
     m.add_function(wrap_pyfunction!(fiber_baseline_ns, m)?)?;
     m.add_function(wrap_pyfunction!(default_transport, m)?)?;
     m.add_function(wrap_pyfunction!(placement_name, m)?)?;

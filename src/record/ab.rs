@@ -6,9 +6,11 @@ use crate::ab::Outcome;
 use crate::request::AbRequest;
 use serde::Serialize;
 
-/// What one side was asked: its participant count and its ring's parameters.
+/// What one side was asked: what it measures ("ring" or "pingpong"), its participant count
+/// and its ring's parameters.
 #[derive(Debug, Clone, Serialize)]
 pub struct SideRecord {
+    pub measure: &'static str,
     pub procs: usize,
     #[serde(flatten)]
     pub config: RingConfigRecord,
@@ -34,19 +36,22 @@ pub struct AbRecord {
     pub ratio_high: f64,
     pub verdict: &'static str,
     pub decided: bool,
+    /// Why the rounds stopped (`ab::Stopped`'s names).
+    pub stopped: &'static str,
     pub elapsed_s: f64,
     pub data_factor: f64,
 }
 
 impl AbRecord {
     pub fn new(asked: &AbRequest, out: &Outcome) -> Self {
-        let side = |cfg: &crate::config::Config| SideRecord {
+        let side = |measure: &'static str, cfg: &crate::config::Config| SideRecord {
+            measure,
             procs: cfg.procs[0],
             config: cfg.into(),
         };
         AbRecord {
-            a: side(&asked.a),
-            b: side(&asked.b),
+            a: side(asked.measures[0], &asked.a),
+            b: side(asked.measures[1], &asked.b),
             budget_s: asked.plan.budget_s,
             threshold: asked.plan.threshold,
             seed: asked.plan.seed,
@@ -59,6 +64,7 @@ impl AbRecord {
             ratio_high: out.high,
             verdict: out.change.as_str(),
             decided: out.decided,
+            stopped: out.stopped.as_str(),
             elapsed_s: out.elapsed_s,
             data_factor: out.data_factor,
         }

@@ -33,6 +33,8 @@ pub struct CacheRequest {
 pub struct AbRequest {
     pub a: Config,
     pub b: Config,
+    /// What each side measures, as its door is named: "ring" or "pingpong".
+    pub measures: [&'static str; 2],
     pub plan: ab::Plan,
 }
 
@@ -217,6 +219,7 @@ impl Request {
         Ok(AbRequest {
             a: side(a)?,
             b: side(b)?,
+            measures: [a.door.name(), b.door.name()],
             plan: ab::Plan {
                 budget_s: self.real("budget"),
                 threshold: self.real("threshold"),

@@ -199,6 +199,7 @@ fn an_ab_request_resolves_both_sides_and_refuses_a_matrix() {
         (7, 30.0, 0.02)
     );
     assert_eq!(r.b.procs, [2]);
+    assert_eq!(r.measures, ["ring", "pingpong"]);
     let e = ab.ab(&ring(&[2]), &Request::new(Door::Matrix)).unwrap_err();
     assert!(e.to_string().contains("a ring or a ping-pong"), "{e}");
 }

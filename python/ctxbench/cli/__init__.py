@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 from .._core import __version__
 from .._exclusive import patience
-from . import _matrix, _measure, _workflow
+from . import _ab, _matrix, _measure, _workflow
 
 # Exit status of a writer whose reader went away (128 + SIGPIPE), as `yes | head` gives.
 BROKEN_PIPE = 141
@@ -24,6 +24,7 @@ def parser() -> argparse.ArgumentParser:
     _measure.add_parsers(sub)
     _workflow.add_parsers(sub)
     _matrix.add_parsers(sub)
+    _ab.add_parsers(sub)
     return p
 
 

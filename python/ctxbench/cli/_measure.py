@@ -139,17 +139,30 @@ def _emit(
     return 0
 
 
-def _ring(args: argparse.Namespace) -> int:
+def ring_request(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of ``ring`` that a ``lat-ctx`` or ``ring`` command line asks
+    for, ``procs`` among them (its positional counts, or ``--procs``)."""
     asked = _flags.door_args(args, "ring")
     asked.setdefault("placement", _flags.lmbench_sched())
+    return {"procs": _flags.procs(args), **asked}
+
+
+def pingpong_request(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of ``pingpong`` that a ``pipe`` command line asks for."""
+    return _flags.door_args(args, "pingpong")
+
+
+def _ring(args: argparse.Namespace) -> int:
+    asked = ring_request(args)
     with report.heard() as heard:
-        r = ring(_flags.procs(args), **asked)
+        r = ring(asked.pop("procs"), **asked)
     return _emit(r, args, r.to_xgraph, heard)
 
 
 def _pipe(args: argparse.Namespace) -> int:
+    asked = pingpong_request(args)
     with report.heard() as heard:
-        r = pingpong(**_flags.door_args(args, "pingpong"))
+        r = pingpong(**asked)
     return _emit(r, args, r.to_perf, heard)
 
 

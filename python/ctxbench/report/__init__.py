@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from ._ab import ab_html, ab_lines, ab_side, ab_verdict, ab_why, format_ab
 from ._comparison import (
     INCONCLUSIVE,
     WANTING_DATA,
@@ -39,6 +40,11 @@ __all__ = [
     "LABELS",
     "ONE_THREAD_ENGINES",
     "WANTING_DATA",
+    "ab_html",
+    "ab_lines",
+    "ab_side",
+    "ab_verdict",
+    "ab_why",
     "Line",
     "Lines",
     "Record",
@@ -49,6 +55,7 @@ __all__ = [
     "compared",
     "context_line",
     "current",
+    "format_ab",
     "format_comparison",
     "format_plan",
     "heard",

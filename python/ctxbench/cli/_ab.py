@@ -1,0 +1,74 @@
+"""``ctxbench ab``: two command lines measured against each other until the data decide."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .. import _core, report
+from . import _flags
+from ._workflow import fraction
+
+# The A/B run's own parameters as the core declares them: flag, default and help.
+_PARAMETERS = {p["name"]: p for p in _core.PARAMETERS if "ab" in p["doors"]}
+
+
+def add_parsers(sub: Any) -> None:
+    """Add the subcommand to ``ctxbench``'s subparsers."""
+    ab = sub.add_parser(
+        "ab",
+        help="measure two configurations against each other until slower, faster or no "
+        "change is decided, or a time budget ends",
+        description="Each side is one quoted ring, lat-ctx or pipe command line, e.g. "
+        "'ring --procs 2 --placement single'. Rounds of one fresh ring instance per side, "
+        "the two in a fresh random order, until the 95 % confidence sequence of B/A "
+        "decides: slower or faster (the interval beyond 1 and the ratio beyond "
+        "--threshold), no change (the interval within +-THRESHOLD), or the budget ends "
+        "(inconclusive, with what would decide it). Exit status 0, or 1 when B is slower.",
+    )
+    ab.set_defaults(func=_ab)
+    ab.add_argument("a", help="side A: a quoted command line, e.g. 'ring --procs 2'")
+    ab.add_argument("b", help="side B, the same way")
+    budget, threshold, seed = (_PARAMETERS[n] for n in ("budget", "threshold", "seed"))
+    ab.add_argument(
+        *budget["flags"],
+        type=float,
+        default=budget["default"],
+        metavar="SECONDS",
+        help=f"{budget['help']} (default {budget['default']:g})",
+    )
+    ab.add_argument(
+        *threshold["flags"],
+        type=fraction,
+        default=threshold["default"],
+        help=f"{threshold['help']}, e.g. 5%% (default {100 * threshold['default']:g}%%)",
+    )
+    ab.add_argument(
+        *seed["flags"],
+        type=int,
+        default=None,
+        help=f"{seed['help']} (default: {seed['derived']})",
+    )
+    ab.add_argument(
+        "--json", action="store_true", help="print the results document (what load reads)"
+    )
+    ab.add_argument(
+        "--no-hostname", action="store_true", help="with --json: this machine's name withheld"
+    )
+    _flags.no_wait_flag(ab)
+
+
+def _ab(args: argparse.Namespace) -> int:
+    from .._ab import ab
+    from ..record import encode
+
+    r = ab(args.a, args.b, budget=args.budget, threshold=args.threshold, seed=args.seed)
+    if args.json:
+        from ..files import document_text
+
+        sys.stdout.write(document_text([encode(r, hostname=not args.no_hostname)]))
+        report.say(report.ab_lines(r))
+    else:
+        print(report.format_ab(r))
+    return 1 if r.verdict == "slower" else 0
