@@ -6,12 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from .. import _core, report
+from .. import report
 from . import _flags
-from ._workflow import fraction
-
-# The A/B run's own parameters as the core declares them: flag, default and help.
-_PARAMETERS = {p["name"]: p for p in _core.PARAMETERS if "ab" in p["doors"]}
 
 
 def add_parsers(sub: Any) -> None:
@@ -30,26 +26,7 @@ def add_parsers(sub: Any) -> None:
     ab.set_defaults(func=_ab)
     ab.add_argument("a", help="side A: a quoted command line, e.g. 'ring --procs 2'")
     ab.add_argument("b", help="side B, the same way")
-    budget, threshold, seed = (_PARAMETERS[n] for n in ("budget", "threshold", "seed"))
-    ab.add_argument(
-        *budget["flags"],
-        type=float,
-        default=budget["default"],
-        metavar="SECONDS",
-        help=f"{budget['help']} (default {budget['default']:g})",
-    )
-    ab.add_argument(
-        *threshold["flags"],
-        type=fraction,
-        default=threshold["default"],
-        help=f"{threshold['help']}, e.g. 5%% (default {100 * threshold['default']:g}%%)",
-    )
-    ab.add_argument(
-        *seed["flags"],
-        type=int,
-        default=None,
-        help=f"{seed['help']} (default: {seed['derived']})",
-    )
+    _flags.door_flags(ab, "ab")
     ab.add_argument(
         "--json", action="store_true", help="print the results document (what load reads)"
     )
@@ -63,7 +40,7 @@ def _ab(args: argparse.Namespace) -> int:
     from .._ab import ab
     from ..record import encode
 
-    r = ab(args.a, args.b, budget=args.budget, threshold=args.threshold, seed=args.seed)
+    r = ab(args.a, args.b, **_flags.door_args(args, "ab"))
     if args.json:
         from ..files import document_text
 
