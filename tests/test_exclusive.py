@@ -229,7 +229,9 @@ def test_a_waiting_command_says_whom_it_waits_for(own_kernel: str) -> None:
         # Not a terminal: the first line after a second of waiting, while the holder holds.
         line = waiter.stderr.readline()
         assert holder.poll() is None, "the holder let go before the waiter spoke"
-        assert line.startswith("ctxbench: waiting "), line
+        # Said after the first second, by the waiter's own clock (not a wall-clock bound of
+        # this test): "waiting 1 s".
+        assert line.startswith("ctxbench: waiting 1 s "), line
         assert f"held by pid {holder.pid} ({PYTHON} -c " in line and "state S" in line, line
         assert "--no-wait" in line
     finally:
