@@ -158,10 +158,15 @@ fn cache_sweep<'py>(
     )?
     .cache()
     .map_err(core_err)?;
-    let sizes = c.sizes_kb.clone().unwrap_or_default();
-    let stream_kb = c.stream_kb.unwrap_or(0);
     let sweep = measure(py, progress, |interrupt, heard| {
-        crate::cache::sweep(&c.base, &sizes, c.rounds, stream_kb, interrupt, heard)
+        crate::cache::sweep(
+            &c.base,
+            &c.sizes_kb,
+            c.rounds,
+            c.stream_kb,
+            interrupt,
+            heard,
+        )
     })?;
     record(
         py,

@@ -162,7 +162,7 @@ fn rounds_to_detect(spread: f64, detect: f64, power: f64) -> PyResult<Option<usi
 /// figures of A and B in µs and the seconds since the start at its end. The bench of the
 /// verdicts' error and power replays rounds resampled from real runs through it.
 #[pyfunction]
-#[pyo3(signature = (a_us, b_us, end_s, *, budget=params::DEFAULT_BUDGET_S, threshold=stop::DEFAULT_PRECISION))]
+#[pyo3(signature = (a_us, b_us, end_s, *, budget=params::DEFAULT_BUDGET_S, threshold=params::DEFAULT_THRESHOLD))]
 fn ab_replay(
     py: Python<'_>,
     a_us: Vec<f64>,

@@ -140,6 +140,8 @@ const CGROUPS: Names = Names::Cgroups;
 /// Seconds an A/B run measures at most by default, and its range.
 pub const DEFAULT_BUDGET_S: f64 = 30.0;
 pub const BUDGET: Limit<f64> = Limit::above("budget", 0.0, 86_400.0).in_unit(" seconds");
+/// The practical threshold of an A/B verdict by default: a change within ±2 % is no change.
+pub const DEFAULT_THRESHOLD: f64 = crate::stop::DEFAULT_PRECISION;
 pub const THRESHOLD: Limit<f64> =
     Limit::between("threshold", 0.0, 0.99).in_unit(" (a fraction of the figure)");
 pub const SEED: Limit<u64> = Limit::between("seed", 0, u64::MAX);
@@ -510,7 +512,7 @@ pub const PARAMS: &[Param] = &[
     param!(
         "threshold",
         Kind::Real(THRESHOLD),
-        Fallback::Real(crate::stop::DEFAULT_PRECISION),
+        Fallback::Real(DEFAULT_THRESHOLD),
         &[Door::Ab],
         ["--threshold"],
         "a change within +-this fraction, shown to be, is no change"

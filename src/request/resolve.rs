@@ -17,14 +17,15 @@ use crate::sched::{Policy, Sched};
 use crate::stats;
 use crate::stop::{Precision, Stop};
 
-/// A cache sweep: the ring every size is measured with, the sizes (None: from the CPU's
-/// caches), its rounds, the streaming read's KiB (None: from the caches) and the line size.
+/// A cache sweep: the ring every size is measured with, the sizes, its rounds, the streaming
+/// read's KiB (0: none) and the line size. The core takes sizes as given: choosing them from
+/// the CPU's caches ("auto") is `ctxbench.cache_sweep`'s, which passes them here.
 #[derive(Debug, Clone)]
 pub struct CacheRequest {
     pub base: Config,
-    pub sizes_kb: Option<Vec<usize>>,
+    pub sizes_kb: Vec<usize>,
     pub rounds: usize,
-    pub stream_kb: Option<usize>,
+    pub stream_kb: usize,
     pub line_bytes: usize,
 }
 
@@ -180,12 +181,21 @@ impl Request {
         };
         let sizes_kb = self
             .ints("sizes_kb")
-            .map(|v| v.into_iter().map(|kb| kb as usize).collect());
+            .ok_or_else(|| {
+                Error::invalid(
+                    "sizes_kb",
+                    "the core measures the sizes it is given: name them (ctxbench.cache_sweep \
+                     chooses them from the CPU's caches)",
+                )
+            })?
+            .into_iter()
+            .map(|kb| kb as usize)
+            .collect();
         Ok(CacheRequest {
             base,
             sizes_kb,
             rounds: self.count("rounds"),
-            stream_kb: self.maybe_count("stream_kb").filter(|&kb| kb > 0),
+            stream_kb: self.maybe_count("stream_kb").unwrap_or(0),
             line_bytes: self
                 .maybe_count("line_bytes")
                 .unwrap_or(params::DEFAULT_LINE_BYTES),
