@@ -5,9 +5,9 @@
 //! ends; those a killed run left behind are removed by the next run (`sweep`): their owner's
 //! pid is in their name.
 
-use crate::config::Limit;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::limit::Limit;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 

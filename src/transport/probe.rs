@@ -126,14 +126,22 @@ pub fn kernel_release() -> String {
         .into_owned()
 }
 
-/// The futex2 wait on one word whose value is not the one expected: EAGAIN where the syscall
-/// exists, ENOSYS where it does not.
+/// futex_waitv with no futexes: EINVAL where the syscall exists, ENOSYS where it does not.
 fn futex_waitv_errno() -> Option<i32> {
-    let word = std::sync::atomic::AtomicU32::new(1);
-    let w = super::futex_waitv::Waiter::new(&word, 0, super::futex_waitv::FUTEX2_PRIVATE);
-    match w.wait() {
-        Ok(()) | Err(libc::EAGAIN) => None,
-        Err(e) => Some(e),
+    // SAFETY: a syscall with no futexes and null pointers: the kernel reads nothing.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_futex_waitv,
+            std::ptr::null::<u8>(),
+            0u32,
+            0u32,
+            std::ptr::null::<libc::timespec>(),
+            libc::CLOCK_MONOTONIC,
+        )
+    };
+    match (r, std::io::Error::last_os_error().raw_os_error()) {
+        (0, _) | (_, Some(libc::EINVAL)) => None,
+        (_, e) => Some(e.unwrap_or(libc::ENOSYS)),
     }
 }
 
