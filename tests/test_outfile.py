@@ -119,7 +119,13 @@ def test_a_sweep_ended_by_a_signal_leaves_no_lock_and_no_temporary_file(
     tmp_path: Path, sig: int
 ) -> None:
     out = tmp_path / "res.json"
-    proc = subprocess.Popen([sys.executable, "-c", SWEEPING, str(out)], stderr=subprocess.PIPE)
+    # The sweep handles only a signal whose action is the default (under nohup SIGHUP is
+    # ignored, and stays so): the child starts with the default, whatever this process has.
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SWEEPING, str(out)],
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL),
+    )
     try:
         deadline = time.monotonic() + 60
         while not (out.exists() and json.loads(out.read_text() or "{}").get("results")):
