@@ -36,9 +36,28 @@ import numpy as np
 
 import ctxbench
 from ctxbench import _core
+from ctxbench._table_schema import POINT_KEY
 
 SIDE = {"measure": "ring", "procs": 2, "placement": "single"}
 RATIOS = (1.0, 1.05, 1.1, 1.2, 2.0)
+# Known real differences: pairs of configurations (A, B) whose ratio B/A the bench first
+# establishes from all its runs of each, pooled. On this machine kind, pinned, 2 processes:
+# about 1.05 (eventfd against pipe), 1.1 (pipe against futex), 1.25 (thread against
+# process) and 2 (a thread ring at 0 KB against a process ring summing 256 KB).
+CONFIGS = {
+    "pipe": {},
+    "eventfd": {"transport": "eventfd"},
+    "futex": {"transport": "futex"},
+    "thread": {"engine": "thread"},
+    "256 KB": {"size_kb": 256},
+}
+PAIRS = (
+    ("pipe", "pipe"),
+    ("eventfd", "pipe"),
+    ("pipe", "futex"),
+    ("thread", "pipe"),
+    ("thread", "256 KB"),
+)
 WORDS = _core.CHANGES
 
 
@@ -70,6 +89,55 @@ def aa_rounds(seconds: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     a_us, b_us = np.array(a), np.array(b)
     both = (a_us > 0) & (b_us > 0)
     return a_us, b_us / np.exp(np.mean(np.log(b_us[both] / a_us[both]))), np.array(took)
+
+
+def real_runs(n: int, rng: Any) -> dict[str, list[Any]]:
+    """``n`` default runs of every configuration of ``CONFIGS``, in a fresh random order each
+    round (RMIT), so that the host's drift hits every configuration alike."""
+    out: dict[str, list[Any]] = {name: [] for name in CONFIGS}
+    for _ in range(n):
+        for name in rng.permutation(list(CONFIGS)):
+            asked = {k: v for k, v in SIDE.items() if k != "measure"}
+            run = ctxbench.ring(history=False, **asked, **CONFIGS[name])
+            out[str(name)].append(run.to_frame())
+    return out
+
+
+def figure(frame: Any) -> float:
+    return float(frame["value"].median())
+
+
+def pooled_ratio(a: list[Any], b: list[Any]) -> float:
+    """B/A from all runs of each: the ratio of their geometric mean figures."""
+    return float(
+        np.exp(np.mean(np.log([figure(f) for f in b])) - np.mean(np.log([figure(f) for f in a])))
+    )
+
+
+def real_gate(
+    a: list[Any], b: list[Any], draws: int, threshold: float, rng: Any
+) -> tuple[list[str], list[str]]:
+    """The compare gate on real pairs: one run of A against one run of B (two distinct runs
+    where A and B are the same configuration), as a gate in CI compares them."""
+    words, whys = [], []
+    for _ in range(draws):
+        if a is b:
+            i, j = rng.choice(len(a), size=2, replace=False)
+            base, new = a[i], a[j]
+        else:
+            base, new = a[rng.integers(len(a))], b[rng.integers(len(b))]
+        # Named as the same point, as a gate sees a point whose code changed.
+        new = new.assign(**{k: base[k].iloc[0] for k in POINT_KEY})
+        table = ctxbench.compare(base, new, threshold=threshold)
+        words.append(str(table["verdict"].iloc[0]))
+        whys.append(str(table["why"].iloc[0]))
+    return words, whys
+
+
+def real_ab(a: str, b: str, draws: int, budget: float, threshold: float) -> list[Any]:
+    """``ctxbench.ab`` of the real pair, ``draws`` times."""
+    sides = [{**SIDE, **CONFIGS[name]} for name in (a, b)]
+    return [ctxbench.ab(*sides, budget=budget, threshold=threshold) for _ in range(draws)]
 
 
 def gate(
@@ -131,9 +199,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=float, default=60.0, help="ab's budget in seconds")
     p.add_argument("--threshold", type=float, default=_core.DEFAULT_PRECISION)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--real-runs", type=int, default=20, help="runs of each real configuration")
+    p.add_argument("--real-ab", type=int, default=3, help="real ab runs per real pair")
     args = p.parse_args(argv)
     if args.quick:
-        args.runs, args.pool, args.draws = 4, 3.0, 20
+        args.runs, args.pool, args.draws, args.real_runs, args.real_ab = 4, 3.0, 20, 3, 0
     rng = np.random.default_rng(args.seed)
     before = load()
     frames = default_runs(args.runs)
@@ -148,7 +218,34 @@ def main(argv: list[str] | None = None) -> int:
         f"{np.sum(~both)} below resolution); "
         f"threshold ±{args.threshold:.0%}, ab budget {args.budget:g} s"
     )
-    print(f"measured under: {before} (before), {after} (after)\n")
+    real = real_runs(args.real_runs, rng)
+    after_real = load()
+    print(f"measured under: {before} (before), {after} (after), {after_real} (after real)\n")
+    print(f"Known real differences, {args.real_runs} default runs of each configuration:\n")
+    print(f"| A | B | pooled B/A | {' | '.join(WORDS)} | draws | inconclusive: why |")
+    print("|---|---|---|" + "---|" * len(WORDS) + "---|---|")
+    for a_name, b_name in PAIRS:
+        a, b = real[a_name], real[b_name]
+        ratio = 1.0 if a is b else pooled_ratio(a, b)
+        words, whys = real_gate(a, b, args.draws, args.threshold, rng)
+        shares = " | ".join(f"{100 * words.count(w) / len(words):.0f} %" for w in WORDS)
+        print(
+            f"| {a_name} | {b_name} | {ratio:.3f} | {shares} | {len(words)} | "
+            f"{undecided(words, whys)} |"
+        )
+    if args.real_ab:
+        print(f"\nab on the real pairs, {args.real_ab} runs each, budget {args.budget:g} s:\n")
+        print("| A | B | verdicts | ratio [95 %] | seconds |")
+        print("|---|---|---|---|---|")
+        for a_name, b_name in PAIRS:
+            outs = real_ab(a_name, b_name, args.real_ab, args.budget, args.threshold)
+            said = ", ".join(o.verdict for o in outs)
+            ratios = "; ".join(
+                f"{o.ratio:.3f} [{o.ratio_low:.3f}, {o.ratio_high:.3f}]" for o in outs
+            )
+            took = ", ".join(f"{o.elapsed_s:.1f}" for o in outs)
+            print(f"| {a_name} | {b_name} | {said} | {ratios} | {took} |")
+    print(f"\nresampled: one configuration, one side scaled ({load()} at the end)\n")
     head = " | ".join(WORDS)
     print(f"| procedure | true B/A | {head} | draws | inconclusive: why | ab: median rounds, s |")
     print("|---|---|" + "---|" * len(WORDS) + "---|---|---|")

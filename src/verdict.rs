@@ -5,8 +5,8 @@
 //! Absence of evidence is never "no change": that word needs the interval inside the
 //! threshold (an equivalence test).
 
-use crate::stats::{self, Difference, Estimate};
-use crate::stop::CONFIDENCE;
+use crate::stats::{self, Difference, Estimate, Layout, RunLevel, ASSUMED_RUN_LEVEL};
+use crate::stop::{self, CONFIDENCE};
 
 /// Relative half-width above which a point is `Unstable` rather than `Noisy`.
 const NOISY_HALF_WIDTH: f64 = 0.10;
@@ -81,9 +81,9 @@ impl Change {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Why {
     Decided,
-    /// A side rests on one ring instance and no run level: nothing in it shows how another
-    /// run would differ (lmbench's fixed count is one instance).
-    OneInstance,
+    /// A side is one sample (perf's fixed loop): it has no error of its own, so nothing in it
+    /// shows how another would differ.
+    OneSample,
     /// A figure at or below zero: below the method's resolution, no ratio.
     BelowResolution,
     /// The interval is too wide for either word; more data would narrow it.
@@ -95,7 +95,7 @@ pub enum Why {
 impl Why {
     pub const NAMES: [&'static str; 5] = [
         "decided",
-        "one instance",
+        "one sample",
         "below resolution",
         "too wide",
         "at threshold",
@@ -104,7 +104,7 @@ impl Why {
     pub fn as_str(self) -> &'static str {
         match self {
             Why::Decided => "decided",
-            Why::OneInstance => "one instance",
+            Why::OneSample => "one sample",
             Why::BelowResolution => "below resolution",
             Why::TooWide => "too wide",
             Why::AtThreshold => "at threshold",
@@ -139,6 +139,55 @@ pub fn change(ratio: f64, shown: (f64, f64), equivalent: (f64, f64), threshold: 
 pub struct Side {
     pub estimate: Estimate,
     pub replicated: bool,
+}
+
+/// Where a side's run level came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunSource {
+    /// The run knew one from earlier runs of the point (the run history).
+    Earlier,
+    /// None known: `ASSUMED_RUN_LEVEL`.
+    Assumed,
+    /// The side has no error of its own to add one to (one sample).
+    Unknown,
+}
+
+impl RunSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunSource::Earlier => "earlier runs",
+            RunSource::Assumed => "assumed",
+            RunSource::Unknown => "unknown",
+        }
+    }
+}
+
+impl Side {
+    /// One run of a point as a side: its figure and uncertainty with the run level that run
+    /// knew from earlier runs, or else the assumed one, since one run alone cannot show how
+    /// the next differs. Replicated wherever that level could be added: a one-sample side
+    /// has no error to add it to.
+    pub fn of_run(layout: &Layout, earlier: Option<&RunLevel>) -> (Side, RunSource) {
+        let source = if earlier.is_some() {
+            RunSource::Earlier
+        } else {
+            RunSource::Assumed
+        };
+        let estimate = stop::estimate(layout, Some(earlier.unwrap_or(&ASSUMED_RUN_LEVEL)));
+        let replicated = estimate.uncertainty.se.is_finite();
+        let side = Side {
+            estimate,
+            replicated,
+        };
+        (
+            side,
+            if replicated {
+                source
+            } else {
+                RunSource::Unknown
+            },
+        )
+    }
 }
 
 /// A comparison of `new` with `base`: the word, why, the ratio with its interval
@@ -181,7 +230,7 @@ pub fn compare(base: &Side, new: &Side, threshold: f64) -> Comparison {
         return c;
     }
     if !(base.replicated && new.replicated) {
-        c.why = Why::OneInstance;
+        c.why = Why::OneSample;
         return c;
     }
     c.change = change(d.ratio, (d.low, d.high), (e.low, e.high), threshold);
@@ -327,7 +376,7 @@ mod tests {
             ..side(200.0, 0.001)
         };
         let c = compare(&side(100.0, 0.001), &lone, 0.02);
-        assert_eq!((c.change, c.why), (Change::Inconclusive, Why::OneInstance));
+        assert_eq!((c.change, c.why), (Change::Inconclusive, Why::OneSample));
         let c = compare(&side(-1.0, 0.1), &side(100.0, 0.01), 0.02);
         assert_eq!(c.why, Why::BelowResolution);
         // Exactly on the threshold nothing decides it.

@@ -46,8 +46,8 @@ def test_resampled_a_a_rarely_alarms() -> None:
 
 def test_the_undecided_are_counted_by_reason() -> None:
     words = ["slower", "inconclusive", "inconclusive", "inconclusive"]
-    whys = ["decided", "budget", "budget", "one instance"]
-    assert verdicts.undecided(words, whys) == "budget 67 %, one instance 33 %"
+    whys = ["decided", "budget", "budget", "one sample"]
+    assert verdicts.undecided(words, whys) == "budget 67 %, one sample 33 %"
     assert verdicts.undecided(["slower"], ["decided"]) == "-"
 
 

@@ -79,8 +79,7 @@ def test_the_cache_notebook_says_what_the_core_flags() -> None:
 def test_the_sweep_notebook_says_how_verdicts_are_made() -> None:
     """The notebook's words follow the verdict rules: a point's verdict from its interval
     (not from a CV below 2 %), a comparison's four words with "no change" shown, its runs
-    measured in precision mode (a fixed count is one ring instance: inconclusive for every
-    point), and one A/B run that measures until decided."""
+    measured in precision mode, and one A/B run that measures until decided."""
     nb = nbformat.read(Path(__file__).parent.parent / "notebooks" / "lat_ctx_sweep.ipynb", 4)
     text = " ".join(" ".join(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")

@@ -265,7 +265,7 @@ def test_faster_baseline_fails_naming_test_point_and_figures(
         [
             "*ctxbench: test_fixed.py::test_fixed is slower than the baseline by more than 10%:",
             "*process/pipe placement=single size=4k P=1 procs=2: 5.035 µs, baseline 0.005 µs*"
-            "95% interval of the ratio*baseline on 8 instances, this run on 8 instances)",
+            "95% interval of the ratio*baseline on 1 run, this run on 1 run)",
             "*test_fixed.py::test_fixed * slower REGRESSED",
             "*compared with base.json: 1 slower, 0 faster, 0 no change, 0 inconclusive; "
             "1 slower by more*",
@@ -292,7 +292,7 @@ def test_without_fail_a_regression_is_reported_not_failed(
     run.stdout.fnmatch_lines(["*test_fixed.py::test_fixed*slower*"])
 
 
-ONE_SAMPLE_REASON = "*procs=2: a side is one ring instance*`ctxbench ab`"
+ONE_SAMPLE_REASON = "*procs=2: a side is one sample*`ctxbench ab`"
 
 
 def test_a_baseline_of_one_sample_is_inconclusive_and_warns(
@@ -359,10 +359,19 @@ def test_runs(ctxbench, monkeypatch):
 def test_a_budget_measures_an_inconclusive_side_again_until_it_decides(
     pytester: pytest.Pytester, measured: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A baseline of three runs: its spread between runs is measured, not assumed.
     fabricate(measured, pytester.path / "a.json", SAMPLES)
     doc = json.loads((pytester.path / "a.json").read_text())
-    for rec in doc["results"]:
-        rec["metadata"]["test"] = "test_runs.py::test_runs"
+    runs = []
+    for k in range(3):
+        for rec in json.loads(json.dumps(doc["results"])):
+            rec["metadata"]["test"] = "test_runs.py::test_runs"
+            rec["metadata"]["run_id"] = f"base{k}"
+            scale = 1 + 0.002 * k
+            rec["samples_us"] = [[v * scale for v in row] for row in rec["samples_us"]]
+            rec["latency_us"] = [v * scale for v in rec["latency_us"]]
+            runs.append(rec)
+    doc["results"] = runs
     (pytester.path / "base.json").write_text(json.dumps(doc))
     one = fabricate(measured, pytester.path / "new.json", SAMPLES, one_instance=True)
     monkeypatch.setenv("CTXBENCH_FIXED", str(one))

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
-from .schema import RECORDS, Field
+from ._field import Field
+from .schema import RECORDS
 
 HERE = Path(__file__).parent
 BEGIN = "# BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there"

@@ -1,18 +1,20 @@
-"""``ctxbench.compare``: two runs point by point, on the variance model the points were
-measured under.
+"""``ctxbench.compare``: two runs point by point, on the variance model the points were measured
+under.
 
-Each side of a point is one figure with its uncertainty: from the spread between runs when
-that side holds several runs of the point, else from the levels one run measured (ring
-instances, the blocks inside them; see ``ctxbench._core.estimate``). The two are compared as
-a ratio, new / base, with Welch's interval on the log scale, and the core says the word
-(``_core.compare_estimates``): "slower" or "faster" only when the 95 % interval excludes 1
-*and* the ratio is further from 1 than ``threshold``; "no change" only when the 90 % interval
-lies within ± ``threshold`` (two one-sided tests at 5 %: shown, not assumed); anything else
-"inconclusive", with the reason and what would decide it. A side with too little to go on is
-inconclusive, never "no change": one sample (perf's fixed loop), or one ring instance however
-many repetitions it made (the repetitions of one ring are not independent draws of the next
-run: lmbench's fixed count is one instance). The math is the core's and the words
-``ctxbench.report``'s (``format_comparison`` prints a comparison); this module groups rows.
+Each side of a point is one figure with its uncertainty: from the spread between runs when that
+side holds several runs of the point, else from the levels one run measured (ring instances, the
+blocks inside them; see ``ctxbench._core.estimate``). The two are compared as a ratio, new /
+base, with Welch's interval on the log scale, and the core says the word
+(``_core.compare_estimates``): "slower" or "faster" only when the 95 % interval excludes 1 *and*
+the ratio is further from 1 than ``threshold``; "no change" only when the 90 % interval lies
+within ± ``threshold`` (two one-sided tests at 5 %: shown, not assumed); anything else
+"inconclusive", with the reason and what would decide it. A side that is one run also carries
+the spread between runs that one run cannot show: the run level its run knew from earlier runs,
+else the one the core assumes (``_core.ASSUMED_RUN_SD``), so that one run a side calls only a
+change beyond what the machine's drift between runs could make. A side with too little to go on
+is inconclusive, never "no change": one sample (perf's fixed loop). The math is the core's and
+the words ``ctxbench.report``'s (``format_comparison`` prints a comparison); this module groups
+rows.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ def _estimate(group: pd.DataFrame) -> dict[str, Any]:
         out = dict(_core.runs_estimate(figures))
         out["units"] = len(figures)
         out["replicated"] = True
+        out["run_level"] = "measured"
         return out
     rows = group.sort_values("repetition")
     values = rows["value"].astype(float).tolist()
@@ -71,12 +74,11 @@ def _estimate(group: pd.DataFrame) -> dict[str, Any]:
         if name in rows.columns and rows[name].notna().any()
     }
     out = dict(
-        _core.estimate(values, per_block, instance_blocks, run.get("sd_run"), run.get("runs_seen"))
+        _core.run_side(values, per_block, instance_blocks, run.get("sd_run"), run.get("runs_seen"))
     )
-    out["units"] = len(instance_blocks) if out["level"] == "instance" else len(set(block))
-    # One ring instance is one draw of what the next run will see, however many
-    # repetitions it made: a side needs two instances, or a run level from earlier runs.
-    out["replicated"] = len(instance_blocks) > 1 or out["level"] == "run"
+    # A side at the run level is one run; below it, its instances or blocks.
+    by_level = {"run": 1, "instance": len(instance_blocks)}
+    out["units"] = by_level.get(out["level"], len(set(block)))
     return out
 
 
@@ -128,7 +130,9 @@ def compare(base: Any, new: Any, threshold: float = DEFAULT_THRESHOLD) -> pd.Dat
     than ``threshold`` from 1), "no change" (the 90 % interval lies within ± ``threshold``),
     else "inconclusive", with the ``reason`` and what would decide it (``data_factor``: how
     many times each side's data a decision would take, if the ratio stayed). ``regressed``
-    is the verdict "slower".
+    is the verdict "slower". ``run_level_base``/``run_level_new`` say where a side's spread
+    between runs came from: "measured" (several runs), "earlier runs" (the run history),
+    "assumed" (one run alone: ``_core.ASSUMED_RUN_SD``), "unknown" (one sample).
 
     ``attrs`` holds ``threshold``, the points in only one run (``only_base``, ``only_new``)
     and ``context``: what differs between the two runs' machines or versions (CPU, kernel,
@@ -155,6 +159,7 @@ def compare(base: Any, new: Any, threshold: float = DEFAULT_THRESHOLD) -> pd.Dat
         units = min(eb["units"], en["units"])
         unit = "run" if "run" in (eb["level"], en["level"]) else "ring instance"
         seconds = _seconds_per_unit(a, unit)
+        assumed = "assumed" in (eb["run_level"], en["run_level"])
         rows.append(
             {
                 **dict(zip(key, point)),
@@ -164,6 +169,8 @@ def compare(base: Any, new: Any, threshold: float = DEFAULT_THRESHOLD) -> pd.Dat
                 "units_new": en["units"],
                 "level_base": eb["level"],
                 "level_new": en["level"],
+                "run_level_base": eb["run_level"],
+                "run_level_new": en["run_level"],
                 "base_us": eb["center"],
                 "new_us": en["center"],
                 "ratio": c["ratio"],
@@ -174,7 +181,7 @@ def compare(base: Any, new: Any, threshold: float = DEFAULT_THRESHOLD) -> pd.Dat
                 "p_value": c["p_value"],
                 "verdict": c["verdict"],
                 "why": c["why"],
-                "reason": reason(c, units, unit, seconds),
+                "reason": reason(c, units, unit, seconds, assumed),
                 "data_factor": c["data_factor"],
                 "regressed": c["verdict"] == "slower",
             }

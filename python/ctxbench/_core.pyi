@@ -65,6 +65,7 @@ CONFIDENCE: float
 BLOCK_REPETITIONS: int
 DEFAULT_TIMEOUT: float
 DEFAULT_PRECISION: float
+ASSUMED_RUN_SD: float
 DEFAULT_MAX_TIME: float
 DEFAULT_MAX_REPETITIONS: int
 MAX_POINTS: int
@@ -113,12 +114,19 @@ class EstimateDict(TypedDict):
     level: _Level
 
 @type_check_only
+class RunSideDict(EstimateDict):
+    """One run as a side of a comparison: its estimate with a run level added."""
+
+    replicated: bool
+    run_level: Literal["earlier runs", "assumed", "unknown"]
+
+@type_check_only
 class ComparisonDict(TypedDict):
     """`new / base`: the word, why, the ratio with its 95 % interval, its 90 % equivalence
     interval, the p-value of no difference, and what would decide an inconclusive one."""
 
     verdict: Literal["slower", "faster", "no change", "inconclusive"]
-    why: Literal["decided", "one instance", "below resolution", "too wide", "at threshold"]
+    why: Literal["decided", "one sample", "below resolution", "too wide", "at threshold"]
     ratio: float
     low: float
     high: float
@@ -686,6 +694,13 @@ def estimate(
     run_sd: float | None = None,
     runs_seen: float | None = None,
 ) -> EstimateDict: ...
+def run_side(
+    samples: Sequence[float],
+    block: int,
+    instance_blocks: Sequence[int],
+    run_sd: float | None = None,
+    runs_seen: float | None = None,
+) -> RunSideDict: ...
 def runs_estimate(figures: Sequence[float]) -> EstimateDict: ...
 def compare_estimates(
     base: EstimateDict,

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._core import CHANGES, ENGINES, RELATIONS
-from .schema import FLAG, LARGEST, RING, WAKE_PERCENTILES, Bad, Field, _float, _int, check_scalar
+from ._field import FLAG, LARGEST, Bad, Field, check_scalar
+from .schema import RING, WAKE_PERCENTILES, _float, _int
 
 if TYPE_CHECKING:
     import pandas as pd

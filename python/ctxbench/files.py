@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable, Union
 
 from . import _json_text, xgraph
+from ._field import Bad
 from ._table_schema import TABLE_COLUMNS, check_table
 from .frame import concat, require, to_frame
 from .metadata import HOST_FIELDS, HOSTNAME_WITHHELD
 from .record import check_document, decode, document, encode
-from .schema import Bad
 
 if TYPE_CHECKING:
     import pandas as pd

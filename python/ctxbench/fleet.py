@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 from . import _core, report
 from . import grid as grids
 from ._aside import aside, measured_cpus
+from ._field import show
 from ._fleet_client import INSTALL, FleetError, check_address, close, connect
 from ._progress import progress_bar
 from .files import PathLike, as_frame, format_of, records_frame, save, write_records
@@ -63,7 +64,6 @@ from .frame import concat, require
 from .grid import Placement
 from .metadata import machine_identity
 from .record import MAX_RECORD_BYTES, check_arrived
-from .schema import show
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Union
 import numpy as np
 
 from . import _core
+from ._field import Field, show
 from .files import (
     PARQUET,
     PathLike,
@@ -55,7 +56,7 @@ from .files import (
 )
 from .frame import concat, require
 from .record import check_arrived, withhold_hostname
-from .schema import CONFIG, RING, Field, show
+from .schema import CONFIG, RING
 
 if TYPE_CHECKING:
     import pandas as pd

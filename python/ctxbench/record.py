@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from ._field import Bad, check_record, show
 from ._json_text import path_of
 from .metadata import without_hostname
-from .schema import RECORDS, Bad, check_record, show
+from .schema import RECORDS
 
 FORMAT = "ctxbench"
 FORMAT_VERSION = 1

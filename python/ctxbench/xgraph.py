@@ -8,9 +8,10 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from ._field import Bad, check_scalar
 from ._format import us
 from .frame import require
-from .schema import XGRAPH, Bad, check_scalar
+from .schema import XGRAPH
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -168,6 +168,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("REFILL_ABOVE_STREAM", crate::cache::ABOVE_STREAM)?;
     m.add("DEFAULT_TIMEOUT", config::DEFAULT_TIMEOUT)?;
     m.add("DEFAULT_PRECISION", stop::DEFAULT_PRECISION)?;
+    m.add("ASSUMED_RUN_SD", crate::stats::ASSUMED_RUN_LEVEL.sd)?;
     m.add("DEFAULT_MAX_TIME", stop::DEFAULT_MAX_TIME)?;
     m.add("DEFAULT_MAX_REPETITIONS", stop::DEFAULT_MAX_REPETITIONS)?;
     m.add("CONFIDENCE", stop::CONFIDENCE)?;

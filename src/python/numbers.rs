@@ -71,18 +71,54 @@ fn estimate<'py>(
     if block == 0 {
         return Err(PyValueError::new_err("block: must be at least 1, got 0"));
     }
-    let run = match (run_sd, runs_seen) {
-        (Some(sd), Some(runs)) if sd.is_finite() && sd >= 0.0 && runs >= 2.0 => {
-            Some(stats::RunLevel { sd, df: runs - 1.0 })
-        }
-        _ => None,
-    };
+    let run = recorded_run_level(run_sd, runs_seen);
     let layout = stats::Layout {
         samples: &samples,
         block,
         instance_blocks: &instance_blocks,
     };
     estimate_dict(py, &stop::estimate(&layout, run.as_ref()))
+}
+
+/// One run of a point as a side of a comparison (`verdict::Side::of_run`): `estimate`'s
+/// arguments, and the run level added to it, from earlier runs where the run knew one, else
+/// the one assumed for a run alone. `estimate`'s dict, plus "replicated" and "run_level"
+/// (where its run level came from: "earlier runs", "assumed", or "unknown" for one sample).
+#[pyfunction]
+#[pyo3(signature = (samples, block, instance_blocks, run_sd=None, runs_seen=None))]
+fn run_side<'py>(
+    py: Python<'py>,
+    samples: Vec<f64>,
+    block: usize,
+    instance_blocks: Vec<usize>,
+    run_sd: Option<f64>,
+    runs_seen: Option<f64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    finite_values("samples", &samples)?;
+    if block == 0 {
+        return Err(PyValueError::new_err("block: must be at least 1, got 0"));
+    }
+    let layout = stats::Layout {
+        samples: &samples,
+        block,
+        instance_blocks: &instance_blocks,
+    };
+    let (side, source) =
+        verdict::Side::of_run(&layout, recorded_run_level(run_sd, runs_seen).as_ref());
+    let out = estimate_dict(py, &side.estimate)?;
+    out.set_item("replicated", side.replicated)?;
+    out.set_item("run_level", source.as_str())?;
+    Ok(out)
+}
+
+/// The run level a run recorded (its `sd_run` over `runs_seen` earlier runs), if usable.
+fn recorded_run_level(run_sd: Option<f64>, runs_seen: Option<f64>) -> Option<stats::RunLevel> {
+    match (run_sd, runs_seen) {
+        (Some(sd), Some(runs)) if sd.is_finite() && sd >= 0.0 && runs >= 2.0 => {
+            Some(stats::RunLevel { sd, df: runs - 1.0 })
+        }
+        _ => None,
+    }
 }
 
 /// The estimate from whole runs' figures of one point: their mean, the spread between runs
@@ -332,6 +368,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workload_checksum, m)?)?;
     m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(runs_estimate, m)?)?;
+    m.add_function(wrap_pyfunction!(run_side, m)?)?;
     m.add_function(wrap_pyfunction!(compare_estimates, m)?)?;
     m.add_function(wrap_pyfunction!(run_level, m)?)?;
     m.add_function(wrap_pyfunction!(runs_to_detect, m)?)?;

@@ -20,7 +20,7 @@
 use statrs::distribution::{ContinuousCDF, FisherSnedecor, Normal, StudentsT};
 
 mod runs;
-pub use runs::{run_level, EarlierRun, RunLevel, MIN_RUNS, RUN_HALF_LIFE_S};
+pub use runs::{run_level, EarlierRun, RunLevel, ASSUMED_RUN_LEVEL, MIN_RUNS, RUN_HALF_LIFE_S};
 
 /// Tukey's fences: samples beyond 1.5 IQR of the quartiles are outliers.
 const TUKEY_K: f64 = 1.5;

@@ -23,6 +23,15 @@ pub struct EarlierRun {
     pub age_s: f64,
 }
 
+/// The run level a comparison assumes for a side that is one run and knows no run level of
+/// its own (no history, too few comparable runs): one run cannot show how the next differs.
+/// On this project's machine kind runs of a point differ by more than their own intervals
+/// say, and with a heavy tail: of 16 back-to-back quiet default runs of a pinned 2-process
+/// ring, 15 lay within ±1.1 % and one 29 % above; quiet run-to-run CVs of 10–17 % (the
+/// accuracy pages on variance and verdicts). A spread of 10 %, held loosely (8 degrees of
+/// freedom): one run a side then calls a change only beyond about ±40 %, where such a jump
+/// on either side cannot make it, and calls a doubling even when one side jumped.
+pub const ASSUMED_RUN_LEVEL: RunLevel = RunLevel { sd: 0.10, df: 8.0 };
 /// Fewest earlier runs a run level is estimated from: from two, Student's t on one degree
 /// of freedom (12.7) makes any spread between them an interval of many times the figure.
 pub const MIN_RUNS: usize = 3;

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from .._core import CHANGES, DEFAULT_PRECISION
+from .._core import ASSUMED_RUN_SD, CHANGES, DEFAULT_PRECISION
 from .._format import interval, plain
 from ._to import Line
 
@@ -19,16 +19,23 @@ INCONCLUSIVE = "inconclusive"
 FAR_MORE = 1000
 # Why a comparison cannot decide yet that more of the same data would decide: a test of the
 # pytest plugin measures again for these, within its budget.
-WANTING_DATA = ("too wide", "one instance")
+WANTING_DATA = ("too wide", "one sample")
 
 
-def reason(c: dict[str, Any], units: int, unit: str, seconds_per_unit: float | None) -> str:
-    """Why a comparison is inconclusive, and what would decide it ("" once decided)."""
+def reason(
+    c: dict[str, Any],
+    units: int,
+    unit: str,
+    seconds_per_unit: float | None,
+    assumed: bool = False,
+) -> str:
+    """Why a comparison is inconclusive, and what would decide it ("" once decided).
+    ``assumed``: a side is one run whose spread between runs is the assumed one."""
     why = c["why"]
-    if why == "one instance":
+    if why == "one sample":
         return (
-            "a side is one ring instance (as lmbench's fixed count): nothing in it shows how "
-            "another run would differ; measure in precision mode, or use `ctxbench ab`"
+            "a side is one sample: nothing in it shows how another would differ; measure in "
+            "precision mode, or use `ctxbench ab`"
         )
     if why == "below resolution":
         return "a figure at or below 0: below the method's resolution"
@@ -38,16 +45,23 @@ def reason(c: dict[str, Any], units: int, unit: str, seconds_per_unit: float | N
         return ""
     more = math.ceil(units * c["data_factor"] - units)
     ratio = interval(c["ratio"], c["low"], c["high"])
+    took = f", ~{more * seconds_per_unit:.0f} s" if seconds_per_unit else ""
     if more > FAR_MORE:
-        return (
+        said = (
             f"{ratio}: far more data than this would decide it; `ctxbench ab` stops as soon "
             "as it can"
         )
-    took = f", ~{more * seconds_per_unit:.0f} s" if seconds_per_unit else ""
-    return (
-        f"{ratio}: about {more} more {unit}{'s' if more != 1 else ''} per side{took} would "
-        f"decide it if the ratio stays at {c['ratio']:.3g}x, or `ctxbench ab`"
-    )
+    else:
+        said = (
+            f"{ratio}: about {more} more {unit}{'s' if more != 1 else ''} per side{took} "
+            f"would decide it if the ratio stays at {c['ratio']:.3g}x, or `ctxbench ab`"
+        )
+    if assumed:
+        said += (
+            f" (one run a side cannot show how runs differ: ±{ASSUMED_RUN_SD:.0%} "
+            "between runs is assumed; more runs, or the run history, measure it)"
+        )
+    return said
 
 
 def side(units: int, level: str) -> str:
