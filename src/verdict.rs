@@ -86,6 +86,9 @@ pub enum Why {
     OneSample,
     /// A figure at or below zero: below the method's resolution, no ratio.
     BelowResolution,
+    /// A side is one run, measured while other tasks were runnable (`LOADED_RUNNABLE`), with
+    /// no earlier runs of such conditions to say how runs then differ.
+    Loaded,
     /// The interval is too wide for either word; more data would narrow it.
     TooWide,
     /// The ratio sits on the threshold: no amount of data decides it soon.
@@ -93,10 +96,11 @@ pub enum Why {
 }
 
 impl Why {
-    pub const NAMES: [&'static str; 5] = [
+    pub const NAMES: [&'static str; 6] = [
         "decided",
         "one sample",
         "below resolution",
+        "under load",
         "too wide",
         "at threshold",
     ];
@@ -106,6 +110,7 @@ impl Why {
             Why::Decided => "decided",
             Why::OneSample => "one sample",
             Why::BelowResolution => "below resolution",
+            Why::Loaded => "under load",
             Why::TooWide => "too wide",
             Why::AtThreshold => "at threshold",
         }
@@ -139,7 +144,16 @@ pub fn change(ratio: f64, shown: (f64, f64), equivalent: (f64, f64), threshold: 
 pub struct Side {
     pub estimate: Estimate,
     pub replicated: bool,
+    /// One run measured under load, with no earlier runs to say how such runs differ.
+    pub loaded: bool,
 }
+
+/// Other tasks runnable per CPU, just before a run, from which one run cannot speak for
+/// another: with two CPU-bound processes on this project's 2-vCPU machine (1.0), a pinned
+/// 2-process ring's default runs differed by a factor of two from one run to the next (a
+/// round's ln ratio spread 0.71), and one run a side called A/A pairs different in 35 % of
+/// draws even with the assumed run level. One busy neighbour on two CPUs is 0.5.
+pub const LOADED_RUNNABLE: f64 = 0.5;
 
 /// Where a side's run level came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,7 +181,12 @@ impl Side {
     /// knew from earlier runs, or else the assumed one, since one run alone cannot show how
     /// the next differs. Replicated wherever that level could be added: a one-sample side
     /// has no error to add it to.
-    pub fn of_run(layout: &Layout, earlier: Option<&RunLevel>) -> (Side, RunSource) {
+    /// `runnable`: other tasks runnable per CPU just before the run, where known.
+    pub fn of_run(
+        layout: &Layout,
+        earlier: Option<&RunLevel>,
+        runnable: Option<f64>,
+    ) -> (Side, RunSource) {
         let source = if earlier.is_some() {
             RunSource::Earlier
         } else {
@@ -178,6 +197,7 @@ impl Side {
         let side = Side {
             estimate,
             replicated,
+            loaded: earlier.is_none() && runnable.is_some_and(|r| r >= LOADED_RUNNABLE),
         };
         (
             side,
@@ -231,6 +251,10 @@ pub fn compare(base: &Side, new: &Side, threshold: f64) -> Comparison {
     }
     if !(base.replicated && new.replicated) {
         c.why = Why::OneSample;
+        return c;
+    }
+    if base.loaded || new.loaded {
+        c.why = Why::Loaded;
         return c;
     }
     c.change = change(d.ratio, (d.low, d.high), (e.low, e.high), threshold);
@@ -296,6 +320,7 @@ mod tests {
         Side {
             estimate: estimate_of(center, center * rel_se, 9.0),
             replicated: true,
+            loaded: false,
         }
     }
 
@@ -379,9 +404,49 @@ mod tests {
         assert_eq!((c.change, c.why), (Change::Inconclusive, Why::OneSample));
         let c = compare(&side(-1.0, 0.1), &side(100.0, 0.01), 0.02);
         assert_eq!(c.why, Why::BelowResolution);
+        // One run measured under load: nothing it shows speaks for another such run.
+        let busy = Side {
+            loaded: true,
+            ..side(200.0, 0.001)
+        };
+        let c = compare(&side(100.0, 0.001), &busy, 0.02);
+        assert_eq!((c.change, c.why), (Change::Inconclusive, Why::Loaded));
         // Exactly on the threshold nothing decides it.
         let c = compare(&side(100.0, 0.01), &side(102.0, 0.01), 0.02);
         assert_eq!((c.change, c.why), (Change::Inconclusive, Why::AtThreshold));
+    }
+
+    #[test]
+    fn one_run_carries_a_run_level_and_says_where_it_came_from() {
+        let samples: Vec<f64> = (0..16).map(|i| 100.0 + (i % 4) as f64 * 0.1).collect();
+        let layout = Layout {
+            samples: &samples,
+            block: 4,
+            instance_blocks: &[2, 2],
+        };
+        let (alone, source) = Side::of_run(&layout, None, Some(0.0));
+        assert_eq!(source, RunSource::Assumed);
+        assert!(alone.replicated && !alone.loaded);
+        // The assumed spread between runs dominates a steady run's own error.
+        let rel_se = alone.estimate.uncertainty.se / alone.estimate.center;
+        assert!(rel_se >= ASSUMED_RUN_LEVEL.sd, "{rel_se}");
+        let (busy, _) = Side::of_run(&layout, None, Some(LOADED_RUNNABLE));
+        assert!(busy.loaded);
+        // Earlier runs of such conditions say how runs then differ: not loaded, theirs.
+        let seen = RunLevel { sd: 0.01, df: 9.0 };
+        let (known, source) = Side::of_run(&layout, Some(&seen), Some(1.0));
+        assert_eq!(source, RunSource::Earlier);
+        assert!(!known.loaded);
+        assert!(known.estimate.uncertainty.se < alone.estimate.uncertainty.se);
+        // One sample has no error to add a level to.
+        let one = Layout {
+            samples: &samples[..1],
+            block: 1,
+            instance_blocks: &[1],
+        };
+        let (lone, source) = Side::of_run(&one, None, None);
+        assert_eq!(source, RunSource::Unknown);
+        assert!(!lone.replicated);
     }
 
     #[test]

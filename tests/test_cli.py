@@ -278,7 +278,8 @@ def test_compare_with_itself(swept: Path, capsys: pytest.CaptureFixture[str]) ->
     # One run a side: how runs differ is assumed, not seen, so never "no change" within 2 %,
     # even against itself.
     assert "0 slower, 0 faster, 0 no change, 4 inconclusive" in out
-    assert out.count("between runs is assumed") == 4
+    # Measured on a busy machine, a run speaks for no other at all.
+    assert out.count("between runs is assumed") + out.count("other tasks were runnable") == 4
 
 
 def test_compare_regression_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -24,8 +24,10 @@ def base() -> pd.DataFrame:
 def steady(df: pd.DataFrame) -> pd.DataFrame:
     """A real run's frame with narrow, positive samples, so a 1.5x shift is unambiguous
     whatever noise the machine had (a wide real spread can overlap its own shifted copy), as
-    if each repetition had been a ring instance of its own."""
-    return df.assign(value=5.0 + 0.01 * df["repetition"], instance=df["repetition"])
+    if each repetition had been a ring instance of its own, on a quiet machine."""
+    return df.assign(
+        value=5.0 + 0.01 * df["repetition"], instance=df["repetition"], runnable_per_cpu=0.0
+    )
 
 
 def known(df: pd.DataFrame, sd: float = 0.0, runs: int = 20) -> pd.DataFrame:
@@ -118,6 +120,25 @@ def test_compare_is_a_function_taking_what_the_command_takes(tmp_path: Path) -> 
         assert np.allclose(table["base_us"], direct["base_us"])
     with pytest.raises(FileNotFoundError, match="nope.json"):
         compare(tmp_path / "nope.json", r)
+
+
+def test_one_run_measured_under_load_speaks_for_no_other(base: pd.DataFrame) -> None:
+    # Among other runnable tasks one run a side differs from the next by up to a factor of
+    # two: even a doubling is not called from it, unless earlier runs of such conditions
+    # (the run history) say how such runs differ, or the side holds several runs.
+    busy = base.assign(runnable_per_cpu=ctxbench._core.LOADED_RUNNABLE)
+    for a, b in ((busy, scaled(base, 2.0)), (base, scaled(busy, 2.0))):
+        table = compare(a, b)
+        assert (table["verdict"] == INCONCLUSIVE).all() and (table["why"] == "under load").all()
+        assert table["reason"].str.contains("other tasks were runnable").all()
+    calm = base.assign(runnable_per_cpu=ctxbench._core.LOADED_RUNNABLE / 2)
+    assert (compare(calm, scaled(calm, 2.0))["verdict"] == "slower").all()
+    told = compare(known(busy, 0.01), known(scaled(busy, 2.0), 0.01))
+    assert (told["verdict"] == "slower").all()
+    runs = pd.concat(
+        [busy.assign(run_id=f"r{k}", value=busy["value"] * (1 + 0.01 * k)) for k in range(3)]
+    )
+    assert (compare(runs, scaled(runs, 2.0))["verdict"] == "slower").all()
 
 
 def test_one_ring_instance_carries_the_assumed_run_level(base: pd.DataFrame) -> None:

@@ -43,6 +43,7 @@ EXPECTED_TYPES: dict[str, tuple[type, ...]] = {
     "nohz_full": (str,),
     "cgroup_cpu_quota": (float,),
     "loadavg": (list,),
+    "runnable_per_cpu": (float,),
     "perf_event_paranoid": (int,),
     "mem_total_kb": (int,),
     "cache_kb": (dict,),
@@ -140,6 +141,8 @@ def test_collect_real_machine() -> None:
     loadavg = meta["loadavg"]
     assert isinstance(loadavg, list) and len(loadavg) == 3
     assert all(isinstance(x, float) for x in loadavg)
+    # Other tasks runnable per CPU as the run starts: this process is not one of them.
+    assert isinstance(meta["runnable_per_cpu"], float) and meta["runnable_per_cpu"] >= 0
     assert isinstance(meta["date"], str)
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", meta["date"])
     assert isinstance(meta["mem_total_kb"], int) and meta["mem_total_kb"] > 0

@@ -211,6 +211,8 @@ def fabricate(src: Path, dst: Path, samples: list[float], one_instance: bool = F
     each came from a ring instance of its own, or all from one."""
     doc = json.loads(src.read_text())
     for rec in doc["results"]:
+        # As if measured on a quiet machine, whatever the load of this one.
+        rec["metadata"]["runnable_per_cpu"] = 0.0
         n = len(rec["procs"])
         rec["samples_us"] = rec["raw_samples_us"] = [[v] * n for v in samples]
         rec["latency_us"] = [statistics.median(samples)] * n  # the median of its samples

@@ -68,14 +68,18 @@ def _estimate(group: pd.DataFrame) -> dict[str, Any]:
         len({b for i, b in zip(instance, block) if i == k}) for k in sorted(set(instance))
     ]
     # The run level the run knew of from this machine's earlier runs, if it recorded one.
-    run = {
-        name: float(rows[name].iloc[0])
-        for name in ("sd_run", "runs_seen")
-        if name in rows.columns and rows[name].notna().any()
+    # And how busy the machine was as it started.
+    arguments = {
+        "sd_run": "run_sd",
+        "runs_seen": "runs_seen",
+        "runnable_per_cpu": "runnable_per_cpu",
     }
-    out = dict(
-        _core.run_side(values, per_block, instance_blocks, run.get("sd_run"), run.get("runs_seen"))
-    )
+    run = {
+        argument: float(rows[column].dropna().iloc[0])
+        for column, argument in arguments.items()
+        if column in rows.columns and rows[column].notna().any()
+    }
+    out = dict(_core.run_side(values, per_block, instance_blocks, **run))
     # A side at the run level is one run; below it, its instances or blocks.
     by_level = {"run": 1, "instance": len(instance_blocks)}
     out["units"] = by_level.get(out["level"], len(set(block)))

@@ -66,6 +66,7 @@ BLOCK_REPETITIONS: int
 DEFAULT_TIMEOUT: float
 DEFAULT_PRECISION: float
 ASSUMED_RUN_SD: float
+LOADED_RUNNABLE: float
 DEFAULT_MAX_TIME: float
 DEFAULT_MAX_REPETITIONS: int
 MAX_POINTS: int
@@ -118,6 +119,7 @@ class RunSideDict(EstimateDict):
     """One run as a side of a comparison: its estimate with a run level added."""
 
     replicated: bool
+    loaded: bool
     run_level: Literal["earlier runs", "assumed", "unknown"]
 
 @type_check_only
@@ -126,7 +128,9 @@ class ComparisonDict(TypedDict):
     interval, the p-value of no difference, and what would decide an inconclusive one."""
 
     verdict: Literal["slower", "faster", "no change", "inconclusive"]
-    why: Literal["decided", "one sample", "below resolution", "too wide", "at threshold"]
+    why: Literal[
+        "decided", "one sample", "below resolution", "under load", "too wide", "at threshold"
+    ]
     ratio: float
     low: float
     high: float
@@ -700,6 +704,7 @@ def run_side(
     instance_blocks: Sequence[int],
     run_sd: float | None = None,
     runs_seen: float | None = None,
+    runnable_per_cpu: float | None = None,
 ) -> RunSideDict: ...
 def runs_estimate(figures: Sequence[float]) -> EstimateDict: ...
 def compare_estimates(

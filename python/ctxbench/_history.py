@@ -33,6 +33,7 @@ from . import _core
 from . import _history_file as _file
 from ._history_file import ENV as ENV
 from ._history_file import NoHistory
+from .metadata import runnable_per_cpu
 
 WINDOW = 30
 MAX_AGE_S = 24 * 3600.0
@@ -44,9 +45,6 @@ FUTURE_S = 300.0
 # steal shares by at most STEAL_TOLERANCE.
 LOAD_TOLERANCE = 0.25
 STEAL_TOLERANCE = 0.05
-# The runnable count is sampled this many times, this far apart, just before a run.
-LOAD_SAMPLES = 10
-LOAD_PAUSE_S = 0.001
 # The steal share before a run is read over the window since this process last looked,
 # when that window is this long: shorter is a few clock ticks, longer is another time.
 STEAL_WINDOW_S = (0.1, 600.0)
@@ -142,21 +140,6 @@ def _steal(before: tuple[int, int] | None, after: tuple[int, int] | None) -> flo
     return min(1.0, max(0.0, (after[0] - before[0]) / (after[1] - before[1])))
 
 
-def _load() -> float | None:
-    """Tasks runnable besides this one, per CPU: the mean of LOAD_SAMPLES readings of
-    /proc/loadavg's running count. The load averages lag by a minute (two CPU-bound
-    processes started 4 s before move the 1-minute one by about 0.1); this does not."""
-    counts = []
-    for _ in range(LOAD_SAMPLES):
-        try:
-            with open("/proc/loadavg", "rb") as f:
-                counts.append(int(f.read(256).split()[3].split(b"/")[0]) - 1)
-        except (OSError, ValueError, IndexError):
-            return None
-        time.sleep(LOAD_PAUSE_S)
-    return max(0.0, sum(counts) / len(counts)) / (os.cpu_count() or 1)
-
-
 # When this process last read the CPU times: the window the steal before a run is read over.
 _last_look: tuple[float, tuple[int, int] | None] = (time.monotonic(), _cpu_times())
 
@@ -169,7 +152,7 @@ def conditions() -> Conditions:
     low, high = STEAL_WINDOW_S
     steal = _steal(before, times) if low <= when - since <= high else None
     _last_look = (when, times)
-    return Conditions(load=_load(), steal=steal, cpu_times=times)
+    return Conditions(load=runnable_per_cpu(), steal=steal, cpu_times=times)
 
 
 def comparable(run: Run, now: Conditions) -> bool:

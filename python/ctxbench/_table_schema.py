@@ -48,6 +48,7 @@ TABLE_COLUMNS: dict[str, Field] = {
     "instance": _int(min=0),
     "sd_run": _float(min=0),
     "runs_seen": _float(min=0),
+    "runnable_per_cpu": _float(min=0),
     "source": Field("str"),
     **{k: Field("str") for k in ("kernel", "cpu_model", "ctxbench_version", "date", "test")},
     # Matrix rows: the cell, its class, where each CPU sits (-1: unknown), its evidence.

@@ -64,6 +64,9 @@ def _metadata_columns(metadata: dict[str, Any]) -> dict[str, Any]:
     # Which measuring call made the rows: several runs of one point compare by their spread.
     if "run_id" in metadata:
         columns["run_id"] = metadata["run_id"]
+    # How busy the machine was as the run started: a comparison of one run a side reads it.
+    if metadata.get("runnable_per_cpu") is not None:
+        columns["runnable_per_cpu"] = metadata["runnable_per_cpu"]
     # Set by the pytest plugin, so results can be traced back to the test that made them.
     if "test" in metadata:
         columns["test"] = metadata["test"]

@@ -54,6 +54,7 @@ KEYS: tuple[str, ...] = (
     "nohz_full",
     "cgroup_cpu_quota",
     "loadavg",
+    "runnable_per_cpu",
     "perf_event_paranoid",
     "mem_total_kb",
     "cache_kb",
@@ -312,6 +313,27 @@ def _affinity() -> list[int] | None:
         return None
 
 
+# Other tasks runnable per CPU just before a run: the running count of /proc/loadavg sampled
+# this many times, this far apart.
+RUNNABLE_SAMPLES = 10
+RUNNABLE_PAUSE_S = 0.001
+
+
+def runnable_per_cpu(proc: Path = PROC_ROOT) -> float | None:
+    """Tasks runnable besides this one, per CPU: the mean of ``RUNNABLE_SAMPLES`` readings of
+    /proc/loadavg's running count. The load averages lag by a minute (two CPU-bound
+    processes started 4 s before move the 1-minute one by about 0.1); this does not."""
+    counts = []
+    for _ in range(RUNNABLE_SAMPLES):
+        try:
+            with open(proc / "loadavg", "rb") as f:
+                counts.append(int(f.read(256).split()[3].split(b"/")[0]) - 1)
+        except (OSError, ValueError, IndexError):
+            return None
+        time.sleep(RUNNABLE_PAUSE_S)
+    return max(0.0, sum(counts) / len(counts)) / (os.cpu_count() or 1)
+
+
 def _loadavg() -> list[float] | None:
     try:
         return [float(x) for x in os.getloadavg()]
@@ -414,6 +436,9 @@ def _collect(
         "nohz_full": _read_value(cpu_dir / "nohz_full"),
         "cgroup_cpu_quota": _cgroup_cpu_quota(proc, sys_root),
         "loadavg": _loadavg(),
+        # Other tasks runnable per CPU as the run starts: one run measured among them cannot
+        # speak for another (``ctxbench.compare`` says so).
+        "runnable_per_cpu": runnable_per_cpu(proc),
         "perf_event_paranoid": _parse_int(
             _read_value(proc / "sys" / "kernel" / "perf_event_paranoid")
         ),

@@ -169,6 +169,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_TIMEOUT", config::DEFAULT_TIMEOUT)?;
     m.add("DEFAULT_PRECISION", stop::DEFAULT_PRECISION)?;
     m.add("ASSUMED_RUN_SD", crate::stats::ASSUMED_RUN_LEVEL.sd)?;
+    m.add("LOADED_RUNNABLE", crate::verdict::LOADED_RUNNABLE)?;
     m.add("DEFAULT_MAX_TIME", stop::DEFAULT_MAX_TIME)?;
     m.add("DEFAULT_MAX_REPETITIONS", stop::DEFAULT_MAX_REPETITIONS)?;
     m.add("CONFIDENCE", stop::CONFIDENCE)?;

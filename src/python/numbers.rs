@@ -82,10 +82,12 @@ fn estimate<'py>(
 
 /// One run of a point as a side of a comparison (`verdict::Side::of_run`): `estimate`'s
 /// arguments, and the run level added to it, from earlier runs where the run knew one, else
-/// the one assumed for a run alone. `estimate`'s dict, plus "replicated" and "run_level"
-/// (where its run level came from: "earlier runs", "assumed", or "unknown" for one sample).
+/// the one assumed for a run alone; `runnable_per_cpu`, the other tasks runnable per CPU just
+/// before the run. `estimate`'s dict, plus "replicated", "loaded" (one run under load, with
+/// no earlier runs of such conditions) and "run_level" (where its run level came from:
+/// "earlier runs", "assumed", or "unknown" for one sample).
 #[pyfunction]
-#[pyo3(signature = (samples, block, instance_blocks, run_sd=None, runs_seen=None))]
+#[pyo3(signature = (samples, block, instance_blocks, run_sd=None, runs_seen=None, runnable_per_cpu=None))]
 fn run_side<'py>(
     py: Python<'py>,
     samples: Vec<f64>,
@@ -93,6 +95,7 @@ fn run_side<'py>(
     instance_blocks: Vec<usize>,
     run_sd: Option<f64>,
     runs_seen: Option<f64>,
+    runnable_per_cpu: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     finite_values("samples", &samples)?;
     if block == 0 {
@@ -103,10 +106,11 @@ fn run_side<'py>(
         block,
         instance_blocks: &instance_blocks,
     };
-    let (side, source) =
-        verdict::Side::of_run(&layout, recorded_run_level(run_sd, runs_seen).as_ref());
+    let earlier = recorded_run_level(run_sd, runs_seen);
+    let (side, source) = verdict::Side::of_run(&layout, earlier.as_ref(), runnable_per_cpu);
     let out = estimate_dict(py, &side.estimate)?;
     out.set_item("replicated", side.replicated)?;
+    out.set_item("loaded", side.loaded)?;
     out.set_item("run_level", source.as_str())?;
     Ok(out)
 }
@@ -129,8 +133,8 @@ fn runs_estimate<'py>(py: Python<'py>, figures: Vec<f64>) -> PyResult<Bound<'py,
     estimate_dict(py, &stats::runs_estimate(&figures))
 }
 
-/// `new` against `base`, each an `estimate` dict and whether it reaches the level that
-/// differs between runs, at ± `threshold` (`verdict::compare`): the word, why, the ratio
+/// `new` against `base`, each an `estimate` dict (a `run_side` dict's "loaded" read where
+/// present) and whether it reaches the level that differs between runs, at ± `threshold` (`verdict::compare`): the word, why, the ratio
 /// with its interval and equivalence interval, and what would decide it.
 #[pyfunction]
 fn compare_estimates<'py>(
@@ -141,10 +145,15 @@ fn compare_estimates<'py>(
     new_replicated: bool,
     threshold: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let side = |d, replicated| -> PyResult<verdict::Side> {
+    let side = |d: &Bound<'py, PyDict>, replicated| -> PyResult<verdict::Side> {
+        let loaded = match d.get_item("loaded")? {
+            Some(v) => v.extract()?,
+            None => false,
+        };
         Ok(verdict::Side {
             estimate: estimate_of(d)?,
             replicated,
+            loaded,
         })
     };
     let c = verdict::compare(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from .._core import ASSUMED_RUN_SD, CHANGES, DEFAULT_PRECISION
+from .._core import ASSUMED_RUN_SD, CHANGES, DEFAULT_PRECISION, LOADED_RUNNABLE
 from .._format import interval, plain
 from ._to import Line
 
@@ -19,7 +19,7 @@ INCONCLUSIVE = "inconclusive"
 FAR_MORE = 1000
 # Why a comparison cannot decide yet that more of the same data would decide: a test of the
 # pytest plugin measures again for these, within its budget.
-WANTING_DATA = ("too wide", "one sample")
+WANTING_DATA = ("too wide", "one sample", "under load")
 
 
 def reason(
@@ -36,6 +36,13 @@ def reason(
         return (
             "a side is one sample: nothing in it shows how another would differ; measure in "
             "precision mode, or use `ctxbench ab`"
+        )
+    if why == "under load":
+        return (
+            "a side is one run measured while other tasks were runnable "
+            f"(≥ {LOADED_RUNNABLE:g} per CPU as it started), with no earlier runs of such "
+            "conditions: runs then differ by up to a factor of two; measure on a quiet "
+            "machine, several runs a side, or `ctxbench ab`"
         )
     if why == "below resolution":
         return "a figure at or below 0: below the method's resolution"
