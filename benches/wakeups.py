@@ -19,7 +19,7 @@ import statistics
 
 import ctxbench
 
-TRANSPORTS = ["eventfd", "futex", "futex_waitv", "uring_futex", "msg_ring"]
+TRANSPORTS = ["eventfd", "futex", "futex_waitv", "uring_futex", "msg_ring", "pipe", "uring_read"]
 
 
 def one(transport: str, placement: str, engine: str) -> tuple[float, float, float]:

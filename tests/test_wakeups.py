@@ -1,6 +1,7 @@
-"""The io_uring and futex2 wake-up paths (msg_ring, uring_futex, futex_waitv): they carry every
-token with the process and thread engines, are refused by fibers and by a kernel that lacks
-them (faked with CTXBENCH_KERNEL_LACKS), and a dead participant is named, not waited for."""
+"""The io_uring and futex2 wake-up paths (msg_ring, uring_futex, futex_waitv, uring_read): they
+carry every token with the process and thread engines, are refused by fibers and by a kernel
+that lacks them (faked with CTXBENCH_KERNEL_LACKS), and a dead participant is named, not waited
+for."""
 
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ from test_api import _kill_one_during
 import ctxbench
 from ctxbench import _core
 
-NEW = ["msg_ring", "uring_futex", "futex_waitv"]
+NEW = ["msg_ring", "uring_futex", "futex_waitv", "uring_read"]
 # What each needs first, and the mainline release that brought it.
-SINCE = {"msg_ring": "5.18", "uring_futex": "6.7", "futex_waitv": "5.16"}
+SINCE = {"msg_ring": "5.18", "uring_futex": "6.7", "futex_waitv": "5.16", "uring_read": "5.6"}
 
 
 @pytest.mark.parametrize("engine", ["process", "thread"])
@@ -66,7 +67,7 @@ def test_a_kernel_without_it_is_refused_with_the_release_it_needs(
     assert f"running Linux {platform.release()}" in text and "eventfd" in text
 
 
-@pytest.mark.parametrize("transport", ["msg_ring", "uring_futex"])
+@pytest.mark.parametrize("transport", ["msg_ring", "uring_futex", "uring_read"])
 def test_io_uring_refused_names_the_sysctl(
     transport: str, monkeypatch: pytest.MonkeyPatch, no_leaks: None
 ) -> None:

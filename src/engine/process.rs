@@ -508,13 +508,14 @@ mod tests {
     }
 
     /// No EOF either: the io_uring rings outlive the dead participant, and the driver is
-    /// handed STOP through the caller's own ring.
+    /// handed STOP from outside (the caller's own ring, or its end of a pipe).
     #[test]
     fn a_killed_participant_ends_an_io_uring_or_futex2_ring() {
         for t in [
             TransportKind::MsgRing,
             TransportKind::UringFutex,
             TransportKind::FutexWaitv,
+            TransportKind::UringRead,
         ] {
             killed_participant_ends_the_run(t);
         }

@@ -128,8 +128,9 @@ fn the_model_follows_engine_and_transport() {
     assert_eq!(Model::of(Engine::Process, Pipe), Model::Blocking);
     assert_eq!(Model::of(Engine::Process, Futex), Model::Blocking);
     // The io_uring and futex2 paths block the receiver until the sender wakes it, too:
-    // a completion posted (MSG_RING) or a futex woken from a ring or by futex_waitv.
-    for t in [MsgRing, UringFutex, FutexWaitv] {
+    // a completion posted (MSG_RING, a read of a pipe) or a futex woken from a ring or by
+    // futex_waitv.
+    for t in [MsgRing, UringFutex, FutexWaitv, UringRead] {
         for engine in [Engine::Process, Engine::Thread] {
             assert_eq!(Model::of(engine, t), Model::Blocking, "{engine:?} {t:?}");
         }

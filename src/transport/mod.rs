@@ -16,6 +16,7 @@ pub mod signal;
 pub mod socket;
 mod uring;
 pub mod uring_futex;
+pub mod uring_read;
 pub mod word;
 pub mod yielding;
 
@@ -172,6 +173,7 @@ transports! {
     futex_waitv::FutexWaitv,
     uring_futex::UringFutex,
     msg_ring::MsgRing,
+    uring_read::UringRead,
 }
 
 /// Code generic over the transport, run by `TransportKind::dispatch` for the one named.

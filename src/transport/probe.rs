@@ -19,16 +19,19 @@ pub enum Need {
     MsgRing,
     /// `IORING_OP_FUTEX_WAIT` and `IORING_OP_FUTEX_WAKE`.
     UringFutex,
+    /// `IORING_OP_READ` and `IORING_OP_WRITE`.
+    UringRead,
 }
 
 pub const LACKS_VAR: &str = "CTXBENCH_KERNEL_LACKS";
 
 impl Need {
-    const ALL: [Need; 4] = [
+    const ALL: [Need; 5] = [
         Need::FutexWaitv,
         Need::IoUring,
         Need::MsgRing,
         Need::UringFutex,
+        Need::UringRead,
     ];
 
     /// The name `CTXBENCH_KERNEL_LACKS` uses.
@@ -38,6 +41,7 @@ impl Need {
             Need::IoUring => "io_uring",
             Need::MsgRing => "msg_ring",
             Need::UringFutex => "uring_futex",
+            Need::UringRead => "uring_read",
         }
     }
 
@@ -47,6 +51,7 @@ impl Need {
             Need::IoUring => "io_uring",
             Need::MsgRing => "io_uring's IORING_OP_MSG_RING",
             Need::UringFutex => "io_uring's IORING_OP_FUTEX_WAIT and IORING_OP_FUTEX_WAKE",
+            Need::UringRead => "io_uring's IORING_OP_READ and IORING_OP_WRITE",
         }
     }
 
@@ -57,12 +62,13 @@ impl Need {
             Need::IoUring => "5.1",
             Need::MsgRing => "5.18",
             Need::UringFutex => "6.7",
+            Need::UringRead => "5.6",
         }
     }
 
     /// The errno of the probe, `None` when the kernel offers it. Asked once per process.
     fn probed(self) -> Option<i32> {
-        static CACHE: [OnceLock<Option<i32>>; 4] = [const { OnceLock::new() }; 4];
+        static CACHE: [OnceLock<Option<i32>>; 5] = [const { OnceLock::new() }; 5];
         let k = Need::ALL.iter().position(|&n| n == self).unwrap_or(0);
         *CACHE[k].get_or_init(|| match self {
             Need::FutexWaitv => futex_waitv_errno(),
@@ -70,6 +76,8 @@ impl Need {
             Need::MsgRing => uring_op_errno(Some(io_uring::opcode::MsgRingData::CODE)),
             Need::UringFutex => uring_op_errno(Some(io_uring::opcode::FutexWait::CODE))
                 .or_else(|| uring_op_errno(Some(io_uring::opcode::FutexWake::CODE))),
+            Need::UringRead => uring_op_errno(Some(io_uring::opcode::Read::CODE))
+                .or_else(|| uring_op_errno(Some(io_uring::opcode::Write::CODE))),
         })
     }
 }
@@ -182,7 +190,16 @@ mod tests {
     #[test]
     fn every_need_has_its_own_key_and_release() {
         let keys: Vec<_> = Need::ALL.iter().map(|n| n.key()).collect();
-        assert_eq!(keys, ["futex_waitv", "io_uring", "msg_ring", "uring_futex"]);
+        assert_eq!(
+            keys,
+            [
+                "futex_waitv",
+                "io_uring",
+                "msg_ring",
+                "uring_futex",
+                "uring_read"
+            ]
+        );
         assert_eq!(Need::UringFutex.since(), "6.7");
         assert_eq!(Need::FutexWaitv.since(), "5.16");
     }

@@ -48,6 +48,8 @@ PAIR_COLORS: dict[tuple[str, str], str] = {
     ("process", "uring_futex"): "#88CCEE",
     ("thread", "msg_ring"): "#994455",
     ("process", "msg_ring"): "#DDAA33",
+    ("thread", "uring_read"): "#117755",
+    ("process", "uring_read"): "#AA7744",
 }
 # Anything else told apart by colour (runs, hosts, placements): Okabe & Ito's palette, then
 # Tol's muted one for the rare figure with more than eight.
