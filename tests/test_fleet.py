@@ -478,6 +478,18 @@ def test_hostname_false_withholds_every_name_of_the_host(cluster: Cluster, tmp_p
     assert len(again) == len(df)
 
 
+def test_a_fleet_sweep_measures_under_the_policy_asked(cluster: Cluster, tmp_path: Path) -> None:
+    cluster.start_workers({"w1": {}})
+    out = tmp_path / "fleet.json"
+    df = ctxbench.sweep(
+        sizes_kb=[0], out=out, scheduler=cluster.address, policy="batch", nice=2, **GRID
+    )
+    assert df[["policy", "nice"]].drop_duplicates().to_dict("records") == [
+        {"policy": "batch", "nice": 2}
+    ]
+    assert {(r["policy"], r["nice"]) for r in results(out)} == {("batch", 2)}
+
+
 @pytest.mark.slow  # a cluster, two matrices and a CLI run: about 25 s on 2 CPUs
 def test_a_matrix_per_machine_one_table_back(
     cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -121,6 +121,29 @@ def test_grid_arguments_reach_ring(tmp_path: Path) -> None:
     assert all(c["min_time"] == TINY["min_time"] for c in ring.calls)
 
 
+def test_the_policy_and_cgroup_axes_pass_through_and_are_part_of_the_point(
+    tmp_path: Path,
+) -> None:
+    # The same grid under another policy or in other groups is other points: resuming under
+    # one never takes the points measured under another for finished.
+    out = tmp_path / "axes.json"
+    grid = {"procs": [2], "sizes_kb": [0], "placements": ["single"], "progress": False, **FAST}
+    batch = ctxbench.sweep(out=out, policy="batch", nice=3, **grid)
+    assert batch[["policy", "nice"]].drop_duplicates().to_dict("records") == [
+        {"policy": "batch", "nice": 3}
+    ]
+    other = ctxbench.sweep(out=out, **grid)
+    assert set(other["policy"]) == {"other"}
+    split = ctxbench.sweep(out=out, cgroups="split", cgroup_depth=1, **grid)
+    assert split[["cgroups", "cgroup_depth"]].drop_duplicates().to_dict("records") == [
+        {"cgroups": "split", "cgroup_depth": 1}
+    ]
+    records = json.loads(out.read_text())["results"]
+    assert len(records) == 3
+    assert len(ctxbench.sweep(out=out, policy="batch", nice=3, **grid)) == len(batch)
+    assert len(json.loads(out.read_text())["results"]) == 3
+
+
 def test_rejected_combination_propagates() -> None:
     def reject(procs: list[int], **kwargs: Any) -> ctxbench.RingResult:
         raise ValueError("engine 'fiber' cannot use transport 'pipe'")
