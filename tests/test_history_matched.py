@@ -161,19 +161,30 @@ def test_history_shows_each_point_its_path_and_how_to_turn_it_off(
 ) -> None:
     assert main(["history"]) == 0
     assert "0 runs of 0 points" in capsys.readouterr().out
+    # The history keeps a run whose own error is within its figure (under load a 20 ms run
+    # may not be): the count is of those.
+    kept = 0
     for _ in range(3):
-        ctxbench.lat_ctx([2], placement="single", min_time=0.002, max_time=0.02)
+        r = ctxbench.lat_ctx([2], placement="single", min_time=0.002, max_time=0.02)
+        x, e = float(r.latency_us[0]), float(r.stats["se_within"][0])
+        kept += bool(0 < e <= x)
     assert main(["history"]) == 0
     out = capsys.readouterr().out
     path = _history.file_path(ctxbench.api.result_metadata())
-    assert f"run history: {path}: 3 runs of 1 points" in out and "CTXBENCH_HISTORY=off" in out
-    header, row = out.splitlines()[-2:]
-    assert header.split() == ["runs", "alike", "spread", "newest", "oldest", "point"]
-    assert row.split()[:2] == ["3", "3"] and row.split()[2:4] != ["<3"]
-    assert "placement=single procs=2" in row
+    points = 1 if kept else 0
+    said = f"run history: {path}: {kept} runs of {points} points"
+    assert said in out and "CTXBENCH_HISTORY=off" in out
+    if kept:
+        header, row = out.splitlines()[-2:]
+        assert header.split() == ["runs", "alike", "spread", "newest", "oldest", "point"]
+        runs, alike, spread = row.split()[:3]
+        # Alike: those started in conditions like now's; a spread needs three of them.
+        assert int(runs) == kept and 0 <= int(alike) <= kept
+        assert (spread == "<3") == (int(alike) < 3)
+        assert "placement=single procs=2" in row
     assert main(["info"]) == 0
     info = capsys.readouterr().out.splitlines()[-1]
-    assert info.startswith("run_history:") and f"{path}: 3 runs" in info
+    assert info.startswith("run_history:") and f"{path}: {kept} runs" in info
     assert main(["history", "--clear"]) == 0
     assert capsys.readouterr().out == f"removed {path}\n" and not path.exists()  # type: ignore[union-attr]
 
