@@ -67,17 +67,26 @@ fn estimate<'py>(
     run_sd: Option<f64>,
     runs_seen: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    finite_values("samples", &samples)?;
+    let layout = layout(&samples, block, &instance_blocks)?;
+    let run = recorded_run_level(run_sd, runs_seen);
+    estimate_dict(py, &stop::estimate(&layout, run.as_ref()))
+}
+
+/// A point's samples in their levels, checked.
+fn layout<'a>(
+    samples: &'a [f64],
+    block: usize,
+    instance_blocks: &'a [usize],
+) -> PyResult<stats::Layout<'a>> {
+    finite_values("samples", samples)?;
     if block == 0 {
         return Err(PyValueError::new_err("block: must be at least 1, got 0"));
     }
-    let run = recorded_run_level(run_sd, runs_seen);
-    let layout = stats::Layout {
-        samples: &samples,
+    Ok(stats::Layout {
+        samples,
         block,
-        instance_blocks: &instance_blocks,
-    };
-    estimate_dict(py, &stop::estimate(&layout, run.as_ref()))
+        instance_blocks,
+    })
 }
 
 /// One run of a point as a side of a comparison (`verdict::Side::of_run`): `estimate`'s
@@ -97,15 +106,7 @@ fn run_side<'py>(
     runs_seen: Option<f64>,
     runnable_per_cpu: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    finite_values("samples", &samples)?;
-    if block == 0 {
-        return Err(PyValueError::new_err("block: must be at least 1, got 0"));
-    }
-    let layout = stats::Layout {
-        samples: &samples,
-        block,
-        instance_blocks: &instance_blocks,
-    };
+    let layout = layout(&samples, block, &instance_blocks)?;
     let earlier = recorded_run_level(run_sd, runs_seen);
     let (side, source) = verdict::Side::of_run(&layout, earlier.as_ref(), runnable_per_cpu);
     let out = estimate_dict(py, &side.estimate)?;
