@@ -159,6 +159,13 @@ def grid(
     clash = sorted(set(ring_kwargs) & set(_GRID_ARGUMENTS))
     if clash:
         raise TypeError(f"{clash[0]}: a sweep sets it from its grid (procs=, engines=, ...)")
+    if ring_kwargs.get("interference"):
+        # A point's key (``point_key``) does not hold it: an out file would take a point
+        # measured under one interference for the same point under another.
+        raise ValueError(
+            "interference: not a parameter of a sweep yet (its points would not be told apart "
+            "in the out file); call ctxbench.ring(..., interference=...) per level"
+        )
     procs = listed("procs", procs, "process counts", once=True)
     sizes_kb = listed("sizes_kb", sizes_kb, "sizes in KiB", once=True)
     engines = listed("engines", engines, "engine names", once=True)

@@ -81,6 +81,7 @@ fn kind_name(kind: Kind) -> &'static str {
         Kind::Sizes => "sizes",
         Kind::Memory => "memory",
         Kind::History => "history",
+        Kind::Interference => "interference",
     }
 }
 
