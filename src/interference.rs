@@ -246,9 +246,11 @@ impl Neighbours {
         unsafe { libc::sigfillset(&mut all) };
         // SAFETY: the child makes raw syscalls on values prepared before fork and `_exit`s.
         match unsafe { libc::fork() } {
-            -1 => Err(Error::last_os(format!(
-                "starting an interference neighbour ({role:?})"
-            ))),
+            -1 => Err(Error::Os {
+                errno: crate::error::errno(),
+                context: format!("starting an interference neighbour ({role:?})"),
+                hint: "ask fewer hogs or rings, or raise the process limit (`ulimit -u`)",
+            }),
             0 => {
                 // SAFETY: raw syscalls only, on values prepared before fork.
                 unsafe {
@@ -376,10 +378,14 @@ fn map_buffer(len: usize) -> Result<*mut libc::c_void> {
         )
     };
     if p == libc::MAP_FAILED {
-        return Err(Error::last_os(format!(
-            "mapping the interference thrasher's {} KiB buffer",
-            len / 1024
-        )));
+        return Err(Error::Os {
+            errno: crate::error::errno(),
+            context: format!(
+                "mapping the interference thrasher's {} KiB buffer",
+                len / 1024
+            ),
+            hint: "lower thrash_kb, or raise the memory limit",
+        });
     }
     Ok(p)
 }

@@ -60,6 +60,9 @@ pub fn check(cfg: &Config) -> Result<Vec<(usize, Resolved)>> {
     let (need, what) = rings_need(cfg.engine, largest, cfg.parallel, cfg.size_kb);
     memory::check(need, &what)?;
     tasks::check_rings(cfg.engine, largest, cfg.parallel)?;
+    if let Some(i) = &cfg.interference {
+        tasks::check(i.tasks() as u64, "the interference neighbours")?;
+    }
     Ok(placements)
 }
 

@@ -7,6 +7,8 @@ import _thread
 import math
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -155,3 +157,31 @@ def test_the_cli_takes_interference_pairs(capsys: pytest.CaptureFixture[str]) ->
 def test_a_sweep_refuses_interference_it_cannot_key() -> None:
     with pytest.raises(ValueError, match="interference: not a parameter of a sweep"):
         ctxbench.sweep([2], interference={"hogs": 1}, progress=False)
+
+
+def test_a_buffer_that_cannot_be_mapped_is_an_error_with_a_hint() -> None:
+    """Under an address-space limit the thrasher's 1 GiB cannot be mapped: an OSError (or,
+    where the machine has less free memory than that, a MemoryError) naming the buffer, and
+    nothing left running."""
+    code = (
+        "import resource, ctxbench\n"
+        "from tests.conftest import children\n"
+        "status = open('/proc/self/status').read().splitlines()\n"
+        "vm = next(int(x.split()[1]) for x in status if x.startswith('VmSize'))\n"
+        "cap = (vm << 10) + (256 << 20)\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (cap, cap))\n"
+        "try:\n"
+        "    ctxbench.ring([2], placement='single', repetitions=1, min_time=0.002,\n"
+        "                  interference={'hogs': 1, 'thrash_kb': 1 << 20})\n"
+        "except (OSError, MemoryError) as e:\n"
+        "    print(type(e).__name__, e)\n"
+        "print('children', len(children()))\n"
+    )
+    env = {**os.environ, "CTXBENCH_HISTORY": "off"}
+    root = Path(__file__).resolve().parent.parent
+    p = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=root
+    )
+    assert "thrasher's 1048576 KiB buffer" in p.stdout, p.stdout + p.stderr
+    assert "lower thrash_kb" in p.stdout or "MemoryError" in p.stdout, p.stdout
+    assert "children 0" in p.stdout, p.stdout + p.stderr
