@@ -154,9 +154,19 @@ def test_the_cli_takes_interference_pairs(capsys: pytest.CaptureFixture[str]) ->
     assert "key=number pairs" in capsys.readouterr().err
 
 
-def test_a_sweep_refuses_interference_it_cannot_key() -> None:
-    with pytest.raises(ValueError, match="interference: not a parameter of a sweep"):
-        ctxbench.sweep([2], interference={"hogs": 1}, progress=False)
+@pytest.mark.parametrize("suffix", [".json", ".csv"])
+def test_a_sweep_keys_its_points_by_interference(tmp_path: Path, suffix: str) -> None:
+    """Two levels are two points of one out file; the same level again (its default named or
+    not) is resumed, not measured again."""
+    out = tmp_path / f"s{suffix}"
+    kw: dict[str, Any] = {"placements": ["single"], "progress": False, "out": out}
+    kw.update(repetitions=3, min_time=0.002, warmup=0)
+    one = ctxbench.sweep([2], interference={"hogs": 1}, **kw)
+    two = ctxbench.sweep([2], interference={"hogs": 2}, **kw)
+    again = ctxbench.sweep([2], interference={"hogs": 1, "duty": 1.0}, **kw)
+    assert (one["interference_hogs"] == 1).all() and (two["interference_hogs"] == 2).all()
+    assert again["interference_hog_duty"].tolist() == one["interference_hog_duty"].tolist()
+    assert sorted(set(files.load(out)["interference_hogs"])) == [1, 2]
 
 
 def test_a_buffer_that_cannot_be_mapped_is_an_error_with_a_hint() -> None:

@@ -50,6 +50,7 @@ __all__ = [
     "PLACEMENTS",
     "COUNTERS",
     "POLICIES",
+    "INTERFERENCE",
     "CHANGES",
     "AB_STOPS",
     "__version__",
@@ -79,6 +80,8 @@ TRANSPORTS: dict[str, tuple[str, ...]]
 PLACEMENTS: tuple[str, ...]
 COUNTERS: tuple[str, ...]
 POLICIES: tuple[str, ...]
+# Each key of ``interference=`` and the value it takes where not given.
+INTERFERENCE: dict[str, float]
 CHANGES: tuple[str, ...]
 AB_STOPS: tuple[str, ...]
 COMPILER: str

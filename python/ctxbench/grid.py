@@ -79,7 +79,8 @@ class GridPoint:
 
     def key(self, machine: str | None) -> Key:
         """The point's key when measured on ``machine``."""
-        return point_key({**self.config, "procs": self.procs}, machine)
+        asked = {"interference": self.kwargs.get("interference")}
+        return point_key({**self.config, **asked, "procs": self.procs}, machine)
 
     def label(self) -> str:
         c = self.config
@@ -159,13 +160,6 @@ def grid(
     clash = sorted(set(ring_kwargs) & set(_GRID_ARGUMENTS))
     if clash:
         raise TypeError(f"{clash[0]}: a sweep sets it from its grid (procs=, engines=, ...)")
-    if ring_kwargs.get("interference"):
-        # A point's key (``point_key``) does not hold it: an out file would take a point
-        # measured under one interference for the same point under another.
-        raise ValueError(
-            "interference: not a parameter of a sweep yet (its points would not be told apart "
-            "in the out file); call ctxbench.ring(..., interference=...) per level"
-        )
     procs = listed("procs", procs, "process counts", once=True)
     sizes_kb = listed("sizes_kb", sizes_kb, "sizes in KiB", once=True)
     engines = listed("engines", engines, "engine names", once=True)
@@ -237,7 +231,24 @@ def point_key(values: Mapping[str, Any], machine: str | None) -> Key:
         machine,
         tuple(int(p) for p in procs),
         *(_normal(values.get(name), RING[name]) for name in CONFIG),
+        interference_key(values),
     )
+
+
+def interference_key(values: Mapping[str, Any]) -> tuple[float, ...] | None:
+    """Of a point's key, the neighbours asked (``_core.INTERFERENCE``'s keys, defaults filled
+    in) from a record's or a call's ``interference`` or a table row's ``interference_*``
+    columns; None where there are none, as for points measured before it existed."""
+    given = values.get("interference")
+    if not isinstance(given, Mapping):
+        given = {k: values.get(f"interference_{k}") for k in _core.INTERFERENCE}
+    asked = {
+        k: default if _missing(given.get(k)) else float(given[k])
+        for k, default in _core.INTERFERENCE.items()
+    }
+    if not any(v for k, v in asked.items() if k != "duty"):
+        return None
+    return tuple(float(f"{v:.12g}") for v in asked.values())
 
 
 def arrived(rec: Any, point: GridPoint, machine: str) -> dict[str, Any]:
@@ -247,7 +258,7 @@ def arrived(rec: Any, point: GridPoint, machine: str) -> dict[str, Any]:
     was asked, its procs, the machine). A ``ValueError`` names the field."""
     check_arrived(rec, "ring")
     metadata = rec.get("metadata") or {}
-    names = ("metadata.machine", "procs", *CONFIG)
+    names = ("metadata.machine", "procs", *CONFIG, "interference")
     got = point_key(rec, metadata.get("machine"))
     for name, want, have in zip(names, point.key(machine), got):
         if have != want:
