@@ -100,26 +100,42 @@ def test_the_table_and_files_carry_interference(tmp_path: Path) -> None:
     assert record["interference"]["hog_duty"][0] == pytest.approx(r.interference["hog_duty"][0])
 
 
-def test_neighbours_are_gone_after_an_error(no_leaks: None) -> None:
-    """A participant killed mid-run: the run fails and takes its neighbours with it."""
-    started = set(children())
+def _meddle_with_the_participant(sig: int, started: set[int]) -> threading.Thread:
+    """Sends ``sig`` to the ring's forked participant once it and the two hogs exist."""
 
-    def kill_a_participant() -> None:
+    def meddle() -> None:
         end = time.monotonic() + 5
         while time.monotonic() < end:
             kids = sorted(children() - started)
             # Two hogs first, then the ring's one forked participant.
             if len(kids) >= 3:
                 time.sleep(0.1)
-                os.kill(kids[-1], signal.SIGKILL)
+                os.kill(kids[-1], sig)
                 return
             time.sleep(0.01)
 
-    t = threading.Thread(target=kill_a_participant)
+    t = threading.Thread(target=meddle)
     t.start()
-    with pytest.raises(RuntimeError):
+    return t
+
+
+@pytest.mark.parametrize(
+    ("sig", "words"), [(signal.SIGKILL, "signal 9"), (signal.SIGSTOP, "timeout")]
+)
+def test_neighbours_are_gone_after_an_error_or_a_timeout(
+    no_leaks: None, sig: int, words: str
+) -> None:
+    """A participant killed, or stopped until the watchdog gives up: the run fails and takes
+    its neighbours with it."""
+    t = _meddle_with_the_participant(sig, set(children()))
+    with pytest.raises(RuntimeError, match=words):
         ctxbench.ring(
-            [2], interference={"hogs": 2}, placement="single", repetitions=200, min_time=0.05
+            [2],
+            interference={"hogs": 2},
+            placement="single",
+            repetitions=200,
+            min_time=0.05,
+            timeout=0.5,
         )
     t.join()
 
