@@ -390,6 +390,7 @@ mod tests {
             instance_blocks: vec![1; blocks],
             resident_kb: None,
             one_cpu: true,
+            interference: None,
             sched: crate::sched::Sched::default(),
         }
     }

@@ -84,6 +84,8 @@ pub struct Config {
     pub sched: Option<Sched>,
     /// The cgroups every participant is placed in, if any.
     pub cgroups: Option<Cgroups>,
+    /// Neighbours started on the measured CPUs before each ring instance, if any.
+    pub interference: Option<crate::interference::Interference>,
 }
 
 /// The stopping rule's parameters, each in its range.
@@ -135,6 +137,7 @@ impl Config {
             observer: Observer::Evidence,
             sched: None,
             cgroups: None,
+            interference: None,
         }
     }
 

@@ -3,6 +3,7 @@
 
 use crate::counters::Totals;
 use crate::hops;
+use crate::interference::Achieved;
 use crate::measure::{Phases, Timing};
 use crate::observer::Accounting;
 use crate::sched::Sched;
@@ -56,6 +57,8 @@ pub struct Point {
     pub one_cpu: bool,
     /// The scheduling policy every participant and driver ran under, read back.
     pub sched: Sched,
+    /// What the interference neighbours achieved over the rings' driving, if any ran.
+    pub interference: Option<Achieved>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -120,6 +123,10 @@ impl Point {
             p.phase_s.measure += q.phase_s.measure;
             p.phase_s.setup_teardown += q.phase_s.setup_teardown;
             p.resident_kb = p.resident_kb.zip(q.resident_kb).map(|(a, b)| a.min(b));
+            p.interference = match (p.interference.take(), q.interference) {
+                (Some(a), Some(b)) => Some(a.merge(&b)),
+                (a, b) => a.or(b),
+            };
         }
         p.stopped = stopped;
         p

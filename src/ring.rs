@@ -10,6 +10,7 @@ use crate::counters::{self, Counters, Totals};
 use crate::engine::{self, Engine, Group, Members, Report, Ring, TransportKind};
 use crate::error::{Error, Result};
 use crate::hops;
+use crate::interference::{Achieved, Neighbours};
 use crate::measure::{run_driver, DriverRun, PointRun, Seat, Series, Timing, Unwatched};
 use crate::memory;
 use crate::observer::{Accounting, Observer, Watcher};
@@ -59,6 +60,9 @@ pub fn check(cfg: &Config) -> Result<Vec<(usize, Resolved)>> {
     let (need, what) = rings_need(cfg.engine, largest, cfg.parallel, cfg.size_kb);
     memory::check(need, &what)?;
     tasks::check_rings(cfg.engine, largest, cfg.parallel)?;
+    if let Some(i) = &cfg.interference {
+        tasks::check(i.tasks() as u64, "the interference neighbours")?;
+    }
     Ok(placements)
 }
 
@@ -138,6 +142,11 @@ pub(crate) fn point(
     interrupt: Interrupt,
 ) -> Result<Point> {
     let t0 = Instant::now();
+    // Before the participants, so that none of them inherits a neighbour's descriptors.
+    let mut neighbours = match &cfg.interference {
+        Some(asked) => Some(Neighbours::start(asked, &measured_cpus(cpus))?),
+        None => None,
+    };
     let Group { mut rings, members } = engine::spawn(
         cfg.engine,
         cfg.transport,
@@ -185,7 +194,12 @@ pub(crate) fn point(
             evidence,
         })
         .collect();
+    if let Some(n) = neighbours.as_mut() {
+        n.mark();
+    }
     let (outcome, watched) = drive_all(&mut rings, &*members, &run, &seats, &tasks, interrupt);
+    let interference = neighbours.as_ref().map(Neighbours::achieved);
+    drop(neighbours);
     let stopped = outcome.iter().all(Result::is_ok);
     let totals = RingTotals::read(&rings);
     drop(rings);
@@ -202,6 +216,7 @@ pub(crate) fn point(
         }
     }
     let evidence = Evidence {
+        interference,
         sched,
         report,
         rings: totals,
@@ -376,6 +391,7 @@ struct Evidence {
     watched: Watched,
     /// What every participant ran under (`sched::participants`).
     sched: sched::Sched,
+    interference: Option<Achieved>,
 }
 
 /// The `Point`: the drivers' series as `[repetition][ring]`, and the evidence beside them.
@@ -392,6 +408,7 @@ fn assemble(
         rings,
         watched: (accounting, counters),
         sched,
+        interference,
     } = evidence;
     let expected = run.cfg.shape().map_or(0, |s| s.expected_sum());
     let check = |&(passes, sum): &(u64, u64)| sum == passes.wrapping_mul(expected) && passes > 0;
@@ -455,7 +472,21 @@ fn assemble(
             .map(|(a, b)| a.min(b)),
         one_cpu,
         sched,
+        interference,
     }
+}
+
+/// The CPUs the participants are pinned to, each once; empty where the scheduler places
+/// any of them (the neighbours then run wherever this thread may).
+fn measured_cpus(cpus: &Resolved) -> Vec<usize> {
+    let placed = cpus.cpus.concat();
+    if placed.iter().any(Option::is_none) {
+        return Vec::new();
+    }
+    let mut ids: Vec<usize> = placed.into_iter().flatten().collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
 }
 
 /// The slowest driver's time in each phase; what else passed since `t0` was start and

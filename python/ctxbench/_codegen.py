@@ -50,6 +50,7 @@ _KINDS = {
     "sizes": "Sequence[int] | str | None",
     "memory": "str | int | None",
     "history": "Sequence[_History | None] | None",
+    "interference": "Mapping[str, float] | None",
 }
 # The measuring functions: (name, the door whose parameters it takes, its positional
 # parameters, whether it takes a progress callback, what it returns).

@@ -50,6 +50,7 @@ __all__ = [
     "PLACEMENTS",
     "COUNTERS",
     "POLICIES",
+    "INTERFERENCE",
     "CHANGES",
     "AB_STOPS",
     "__version__",
@@ -80,6 +81,8 @@ TRANSPORTS: dict[str, tuple[str, ...]]
 PLACEMENTS: tuple[str, ...]
 COUNTERS: tuple[str, ...]
 POLICIES: tuple[str, ...]
+# Each key of ``interference=`` and the value it takes where not given.
+INTERFERENCE: dict[str, float]
 CHANGES: tuple[str, ...]
 AB_STOPS: tuple[str, ...]
 COMPILER: str
@@ -219,6 +222,18 @@ class TscDict(TypedDict):
     unavailable_reason: str | None
 
 @type_check_only
+class InterferenceDict(TypedDict):
+    hogs: int
+    thrash_kb: int
+    rings: int
+    duty: float
+    span_s: list[float]
+    hog_duty: list[list[list[float]]]
+    thrash_duty: list[float]
+    thrash_resident_kb: list[int]
+    ring_duty: list[list[list[float]]]
+
+@type_check_only
 class RingDict(TypedDict):
     """What `ring` returns: the fields of `ctxbench.RingResult` but `metadata`."""
 
@@ -287,6 +302,7 @@ class RingDict(TypedDict):
     dl_runtime_us: int | None
     dl_deadline_us: int | None
     dl_period_us: int | None
+    interference: InterferenceDict | None
 
 @type_check_only
 class RingConfigDict(TypedDict):
@@ -493,6 +509,7 @@ def ring(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
+    interference: Mapping[str, float] | None = None,
     history: Sequence[_History | None] | None = None,
 ) -> RingDict: ...
 def ring_config(
@@ -524,6 +541,7 @@ def ring_config(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
+    interference: Mapping[str, float] | None = None,
     history: Sequence[_History | None] | None = None,
 ) -> RingConfigDict: ...
 def ring_check(
@@ -555,6 +573,7 @@ def ring_check(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
+    interference: Mapping[str, float] | None = None,
     history: Sequence[_History | None] | None = None,
 ) -> RingConfigDict: ...
 def pingpong(

@@ -78,6 +78,22 @@ TABLE_COLUMNS: dict[str, Field] = {
     "ratio_low": _float(min=0),
     "ratio_high": _float(min=0, inf=True),
 }
+# Interference (``schema.RING["interference"]``) on a ring's rows: what was asked, then per
+# point the hogs' and neighbour rings' mean achieved duty and the thrasher's resident KiB.
+INTERFERENCE_ASKED = ("hogs", "duty", "thrash_kb", "rings")
+TABLE_COLUMNS.update(
+    {
+        f"interference_{k}": replace(RING["interference"].fields[k], shape=())  # type: ignore[index]
+        for k in INTERFERENCE_ASKED
+    }
+)
+TABLE_COLUMNS.update(
+    {
+        "interference_hog_duty": _float(min=0),
+        "interference_ring_duty": _float(min=0),
+        "interference_thrash_resident_kb": _int(min=-1),
+    }
+)
 # A ring's per-point columns and what was asked, as ``RING`` declares them.
 TABLE_COLUMNS.update(
     {

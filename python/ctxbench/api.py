@@ -55,6 +55,7 @@ def ring(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
+    interference: Mapping[str, float] | None = None,
     history: bool = True,
 ) -> RingResult:
     """Pass a token round rings of ``procs`` participants and report µs per switch.
@@ -124,6 +125,15 @@ def ring(
     the point ends. Where none can be made (not root, read-only, no cpu controller) the
     ``OSError`` names the path and the cause.
 
+    ``interference`` starts neighbours on the CPUs the participants are pinned to (every CPU
+    this process may use where the scheduler places them) before each ring instance, and
+    kills them after it: ``{"hogs": N, "duty": d, "thrash_kb": K, "rings": M}``, any of them,
+    N CPU-bound hogs each spinning ``duty`` of every 10 ms period, a thrasher writing a
+    K KiB buffer line by line, M rings of two processes bouncing a byte over pipes. What they
+    achieved (CPU time over the span the rings were driven, the thrasher's resident KiB) is
+    ``result.interference``, beside what was asked; with ``record_hops`` the hop percentiles
+    are the figure to read (``result.hop_percentiles_us``).
+
     Every parameter's range and default is the core's (``ctxbench._core.PARAMETERS``).
     """
     asked = {k: v for k, v in locals().items() if k not in ("procs", "history")}
@@ -190,6 +200,7 @@ def ring_points(procs: object, **asked: Any) -> list[_history.Point] | None:
         **({"counters": cfg["counters"]} if cfg["counters"] != "evidence" else {}),
         **sched_id(cfg),
         **_cgroups_id(cfg),
+        **_interference_id(asked.get("interference")),
     )
 
 
@@ -207,6 +218,16 @@ def _cgroups_id(cfg: Mapping[str, Any]) -> dict[str, Any]:
     if cfg.get("cgroups", "none") == "none":
         return {}
     return {k: cfg[k] for k in ("cgroups", "cgroup_depth", "cgroup_weight")}
+
+
+def _interference_id(asked: Mapping[str, float] | None) -> dict[str, Any]:
+    """Of a point's history id, the neighbours asked where there are any (none keeps
+    earlier ids), as one string: "duty=0.5,hogs=2"."""
+    given = {k: float(v) for k, v in (asked or {}).items()}
+    if not any(v for k, v in given.items() if k != "duty"):
+        return {}
+    given.setdefault("duty", 1.0)
+    return {"interference": ",".join(f"{k}={v:g}" for k, v in sorted(given.items()))}
 
 
 # Of a point's history id, what is taken as the caller asked it, not as the core resolved it.

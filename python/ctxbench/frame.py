@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _core, report
 from ._format import us
-from ._table_schema import POINT_KEY, POINT_SUMMARY, TABLE_REQUIRED
+from ._table_schema import INTERFERENCE_ASKED, POINT_KEY, POINT_SUMMARY, TABLE_REQUIRED
 from .metadata import COMPARED, FLEET_FIELDS, column_value
 from .schema import CONFIG, RING
 
@@ -144,7 +144,27 @@ def _ring_columns(r: Any) -> dict[str, Any]:
         # An empty numeric cell is NaN, as a table file reads it back.
         numeric = RING[name].type in ("int", "float")
         columns[name] = np.nan if value is None and numeric else value
+    columns.update(_interference_columns(getattr(r, "interference", None), point))
     return _made(columns)
+
+
+def _interference_columns(asked: Any, point: np.ndarray) -> dict[str, Any]:
+    """The neighbours asked, repeated on every row, and what they achieved per point: the
+    hogs' and neighbour rings' mean duty, the thrasher's resident KiB (``INTERFERENCE``)."""
+    if not asked:
+        return {}
+
+    def mean(lists: Any) -> np.ndarray:
+        return np.array([np.mean(v) if len(v) else np.nan for v in lists], dtype=np.float64)
+
+    per_point = {
+        "hog_duty": mean(asked["hog_duty"]),
+        "ring_duty": mean(asked["ring_duty"]),
+        "thrash_resident_kb": np.asarray(asked["thrash_resident_kb"], dtype=np.int64),
+    }
+    columns = {f"interference_{k}": asked[k] for k in INTERFERENCE_ASKED}
+    columns.update({f"interference_{k}": v[point] for k, v in per_point.items()})
+    return columns
 
 
 def _made(columns: dict[str, Any]) -> dict[str, Any]:

@@ -79,7 +79,8 @@ class GridPoint:
 
     def key(self, machine: str | None) -> Key:
         """The point's key when measured on ``machine``."""
-        return point_key({**self.config, "procs": self.procs}, machine)
+        asked = {"interference": self.kwargs.get("interference")}
+        return point_key({**self.config, **asked, "procs": self.procs}, machine)
 
     def label(self) -> str:
         c = self.config
@@ -230,7 +231,24 @@ def point_key(values: Mapping[str, Any], machine: str | None) -> Key:
         machine,
         tuple(int(p) for p in procs),
         *(_normal(values.get(name), RING[name]) for name in CONFIG),
+        interference_key(values),
     )
+
+
+def interference_key(values: Mapping[str, Any]) -> tuple[float, ...] | None:
+    """Of a point's key, the neighbours asked (``_core.INTERFERENCE``'s keys, defaults filled
+    in) from a record's or a call's ``interference`` or a table row's ``interference_*``
+    columns; None where there are none, as for points measured before it existed."""
+    given = values.get("interference")
+    if not isinstance(given, Mapping):
+        given = {k: values.get(f"interference_{k}") for k in _core.INTERFERENCE}
+    asked = {
+        k: default if _missing(given.get(k)) else float(given[k])
+        for k, default in _core.INTERFERENCE.items()
+    }
+    if not any(v for k, v in asked.items() if k != "duty"):
+        return None
+    return tuple(float(f"{v:.12g}") for v in asked.values())
 
 
 def arrived(rec: Any, point: GridPoint, machine: str) -> dict[str, Any]:
@@ -240,7 +258,7 @@ def arrived(rec: Any, point: GridPoint, machine: str) -> dict[str, Any]:
     was asked, its procs, the machine). A ``ValueError`` names the field."""
     check_arrived(rec, "ring")
     metadata = rec.get("metadata") or {}
-    names = ("metadata.machine", "procs", *CONFIG)
+    names = ("metadata.machine", "procs", *CONFIG, "interference")
     got = point_key(rec, metadata.get("machine"))
     for name, want, have in zip(names, point.key(machine), got):
         if have != want:

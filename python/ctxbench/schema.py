@@ -227,6 +227,23 @@ RING: dict[str, Field] = {
     "cgroup_hierarchy": CGROUP_HIERARCHY,
     "counters": COUNTERS,
     **_sched(config=True),
+    # The neighbours asked (``interference=``) and what they achieved per point; null where
+    # none ran (files from before it lack it).
+    "interference": Field(
+        "dict",
+        nullable=True,
+        required=False,
+        name="InterferenceDict",
+        fields={
+            **{k: _int(min=0) for k in ("hogs", "thrash_kb", "rings")},
+            "duty": _float(min=0),
+            "span_s": _float(P, min=0, nan=True, holes=True),
+            "hog_duty": _float(P, None, min=0, nan=True, holes=True, ragged=True),
+            "thrash_duty": _float(P, min=0, nan=True, holes=True),
+            "thrash_resident_kb": _int(P, min=-1),
+            "ring_duty": _float(P, None, min=0, nan=True, holes=True, ragged=True),
+        },
+    ),
     "metadata": METADATA,
 }
 

@@ -98,7 +98,38 @@ pub fn value(param: &Param, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
             PyTypeError::new_err(format!("{name}: expected {}", crate::matrix::Memory::NAMES))
         }),
         Kind::History => history(obj).map(Value::Runs),
+        Kind::Interference => pairs(obj, name).map(Value::Pairs),
     }
+}
+
+/// A dict of names to numbers (not bools), in its order; the request checks the names and
+/// ranges.
+fn pairs(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<(String, f64)>> {
+    let dict = obj.cast::<PyDict>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{name}: expected a dict like {{\"hogs\": 2, \"duty\": 0.5}}, got {}",
+            type_name(obj)
+        ))
+    })?;
+    dict.iter()
+        .map(|(k, v)| {
+            let key: String = k.extract().map_err(|_| {
+                PyTypeError::new_err(format!("{name}: keys are strings, got {}", type_name(&k)))
+            })?;
+            if v.is_instance_of::<PyBool>() {
+                return Err(PyTypeError::new_err(format!(
+                    "{name}: {key:?} expected a number, got bool"
+                )));
+            }
+            let x: f64 = v.extract().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "{name}: {key:?} expected a number, got {}",
+                    type_name(&v)
+                ))
+            })?;
+            Ok((key, x))
+        })
+        .collect()
 }
 
 /// One count, as `procs=2` names one: an int (numpy's too), not a bool and not a sequence.

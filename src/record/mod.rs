@@ -6,6 +6,7 @@
 
 use crate::clock::Tsc;
 use crate::config::Config;
+use crate::interference::Achieved;
 use crate::measure::Phases;
 use crate::result::{HopSummary, PingPong, PointStats, RingSummary};
 use crate::sched::{self, Policy, Sched};
@@ -299,6 +300,60 @@ pub struct RingRecord {
     /// -1 where pagemap could not be read.
     pub resident_kb: Vec<i64>,
     pub cgroup_hierarchy: Option<String>,
+    /// The neighbours asked and what they achieved per point; null where none ran.
+    pub interference: Option<InterferenceRecord>,
+}
+
+/// Interference asked (`interference::Interference`) and achieved, per point: each hog's
+/// and each neighbour ring's CPU time over the span the ring was driven / that span, the
+/// thrasher's (NaN: none) and its buffer's resident KiB (-1: none, or unreadable).
+#[derive(Debug, Clone, Serialize)]
+pub struct InterferenceRecord {
+    pub hogs: usize,
+    pub duty: f64,
+    pub thrash_kb: usize,
+    pub rings: usize,
+    pub span_s: Vec<f64>,
+    pub hog_duty: Vec<Vec<f64>>,
+    pub thrash_duty: Vec<f64>,
+    pub thrash_resident_kb: Vec<i64>,
+    pub ring_duty: Vec<Vec<f64>>,
+}
+
+impl InterferenceRecord {
+    fn new(cfg: &Config, achieved: &[Option<Achieved>]) -> Option<Self> {
+        let asked = cfg.interference?;
+        let each = |f: &dyn Fn(&Achieved) -> f64| -> Vec<f64> {
+            achieved
+                .iter()
+                .map(|a| a.as_ref().map_or(f64::NAN, f))
+                .collect()
+        };
+        let lists = |f: &dyn Fn(&Achieved) -> Vec<f64>| -> Vec<Vec<f64>> {
+            achieved
+                .iter()
+                .map(|a| a.as_ref().map_or_else(Vec::new, f))
+                .collect()
+        };
+        Some(InterferenceRecord {
+            hogs: asked.hogs,
+            duty: asked.duty,
+            thrash_kb: asked.thrash_kb,
+            rings: asked.rings,
+            span_s: each(&|a| a.span_s),
+            hog_duty: lists(&|a| a.hog_duty.clone()),
+            thrash_duty: each(&|a| a.thrash_duty.unwrap_or(f64::NAN)),
+            thrash_resident_kb: achieved
+                .iter()
+                .map(|a| {
+                    a.as_ref()
+                        .and_then(|a| a.thrash_resident_kb)
+                        .map_or(-1, |kb| kb as i64)
+                })
+                .collect(),
+            ring_duty: lists(&|a| a.ring_duty.clone()),
+        })
+    }
 }
 
 /// Per point series as `[repetition][point]`, NaN below a point's last repetition.
@@ -323,6 +378,7 @@ impl RingRecord {
         }
         RingRecord {
             cgroup_hierarchy: cgroup_hierarchy(cfg),
+            interference: InterferenceRecord::new(cfg, &s.interference),
             config,
             repetitions_made: s.samples_us.iter().map(Vec::len).collect(),
             samples_us: by_repetition(&s.samples_us),

@@ -24,6 +24,8 @@ pub enum Value {
     Ints(Vec<i64>),
     /// Earlier runs of each point, None where none are known.
     Runs(Vec<Option<Vec<EarlierRun>>>),
+    /// Named numbers, in the order given.
+    Pairs(Vec<(String, f64)>),
 }
 
 /// How long a point may measure and how precise it must be, by name, the same for every
@@ -172,6 +174,13 @@ impl Request {
         }
     }
 
+    fn pairs(&self, name: &str) -> Option<Vec<(String, f64)>> {
+        match self.value(name) {
+            Value::Pairs(p) => Some(p),
+            _ => None,
+        }
+    }
+
     fn runs(&self, name: &str) -> Vec<Option<Vec<EarlierRun>>> {
         match self.value(name) {
             Value::Runs(v) => v,
@@ -213,6 +222,9 @@ fn check(param: &Param, value: &Value) -> Result<()> {
             .try_for_each(|&kb| config::SIZE_KB.count(kb).map(drop)),
         (Kind::Memory, Value::Int(_) | Value::Name(_)) => Ok(()),
         (Kind::History, Value::Runs(_)) => Ok(()),
+        (Kind::Interference, Value::Pairs(p)) => {
+            crate::interference::Interference::from_pairs(p).map(drop)
+        }
         _ => Err(wrong()),
     }
 }
@@ -261,6 +273,7 @@ fn optional(kind: Kind) -> bool {
             | Kind::Sizes
             | Kind::Memory
             | Kind::History
+            | Kind::Interference
     )
 }
 
@@ -286,6 +299,10 @@ pub fn expected(kind: Kind) -> String {
         Kind::Sizes => or_none("a sequence of sizes in KiB"),
         Kind::Memory => crate::matrix::Memory::NAMES.into(),
         Kind::History => "earlier runs of each point, or None".into(),
+        Kind::Interference => format!(
+            "a dict of some of {:?} to numbers, or None",
+            crate::interference::KEYS
+        ),
     }
 }
 
@@ -298,6 +315,7 @@ fn describe(value: &Value) -> &'static str {
         Value::Name(_) => "str",
         Value::Ints(_) => "a sequence of ints",
         Value::Runs(_) => "runs",
+        Value::Pairs(_) => "a dict",
     }
 }
 

@@ -73,6 +73,8 @@ pub enum Kind {
     Memory,
     /// Earlier runs of each point (`stats::EarlierRun`s), or None: not a flag of the CLI.
     History,
+    /// Neighbours on the measured CPUs as key=number pairs (`interference::KEYS`), or None.
+    Interference,
 }
 
 /// The names a choice takes, each list read from its own home.
@@ -444,6 +446,14 @@ pub const PARAMS: &[Param] = &[
         CGROUPED,
         ["--cgroup-weight"],
         "cpu.weight of every group made (v1: cpu.shares = weight x 1024 / 100)"
+    ),
+    param!(
+        "interference",
+        Kind::Interference,
+        Fallback::None,
+        &[Door::Ring],
+        ["--interference"],
+        "neighbours on the measured CPUs: hogs=N,duty=X,thrash_kb=K,rings=M"
     ),
     param!(
         "history",

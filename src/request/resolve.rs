@@ -9,6 +9,7 @@ use crate::cgroups::Cgroups;
 use crate::config::{Config, Plan};
 use crate::engine::{Engine, TransportKind};
 use crate::error::{Error, Result};
+use crate::interference::Interference;
 use crate::matrix::{MatrixConfig, Memory};
 use crate::observer::Observer;
 use crate::placement::{Named, Placement};
@@ -69,6 +70,7 @@ impl Request {
             observer: self.observer(),
             sched: self.sched()?,
             cgroups: self.cgroups()?,
+            interference: self.interference()?,
             ..self.stopping(Config::lat_ctx(procs))
         };
         cfg.validate()?;
@@ -302,6 +304,15 @@ impl Request {
         };
         let weight = self.maybe_count("cgroup_weight").map(|w| w as u64);
         Cgroups::new(&layout, self.count("cgroup_depth"), weight).map(Some)
+    }
+
+    /// The neighbours asked for; None where none (an empty dict starts none either).
+    fn interference(&self) -> Result<Option<Interference>> {
+        let Some(pairs) = self.pairs("interference") else {
+            return Ok(None);
+        };
+        let asked = Interference::from_pairs(&pairs)?;
+        Ok((!asked.is_empty()).then_some(asked))
     }
 
     fn timeout(&self) -> f64 {

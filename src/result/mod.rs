@@ -84,6 +84,8 @@ pub struct RingSummary {
     pub resident_kb: Vec<Option<u64>>,
     /// Every participant of the point ran on one CPU (`placement::Resolved::one_cpu`).
     pub one_cpu: Vec<bool>,
+    /// What the interference neighbours achieved, per point (None: none ran).
+    pub interference: Vec<Option<crate::interference::Achieved>>,
     /// The scheduling policy every task ran under, read back (every point's is the same:
     /// the one asked, or the caller's); None without points.
     pub sched: Option<crate::sched::Sched>,
@@ -383,6 +385,7 @@ fn summarize_with(points: &[Point], model: Model, cfg: &Config) -> RingSummary {
         instance_blocks: points.iter().map(|p| p.instance_blocks.clone()).collect(),
         resident_kb: points.iter().map(|p| p.resident_kb).collect(),
         one_cpu: points.iter().map(|p| p.one_cpu).collect(),
+        interference: points.iter().map(|p| p.interference.clone()).collect(),
         sched: points.first().map(|p| p.sched),
         cpus: points.iter().map(|p| p.cpus.clone()).collect(),
         trips: points.iter().map(|p| p.trips[0]).collect(),

@@ -34,6 +34,7 @@ fn point(procs: usize, raw: &[f64], overhead: &[f64]) -> Point {
         resident_kb: Some(0),
         one_cpu: true,
         sched: crate::sched::Sched::default(),
+        interference: None,
     }
 }
 

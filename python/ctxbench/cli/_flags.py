@@ -108,6 +108,22 @@ def fraction(text: str) -> float:
     return value
 
 
+def pairs(text: str) -> dict[str, float]:
+    """``hogs=2,duty=0.5`` -> {"hogs": 2.0, "duty": 0.5}; the core checks names and ranges."""
+    out: dict[str, float] = {}
+    for part in text.split(","):
+        key, sep, value = part.strip().partition("=")
+        try:
+            out[key] = float(value) if sep else math.nan
+        except ValueError:
+            out[key] = math.nan
+        if not sep or math.isnan(out[key]):
+            raise argparse.ArgumentTypeError(
+                f"expected key=number pairs like hogs=2,duty=0.5; got {part!r}"
+            )
+    return out
+
+
 def _memory_node(text: str) -> str | int:
     return int(text) if text.isdigit() else text
 
@@ -138,6 +154,7 @@ _KINDS: dict[str, dict[str, Any]] = {
     "cpus": {"type": cpu_list, "metavar": "LIST"},
     "sizes": {"type": _size, "nargs": "+", "metavar": "KB"},
     "memory": {"type": _memory_node, "metavar": "NODE"},
+    "interference": {"type": pairs, "metavar": "KEY=N,..."},
 }
 
 
