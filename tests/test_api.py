@@ -18,7 +18,7 @@ import pytest
 from conftest import FAST, children
 
 import ctxbench
-from ctxbench import _core
+from ctxbench import _core, _exclusive
 
 # The lat_ctx ring
 
@@ -243,12 +243,15 @@ def _while_running(action, **kwargs: object) -> BaseException | None:
     """Runs a long lat_ctx in this thread while `action` meddles from another thread."""
     errors: list[BaseException] = []
     t = threading.Thread(target=action)
-    t.start()
-    try:
-        ctxbench.lat_ctx(**kwargs)  # type: ignore[arg-type]
-    except BaseException as e:  # noqa: BLE001 - the test inspects it
-        errors.append(e)
-    t.join()
+    # The machine's measuring lock first (another ctxbench may hold it for a while): the
+    # meddler's wait for the ring's children starts only when the ring can start.
+    with _exclusive.measuring():
+        t.start()
+        try:
+            ctxbench.lat_ctx(**kwargs)  # type: ignore[arg-type]
+        except BaseException as e:  # noqa: BLE001 - the test inspects it
+            errors.append(e)
+        t.join()
     return errors[0] if errors else None
 
 

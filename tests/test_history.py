@@ -109,5 +109,6 @@ def test_a_machine_whose_runs_differ_widely_stops_early_with_an_honest_interval(
     assert r.stopped == ["run_spread"]
     half = (r.stats["ci_high"][0] - r.stats["ci_low"][0]) / 2 / r.latency_us[0]
     assert half > 0.3
-    assert r.stats["verdict"][0] == "unstable"
+    # Not "stable" nor "noisy": its samples may also split in two groups under load.
+    assert r.stats["verdict"][0] in ("unstable", "bimodal")
     assert "run_spread" in r.stop_line()
