@@ -355,10 +355,10 @@ impl Drop for Neighbours {
     }
 }
 
-/// CPU ns a task has run, the first field of /proc/<pid>/schedstat.
+/// CPU ns a task has run, from /proc/<pid>/schedstat.
 fn cpu_ns(pid: libc::pid_t) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok()?;
-    text.split_whitespace().next()?.parse().ok()
+    let text = std::fs::read(format!("/proc/{pid}/schedstat")).ok()?;
+    crate::observer::parse_schedstat(&text).map(|(ran, _)| ran)
 }
 
 fn map_buffer(len: usize) -> Result<*mut libc::c_void> {

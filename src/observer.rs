@@ -368,7 +368,7 @@ fn clock_ticks() -> u64 {
 }
 
 /// `/proc/<tid>/schedstat`: ns on the CPU, ns waiting on a run queue, timeslices.
-fn parse_schedstat(buf: &[u8]) -> Option<(u64, u64)> {
+pub fn parse_schedstat(buf: &[u8]) -> Option<(u64, u64)> {
     let mut it = std::str::from_utf8(buf).ok()?.split_ascii_whitespace();
     Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
 }
