@@ -297,6 +297,13 @@ def _write_csv(results: Any, path: PathLike, hostname: bool) -> None:
     write_atomically(path, lambda f: f.write(text.encode("utf-8")))
 
 
+def _exact_floats(pd: Any) -> dict[str, str]:
+    # pandas before 3 parses a CSV's floats fast and not exactly (a figure read back differs
+    # in its last digit, and a resumed sweep's key no longer matches); 3 parses them exactly
+    # and deprecates the option.
+    return {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+
+
 def _write_parquet(results: Any, path: PathLike, hostname: bool) -> None:
     require("pyarrow", "writing .parquet", install="pyarrow")
     frame = table(results, hostname)
@@ -305,7 +312,7 @@ def _write_parquet(results: Any, path: PathLike, hostname: bool) -> None:
 
 def _read_csv(path: PathLike) -> pd.DataFrame:
     def read(pd: Any, f: IO[bytes]) -> pd.DataFrame:
-        return _text_cells(pd.read_csv(f, dtype=_TEXT_COLUMNS), _restored)
+        return _text_cells(pd.read_csv(f, dtype=_TEXT_COLUMNS, **_exact_floats(pd)), _restored)
 
     return _read_table(path, read, "line")
 
