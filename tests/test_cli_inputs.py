@@ -10,6 +10,7 @@ import os
 import resource
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +151,45 @@ def test_output_to_a_full_stdout_says_it_was_stdout() -> None:
     assert p.returncode == 2, p.stderr
     assert "error: [Errno 28] writing the output to stdout: No space left on device" in p.stderr
     assert "Traceback" not in p.stderr and "Exception ignored" not in p.stderr
+
+
+@pytest.fixture
+def full_filesystem(tmp_path: Path) -> Iterator[Path]:
+    """A directory on a tmpfs of 64 KiB, filled up: creating a file there works, writing it
+    fails with ENOSPC."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mnt = tmp_path / "full"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)]).returncode:
+        pytest.skip("this machine would not mount a tmpfs")
+    try:
+        fd = os.open(mnt / "filler", os.O_WRONLY | os.O_CREAT)
+        with contextlib.suppress(OSError):
+            while True:
+                os.write(fd, b"\0" * 4096)
+        os.close(fd)
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)])
+
+
+@pytest.mark.parametrize(("flag", "name"), [("--out", "m.json"), ("--plot", "m.png")])
+def test_matrix_output_on_a_full_filesystem_fails_naming_it(
+    full_filesystem: Path, flag: str, name: str
+) -> None:
+    """It exited 2 with nothing said (and left a 0-byte figure); now the error names the file
+    and the cause, and neither the file nor a temporary one is left."""
+    out = full_filesystem / name
+    p = subprocess.run(
+        [sys.executable, "-m", "ctxbench", "matrix", "--cpus", "0", "--no-progress",
+         "--max-time", "0.01", flag, str(out)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert p.returncode == 2, p.stderr
+    assert "No space left on device" in p.stderr and str(out) in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
+    assert sorted(x.name for x in full_filesystem.iterdir()) == ["filler"]
 
 
 @pytest.mark.parametrize("name", ["fig", "", "/dev/full"])
