@@ -1,9 +1,13 @@
 //! Calibrated interference: neighbour processes started before a ring instance on the CPUs
 //! its participants may run on, so that a switch is measured on a CPU that is not idle
 //! around it. CPU-bound hogs run a duty cycle, a thrasher walks a private buffer line by
-//! line, a neighbour ring bounces a byte between two processes over pipes. What they
-//! achieved (CPU time over the span the ring measured, the thrasher's resident KiB) is read
-//! from /proc by the caller before and after the ring is driven, never inside a timed window.
+//! line, a neighbour ring bounces a byte between two processes over pipes, and queued tasks
+//! spin under SCHED_IDLE: they lengthen the run queue the scheduler picks from at every
+//! switch while taking as little of the CPU as the kernel lets them (Gooch 1998 measured
+//! the switch against run-queue length this way, with the switching pair real-time). What
+//! they achieved (CPU time over the span the ring measured, how many queued tasks were
+//! still runnable at its end, the thrasher's resident KiB) is read from /proc by the caller
+//! before and after the ring is driven, never inside a timed window.
 //! Every neighbour is prepared before `fork` and makes raw syscalls only after it; each is
 //! killed and reaped when its `Neighbours` drops, on every path (an error, an interrupt, a
 //! hung ring); PR_SET_PDEATHSIG takes it down if the caller dies first.
@@ -12,11 +16,14 @@ use crate::error::{Error, Result};
 use std::time::{Duration, Instant};
 
 /// The keys `interference=` takes, in the order the record lists them.
-pub const KEYS: [&str; 4] = ["hogs", "duty", "thrash_kb", "rings"];
+pub const KEYS: [&str; 5] = ["hogs", "duty", "thrash_kb", "rings", "queued"];
 /// CPU-bound hogs at most: a few per CPU of a large placement.
 pub const HOGS_MAX: u64 = 64;
 /// Neighbour rings (two processes each) at most.
 pub const RINGS_MAX: u64 = 16;
+/// Queued SCHED_IDLE tasks at most: a run queue 64 deep is past any a pick searches today
+/// (the fair class's tree is O(log n)), and each is a fork of the caller.
+pub const QUEUED_MAX: u64 = 64;
 /// The thrasher's buffer at most, in KiB: 1 GiB is past any last-level cache.
 pub const THRASH_KB_MAX: u64 = 1 << 20;
 /// The hogs' duty cycle by default: always running.
@@ -37,6 +44,8 @@ pub struct Interference {
     pub duty: f64,
     pub thrash_kb: usize,
     pub rings: usize,
+    /// Runnable SCHED_IDLE spinners: run-queue length without a fair share of the CPU.
+    pub queued: usize,
 }
 
 impl Interference {
@@ -48,6 +57,7 @@ impl Interference {
             duty: DEFAULT_DUTY,
             thrash_kb: 0,
             rings: 0,
+            queued: 0,
         };
         for (k, (key, value)) in pairs.iter().enumerate() {
             if pairs[..k].iter().any(|(earlier, _)| earlier == key) {
@@ -57,6 +67,7 @@ impl Interference {
             match key.as_str() {
                 "hogs" => asked.hogs = count(key, value, HOGS_MAX)?,
                 "rings" => asked.rings = count(key, value, RINGS_MAX)?,
+                "queued" => asked.queued = count(key, value, QUEUED_MAX)?,
                 "thrash_kb" => asked.thrash_kb = count(key, value, THRASH_KB_MAX)?,
                 "duty" if value > 0.0 && value <= 1.0 => asked.duty = value,
                 "duty" => {
@@ -78,12 +89,12 @@ impl Interference {
 
     /// No neighbour at all.
     pub fn is_empty(&self) -> bool {
-        self.hogs == 0 && self.thrash_kb == 0 && self.rings == 0
+        self.hogs == 0 && self.thrash_kb == 0 && self.rings == 0 && self.queued == 0
     }
 
     /// The processes it starts.
     pub fn tasks(&self) -> usize {
-        self.hogs + usize::from(self.thrash_kb > 0) + 2 * self.rings
+        self.hogs + usize::from(self.thrash_kb > 0) + 2 * self.rings + self.queued
     }
 }
 
@@ -114,6 +125,7 @@ enum Role {
     Thrasher,
     /// One of neighbour ring k's two processes.
     Ring(usize),
+    Queued,
 }
 
 /// What a forked neighbour runs until it is killed.
@@ -125,6 +137,8 @@ enum Body {
     Thrash(*mut u8, usize),
     /// Inbox, outbox, and whether it sends first.
     Bounce(i32, i32, bool),
+    /// Spins forever under SCHED_IDLE.
+    Queued,
 }
 
 impl Body {
@@ -133,6 +147,7 @@ impl Body {
             Body::Hog(spin, sleep) => hog(spin, sleep),
             Body::Thrash(base, len) => thrash(base, len),
             Body::Bounce(inbox, outbox, first) => bounce(inbox, outbox, first),
+            Body::Queued => queued(),
         }
     }
 }
@@ -149,6 +164,12 @@ pub struct Achieved {
     pub thrash_resident_kb: Option<u64>,
     /// Each neighbour ring's two processes' CPU time over the span / the span.
     pub ring_duty: Vec<f64>,
+    /// Each queued task's CPU time over the span / the span.
+    pub queued_duty: Vec<f64>,
+    /// How many queued tasks were runnable (state R) at the span's end: all of them, unless
+    /// one died. The kernel's run-queue wait (schedstat) is no proof: it is counted only
+    /// when a task next runs, and a queued task under a real-time ring may never run.
+    pub queued_runnable: usize,
 }
 
 impl Achieved {
@@ -176,6 +197,8 @@ impl Achieved {
                 .zip(other.thrash_resident_kb)
                 .map(|(a, b)| a.min(b)),
             ring_duty: each(&self.ring_duty, &other.ring_duty),
+            queued_duty: each(&self.queued_duty, &other.queued_duty),
+            queued_runnable: self.queued_runnable.min(other.queued_runnable),
         }
     }
 }
@@ -222,6 +245,9 @@ impl Neighbours {
             n.buffer = Some((base, len));
             n.fork(Role::Thrasher, &set, &[], Body::Thrash(base.cast(), len))?;
         }
+        for _ in 0..asked.queued {
+            n.fork(Role::Queued, &set, &[], Body::Queued)?;
+        }
         for k in 0..asked.rings {
             let (a, b) = (pipe()?, pipe()?);
             let fds = [a[0], a[1], b[0], b[1]];
@@ -249,7 +275,7 @@ impl Neighbours {
             -1 => Err(Error::Os {
                 errno: crate::error::errno(),
                 context: format!("starting an interference neighbour ({role:?})"),
-                hint: "ask fewer hogs or rings, or raise the process limit (`ulimit -u`)",
+                hint: "ask fewer hogs, rings or queued tasks, or raise the process limit (`ulimit -u`)",
             }),
             0 => {
                 // SAFETY: raw syscalls only, on values prepared before fork.
@@ -262,6 +288,13 @@ impl Neighbours {
                     libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
                     if crate::sys::set_affinity(set) != 0 {
                         libc::_exit(2);
+                    }
+                    // Lowering one's own policy needs no privilege.
+                    let idle = libc::sched_param { sched_priority: 0 };
+                    if role == Role::Queued
+                        && libc::sched_setscheduler(0, libc::SCHED_IDLE, &idle) != 0
+                    {
+                        libc::_exit(4);
                     }
                     close_all_but(keep);
                 }
@@ -297,6 +330,8 @@ impl Neighbours {
                 (role, d)
             })
             .collect();
+        let of =
+            |role: Role| -> Vec<f64> { duty.iter().filter(|d| d.0 == role).map(|d| d.1).collect() };
         let mut ring_duty: Vec<f64> = Vec::new();
         for &(role, d) in &duty {
             if let Role::Ring(k) = role {
@@ -306,14 +341,16 @@ impl Neighbours {
         }
         Achieved {
             span_s: span,
-            hog_duty: duty
-                .iter()
-                .filter(|(r, _)| *r == Role::Hog)
-                .map(|x| x.1)
-                .collect(),
+            hog_duty: of(Role::Hog),
             thrash_duty: duty.iter().find(|(r, _)| *r == Role::Thrasher).map(|x| x.1),
             thrash_resident_kb: self.buffer.and_then(|(base, len)| resident_kb(base, len)),
             ring_duty,
+            queued_duty: of(Role::Queued),
+            queued_runnable: self
+                .pids
+                .iter()
+                .filter(|&&(role, pid)| role == Role::Queued && runnable(pid))
+                .count(),
         }
     }
 
@@ -359,6 +396,18 @@ impl Drop for Neighbours {
 fn cpu_ns(pid: libc::pid_t) -> Option<u64> {
     let text = std::fs::read(format!("/proc/{pid}/schedstat")).ok()?;
     crate::observer::parse_schedstat(&text).map(|(ran, _)| ran)
+}
+
+/// Whether a task is running or on a run queue: /proc/<pid>/stat's state (field 3, after the
+/// command name's last `)`) is R.
+fn runnable(pid: libc::pid_t) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|t| {
+            t.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('R'))
+        })
+        .unwrap_or(false)
 }
 
 fn map_buffer(len: usize) -> Result<*mut libc::c_void> {
@@ -466,6 +515,14 @@ fn hog(spin: u64, sleep: u64) -> ! {
             // Far behind (it was not scheduled): start the next period now.
             start = now;
         }
+    }
+}
+
+/// Spins forever: always runnable, so always on its run queue (its policy, set after fork,
+/// keeps it from a fair share of the CPU).
+fn queued() -> ! {
+    loop {
+        std::hint::spin_loop();
     }
 }
 

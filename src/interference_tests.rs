@@ -24,6 +24,10 @@ fn ranges_are_refused_naming_the_key() {
         (pairs(&[("duty", 1.01)]), "\"duty\""),
         (pairs(&[("duty", f64::NAN)]), "\"duty\""),
         (pairs(&[("cores", 1.0)]), "unknown key \"cores\""),
+        (
+            pairs(&[("queued", 65.0)]),
+            "\"queued\" must be an integer between 0 and 64",
+        ),
         (pairs(&[("hogs", 1.0), ("hogs", 2.0)]), "given twice"),
     ] {
         let e = Interference::from_pairs(&bad).unwrap_err().to_string();
@@ -37,6 +41,9 @@ fn defaults_and_tasks() {
     let i = Interference::from_pairs(&pairs(&[("hogs", 2.0), ("rings", 1.0)])).unwrap();
     assert_eq!(i.duty, DEFAULT_DUTY);
     assert_eq!(i.tasks(), 4);
+    let q = Interference::from_pairs(&pairs(&[("queued", 3.0)])).unwrap();
+    assert!(!q.is_empty());
+    assert_eq!(q.tasks(), 3);
     assert!(Interference::from_pairs(&[]).unwrap().is_empty());
 }
 
@@ -56,6 +63,8 @@ fn spans_merge_weighted_by_their_length() {
         thrash_duty: None,
         thrash_resident_kb: Some(64),
         ring_duty: vec![],
+        queued_duty: vec![0.0],
+        queued_runnable: 2,
     };
     let b = Achieved {
         span_s: 3.0,
@@ -76,6 +85,7 @@ fn neighbours_run_and_are_reaped() {
         duty: 0.5,
         thrash_kb: 64,
         rings: 1,
+        queued: 0,
     };
     let mut n = Neighbours::start(&asked, &[]).unwrap();
     n.mark();
@@ -91,4 +101,31 @@ fn neighbours_run_and_are_reaped() {
         let alive = unsafe { libc::kill(pid, 0) } == 0;
         assert!(!alive, "{pid} still there");
     }
+}
+
+#[test]
+fn queued_tasks_spin_under_sched_idle_and_stay_runnable() {
+    // Two queued spinners on this thread's first CPU: each runs under SCHED_IDLE, is
+    // runnable at the span's end, and got at most the span's CPU time.
+    let cpu = crate::sys::allowed_cpus().unwrap()[0];
+    let asked = Interference::from_pairs(&pairs(&[("queued", 2.0)])).unwrap();
+    let mut n = Neighbours::start(&asked, &[cpu]).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    for pid in n.pids() {
+        // SAFETY: asking the policy of our own child.
+        let policy = unsafe { libc::sched_getscheduler(pid) };
+        assert_eq!(policy, libc::SCHED_IDLE, "{pid}");
+    }
+    n.mark();
+    std::thread::sleep(Duration::from_millis(100));
+    let a = n.achieved();
+    assert_eq!((a.queued_duty.len(), a.queued_runnable), (2, 2));
+    assert!(
+        a.queued_duty.iter().all(|d| (0.0..=1.05).contains(d)),
+        "{a:?}"
+    );
+    assert!(a.hog_duty.is_empty());
+    let pids = n.pids();
+    drop(n);
+    assert!(!pids.into_iter().any(runnable));
 }

@@ -96,3 +96,13 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         yield disk
     finally:
         subprocess.run(["umount", str(disk)], check=True)
+
+
+def _cap_sys_nice() -> bool:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("CapEff:"):
+            return bool(int(line.split()[1], 16) >> 23 & 1)
+    return False
+
+
+needs_cap = pytest.mark.skipif(not _cap_sys_nice(), reason="real-time policies need CAP_SYS_NICE")

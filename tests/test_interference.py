@@ -4,6 +4,7 @@ what they achieved, and gone after every run, failed, timed out or interrupted."
 from __future__ import annotations
 
 import _thread
+import json
 import math
 import os
 import signal
@@ -21,7 +22,7 @@ import pytest
 import ctxbench
 from ctxbench import files
 from ctxbench.cli import main
-from tests.conftest import FAST, children
+from tests.conftest import FAST, children, needs_cap
 
 ONE_CPU = {"placement": "single", **FAST}
 
@@ -37,6 +38,7 @@ ONE_CPU = {"placement": "single", **FAST}
         ({"duty": 0}, ValueError, '"duty" must be > 0 and <= 1'),
         ({"duty": 1.5}, ValueError, '"duty" must be > 0 and <= 1'),
         ({"duty": math.nan}, ValueError, '"duty"'),
+        ({"queued": 65}, ValueError, '"queued" must be an integer between 0 and 64'),
         ({"cores": 2}, ValueError, 'unknown key "cores"; expected some of'),
         ({"hogs": True}, TypeError, '"hogs" expected a number, got bool'),
         ({"hogs": "2"}, TypeError, '"hogs" expected a number'),
@@ -98,6 +100,52 @@ def test_the_table_and_files_carry_interference(tmp_path: Path) -> None:
         )
     (record,) = files.read_records(tmp_path / "r.json")
     assert record["interference"]["hog_duty"][0] == pytest.approx(r.interference["hog_duty"][0])
+
+
+def test_queued_tasks_lengthen_the_run_queue_and_are_recorded(
+    no_leaks: None, tmp_path: Path
+) -> None:
+    """Queued tasks spin under SCHED_IDLE on the measured CPU: each is still runnable when
+    the ring is done, and its CPU share is recorded."""
+    r = ctxbench.ring([2, 3], interference={"queued": 3}, **ONE_CPU)
+    i = r.interference
+    assert i is not None and i["queued"] == 3 and i["hogs"] == 0
+    assert list(i["queued_runnable"]) == [3, 3]
+    for point in range(2):
+        assert len(i["queued_duty"][point]) == 3
+        assert all(0 <= d <= 1.05 for d in i["queued_duty"][point])
+    df = r.to_frame()
+    assert (df["interference_queued"] == 3).all()
+    assert (df["interference_queued_runnable"] == 3).all()
+    first = df[df["procs"] == 2]["interference_queued_duty"].iloc[0]
+    assert first == pytest.approx(np.mean(i["queued_duty"][0]))
+    files.save(r, tmp_path / "r.csv")
+    assert (files.load(tmp_path / "r.csv")["interference_queued"] == 3).all()
+
+
+@needs_cap
+def test_a_real_time_ring_leaves_queued_tasks_waiting(no_leaks: None) -> None:
+    fifo = ctxbench.ring([2], interference={"queued": 2}, policy="fifo", **ONE_CPU)
+    assert fifo.interference is not None and fifo.policy == "fifo"
+    # The real-time ring runs first; RT throttling (5 % of each second by default), the
+    # span's edges and the moments no ring task is runnable are all the queued tasks get.
+    assert np.mean(fifo.interference["queued_duty"][0]) < 0.5
+    assert list(fifo.interference["queued_runnable"]) == [2]
+
+
+def test_a_file_from_before_queued_tasks_loads_with_none_queued(tmp_path: Path) -> None:
+    r = ctxbench.ring([2], interference={"hogs": 1}, **ONE_CPU)
+    files.save(r, tmp_path / "new.json")
+    text = (tmp_path / "new.json").read_text()
+    doc = json.loads(text)
+    for rec in doc["results"]:
+        for k in ("queued", "queued_duty", "queued_runnable"):
+            del rec["interference"][k]
+    (tmp_path / "old.json").write_text(json.dumps(doc))
+    df = files.load(tmp_path / "old.json")
+    assert (df["interference_queued"] == 0).all() and (df["interference_hogs"] == 1).all()
+    assert df["interference_queued_duty"].isna().all()
+    assert (df["interference_queued_runnable"] == 0).all()
 
 
 def _meddle_with_the_participant(sig: int, started: set[int]) -> threading.Thread:
@@ -165,6 +213,7 @@ def test_neighbours_are_gone_after_ctrl_c(no_leaks: None, ctrl_c_raises: None) -
 def test_the_cli_takes_interference_pairs(capsys: pytest.CaptureFixture[str]) -> None:
     flags = ["--placement", "single", "-N", "3", "--min-time", "0.002", "-W", "0"]
     assert main(["ring", *flags, "--interference", "hogs=1,duty=0.5", "2"]) == 0
+    assert main(["ring", *flags, "--interference", "queued=2", "2"]) == 0
     with pytest.raises(SystemExit):
         main(["ring", *flags, "--interference", "hogs", "2"])
     assert "key=number pairs" in capsys.readouterr().err

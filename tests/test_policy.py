@@ -16,18 +16,9 @@ import pytest
 
 import ctxbench
 from ctxbench import _core
+from tests.conftest import needs_cap
 
 QUICK = {"repetitions": 2, "warmup": 0, "min_time": 0.002, "history": False}
-
-
-def _cap_sys_nice() -> bool:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("CapEff:"):
-            return bool(int(line.split()[1], 16) >> 23 & 1)
-    return False
-
-
-needs_cap = pytest.mark.skipif(not _cap_sys_nice(), reason="real-time policies need CAP_SYS_NICE")
 
 
 def _whole_machine() -> bool:

@@ -229,12 +229,15 @@ class InterferenceDict(TypedDict):
     hogs: int
     thrash_kb: int
     rings: int
+    queued: int
     duty: float
     span_s: list[float]
     hog_duty: list[list[list[float]]]
     thrash_duty: list[float]
     thrash_resident_kb: list[int]
     ring_duty: list[list[list[float]]]
+    queued_duty: list[list[list[float]]]
+    queued_runnable: list[int]
 
 @type_check_only
 class RingDict(TypedDict):

@@ -79,8 +79,9 @@ TABLE_COLUMNS: dict[str, Field] = {
     "ratio_high": _float(min=0, inf=True),
 }
 # Interference (``schema.RING["interference"]``) on a ring's rows: what was asked, then per
-# point the hogs' and neighbour rings' mean achieved duty and the thrasher's resident KiB.
-INTERFERENCE_ASKED = ("hogs", "duty", "thrash_kb", "rings")
+# point the hogs', neighbour rings' and queued tasks' mean achieved duty, how many queued
+# tasks were still runnable and the thrasher's resident KiB.
+INTERFERENCE_ASKED = ("hogs", "duty", "thrash_kb", "rings", "queued")
 TABLE_COLUMNS.update(
     {
         f"interference_{k}": replace(RING["interference"].fields[k], shape=())  # type: ignore[index]
@@ -91,6 +92,8 @@ TABLE_COLUMNS.update(
     {
         "interference_hog_duty": _float(min=0),
         "interference_ring_duty": _float(min=0),
+        "interference_queued_duty": _float(min=0),
+        "interference_queued_runnable": _int(min=-1),
         "interference_thrash_resident_kb": _int(min=-1),
     }
 )

@@ -127,12 +127,14 @@ def ring(
 
     ``interference`` starts neighbours on the CPUs the participants are pinned to (every CPU
     this process may use where the scheduler places them) before each ring instance, and
-    kills them after it: ``{"hogs": N, "duty": d, "thrash_kb": K, "rings": M}``, any of them,
-    N CPU-bound hogs each spinning ``duty`` of every 10 ms period, a thrasher writing a
-    K KiB buffer line by line, M rings of two processes bouncing a byte over pipes. What they
-    achieved (CPU time over the span the rings were driven, the thrasher's resident KiB) is
-    ``result.interference``, beside what was asked; with ``record_hops`` the hop percentiles
-    are the figure to read (``result.hop_percentiles_us``).
+    kills them after it: ``{"hogs": N, "duty": d, "thrash_kb": K, "rings": M, "queued": Q}``,
+    any of them, N CPU-bound hogs each spinning ``duty`` of every 10 ms period, a thrasher
+    writing a K KiB buffer line by line, M rings of two processes bouncing a byte over pipes,
+    Q spinners under SCHED_IDLE that lengthen the run queue while taking almost no CPU (with
+    ``policy="fifo"``, none: Gooch's run-queue-length axis). What they achieved (CPU time
+    and, for queued tasks, run-queue wait over the span the rings were driven, the thrasher's
+    resident KiB) is ``result.interference``, beside what was asked; with ``record_hops`` the
+    hop percentiles are the figure to read (``result.hop_percentiles_us``).
 
     Every parameter's range and default is the core's (``ctxbench._core.PARAMETERS``).
     """

@@ -150,9 +150,12 @@ def _ring_columns(r: Any) -> dict[str, Any]:
 
 def _interference_columns(asked: Any, point: np.ndarray) -> dict[str, Any]:
     """The neighbours asked, repeated on every row, and what they achieved per point: the
-    hogs' and neighbour rings' mean duty, the thrasher's resident KiB (``INTERFERENCE``)."""
+    hogs', neighbour rings' and queued tasks' mean duty, how many queued tasks were still
+    runnable, the thrasher's resident KiB (``INTERFERENCE``). A file from before queued
+    tasks asked none."""
     if not asked:
         return {}
+    points = len(asked["span_s"])
 
     def mean(lists: Any) -> np.ndarray:
         return np.array([np.mean(v) if len(v) else np.nan for v in lists], dtype=np.float64)
@@ -160,9 +163,11 @@ def _interference_columns(asked: Any, point: np.ndarray) -> dict[str, Any]:
     per_point = {
         "hog_duty": mean(asked["hog_duty"]),
         "ring_duty": mean(asked["ring_duty"]),
+        "queued_duty": mean(asked.get("queued_duty", [[]] * points)),
+        "queued_runnable": np.asarray(asked.get("queued_runnable", [0] * points), np.int64),
         "thrash_resident_kb": np.asarray(asked["thrash_resident_kb"], dtype=np.int64),
     }
-    columns = {f"interference_{k}": asked[k] for k in INTERFERENCE_ASKED}
+    columns = {f"interference_{k}": asked.get(k, 0) for k in INTERFERENCE_ASKED}
     columns.update({f"interference_{k}": v[point] for k, v in per_point.items()})
     return columns
 

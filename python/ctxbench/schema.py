@@ -236,12 +236,18 @@ RING: dict[str, Field] = {
         name="InterferenceDict",
         fields={
             **{k: _int(min=0) for k in ("hogs", "thrash_kb", "rings")},
+            # Files from before queued tasks lack these.
+            "queued": _int(min=0, required=False),
             "duty": _float(min=0),
             "span_s": _float(P, min=0, nan=True, holes=True),
             "hog_duty": _float(P, None, min=0, nan=True, holes=True, ragged=True),
             "thrash_duty": _float(P, min=0, nan=True, holes=True),
             "thrash_resident_kb": _int(P, min=-1),
             "ring_duty": _float(P, None, min=0, nan=True, holes=True, ragged=True),
+            "queued_duty": _float(
+                P, None, min=0, nan=True, holes=True, ragged=True, required=False
+            ),
+            "queued_runnable": _int(P, min=-1, required=False),
         },
     ),
     "metadata": METADATA,

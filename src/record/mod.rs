@@ -306,18 +306,23 @@ pub struct RingRecord {
 
 /// Interference asked (`interference::Interference`) and achieved, per point: each hog's
 /// and each neighbour ring's CPU time over the span the ring was driven / that span, the
-/// thrasher's (NaN: none) and its buffer's resident KiB (-1: none, or unreadable).
+/// thrasher's (NaN: none) and its buffer's resident KiB (-1: none, or unreadable), each
+/// queued task's CPU time over the span / that span, and how many queued tasks were still
+/// runnable at its end (the fewest over the point's instances).
 #[derive(Debug, Clone, Serialize)]
 pub struct InterferenceRecord {
     pub hogs: usize,
     pub duty: f64,
     pub thrash_kb: usize,
     pub rings: usize,
+    pub queued: usize,
     pub span_s: Vec<f64>,
     pub hog_duty: Vec<Vec<f64>>,
     pub thrash_duty: Vec<f64>,
     pub thrash_resident_kb: Vec<i64>,
     pub ring_duty: Vec<Vec<f64>>,
+    pub queued_duty: Vec<Vec<f64>>,
+    pub queued_runnable: Vec<i64>,
 }
 
 impl InterferenceRecord {
@@ -340,6 +345,7 @@ impl InterferenceRecord {
             duty: asked.duty,
             thrash_kb: asked.thrash_kb,
             rings: asked.rings,
+            queued: asked.queued,
             span_s: each(&|a| a.span_s),
             hog_duty: lists(&|a| a.hog_duty.clone()),
             thrash_duty: each(&|a| a.thrash_duty.unwrap_or(f64::NAN)),
@@ -352,6 +358,11 @@ impl InterferenceRecord {
                 })
                 .collect(),
             ring_duty: lists(&|a| a.ring_duty.clone()),
+            queued_duty: lists(&|a| a.queued_duty.clone()),
+            queued_runnable: achieved
+                .iter()
+                .map(|a| a.as_ref().map_or(-1, |a| a.queued_runnable as i64))
+                .collect(),
         })
     }
 }

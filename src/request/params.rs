@@ -453,7 +453,7 @@ pub const PARAMS: &[Param] = &[
         Fallback::None,
         &[Door::Ring],
         ["--interference"],
-        "neighbours on the measured CPUs: hogs=N,duty=X,thrash_kb=K,rings=M"
+        "neighbours on the measured CPUs: hogs=N,duty=X,thrash_kb=K,rings=M,queued=Q"
     ),
     param!(
         "history",
