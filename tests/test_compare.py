@@ -352,9 +352,10 @@ def test_ping_pong_compares_and_perf_s_fixed_loop_is_too_few(kw: dict) -> None:
     table = compare(a, b)
     assert table["benchmark"].tolist() == ["pingpong"]
     assert table["n_base"].iloc[0] == len(a.samples_us) > 1
-    # Two instances on each side can decide; one (a loaded machine's time cap) cannot.
-    replicated = min(len(a.instance_blocks), len(b.instance_blocks)) >= 2
-    assert (table["why"].iloc[0] != "one sample") == replicated
+    # Many samples a side: whatever else it says (under load, "under load"), never "one
+    # sample", even where a loaded machine's time cap left a side one instance (that side
+    # carries the run level known from earlier runs, or assumed).
+    assert table["why"].iloc[0] != "one sample"
     fixed = ctxbench.pingpong(2000, **kw)
     assert compare(fixed, b)["why"].tolist() == ["one sample"]
 
