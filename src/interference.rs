@@ -35,6 +35,9 @@ pub const PERIOD_NS: u64 = 10_000_000;
 const LINE: usize = 64;
 /// How long a neighbour killed with SIGKILL may take to be reaped.
 const REAP_BOUND: Duration = Duration::from_secs(2);
+/// The same where a queued task is still under SCHED_IDLE when killed: dying takes CPU time,
+/// and on a CPU busy with other work such a task gets a few ms of it a second.
+const QUEUED_REAP_BOUND: Duration = Duration::from_secs(30);
 
 /// What interference a ring asked for.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -367,11 +370,24 @@ impl Neighbours {
 
 impl Drop for Neighbours {
     fn drop(&mut self) {
+        // Queued tasks back under the default policy first, where this process may raise
+        // them (CAP_SYS_NICE, or an RLIMIT_NICE of 20), so that they die at once however
+        // busy their CPU is: under two CPU hogs, SCHED_IDLE ones outlived a 2 s wait.
+        let mut bound = REAP_BOUND;
+        let fair = libc::sched_param { sched_priority: 0 };
+        for &(role, pid) in &self.pids {
+            // SAFETY: our own child, not reaped yet; a valid sched_param.
+            if role == Role::Queued
+                && unsafe { libc::sched_setscheduler(pid, libc::SCHED_OTHER, &fair) } != 0
+            {
+                bound = QUEUED_REAP_BOUND;
+            }
+        }
         for &(_, pid) in &self.pids {
             // SAFETY: our own child, not reaped yet.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
-        let deadline = Instant::now() + REAP_BOUND;
+        let deadline = Instant::now() + bound;
         for &(_, pid) in &self.pids {
             let mut status = 0;
             loop {
