@@ -414,16 +414,10 @@ fn cpu_ns(pid: libc::pid_t) -> Option<u64> {
     crate::observer::parse_schedstat(&text).map(|(ran, _)| ran)
 }
 
-/// Whether a task is running or on a run queue: /proc/<pid>/stat's state (field 3, after the
-/// command name's last `)`) is R.
+/// Whether a task is running or on a run queue: its /proc/<pid>/stat state is R.
 fn runnable(pid: libc::pid_t) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|t| {
-            t.rsplit_once(')')
-                .map(|(_, rest)| rest.trim_start().starts_with('R'))
-        })
-        .unwrap_or(false)
+    std::fs::read(format!("/proc/{pid}/stat"))
+        .is_ok_and(|t| crate::observer::parse_stat_state(&t) == Some("R"))
 }
 
 fn map_buffer(len: usize) -> Result<*mut libc::c_void> {

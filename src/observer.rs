@@ -373,13 +373,22 @@ pub fn parse_schedstat(buf: &[u8]) -> Option<(u64, u64)> {
     Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
 }
 
-/// `/proc/<tid>/stat`'s utime and stime (fields 14 and 15), in clock ticks. The command name
-/// (field 2) may hold spaces and parentheses: fields are counted after its last `)`.
-fn parse_stat(buf: &[u8]) -> Option<(u64, u64)> {
+/// `/proc/<tid>/stat`'s fields from the third (the state) on. The command name (field 2)
+/// may hold spaces and parentheses: fields are counted after its last `)`.
+fn stat_fields(buf: &[u8]) -> Option<std::str::SplitAsciiWhitespace<'_>> {
     let text = std::str::from_utf8(buf).ok()?;
-    let (_, rest) = text.rsplit_once(')')?;
-    let mut it = rest.split_ascii_whitespace().skip(11);
+    Some(text.rsplit_once(')')?.1.split_ascii_whitespace())
+}
+
+/// `/proc/<tid>/stat`'s utime and stime (fields 14 and 15), in clock ticks.
+fn parse_stat(buf: &[u8]) -> Option<(u64, u64)> {
+    let mut it = stat_fields(buf)?.skip(11);
     Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
+/// `/proc/<tid>/stat`'s state (field 3): R running or runnable, S sleeping, Z a zombie...
+pub fn parse_stat_state(buf: &[u8]) -> Option<&str> {
+    stat_fields(buf)?.next()
 }
 
 fn read_file(path: &str, buf: &mut Vec<u8>) -> std::io::Result<()> {
@@ -502,6 +511,8 @@ mod tests {
         let stat = b"23066 (a) b (c) R 1 2 3 0 -1 4194304 101 0 0 0 17 5 0 0 20 0 1 0 1406759\n";
         assert_eq!(parse_stat(stat), Some((17, 5)));
         assert_eq!(parse_stat(b"23066 (cat) R 1 2\n"), None);
+        assert_eq!(parse_stat_state(b"23066 (a) b) R 1 2\n"), Some("R"));
+        assert_eq!(parse_stat_state(b"23066 (cat\n"), None);
     }
 
     #[test]
