@@ -97,10 +97,10 @@ def test_sizes_on_a_read_only_filesystem_fails_before_measuring(
 ) -> None:
     real_open = os.open
 
-    def read_only(path: Any, flags: int, *args: Any) -> int:
+    def read_only(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
         if flags & os.O_CREAT:
             raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)
-        return real_open(path, flags, *args)
+        return real_open(path, flags, *args, **kwargs)
 
     monkeypatch.setattr(_core, "cache_sweep", _never)
     monkeypatch.setattr(os, "open", read_only)

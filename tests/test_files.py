@@ -379,17 +379,20 @@ def test_save_can_withhold_the_hostname(results: list[ctxbench.RingResult], tmp_
     assert set(files.load(tmp_path / "t.csv")["hostname"]) == {HOSTNAME_WITHHELD}
 
 
-def test_save_through_a_symlink_writes_its_target(
+def test_save_through_a_symlink_is_refused_and_its_target_kept(
     results: list[ctxbench.RingResult], tmp_path: Path
 ) -> None:
+    # It wrote the target: in a directory others share, a planted link aimed it anywhere.
     (tmp_path / "data").mkdir()
     for suffix in (".json", ".csv"):
         target = tmp_path / "data" / f"r{suffix}"
         target.write_text("old")
         link = tmp_path / f"link{suffix}"
         link.symlink_to(target)
-        files.save(results, link)
-        assert link.is_symlink() and len(files.load(target)) == len(ctxbench.concat(results))
+        with pytest.raises(PermissionError, match="a symbolic link") as e:
+            files.save(results, link)
+        assert e.value.filename == str(link)
+        assert link.is_symlink() and target.read_text() == "old"
     assert not list(tmp_path.rglob(".*.tmp"))
 
 
@@ -462,10 +465,15 @@ def test_save_never_replaces_a_device(results: list[ctxbench.RingResult], tmp_pa
     for suffix in SUFFIXES:
         link = tmp_path / f"null{suffix}"
         link.symlink_to("/dev/null")
-        with pytest.raises(ValueError, match="not a regular file \\(a character device\\)"):
+        with pytest.raises(PermissionError, match="a symbolic link"):
             files.save(results, link)
+        fifo = tmp_path / f"fifo{suffix}"
+        os.mkfifo(fifo)
+        with pytest.raises(ValueError, match="not a regular file \\(a FIFO\\)"):
+            files.save(results, fifo)
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"null{s}" for s in SUFFIXES)
+    names = [f"{n}{s}" for s in SUFFIXES for n in ("null", "fifo")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
 
 
 def test_formats_are_one_registry(results: list[ctxbench.RingResult], tmp_path: Path) -> None:

@@ -1,6 +1,8 @@
 """Result files: one registry of formats (``FORMATS``: a suffix and how that format is read
-into the tidy frame and written) and the two rules every format follows: a write is atomic
-and keeps the mode of the file it replaces, and a read refuses what is not a regular file.
+into the tidy frame and written) and the two rules every format follows: a write is atomic,
+keeps the mode of the file it replaces and goes only where ``_safe_path`` lets it (the path
+itself, never through a link, only over this user's own file), and a read refuses what is
+not a regular file.
 
 JSON holds the records (``ctxbench.record``: every field and the metadata; a subcommand's
 ``--json`` prints the same document, ``document_text``), CSV and Parquet the tidy frame
@@ -27,6 +29,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Union
 
 from . import _json_text, xgraph
 from ._field import Bad
+from ._safe_path import Entry, UnsafePath, entry_to_write, kind_of
 from ._table_schema import TABLE_COLUMNS, check_table
 from .frame import concat, require, to_frame
 from .metadata import HOST_FIELDS, HOSTNAME_WITHHELD
@@ -56,22 +59,6 @@ def _items(results: Any) -> list[Any]:
 
 # --- the two rules: regular files in, atomic writes out ----------------------------------------
 
-_KINDS = {
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFSOCK: "a socket",
-}
-
-
-def kind_of(mode: int) -> str:
-    """What a file that is not a regular one is, in words ("a FIFO"), by its ``st_mode``."""
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    return _KINDS.get(stat.S_IFMT(mode), "not a file")
-
 
 def _not_regular(path: PathLike, mode: int) -> Exception:
     if stat.S_ISDIR(mode):
@@ -96,71 +83,71 @@ def open_regular(path: PathLike) -> IO[bytes]:
         raise
 
 
-def _naming(error: OSError, path: Path) -> OSError:
+def _naming(error: OSError, path: PathLike) -> OSError:
     """The same error about the user's path, not the temporary file beside it."""
-    if error.errno is None:
+    if error.errno is None or isinstance(error, UnsafePath):
         return error
     return type(error)(error.errno, error.strerror, os.fspath(path))
 
 
-def _temp_beside(path: Path) -> tuple[int, Path]:
-    # Beside the file a symlink points to, so the rename replaces that file, not the link.
-    # Created 0o666 like any new file, so the umask decides its mode, whatever the format.
-    target = Path(os.path.realpath(path))
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+def _temp_in(entry: Entry, path: PathLike) -> tuple[int, str]:
+    # Created 0o666 like any new file, so the umask decides its mode, whatever the format;
+    # never through a link, never over anything there.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     while True:
-        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        tmp = f".{entry.name}.{secrets.token_hex(4)}.tmp"
         try:
-            return os.open(tmp, flags, 0o666), tmp
+            return os.open(tmp, flags, 0o666, dir_fd=entry.fd), tmp
         except FileExistsError:
             continue
         except OSError as e:
             raise _naming(e, path) from None
 
 
-def _mode_to_keep(path: Path) -> int | None:
-    """The permission bits of the file ``path`` names, which a rewrite keeps; None when
-    there is none. Only a regular file is replaced: never a device or a FIFO."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
+def _mode_to_keep(path: PathLike, entry: Entry) -> int | None:
+    """The permission bits of the file there, which a rewrite keeps; None when there is
+    none. Only a regular file is replaced: never a device or a FIFO."""
+    if entry.status is None:
         return None
-    if not stat.S_ISREG(mode):
-        raise _not_regular(path, mode)
-    return stat.S_IMODE(mode)
+    if not stat.S_ISREG(entry.status.st_mode):
+        raise _not_regular(path, entry.status.st_mode)
+    return stat.S_IMODE(entry.status.st_mode)
 
 
 def check_writable(path: PathLike) -> None:
-    """Raise what writing ``path`` would meet (an ``OSError`` naming it, a ``ValueError`` for
-    something that is not a regular file), without touching it: create and remove a file
-    beside it, as ``write_atomically`` does."""
-    _mode_to_keep(Path(path))
-    fd, tmp = _temp_beside(Path(path))
-    os.close(fd)
-    os.unlink(tmp)
+    """Raise what writing ``path`` would meet (an ``OSError`` naming it: ``UnsafePath`` where
+    ``_safe_path`` refuses it; a ``ValueError`` for something that is not a regular file),
+    without touching it: create and remove a file beside it, as ``write_atomically`` does."""
+    with entry_to_write(path) as entry:
+        _mode_to_keep(path, entry)
+        fd, tmp = _temp_in(entry, path)
+        os.close(fd)
+        os.unlink(tmp, dir_fd=entry.fd)
 
 
 def write_atomically(path: PathLike, write: Callable[[IO[bytes]], None]) -> None:
     """Write a file through ``write(binary_file)`` into a temporary file beside it, then
-    rename: a reader (or a crash) never sees half of it. A new file gets the mode of any new
-    file (``0o666 & ~umask``), a rewritten one keeps its own. An ``OSError`` names ``path``."""
-    path = Path(path)
-    keep = _mode_to_keep(path)
-    fd, tmp = _temp_beside(path)
-    try:
-        if keep is not None:
-            os.fchmod(fd, keep)
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, os.path.realpath(path))
-    except BaseException as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        if isinstance(e, OSError):
-            raise _naming(e, path) from None
-        raise
+    rename: a reader (or a crash) never sees half of it. Where and whether: ``_safe_path``
+    (the path itself, never through a link, only over this user's own regular file). A new
+    file gets the mode of any new file (``0o666 & ~umask``), a rewritten one keeps its own.
+    An ``OSError`` names ``path``."""
+    with entry_to_write(path) as entry:
+        keep = _mode_to_keep(path, entry)
+        fd, tmp = _temp_in(entry, path)
+        try:
+            if keep is not None:
+                os.fchmod(fd, keep)
+            with os.fdopen(fd, "wb") as f:
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, entry.name, src_dir_fd=entry.fd, dst_dir_fd=entry.fd)
+        except BaseException as e:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=entry.fd)
+            if isinstance(e, OSError):
+                raise _naming(e, path) from None
+            raise
 
 
 # --- JSON: the records -------------------------------------------------------------------------

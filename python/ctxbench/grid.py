@@ -278,8 +278,9 @@ def record_key(rec: Mapping[str, Any]) -> Key | None:
 
 
 def _lock_path(path: Path) -> Path:
-    target = Path(os.path.realpath(path))
-    return target.with_name(f".{target.name}.lock")
+    # Beside the path itself, in the directory the out file is written in: an out file that
+    # is a link is refused (``files.write_atomically``), never written through.
+    return path.with_name(f".{path.name}.lock")
 
 
 def _not_ours(st: os.stat_result | None) -> str | None:

@@ -96,7 +96,27 @@ class StyledFigure(Figure):
 
     def savefig(self, fname: Any, *args: Any, **kwargs: Any) -> Any:
         with style():
-            return super().savefig(fname, *args, **kwargs)
+            return _save(super().savefig, fname, *args, **kwargs)
+
+
+def _save(savefig: Any, fname: Any, *args: Any, **kwargs: Any) -> Any:
+    """``savefig(fname, ...)``, a path written as every file of ctxbench's is
+    (``files.write_atomically``: whole or not at all, never through a link, only over this
+    user's own file); the format by matplotlib's rule (``format=``, else the suffix, else
+    ``savefig.format`` added to the name)."""
+    if not isinstance(fname, (str, os.PathLike)):
+        return savefig(fname, *args, **kwargs)
+    from ..files import write_atomically
+
+    name = os.fspath(fname)
+    fmt = kwargs.pop("format", None)
+    if fmt is None:
+        fmt = os.path.splitext(name)[1][1:]
+        if not fmt:
+            fmt = mpl.rcParams["savefig.format"]
+            name = f"{name.rstrip('.')}.{fmt}"
+    write_atomically(name, lambda f: savefig(f, *args, format=fmt, **kwargs))
+    return None
 
 
 def dimensions(size: Size) -> tuple[float, float, bool]:
@@ -132,10 +152,11 @@ def figure(size: Size = "page", *, rows: int = 1) -> StyledFigure:
 
 def save(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> None:
     """Save any figure in ctxbench's style: the format by the suffix (.pdf, .svg, .eps
-    vector; .png at 300 dpi), Type 42 fonts in PDF/PS. Figures from ``ctxbench.plot`` do
-    this on their own ``savefig`` too."""
+    vector; .png at 300 dpi), Type 42 fonts in PDF/PS; written as every file of ctxbench's
+    is (``files.write_atomically``). Figures from ``ctxbench.plot`` do this on their own
+    ``savefig`` too."""
     with style():
-        fig.savefig(path, **kwargs)
+        _save(fig.savefig, path, **kwargs)
 
 
 def pair_colors(pairs: list[str]) -> dict[str, str]:
