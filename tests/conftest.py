@@ -74,13 +74,16 @@ def results() -> list[ctxbench.RingResult]:
 
 @pytest.fixture
 def kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A run history of the test's own in ``tmp_path``, every run in the same conditions
-    (``QUIET``): what a run reads back then depends on nothing else on the machine."""
-    monkeypatch.setenv(_history.ENV, str(tmp_path))
+    """A run history of the test's own (a directory of its own in ``tmp_path``: a history's
+    directory holds nothing else), every run in the same conditions (``QUIET``): what a run
+    reads back then depends on nothing else on the machine."""
+    where = tmp_path / "history"
+    where.mkdir(mode=0o700)
+    monkeypatch.setenv(_history.ENV, str(where))
     monkeypatch.setattr(_history, "conditions", lambda: QUIET)
     monkeypatch.setattr(_history, "_warned", set())
     monkeypatch.setattr(_history, "_damaged", set())
-    return tmp_path
+    return where
 
 
 @pytest.fixture

@@ -68,7 +68,7 @@ def test_off_keeps_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     monkeypatch.setenv(_history.ENV, str(tmp_path / "file-not-dir"))
     monkeypatch.setattr(_history, "_warned", set())
     (tmp_path / "file-not-dir").write_text("")
-    with pytest.warns(UserWarning, match="file-not-dir: cannot be created"):
+    with pytest.warns(UserWarning, match="file-not-dir: Not a directory"):
         _history.remember(META, [("0" * 16, "")], [1.0], [0.01], QUIET)  # no error
 
 

@@ -63,11 +63,13 @@ def test_a_directory_others_can_write_to_holds_no_history(
     said = _round_trip()
     assert list(shared.iterdir()) == []
     assert len(said) == 1 and f"{shared}:" in said[0] and "lets others in" in said[0]
-    # Sticky and ours: others may add entries but not replace ours.
+    # Sticky, as /tmp and /dev/shm are: others may not replace our file, but they may fill
+    # the directory and take the history's names first. A history has no reason to be there.
     shared.chmod(0o1777)
     _history._warned.clear()
-    assert _round_trip() == []
-    assert len(list(shared.iterdir())) == 1
+    said = _round_trip()
+    assert list(shared.iterdir()) == []
+    assert len(said) == 1 and "lets others write in it (sticky or not)" in said[0]
 
 
 def test_a_symlinked_directory_holds_no_history(
@@ -83,9 +85,9 @@ def test_a_symlinked_directory_holds_no_history(
 
 @as_root
 def test_a_directory_or_file_of_another_user_is_not_used(
-    kept: Path, monkeypatch: pytest.MonkeyPatch
+    kept: Path, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    theirs = kept / "theirs"
+    theirs = tmp_path_factory.mktemp("other") / "theirs"
     theirs.mkdir(mode=0o755)
     os.chown(theirs, NOBODY, NOBODY)
     monkeypatch.setenv(_history.ENV, str(theirs))
@@ -99,8 +101,10 @@ def test_a_directory_or_file_of_another_user_is_not_used(
     assert _file(kept).read_text() == "" and f"owned by uid {NOBODY}" in said[0]
 
 
-def test_a_hard_link_at_the_history_file_is_not_written(kept: Path) -> None:
-    elsewhere = kept / "elsewhere"
+def test_a_hard_link_at_the_history_file_is_not_written(
+    kept: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("other") / "elsewhere"
     elsewhere.write_text("mine\n")
     os.link(elsewhere, _file(kept))
     said = _round_trip()
@@ -262,3 +266,120 @@ def test_a_full_file_is_cut_back_to_its_newest_runs_of_the_day(kept: Path) -> No
     assert _file(kept).stat().st_size <= _history_file.KEEP_BYTES + len(lines[-1]) + 1
     assert day_old not in lines and lines[-2] == fresh[-1]
     assert json.loads(lines[-1])["y"] == math.log(2.0)
+
+
+# --- where $CTXBENCH_HISTORY may point -------------------------------------------------------
+
+
+def _said_of(where: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Why the history at ``where`` is not used, as ``ctxbench history`` reads it (reading
+    only: nothing is created, wherever it points)."""
+    monkeypatch.setenv(_history.ENV, where)
+    s = _history.summary(META, QUIET)
+    assert s.path is None, f"{where}: used, as {s.path}"
+    return str(s.why)
+
+
+@pytest.mark.parametrize(
+    ("where", "words"),
+    [
+        ("/", "holds"),
+        ("/sys/fs/cgroup", "holds"),
+        ("/dev/shm", "lets others write in it (sticky or not)"),
+        ("/proc", "holds"),
+    ],
+)
+def test_a_system_directory_holds_no_history(
+    where: str, words: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not os.path.isdir(where):
+        pytest.skip(f"no {where} here")
+    said = _said_of(where, monkeypatch)
+    assert said.startswith(f"{where}: not a directory of the history's own") and words in said
+
+
+def test_a_directory_holding_other_files_holds_no_history(
+    kept: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (kept / "id_ed25519").write_text("key\n")
+    said = _round_trip()
+    assert len(said) == 1 and "1 entry that are no history files ('id_ed25519')" in said[0]
+    assert sorted(p.name for p in kept.iterdir()) == ["id_ed25519"]
+
+
+def test_a_directory_named_by_the_variable_is_never_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ssh = tmp_path / "root" / ".ssh"
+    ssh.parent.mkdir()
+    monkeypatch.setenv(_history.ENV, str(ssh))
+    said = _round_trip()
+    assert not ssh.exists()
+    assert len(said) == 1 and f"{ssh}: no such directory" in said[0] and "mkdir" in said[0]
+
+
+def test_a_tilde_is_the_home_directory_and_a_relative_path_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    (home / "hist").mkdir(parents=True, mode=0o700)
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr(_history, "_warned", set())
+    monkeypatch.setenv(_history.ENV, "~/hist")
+    assert _round_trip() == []
+    assert len(list((home / "hist").iterdir())) == 1
+    for relative in ("hist", "./hist", "~nosuchuser-ctxbench/hist"):
+        monkeypatch.setenv(_history.ENV, relative)
+        _history._warned.clear()
+        said = _round_trip()
+        assert len(said) == 1 and "not an absolute path" in said[0], relative
+    assert list(cwd.iterdir()) == []
+
+
+def test_control_characters_in_the_path_are_refused_and_never_echoed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ctxbench.cli import main
+
+    monkeypatch.setattr(_history, "_warned", set())
+    where = tmp_path / "a\x1b]0;owned\x07\rb"
+    where.mkdir(mode=0o700)
+    monkeypatch.setenv(_history.ENV, str(where))
+    said = _round_trip()
+    assert list(where.iterdir()) == []
+    assert len(said) == 1 and "control characters" in said[0] and "\\x1b]0;owned" in said[0]
+    assert main(["history"]) == 0
+    out = capsys.readouterr()
+    assert "\\x1b" in out.out
+    assert not any(c in out.out + out.err for c in "\x1b\x07\r")
+
+
+def test_clear_removes_whatever_is_at_a_history_files_name(
+    kept: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ctxbench.cli import main
+
+    fifo = _file(kept)
+    os.mkfifo(fifo)
+    assert _round_trip()  # a FIFO: no history for a run
+    link = kept / _history_file.name("elsewhere")
+    link.symlink_to(kept.parent)
+    assert main(["history", "--clear"]) == 0
+    assert list(kept.iterdir()) == [] and kept.parent.is_dir()
+    assert capsys.readouterr().out == "".join(f"removed {p}\n" for p in sorted([fifo, link]))
+
+
+@as_root
+def test_clear_leaves_another_users_file_and_says_so(
+    kept: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ctxbench.cli import main
+
+    theirs = _file(kept)
+    theirs.write_text("")
+    os.chown(theirs, NOBODY, NOBODY)
+    assert main(["history", "--clear"]) == 1
+    assert capsys.readouterr().out == f"left {theirs}: uid {NOBODY}'s, not this user's\n"
+    assert theirs.exists()

@@ -376,11 +376,11 @@ def summary(metadata: dict[str, Any], now: Conditions) -> Summary:
     return Summary(path, None, sorted(points, key=lambda x: x.label))
 
 
-def clear(metadata: dict[str, Any]) -> list[Path]:
+def clear(metadata: dict[str, Any]) -> tuple[list[Path], list[tuple[Path, str]]]:
     """Removes every history file of this user in the history's directory (every build's);
-    the files removed. NoHistory when the directory is not usable."""
+    the paths removed, and those left with why. NoHistory when the directory is not usable."""
     path = file_path(metadata)
-    return [] if path is None else _file.remove_all(path.parent)
+    return ([], []) if path is None else _file.remove_all(path.parent)
 
 
 def headline(s: Summary) -> str:

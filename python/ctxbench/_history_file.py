@@ -1,14 +1,18 @@
 """Where the run history lives, and its file opened so that nothing in the way can make a
 run touch another file, wait for ever, or read without bound.
 
-The directory is ``$CTXBENCH_HISTORY`` (``off`` and the like: none), else
-``$XDG_CACHE_HOME/ctxbench`` (an absolute path, as the XDG spec asks), else
+The directory is ``$CTXBENCH_HISTORY`` (``off`` and the like: none; ``~`` expanded as a shell
+would; an absolute path to a directory that exists: a place named there is never created),
+else ``$XDG_CACHE_HOME/ctxbench`` (an absolute path, as the XDG spec asks), else
 ``.cache/ctxbench`` in the home directory (``$HOME`` when it names an existing directory
-other than ``/``, else the password entry's). It must be this user's own directory, not a
-symlink, and not writable by other users unless sticky (``_exclusive.not_own_directory``:
-the lock directory's rule); the file in it this user's own regular file with one link,
-opened without following a symlink and without blocking (a FIFO), checked on the open
-descriptor. Anything else is ``NoHistory``, naming the path and why.
+other than ``/``, else the password entry's), created where missing. It must be the
+history's own: this user's directory, not a symlink, not writable by any other user (sticky
+or not: ``/tmp`` and ``/dev/shm`` are everyone's), holding nothing but history files (``/``,
+``/sys/fs/cgroup``, ``~/.ssh`` or a home directory are not a history's), its name printable
+(a path with control characters is refused, and shown with them escaped). The file in it is
+this user's own regular file with one link, opened without following a symlink and without
+blocking (a FIFO), checked on the open descriptor. Anything else is ``NoHistory``, naming the
+path and why.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ._exclusive import not_own_directory
+from ._format import plain
 
 ENV = "CTXBENCH_HISTORY"
 OFF = ("off", "0", "no", "false", "")
@@ -49,14 +54,38 @@ class NoHistory(OSError):
 
 def directory() -> Path | None:
     """The history's directory, None when ``$CTXBENCH_HISTORY`` turns it off; NoHistory
-    when there is no home directory to put it in."""
+    when it names no place a history may be (see the module), or there is no home directory
+    to put it in."""
     where = os.environ.get(ENV)
     if where is not None:
-        return None if where.strip().lower() in OFF else Path(where)
+        if where.strip().lower() in OFF:
+            return None
+        path = os.path.expanduser(where)
+        if not os.path.isabs(path):
+            raise NoHistory(
+                errno.EINVAL,
+                f"${ENV}={plain(where)!r}: not an absolute path (a relative one would move "
+                "with the working directory)",
+            )
+        return _printable(Path(path))
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     if os.path.isabs(xdg):
-        return Path(xdg) / "ctxbench"
-    return Path(_home()) / ".cache" / "ctxbench"
+        return _printable(Path(xdg) / "ctxbench")
+    return _printable(Path(_home()) / ".cache" / "ctxbench")
+
+
+def _printable(path: Path) -> Path:
+    if not str(path).isprintable():
+        raise NoHistory(
+            errno.EINVAL,
+            f"{plain(path)}: a path with control characters (shown escaped): name another",
+        )
+    return path
+
+
+def _chosen() -> bool:
+    """Whether the directory is the one ``$CTXBENCH_HISTORY`` names (never created)."""
+    return os.environ.get(ENV) is not None
 
 
 def _home() -> str:
@@ -78,8 +107,8 @@ def _home() -> str:
 
 def _open_directory(path: Path, create: bool) -> int | None:
     """A descriptor of ``path`` checked as the module says; None when it does not exist and
-    ``create`` is false."""
-    if create:
+    ``create`` is false (and the directory is not ``$CTXBENCH_HISTORY``'s)."""
+    if create and not _chosen():
         try:
             path.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as e:
@@ -88,17 +117,42 @@ def _open_directory(path: Path, create: bool) -> int | None:
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
+        if _chosen():
+            raise NoHistory(
+                errno.ENOENT,
+                f"${ENV}={path}: no such directory (one named there is not created: "
+                f"mkdir -m 700 {path}, or leave ${ENV} unset for the default)",
+            ) from None
         if create:
             raise
         return None
     except OSError as e:
         why = "a symlink" if path.is_symlink() else e.strerror
         raise NoHistory(e.errno, f"{path}: {why}") from None
-    why = not_own_directory(os.fstat(fd), closed=0o022)
+    why = _not_the_historys(fd)
     if why is not None:
         os.close(fd)
-        raise NoHistory(errno.EACCES, f"{path}: not a directory of this user's only: {why}")
+        raise NoHistory(errno.EACCES, f"{path}: not a directory of the history's own: {why}")
     return fd
+
+
+def _not_the_historys(fd: int) -> str | None:
+    """Why the directory ``fd`` is no place for the history (see the module), or None."""
+    st = os.fstat(fd)
+    why = not_own_directory(st, closed=0o022)
+    if why is None and st.st_mode & 0o022:
+        why = f"mode {stat.S_IMODE(st.st_mode):04o} lets others write in it (sticky or not)"
+    if why is not None:
+        return why
+    others = [n for n in os.listdir(fd) if not (n.startswith(_PREFIX) and n.endswith(_SUFFIX))]
+    if others:
+        shown = ", ".join(repr(plain(n)) for n in sorted(others)[:3])
+        return (
+            f"it holds {len(others)} {'entry' if len(others) == 1 else 'entries'} that "
+            f"are no history files ({shown}"
+            f"{', ...' if len(others) > 3 else ''}): name a directory of its own"
+        )
+    return None
 
 
 def _open_file(directory_fd: int, path: Path, write: bool) -> int | None:
@@ -200,21 +254,27 @@ def _write_at(fd: int, data: bytes, at: int) -> None:
         view, at = view[n:], at + n
 
 
-def remove_all(path: Path) -> list[Path]:
+def remove_all(path: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     """Removes every history file (``name``) of this user's in the directory ``path``,
-    checked as the module says; the files removed."""
+    checked as the module says, whatever it is (a FIFO or a link at that name is no history
+    either, and would stop the next run using one: the name goes, never what a link names);
+    the paths removed, and those left with why (another user's, a directory)."""
     directory_fd = _open_directory(path, create=False)
     if directory_fd is None:
-        return []
-    removed = []
+        return [], []
+    removed, left = [], []
     try:
         for entry in sorted(os.listdir(directory_fd)):
             if not (entry.startswith(_PREFIX) and entry.endswith(_SUFFIX)):
                 continue
             st = os.stat(entry, dir_fd=directory_fd, follow_symlinks=False)
-            if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
+            if st.st_uid != os.geteuid():
+                left.append((path / entry, f"uid {st.st_uid}'s, not this user's"))
+            elif stat.S_ISDIR(st.st_mode):
+                left.append((path / entry, "a directory"))
+            else:
                 os.unlink(entry, dir_fd=directory_fd)
                 removed.append(path / entry)
     finally:
         os.close(directory_fd)
-    return removed
+    return removed, left

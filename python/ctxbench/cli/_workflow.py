@@ -172,12 +172,14 @@ def _history(args: argparse.Namespace) -> int:
 
     meta = result_metadata()
     if args.clear:
-        removed = history.clear(meta)
+        removed, left = history.clear(meta)
         for path in removed:
             print(f"removed {path}")
-        if not removed:
+        for path, why in left:
+            print(f"left {path}: {why}")
+        if not removed and not left:
             print("no run history to remove")
-        return 0
+        return 1 if left else 0
     now = history.conditions()
     s = history.summary(meta, now)
     print(f"run history: {history.headline(s)}")
