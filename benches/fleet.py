@@ -36,6 +36,10 @@ from typing import Any
 
 import ctxbench
 
+# Every listener on 127.0.0.1: the HTTP servers (/health, /metrics) listen on every address
+# unless --dashboard-address says where, whatever --host says.
+LOCAL = ["--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0"]
+
 
 def start(tmp: Path) -> list[subprocess.Popen[bytes]]:
     """A scheduler and one worker on 127.0.0.1, each in its own process group."""
@@ -43,7 +47,7 @@ def start(tmp: Path) -> list[subprocess.Popen[bytes]]:
     common = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", "0"]
+            [sys.executable, "-m", "dask", "scheduler", *LOCAL, "--port", "0"]
             + ["--no-dashboard", "--scheduler-file", str(file)],
             start_new_session=True,
             **common,
@@ -56,7 +60,7 @@ def start(tmp: Path) -> list[subprocess.Popen[bytes]]:
     time.sleep(0.1)
     procs.append(
         subprocess.Popen(
-            [sys.executable, "-m", "dask", "worker", "--scheduler-file", str(file)]
+            [sys.executable, "-m", "dask", "worker", "--scheduler-file", str(file), *LOCAL]
             + ["--nthreads", "1", "--name", "bench", "--no-dashboard"],
             start_new_session=True,
             **common,

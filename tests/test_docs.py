@@ -37,8 +37,20 @@ def test_every_dask_command_in_the_manual_listens_on_a_chosen_address() -> None:
         and "`" not in line  # prose naming the commands, not a command line
     ]  # fmt: skip
     assert commands, "no dask command in the manual: the test looks at nothing"
+    word = r'("[^"]*"|\S+)'
     for name, line in commands:
-        assert "--host" in line, f"{name}: {line.strip()}"
+        host = re.search(rf"--host {word}", line)
+        http = re.search(rf"--dashboard-address {word}", line)
+        # The HTTP server (/health, /metrics) listens on every address unless told where.
+        assert host and http, f"{name}: {line.strip()}"
+        assert http[1].strip('"').rpartition(":")[0] == host[1].strip('"'), f"{name}: {line}"
+
+
+def test_no_dask_ssh_in_the_manual() -> None:
+    # `dask ssh` starts its scheduler without --host: on every address.
+    for page in _pages():
+        for line in page.read_text().splitlines():
+            assert not re.match(r"\s*dask ssh\b", line), f"{page.name}: {line.strip()}"
 
 
 def test_the_fleet_guide_says_what_an_open_scheduler_risks() -> None:

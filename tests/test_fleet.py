@@ -10,7 +10,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from conftest import FAST
+from dask_cluster import Cluster
 
 import ctxbench
 from ctxbench import compare, files, fleet, metadata
@@ -34,76 +34,6 @@ distributed = pytest.importorskip(
 )
 
 GRID = {"procs": [2], "placements": ["single"], "progress": False, **FAST}
-START_TIMEOUT = 60.0
-
-
-class Cluster:
-    """A scheduler and workers as separate processes, each in its own process group so that
-    killing one kills what it started too."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.file = tmp / "scheduler.json"
-        self.procs: dict[str, subprocess.Popen[bytes]] = {}
-        self.address = ""
-
-    def _spawn(
-        self, name: str, args: list[str], env: dict[str, str] | None = None, prefix: tuple = ()
-    ) -> None:
-        with open(self.tmp / f"{name}.log", "wb") as log:
-            self.procs[name] = subprocess.Popen(
-                [*prefix, sys.executable, "-m", "dask", *args],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, **(env or {})},
-                start_new_session=True,
-                cwd=self.tmp,
-            )
-
-    def _wait(self, ready: Any, what: str) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
-        while not ready():
-            dead = {n: p.returncode for n, p in self.procs.items() if p.poll() is not None}
-            assert not dead, f"exited while waiting for {what}: {dead}"
-            assert time.monotonic() < deadline, f"{what} not up in {START_TIMEOUT} s"
-            time.sleep(0.05)
-
-    def start_scheduler(self) -> None:
-        args = ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"]
-        self._spawn("scheduler", [*args, "--scheduler-file", str(self.file)])
-        self._wait(self.file.exists, "the scheduler file")
-        time.sleep(0.05)  # written in one go, but let the writer finish
-        self.address = json.loads(self.file.read_text())["address"]
-
-    def start_workers(
-        self, workers: dict[str, dict[str, str]], *extra: str, prefix: tuple = ()
-    ) -> None:
-        """Start workers (name -> extra environment) and wait until all are registered;
-        ``prefix`` runs them under a command (``taskset -c 0``)."""
-        for name, env in workers.items():
-            args = ["worker", "--scheduler-file", str(self.file), "--nthreads", "1"]
-            args += ["--name", name, "--no-dashboard", "--no-nanny", *extra]
-            self._spawn(name, args, env, prefix)
-        with distributed.Client(self.address, set_as_default=False) as client:
-            self._wait(lambda: set(workers) <= self.names(client), f"workers {sorted(workers)}")
-
-    @staticmethod
-    def names(client: Any) -> set[str]:
-        return {str(w["name"]) for w in client.scheduler_info()["workers"].values()}
-
-    def kill(self, name: str) -> None:
-        proc = self.procs.pop(name)
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        proc.wait()
-
-    def close(self) -> None:
-        for name in [n for n in self.procs if n != "scheduler"] + ["scheduler"]:
-            if name in self.procs:
-                self.kill(name)
 
 
 @pytest.fixture
