@@ -174,6 +174,29 @@ def full_filesystem(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mnt)])
 
 
+@pytest.mark.parametrize(
+    ("core", "command"),
+    [
+        ("ab", ["ab", "ring --procs 2", "ring --procs 4", "--budget", "1", "--json"]),
+        ("ring", ["ring", "--json", "--placement", "single", "2"]),
+    ],
+)
+def test_stdout_on_a_full_filesystem_fails_before_measuring(
+    full_filesystem: Path, core: str, command: list[str], monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """`ab --json > full/ab.json` measured for its whole budget, then lost the result; now
+    nothing is measured and the error says stdout's file system is full."""
+    monkeypatch.setattr(_core, core, _never)
+    with open(full_filesystem / "out.json", "w") as out:
+        monkeypatch.setattr(sys, "stdout", out)
+        assert main(command) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ctxbench: error: [Errno 28] writing the output to stdout: No "), err
+    assert "its file system has 0 bytes free); nothing was measured" in err
+    assert (full_filesystem / "out.json").stat().st_size == 0
+
+
 @pytest.mark.parametrize(("flag", "name"), [("--out", "m.json"), ("--plot", "m.png")])
 def test_matrix_output_on_a_full_filesystem_fails_naming_it(
     full_filesystem: Path, flag: str, name: str

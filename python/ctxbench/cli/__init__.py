@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import re
+import stat
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -57,6 +59,26 @@ class _Stdout:
         return getattr(self._out, name)
 
 
+def _check_stdout() -> None:
+    """``StdoutFailed`` before anything is measured where stdout is a file on a file system
+    with no room left, which would lose what was measured when it is written at the end."""
+    try:
+        fd = sys.stdout.fileno()
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return  # a terminal, a pipe, a device: no file system to fill
+        fs = os.fstatvfs(fd)
+    except (AttributeError, ValueError, OSError):
+        return  # no descriptor (a captured stdout): nothing to look at
+    free = (fs.f_bfree if os.geteuid() == 0 else fs.f_bavail) * fs.f_frsize
+    if free < fs.f_frsize:
+        raise StdoutFailed(
+            errno.ENOSPC,
+            f"writing the output to stdout: {os.strerror(errno.ENOSPC)} (its file system has "
+            f"{free} bytes free); nothing was measured",
+        )
+
+
 def _quiet_stdout() -> None:
     """Nothing more reaches stdout, not even the interpreter's final flush of what could not
     be written."""
@@ -69,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     real = sys.stdout
     sys.stdout = _Stdout(real)  # type: ignore[assignment]
     try:
+        _check_stdout()
         with patience(0 if getattr(args, "no_wait", False) else None):
             code = int(args.func(args))
         sys.stdout.flush()  # a failure to write is found here, not at exit
