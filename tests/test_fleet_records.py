@@ -118,3 +118,34 @@ def test_a_matrix_record_of_another_matrix_is_refused() -> None:
         fleet._matrix_arrived(rec, {**task, "cpus": [1, 0]}, MACHINE)
     with pytest.raises(ValueError, match=r"latency_us\[0\]: expected a number"):
         fleet._matrix_arrived(_changed(rec, "latency_us", ["x"]), task, MACHINE)
+
+
+class _Workers:
+    """A client whose one worker names itself, its host and its version with escape
+    sequences (a worker controls every string it sends)."""
+
+    def run(self, function: Any, on_error: str = "raise") -> dict[str, Any]:
+        return {
+            "tcp://10.0.0.2:1\x1b[2J": {
+                "worker": "w\x1b]0;owned\x07",
+                "worker_address": "tcp://10.0.0.2:1\r",
+                "host": "h\x1b[31mred",
+                "version": "0.0\x1b[0m\nctxbench: all fine",
+                "machine": "m",
+            }
+        }
+
+
+def test_what_a_worker_says_is_printed_with_its_control_characters_escaped() -> None:
+    with pytest.raises(fleet.FleetError) as e:
+        fleet._machines(_Workers(), "tcp://10.0.0.1:8786")
+    said = str(e.value)
+    assert "runs ctxbench 0.0" in said and "\\x1b]0;owned\\x07" in said and "\\n" in said
+    assert not any(c in said for c in "\x1b\x07\r\n"), said
+
+
+def test_names_a_fleet_file_holds_are_printed_escaped() -> None:
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"machine": ["m\x1b[2J"], "worker": ["w"], "host": ["h\x07"]})
+    with pytest.raises(ValueError, match=r"known: h\\x07, m\\x1b\[2J, w$"):
+        fleet.select(df, "z")

@@ -11,6 +11,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from ._format import plain
 from .frame import require
 
 if TYPE_CHECKING:
@@ -24,7 +25,10 @@ class FleetError(RuntimeError):
 
     ``unmeasured`` maps a lost worker's name to the points it did not measure; ``failed`` maps
     "worker: point" to the error of a point that raised; ``frame`` is the tidy frame of what
-    was measured (None when nothing ran). Every finished point is in ``out``.
+    was measured (None when nothing ran). Every finished point is in ``out``. The message
+    holds what workers and peers said (names, hosts, versions, errors), which they control:
+    its control characters are escaped (``_format.plain``), so that printing it cannot move
+    the cursor, retitle the terminal or hide a line.
     """
 
     def __init__(
@@ -33,7 +37,7 @@ class FleetError(RuntimeError):
         unmeasured: dict[str, list[str]] | None = None,
         failed: dict[str, str] | None = None,
     ) -> None:
-        super().__init__(message)
+        super().__init__(plain(message))
         self.unmeasured = unmeasured or {}
         self.failed = failed or {}
         self.frame: pd.DataFrame | None = None

@@ -58,6 +58,7 @@ from . import grid as grids
 from ._aside import aside, measured_cpus
 from ._field import show
 from ._fleet_client import INSTALL, FleetError, check_address, close, connect
+from ._format import plain
 from ._progress import progress_bar
 from .files import PathLike, as_frame, format_of, records_frame, save, write_records
 from .frame import concat, require
@@ -561,12 +562,12 @@ def select(data: Any, who: str) -> pd.DataFrame:
         machines = sorted(rows["machine"].dropna().unique())
         if len(machines) > 1:
             raise ValueError(
-                f"{col} {who!r} ran on {len(machines)} machines ({', '.join(machines)}): "
+                f"{col} {who!r} ran on {len(machines)} machines ({plain(', '.join(machines))}): "
                 "name one of them"
             )
         return rows.reset_index(drop=True)
-    known = sorted({str(v) for c in columns for v in df[c].dropna().unique()})
-    raise ValueError(f"no machine, worker or host is called {who!r}; known: {', '.join(known)}")
+    known = ", ".join(sorted({str(v) for c in columns for v in df[c].dropna().unique()}))
+    raise ValueError(f"no machine, worker or host is called {who!r}; known: {plain(known)}")
 
 
 def _wind_down(running: Iterable[Any], bar: Any) -> None:
