@@ -1,6 +1,6 @@
 """Whether a path is safe to write as the caller, and the directory to write it in: the one
-rule of every file ctxbench writes or creates (results, tables, figures, a sweep's lock; a
-store that keeps files asks ``why_unsafe_to_write`` before it opens one).
+rule of every file ctxbench writes or creates (results, tables, figures: ``files``; a store
+that keeps files asks ``why_unsafe_to_write`` before it opens one).
 
 ctxbench often runs as root, in results directories others share. A writer that follows
 what a path names can be aimed at any file by whoever can write a directory on the way: a
@@ -159,10 +159,13 @@ def _checked_entry(path: PathLike, fd: int) -> Entry:
     except FileNotFoundError:
         st = None
     if st is not None and stat.S_ISLNK(st.st_mode):
-        target = os.readlink(name, dir_fd=fd)
+        try:
+            target = repr(plain(os.readlink(name, dir_fd=fd)))
+        except OSError:  # replaced since: still no file of ours
+            target = "somewhere"
         raise UnsafePath(
             path,
-            f"a symbolic link (to {plain(target)!r}): a file is written at its own path, "
+            f"a symbolic link (to {target}): a file is written at its own path, "
             "never through a link, which anyone who may write its directory could have put "
             "there; name the file itself",
         )
