@@ -1,4 +1,5 @@
-//! One error type for the whole core; `python.rs` maps each variant once to a Python exception.
+//! One error type for the whole core; `python/convert.rs` maps each variant once to a Python
+//! exception.
 
 use std::fmt;
 

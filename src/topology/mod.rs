@@ -177,11 +177,6 @@ impl Topology {
             .collect()
     }
 
-    /// Whether sysfs described any cache at all.
-    pub fn knows_caches(&self) -> bool {
-        !self.caches.is_empty()
-    }
-
     /// The closest level `a` and `b` share. CPUs sysfs does not know share nothing known:
     /// `CrossPackage` unless they are one CPU.
     pub fn relation(&self, a: usize, b: usize) -> Relation {

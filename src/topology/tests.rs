@@ -87,7 +87,7 @@ fn a_cluster_l2_is_shared_l2() {
 #[test]
 fn a_vm_without_caches_degrades_with_a_note() {
     let t = fixture("vm-no-caches");
-    assert!(!t.knows_caches());
+    assert!(t.caches.is_empty());
     assert_eq!(t.relation(0, 1), Relation::SamePackage);
     assert_eq!(t.relation(2, 2), Relation::SameCpu);
     assert!(t.cache_share_kb(0).is_empty());

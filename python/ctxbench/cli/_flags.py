@@ -52,14 +52,6 @@ def placement(text: str) -> str | list[int]:
 PLACEMENT_HELP = f"{'|'.join(_core.PLACEMENTS)} or CPU list 0,1"
 
 
-def placement_flags(p: argparse.ArgumentParser, default: str) -> None:
-    """``--placement`` and ``--cpu``; None when not given, so the handler picks the default."""
-    p.add_argument(
-        "--placement", type=placement, default=None, help=f"{PLACEMENT_HELP} (default: {default})"
-    )
-    p.add_argument("--cpu", type=int, default=None, help="the CPU for --placement single")
-
-
 def no_wait_flag(p: argparse.ArgumentParser) -> None:
     """``--no-wait``: fail at once when another measurement holds this machine."""
     p.add_argument(
