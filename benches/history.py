@@ -84,10 +84,7 @@ def seeded_runs(
     result: ctxbench.RingResult,
 ) -> list[tuple[list[float], list[float], list[float]] | None]:
     """Every run the seeded history holds of each point of ``result``, comparable or not."""
-    ids = ctxbench.api._history_points(
-        list(map(int, result.procs)), engine="process", transport="pipe", placement="single",
-        size_kb=0, parallel=1, min_time=None, fixed=False, record_hops=False,
-    )  # fmt: skip
+    ids = ctxbench.api.ring_points(list(map(int, result.procs)), placement="single")
     assert ids is not None
     everything = _history.Conditions()
     saved = _history.comparable

@@ -16,13 +16,15 @@ use crate::config::{self, Config};
 use crate::error::{Error, Result};
 use crate::memory;
 use crate::ring::{self, Interrupt, Point};
-use crate::run;
 use crate::stats;
 use crate::stop::{Stop, Stopped, BLOCK_REPETITIONS, CONFIDENCE};
 use crate::tasks;
 use crate::workload::{Shape, Workload};
 use std::time::Instant;
 
+/// KiB of the streaming read a caller may ask (0: none): as much as one participant's array.
+pub const STREAM_KB: crate::limit::Limit<u64> =
+    crate::limit::Limit::between("stream_kb", 0, crate::workload::MAX_SIZE_KB as u64);
 /// Rounds of a sweep by default (`config::ROUNDS` is their range).
 pub const DEFAULT_ROUNDS: usize = 5;
 /// Streaming-read passes timed per round.
@@ -60,7 +62,7 @@ pub fn sweep(
             if interrupt() {
                 return Err(Error::Interrupted);
             }
-            got.push(run::run(cfg, interrupt)?);
+            got.push(ring::run(cfg, interrupt)?);
         }
         stream_us.push(stream_pass_us(&stream, base.min_time));
         progress(round + 1, rounds)?;

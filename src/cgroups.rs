@@ -33,18 +33,9 @@ impl Cgroups {
         NAMES[self.split as usize]
     }
 
-    /// What a request asks: `layout` one of `NAMES`, in the hierarchy found on this machine.
-    pub fn new(layout: &str, depth: usize, weight: Option<u64>) -> Result<Cgroups> {
-        let split = match layout {
-            "same" => false,
-            "split" => true,
-            other => {
-                return Err(Error::invalid(
-                    "cgroups",
-                    format!("must be \"same\" or \"split\", got {other:?}"),
-                ))
-            }
-        };
+    /// What a request asks: each participant in a group of its own (`split`) or all in one,
+    /// in the hierarchy found on this machine.
+    pub fn new(split: bool, depth: usize, weight: Option<u64>) -> Result<Cgroups> {
         DEPTH.check(depth as u64)?;
         if let Some(w) = weight {
             WEIGHT.check(w)?;

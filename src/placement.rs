@@ -85,11 +85,16 @@ impl Placement {
     /// The placement a caller asked for: a policy by name or a list of CPU ids (`None`: the
     /// default), and the CPU for `single`, which no other policy takes.
     pub fn from_request(named: Option<Named<'_>>, cpu: Option<i64>) -> Result<Self> {
-        let cpu = cpu.map(|c| cpu_id("cpu", c)).transpose()?;
-        let p = match named {
-            None => Placement::Default,
-            Some(Named::Policy(name)) => match POLICIES.iter().find(|&&(n, _)| n == name) {
-                Some((_, make)) => make(cpu),
+        named
+            .map_or(Ok(Placement::Default), Placement::parse)?
+            .with_cpu(cpu)
+    }
+
+    /// A placement as a caller names it: a policy's name, or CPU ids.
+    pub fn parse(named: Named<'_>) -> Result<Self> {
+        Ok(match named {
+            Named::Policy(name) => match POLICIES.iter().find(|&&(n, _)| n == name) {
+                Some((_, make)) => make(None),
                 None => {
                     return Err(Error::invalid(
                         "placement",
@@ -97,19 +102,26 @@ impl Placement {
                     ))
                 }
             },
-            Some(Named::Cpus(ids)) => Placement::List(
+            Named::Cpus(ids) => Placement::List(
                 ids.iter()
                     .map(|&c| cpu_id("placement", c))
                     .collect::<Result<_>>()?,
             ),
+        })
+    }
+
+    /// This placement with the CPU `single` was given (None: the first allowed one).
+    pub fn with_cpu(self, cpu: Option<i64>) -> Result<Self> {
+        let Some(cpu) = cpu else {
+            return Ok(self);
         };
-        if cpu.is_some() && !matches!(p, Placement::Single(_)) {
-            return Err(Error::invalid(
+        match self {
+            Placement::Single(_) => Ok(Placement::Single(Some(cpu_id("cpu", cpu)?))),
+            _ => Err(Error::invalid(
                 "cpu",
                 "only meaningful with placement='single'",
-            ));
+            )),
         }
-        Ok(p)
     }
 
     /// The name a result records: the policy's, or the CPU list ("[0, 1]").

@@ -42,6 +42,7 @@
 //! written is still its parent's. Both count as not resident.
 
 use crate::error::{Error, Result};
+use crate::limit::Limit;
 use std::ptr;
 
 /// Bytes per word: lmbench3's `bread` sums `long`s.
@@ -51,6 +52,8 @@ const BLOCK_WORDS: usize = 128;
 const TAIL_WORDS: usize = 16;
 /// 1 GiB per participant; beyond that the benchmark measures paging, not switching.
 pub const MAX_SIZE_KB: usize = 1 << 20;
+/// KiB per participant a caller may ask: the one home of `size_kb`'s range.
+pub const SIZE_KB: Limit<u64> = Limit::between("size_kb", 0, MAX_SIZE_KB as u64);
 /// Bytes between two words summed: every word (lmbench3) up to one word per 4 KiB page.
 pub const STRIDE_BYTES: (usize, usize) = (WORD_BYTES, 4096);
 pub const DEFAULT_STRIDE_BYTES: usize = WORD_BYTES;
@@ -70,12 +73,7 @@ impl Shape {
     /// A checked shape: `size_kb` up to `MAX_SIZE_KB`, `stride_bytes` a power of two in
     /// `STRIDE_BYTES`.
     pub fn new(size_kb: usize, stride_bytes: usize) -> Result<Self> {
-        if size_kb > MAX_SIZE_KB {
-            return Err(Error::invalid(
-                "size_kb",
-                format!("must be between 0 and {MAX_SIZE_KB} (1 GiB), got {size_kb}"),
-            ));
-        }
+        SIZE_KB.check(size_kb as u64)?;
         check_stride(stride_bytes as i64)?;
         Ok(Shape {
             size_kb,

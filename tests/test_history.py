@@ -17,9 +17,26 @@ from ctxbench import _history
 META = {"hostname": "h", "cpu_model": "c", "kernel": "k", "ctxbench_version": "v"}
 
 
+def test_a_point_keeps_the_history_id_it_had_before_the_core_wrote_its_identity() -> None:
+    # The digest of the pairs Python wrote itself before the core's ``point_id``: a
+    # default ring point, and one with a CPU list (spaces inside a value) and neighbours.
+    old = ("fixed=False", "min_time=None", "parallel=1", "record_hops=False", "size_kb=0")
+    pairs = ("engine=process", *old, "placement=default", "procs=2", "transport=pipe")
+    assert ctxbench.api.ring_points([2]) == [
+        (_history._digest(*sorted(pairs)), "engine=process parallel=1 placement=default "
+         "procs=2 size_kb=0 transport=pipe")
+    ]  # fmt: skip
+    listed = ctxbench.api.ring_points([2], placement=[0, 0], interference={"hogs": 2})
+    pairs = (
+        "engine=process", *old, "interference=duty=1,hogs=2", "placement=[0, 0]", "procs=2",
+        "transport=pipe",
+    )  # fmt: skip
+    assert listed is not None and listed[0][0] == _history._digest(*sorted(pairs))
+
+
 def test_runs_are_kept_per_point_and_read_back_newest_last(kept: Path) -> None:
-    a, b = _history.point(procs=2, size_kb=0), _history.point(procs=4, size_kb=0)
-    assert a != b and a[0] == _history.point_id(size_kb=0, procs=2)
+    a, b = _history.point("procs=2 size_kb=0"), _history.point("procs=4 size_kb=0")
+    assert a != b and a[0] == _history._digest("procs=2", "size_kb=0")
     assert a[1] == "procs=2 size_kb=0"
     assert _history.earlier(META, [a[0], b[0]], QUIET) == [None, None]
     for k in range(3):
@@ -36,7 +53,7 @@ def test_runs_are_kept_per_point_and_read_back_newest_last(kept: Path) -> None:
 
 
 def test_only_the_window_of_recent_runs_counts(kept: Path) -> None:
-    p = _history.point(procs=2)
+    p = _history.point("procs=2")
     _history.remember(META, [p], [1.0], [0.01], QUIET)
     (path,) = kept.iterdir()
     old = json.loads(path.read_text())
@@ -51,7 +68,7 @@ def test_only_the_window_of_recent_runs_counts(kept: Path) -> None:
 
 
 def test_a_damaged_history_keeps_its_usable_runs_and_says_so(kept: Path) -> None:
-    p = _history.point(procs=2)
+    p = _history.point("procs=2")
     _history.remember(META, [p], [1.0, -1.0, float("nan")], [0.01, 0.01, 0.01], QUIET)
     (path,) = kept.iterdir()
     with open(path, "a") as f:
@@ -96,10 +113,7 @@ def test_a_machine_whose_runs_differ_widely_stops_early_with_an_honest_interval(
     # interval this run could reach, so measuring on would not help.
     point = ctxbench.lat_ctx([2], **KW)
     figure = float(point.latency_us[0])
-    ids = ctxbench.api._history_points(
-        [2], engine="process", transport="pipe", placement="single", size_kb=0,
-        parallel=1, min_time=0.002, fixed=False, record_hops=False,
-    )  # fmt: skip
+    ids = ctxbench.api.ring_points([2], **KW)
     assert ids is not None
     for factor in (0.5, 1.5, 0.7, 1.3, 1.0, 0.6, 1.4):
         f = figure * factor

@@ -20,7 +20,7 @@ import ctxbench
 from ctxbench import _history, _history_file
 
 META = {"hostname": "h", "cpu_model": "c", "kernel": "k", "ctxbench_version": "v"}
-POINT = _history.point(procs=2)
+POINT = _history.point("procs=2")
 NOBODY = 65534
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a file another's")
 

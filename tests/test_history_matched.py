@@ -17,7 +17,7 @@ from ctxbench import _core, _history
 from ctxbench.cli import main
 
 META = {"hostname": "h", "cpu_model": "c", "kernel": "k", "ctxbench_version": "v"}
-POINT = _history.point(procs=2, engine="process")
+POINT = _history.point("engine=process procs=2")
 LOADED = _history.Conditions(load=1.0)
 
 

@@ -66,7 +66,6 @@ FUNCTIONS = (
 )
 # Positional parameters that are no row of the table: an A/B run's sides.
 _SIDES = "tuple[str, Mapping[str, object]]"
-_ARRAYS = {"int": "_Ints", "float": "_Floats", "bool": "NDArray[np.bool_]"}
 _EMPTY = {"int": "np.int64", "float": "np.float64", "bool": "np.bool_"}
 
 

@@ -53,7 +53,6 @@ __all__ = [
     "PLACEMENTS",
     "COUNTERS",
     "POLICIES",
-    "INTERFERENCE",
     "CHANGES",
     "AB_STOPS",
     "__version__",
@@ -85,7 +84,6 @@ PLACEMENTS: tuple[str, ...]
 COUNTERS: tuple[str, ...]
 POLICIES: tuple[str, ...]
 # Each key of ``interference=`` and the value it takes where not given.
-INTERFERENCE: dict[str, float]
 CHANGES: tuple[str, ...]
 AB_STOPS: tuple[str, ...]
 COMPILER: str
@@ -308,6 +306,7 @@ class RingDict(TypedDict):
     dl_runtime_us: int | None
     dl_deadline_us: int | None
     dl_period_us: int | None
+    point_id: list[str]
     interference: InterferenceDict | None
 
 @type_check_only
@@ -339,6 +338,7 @@ class RingConfigDict(TypedDict):
     dl_runtime_us: int | None
     dl_deadline_us: int | None
     dl_period_us: int | None
+    point_id: list[str]
 
 @type_check_only
 class PingpongDict(TypedDict):

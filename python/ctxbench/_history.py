@@ -22,6 +22,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -105,18 +106,19 @@ def file_path(metadata: dict[str, Any]) -> Path | None:
     return where / _file.name(machine)
 
 
-def point_id(**what: object) -> str:
-    """A point's identity for history: everything that changes its expected figure."""
-    return _digest(*(f"{k}={what[k]}" for k in sorted(what)))
-
-
-def point(**what: object) -> Point:
-    """A point's id and, for ``ctxbench history``, its settings in words."""
-    words = " ".join(
-        f"{k}={what[k]}" for k in sorted(what) if what[k] is not None and what[k] is not False
-    )
+def point(identity: str) -> Point:
+    """A point's history id and, for ``ctxbench history``, its settings in words, from its
+    canonical identity (the core's ``point_id``: ``key=value`` pairs sorted by key). The id
+    is the digest of those pairs, as it was before the core wrote them."""
+    pairs = _PAIR.split(identity)
+    words = " ".join(p for p in pairs if not p.endswith(("=None", "=False")))
     label = words if len(words) <= MAX_LABEL else words[: MAX_LABEL - 3] + "..."
-    return point_id(**what), label
+    return _digest(*pairs), label
+
+
+# Where one pair of an identity ends: a space before the next ``key=`` (a CPU list such as
+# ``placement=[0, 1]`` holds spaces of its own).
+_PAIR = re.compile(r" (?=[a-z_]+=)")
 
 
 # --- the conditions a run starts in -------------------------------------------------------

@@ -15,7 +15,7 @@ import numpy as np
 
 from ._core import CHANGES, ENGINES, RELATIONS
 from ._field import FLAG, LARGEST, Bad, Field, check_scalar
-from .schema import RING, WAKE_PERCENTILES, _float, _int
+from .schema import INTERFERENCE_ASKED, RING, WAKE_PERCENTILES, _float, _int
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,7 +81,6 @@ TABLE_COLUMNS: dict[str, Field] = {
 # Interference (``schema.RING["interference"]``) on a ring's rows: what was asked, then per
 # point the hogs', neighbour rings' and queued tasks' mean achieved duty, how many queued
 # tasks were still runnable and the thrasher's resident KiB.
-INTERFERENCE_ASKED = ("hogs", "duty", "thrash_kb", "rings", "queued")
 TABLE_COLUMNS.update(
     {
         f"interference_{k}": replace(RING["interference"].fields[k], shape=())  # type: ignore[index]

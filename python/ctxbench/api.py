@@ -182,58 +182,12 @@ lat_ctx.__signature__ = inspect.signature(ring).replace(  # type: ignore[attr-de
 
 
 def ring_points(procs: object, **asked: Any) -> list[_history.Point] | None:
-    """The run history's id and words of each point a ``ring(procs, **asked)`` measures:
-    everything that changes its expected figure, engine, transport and placement as the core
-    resolves them. None for ``procs`` that are no counts (the core names them)."""
-    cfg = _core.ring_config(procs, **asked)
-    what = {k: asked.get(k, d) for k, d in _AS_ASKED.items()}
-    return _history_points(
-        procs,
-        engine=cfg["engine"],
-        transport=cfg["transport"],
-        placement=cfg["placement"],
-        size_kb=cfg["size_kb"],
-        parallel=cfg["parallel"],
-        min_time=what["min_time"],
-        fixed=what["repetitions"] is not None,
-        record_hops=cfg["record_hops"],
-        # Another stride or observer is another measurement; defaults keep earlier ids.
-        **({"stride_bytes": cfg["stride_bytes"]} if cfg["stride_bytes"] != 8 else {}),
-        **({"counters": cfg["counters"]} if cfg["counters"] != "evidence" else {}),
-        **sched_id(cfg),
-        **_cgroups_id(cfg),
-        **_interference_id(asked.get("interference")),
-    )
-
-
-def sched_id(cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """Of a point's history id, its scheduling policy where it is not SCHED_OTHER at nice 0:
-    another policy is another measurement; runs under the default keep their earlier ids."""
-    keys = ("policy", "priority", "nice", "dl_runtime_us", "dl_deadline_us", "dl_period_us")
-    if (cfg.get("policy"), cfg.get("nice")) in (("other", 0), (None, None)):
-        return {}
-    return {k: cfg[k] for k in keys if cfg.get(k) is not None}
-
-
-def _cgroups_id(cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """Of a point's history id, its cgroups where it has any (none keeps earlier ids)."""
-    if cfg.get("cgroups", "none") == "none":
-        return {}
-    return {k: cfg[k] for k in ("cgroups", "cgroup_depth", "cgroup_weight")}
-
-
-def _interference_id(asked: Mapping[str, float] | None) -> dict[str, Any]:
-    """Of a point's history id, the neighbours asked where there are any (none keeps
-    earlier ids), as one string: "duty=0.5,hogs=2"."""
-    given = {k: float(v) for k, v in (asked or {}).items()}
-    if not any(v for k, v in given.items() if k != "duty"):
-        return {}
-    given.setdefault("duty", 1.0)
-    return {"interference": ",".join(f"{k}={v:g}" for k, v in sorted(given.items()))}
-
-
-# Of a point's history id, what is taken as the caller asked it, not as the core resolved it.
-_AS_ASKED = {"min_time": None, "repetitions": None}
+    """The run history's id and words of each point a ``ring(procs, **asked)`` measures, from
+    the point's canonical identity, which the core resolves (``point_id``). None for
+    ``procs`` that are no counts (the core names them)."""
+    if not _counts(procs):
+        return None
+    return [_history.point(identity) for identity in _core.ring_config(procs, **asked)["point_id"]]
 
 
 def _switch(name: str, value: object) -> bool:
@@ -244,20 +198,17 @@ def _switch(name: str, value: object) -> bool:
     return bool(value)
 
 
-def _history_points(procs: object, **what: object) -> list[_history.Point] | None:
-    """The history id and words of each point of a run: one per count of ``procs`` (an int
-    or a sequence of ints). None for anything else, which is left for the core to name (and
-    an iterator is never consumed here)."""
-    counts = [procs] if not isinstance(procs, (Sequence, bool)) else procs
-    if isinstance(procs, (str, bytes)):
-        return None
+def _counts(procs: object) -> bool:
+    """Whether ``procs`` is an int or a sequence of ints; anything else is left for the core
+    to name (and an iterator is never consumed here)."""
+    if isinstance(procs, (str, bytes, bool)):
+        return False
+    counts = procs if isinstance(procs, Sequence) else [procs]
     try:
-        ints = [operator.index(p) for p in counts]  # type: ignore[union-attr]
+        [operator.index(p) for p in counts]
     except TypeError:
-        return None
-    if any(isinstance(p, bool) for p in counts):  # type: ignore[union-attr]
-        return None
-    return [_history.point(procs=p, **what) for p in ints]
+        return False
+    return not any(isinstance(p, bool) for p in counts)
 
 
 def pingpong(
@@ -305,19 +256,7 @@ def pingpong(
     meta = result_metadata()
     points = None
     if _switch("history", history) and loops is None:
-        cfg = _core.pingpong_config(loops, **asked)
-        # The engine and transport the core will run: engine= names any, fibers too.
-        points = _history_points(
-            [2],
-            kind="pingpong",
-            engine=cfg["engine"],
-            transport=cfg["transport"],
-            placement=cfg["placement"],
-            min_time=min_time,
-            **({"counters": counters} if counters != "evidence" else {}),
-            **sched_id(cfg),
-            **_cgroups_id(cfg),
-        )
+        points = [_history.point(i) for i in _core.pingpong_config(loops, **asked)["point_id"]]
     with measuring():
         now = _history.conditions() if points else None
         earlier = _history.earlier(meta, [p for p, _ in points], now) if points and now else None

@@ -16,9 +16,9 @@ import numpy as np
 
 from . import _core, report
 from ._format import us
-from ._table_schema import INTERFERENCE_ASKED, POINT_KEY, POINT_SUMMARY, TABLE_REQUIRED
+from ._table_schema import POINT_KEY, POINT_SUMMARY, TABLE_REQUIRED
 from .metadata import COMPARED, FLEET_FIELDS, column_value
-from .schema import CONFIG, RING
+from .schema import CONFIG, INTERFERENCE_ASKED, RING
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -151,8 +151,8 @@ def _ring_columns(r: Any) -> dict[str, Any]:
 def _interference_columns(asked: Any, point: np.ndarray) -> dict[str, Any]:
     """The neighbours asked, repeated on every row, and what they achieved per point: the
     hogs', neighbour rings' and queued tasks' mean duty, how many queued tasks were still
-    runnable, the thrasher's resident KiB (``INTERFERENCE``). A file from before queued
-    tasks asked none."""
+    runnable, the thrasher's resident KiB (``schema.INTERFERENCE_ASKED``). A file from
+    before queued tasks asked none."""
     if not asked:
         return {}
     points = len(asked["span_s"])

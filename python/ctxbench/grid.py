@@ -56,7 +56,7 @@ from .files import (
 )
 from .frame import concat, require
 from .record import check_arrived, withhold_hostname
-from .schema import CONFIG, RING
+from .schema import CONFIG, INTERFERENCE_ASKED, RING
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -79,8 +79,7 @@ class GridPoint:
 
     def key(self, machine: str | None) -> Key:
         """The point's key when measured on ``machine``."""
-        asked = {"interference": self.kwargs.get("interference")}
-        return point_key({**self.config, **asked, "procs": self.procs}, machine)
+        return point_key({**self.config, "procs": self.procs}, machine)
 
     def label(self) -> str:
         c = self.config
@@ -236,19 +235,15 @@ def point_key(values: Mapping[str, Any], machine: str | None) -> Key:
 
 
 def interference_key(values: Mapping[str, Any]) -> tuple[float, ...] | None:
-    """Of a point's key, the neighbours asked (``_core.INTERFERENCE``'s keys, defaults filled
-    in) from a record's or a call's ``interference`` or a table row's ``interference_*``
-    columns; None where there are none, as for points measured before it existed."""
-    given = values.get("interference")
-    if not isinstance(given, Mapping):
-        given = {k: values.get(f"interference_{k}") for k in _core.INTERFERENCE}
-    asked = {
-        k: default if _missing(given.get(k)) else float(given[k])
-        for k, default in _core.INTERFERENCE.items()
-    }
-    if not any(v for k, v in asked.items() if k != "duty"):
+    """Of a point's key, the neighbours asked, as the core resolved them: a record's or a
+    configuration's ``interference`` (null where none), or a table row's ``interference_*``
+    columns (empty where none)."""
+    asked = values.get("interference")
+    if not isinstance(asked, Mapping):
+        asked = {k: values.get(f"interference_{k}") for k in INTERFERENCE_ASKED}
+    if all(_missing(asked.get(k)) for k in INTERFERENCE_ASKED):
         return None
-    return tuple(float(f"{v:.12g}") for v in asked.values())
+    return tuple(float(f"{float(asked.get(k) or 0):.12g}") for k in INTERFERENCE_ASKED)
 
 
 def arrived(rec: Any, point: GridPoint, machine: str) -> dict[str, Any]:

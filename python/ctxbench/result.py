@@ -105,6 +105,7 @@ class RingResult:
     dl_runtime_us: int | None = None
     dl_deadline_us: int | None = None
     dl_period_us: int | None = None
+    point_id: list[str] = field(default_factory=list)
     interference: dict[str, Any] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`

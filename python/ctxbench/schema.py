@@ -229,6 +229,9 @@ RING: dict[str, Field] = {
     **_sched(config=True),
     # The neighbours asked (``interference=``) and what they achieved per point; null where
     # none ran (files from before it lack it).
+    # Each point's canonical identity (``key=value`` pairs, the core's): what the run
+    # history, a sweep's out file and a store key a point by. Files from before lack it.
+    "point_id": Field("str", (P,), required=False, config=True, column=True),
     "interference": Field(
         "dict",
         nullable=True,
@@ -432,8 +435,17 @@ RECORDS: dict[str, dict[str, Field]] = {
 }
 
 
-# What the caller asked of a ring (``config=True``), in declaration order.
-CONFIG: tuple[str, ...] = tuple(name for name, spec in RING.items() if spec.config)
+# What the caller asked of a ring (``config=True``), in declaration order, one value each
+# (a point's canonical ``point_id`` is one per point).
+CONFIG: tuple[str, ...] = tuple(
+    name for name, spec in RING.items() if spec.config and not spec.shape
+)
+# The neighbours asked (``interference=``), as the core resolves every key of them.
+INTERFERENCE_ASKED: tuple[str, ...] = tuple(
+    k
+    for k, spec in RING["interference"].fields.items()  # type: ignore[union-attr]
+    if not spec.shape
+)
 
 # lmbench's lat_ctx text: a title '"size=<KiB>k ovr=<µs>' and lines '<procs> <µs per switch>'.
 XGRAPH: dict[str, Field] = {

@@ -20,13 +20,13 @@ pub use numa::Placed;
 pub use plan::{class_of, classes, plan, Class, Planned};
 pub use skew::OffsetBound;
 
-use crate::config::{Config, PASSES, PER_CLASS};
+use crate::config::Config;
 use crate::engine::{Engine, Interrupt};
 use crate::error::{Error, Result};
 use crate::hops::{self, Lane};
 use crate::placement::Placement;
 use crate::result::{summarize, RingSummary};
-use crate::run as whole;
+use crate::ring as whole;
 use crate::topology::Topology;
 use std::time::Instant;
 
@@ -68,6 +68,13 @@ impl Memory {
                 format!("unknown placement {name:?}; expected {}", Self::NAMES),
             )),
         }
+    }
+
+    /// Node `id`'s memory.
+    pub fn of_node(id: i64) -> Result<Self> {
+        usize::try_from(id)
+            .map(Memory::Node)
+            .map_err(|_| Error::invalid("memory_node", format!("node ids are >= 0, got {id}")))
     }
 
     pub fn name(self) -> String {
@@ -195,7 +202,8 @@ fn chosen_cpus(topo: &Topology, cpus: Option<&[usize]>) -> Result<Vec<usize>> {
     Ok(seen)
 }
 
-/// Everything about `cfg` that can be wrong, checked before the first cell; returns the CPUs.
+/// Everything about `cfg` that this host can refuse, checked before the first cell (the
+/// request checked each value's range); returns the CPUs.
 pub fn validate(topo: &Topology, cfg: &MatrixConfig) -> Result<Vec<usize>> {
     let engine = cfg.ring.engine;
     check_engine(engine)?;
@@ -216,11 +224,6 @@ pub fn validate(topo: &Topology, cfg: &MatrixConfig) -> Result<Vec<usize>> {
             ),
         ));
     }
-    cell_config(&cfg.ring, cpus[0], cpus[0]).validate()?;
-    if let Some(k) = cfg.per_class {
-        PER_CLASS.check(k as u64)?;
-    }
-    PASSES.check(cfg.passes as u64)?;
     cfg.memory.validate(topo)?;
     Ok(cpus)
 }

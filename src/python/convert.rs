@@ -180,7 +180,7 @@ pub fn items<'py>(
     Ok(out)
 }
 
-/// A sequence of ints, at most `max` (one more is read, and refused by name).
+/// A sequence of ints, at most `max` + 1 read: the request refuses one past its most by name.
 fn ints(
     obj: &Bound<'_, PyAny>,
     name: &'static str,
@@ -188,19 +188,7 @@ fn ints(
     max: usize,
     kind: Kind,
 ) -> PyResult<Value> {
-    let listed = items(obj, name, expected, max)?;
-    if listed.len() > max {
-        let what = match kind {
-            Kind::Counts => format!("names more than {max} process counts"),
-            Kind::Cpus => format!("lists more than {max} CPU ids, each CPU once at most"),
-            Kind::Placement => {
-                format!("lists more than {max} CPU ids, one per participant at most")
-            }
-            _ => format!("lists more than {max} sizes"),
-        };
-        return Err(PyValueError::new_err(format!("{name}: {what}")));
-    }
-    listed
+    items(obj, name, expected, max)?
         .iter()
         .map(|item| int(item, name, kind))
         .collect::<PyResult<Vec<i64>>>()

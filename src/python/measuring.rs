@@ -80,7 +80,7 @@ fn ring<'py>(
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let cfg = ring_request(procs, kwargs)?;
-    let points = measure(py, None, |interrupt, _| crate::run::run(&cfg, interrupt))?;
+    let points = measure(py, None, |interrupt, _| core::run(&cfg, interrupt))?;
     record(py, &RingRecord::new(&cfg, summarize(&cfg, &points)))
 }
 
@@ -122,7 +122,7 @@ fn pingpong<'py>(
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let cfg = pingpong_request(loops, kwargs)?;
-    let mut points = measure(py, None, |interrupt, _| crate::run::run(&cfg, interrupt))?;
+    let mut points = measure(py, None, |interrupt, _| core::run(&cfg, interrupt))?;
     let p = result::pingpong(&cfg, &points.remove(0));
     record(py, &PingpongRecord::new(&cfg, p))
 }

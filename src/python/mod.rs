@@ -194,16 +194,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "POLICIES",
         PyTuple::new(m.py(), crate::sched::Policy::NAMES)?,
     )?;
-    // Each key of `interference=` with the value it takes where not given.
-    let interference = PyDict::new(m.py());
-    for key in crate::interference::KEYS {
-        let default = match key {
-            "duty" => crate::interference::DEFAULT_DUTY,
-            _ => 0.0,
-        };
-        interference.set_item(key, default)?;
-    }
-    m.add("INTERFERENCE", interference)?;
     m.add("CHANGES", PyTuple::new(m.py(), verdict::Change::NAMES)?)?;
     m.add("AB_STOPS", PyTuple::new(m.py(), crate::ab::Stopped::NAMES)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

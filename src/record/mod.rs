@@ -50,6 +50,34 @@ pub struct RingConfigRecord {
     pub cgroups: &'static str,
     pub cgroup_depth: Option<usize>,
     pub cgroup_weight: Option<u64>,
+    /// The neighbours asked, every key resolved; left out where none (a ring's record says
+    /// them with what they achieved, in its own `interference`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interference: Option<InterferenceAsked>,
+    /// Each participant count's canonical identity (`point::identities`).
+    pub point_id: Vec<String>,
+}
+
+/// The neighbours a ring asked for, as `interference::Interference` resolved them.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct InterferenceAsked {
+    pub hogs: usize,
+    pub duty: f64,
+    pub thrash_kb: usize,
+    pub rings: usize,
+    pub queued: usize,
+}
+
+impl From<crate::interference::Interference> for InterferenceAsked {
+    fn from(i: crate::interference::Interference) -> Self {
+        InterferenceAsked {
+            hogs: i.hogs,
+            duty: i.duty,
+            thrash_kb: i.thrash_kb,
+            rings: i.rings,
+            queued: i.queued,
+        }
+    }
 }
 
 /// The scheduling policy every task of a run had: as read back after a run, as asked (or,
@@ -98,6 +126,7 @@ impl From<&Config> for RingConfigRecord {
             rule.map(|r| r.max_time),
             rule.map(|r| r.max_repetitions),
         );
+        let sched = SchedRecord::asked(cfg);
         RingConfigRecord {
             engine: cfg.engine.name(),
             transport: cfg.transport.name(),
@@ -115,10 +144,12 @@ impl From<&Config> for RingConfigRecord {
             timeout: cfg.timeout,
             record_hops: cfg.record_hops,
             counters: cfg.observer.as_str(),
-            sched: SchedRecord::asked(cfg),
+            point_id: point::identities(cfg, &sched),
+            sched,
             cgroups: cfg.cgroups.as_ref().map_or("none", |c| c.layout()),
             cgroup_depth: cfg.cgroups.as_ref().map(|c| c.depth),
             cgroup_weight: cfg.cgroups.as_ref().and_then(|c| c.weight),
+            interference: cfg.interference.map(Into::into),
         }
     }
 }
@@ -311,11 +342,8 @@ pub struct RingRecord {
 /// runnable at its end (the fewest over the point's instances).
 #[derive(Debug, Clone, Serialize)]
 pub struct InterferenceRecord {
-    pub hogs: usize,
-    pub duty: f64,
-    pub thrash_kb: usize,
-    pub rings: usize,
-    pub queued: usize,
+    #[serde(flatten)]
+    pub asked: InterferenceAsked,
     pub span_s: Vec<f64>,
     pub hog_duty: Vec<Vec<f64>>,
     pub thrash_duty: Vec<f64>,
@@ -341,11 +369,7 @@ impl InterferenceRecord {
                 .collect()
         };
         Some(InterferenceRecord {
-            hogs: asked.hogs,
-            duty: asked.duty,
-            thrash_kb: asked.thrash_kb,
-            rings: asked.rings,
-            queued: asked.queued,
+            asked: asked.into(),
             span_s: each(&|a| a.span_s),
             hog_duty: lists(&|a| a.hog_duty.clone()),
             thrash_duty: each(&|a| a.thrash_duty.unwrap_or(f64::NAN)),
@@ -387,6 +411,8 @@ impl RingRecord {
         if let Some(seen) = s.sched {
             config.sched = seen.into();
         }
+        // Said with what the neighbours achieved, in the record's own `interference`.
+        config.interference = None;
         RingRecord {
             cgroup_hierarchy: cgroup_hierarchy(cfg),
             interference: InterferenceRecord::new(cfg, &s.interference),
@@ -520,6 +546,7 @@ impl PingpongRecord {
 mod ab;
 mod cache;
 mod matrix;
+mod point;
 
 pub use ab::AbRecord;
 pub use cache::{CacheRecord, IndirectRecord};

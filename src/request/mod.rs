@@ -1,8 +1,10 @@
 //! What a caller asks of a measurement — a ring, a ping-pong, the CPU matrix, a cache sweep,
-//! an A/B pair — as values of the parameters `params::PARAMS` declares, checked as they are
-//! given; `resolve` turns a request into what the core runs, with every default and every
-//! mode decision made there, once. Front doors (the Python binding, and through it the API
-//! and the CLI) only convert their arguments into a `Request` and its result back.
+//! an A/B pair — as values of the parameters `params::PARAMS` declares, each parsed once, as
+//! it is given, into its domain type (`Parsed`: an `Engine`, a `Policy`, an `Interference`,
+//! a count within its limit); `resolve` turns a request into what the core runs, with every
+//! default and every mode decision made there, once. Front doors (the Python binding, and
+//! through it the API and the CLI) only convert their arguments into a `Request` and its
+//! result back.
 
 pub mod params;
 mod resolve;
@@ -10,10 +12,17 @@ mod resolve;
 pub use params::{Door, Fallback, Kind, Names, Param, PARAMS};
 pub use resolve::{AbRequest, CacheRequest};
 
+use crate::config;
+use crate::engine::{Engine, TransportKind};
 use crate::error::{Error, Result};
+use crate::interference::Interference;
+use crate::matrix::Memory;
+use crate::observer::Observer;
+use crate::placement::{Named, Placement};
+use crate::sched::Policy;
 use crate::stats::EarlierRun;
 
-/// A value a caller gave, before its parameter's kind is applied.
+/// A value as a front door gives it, before its parameter's kind parses it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     None,
@@ -26,6 +35,32 @@ pub enum Value {
     Runs(Vec<Option<Vec<EarlierRun>>>),
     /// Named numbers, in the order given.
     Pairs(Vec<(String, f64)>),
+}
+
+/// A value parsed by its parameter's kind: the domain type, in its range.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Parsed {
+    Switch(bool),
+    /// A count within its limit.
+    Count(usize),
+    /// A signed number within its limit, or a CPU id.
+    Int(i64),
+    Real(f64),
+    /// Counts, sizes or CPU ids, each within its limit.
+    Counts(Vec<usize>),
+    Engine(Engine),
+    Transport(TransportKind),
+    Preset(Preset),
+    Observer(Observer),
+    Policy(Policy),
+    /// Cgroups: each participant in a leaf of its own (`split`), or all in one.
+    Split(bool),
+    /// Where the participants run (`cpu` joins it as the request resolves).
+    Placement(Placement),
+    Memory(Memory),
+    Runs(Vec<Option<Vec<EarlierRun>>>),
+    /// The neighbours asked; None where none (an empty dict starts none either).
+    Interference(Option<Interference>),
 }
 
 /// How long a point may measure and how precise it must be, by name, the same for every
@@ -68,20 +103,13 @@ impl Preset {
             Preset::Rigorous => 2.0,
         }
     }
-
-    fn parse(name: &str) -> Self {
-        Self::ALL
-            .into_iter()
-            .find(|p| p.name() == name)
-            .expect("checked against the table's names")
-    }
 }
 
-/// The values given for one measurement, each checked against its parameter.
+/// The values given for one measurement, each parsed by its parameter.
 #[derive(Debug, Clone)]
 pub struct Request {
     door: Door,
-    given: Vec<(&'static Param, Value)>,
+    given: Vec<(&'static Param, Parsed)>,
 }
 
 impl Request {
@@ -105,159 +133,175 @@ impl Request {
                 "{door}() got an unexpected keyword argument {name:?}"
             ))
         })?;
-        check(param, &value)?;
         self.given.retain(|(p, _)| p.name != name);
-        self.given.push((param, value));
+        if let Some(parsed) = parse(param, value)? {
+            self.given.push((param, parsed));
+        }
         Ok(self)
     }
 
-    /// The value of `name`: as given, else its default (`Value::None` where that is derived
-    /// or none).
-    fn value(&self, name: &str) -> Value {
+    /// The value of `name`: as given, else its default parsed as a given one is (None where
+    /// the default is derived or none).
+    fn get(&self, name: &str) -> Result<Option<Parsed>> {
         if let Some((_, v)) = self.given.iter().find(|(p, _)| p.name == name) {
-            return v.clone();
+            return Ok(Some(v.clone()));
         }
-        let param = params::find(self.door, name)
-            .unwrap_or_else(|| panic!("{} takes no parameter {name}", self.door.name()));
-        match param.default {
+        let Some(param) = params::find(self.door, name) else {
+            return Ok(None);
+        };
+        let default = match param.default {
             Fallback::Int(i) => Value::Int(i),
             Fallback::Real(x) => Value::Real(x),
             Fallback::Switch(b) => Value::Switch(b),
             Fallback::Name(n) => Value::Name(n.into()),
-            Fallback::None | Fallback::Derived(_) => Value::None,
+            Fallback::None | Fallback::Derived(_) => return Ok(None),
+        };
+        parse(param, default)
+    }
+
+    /// The value of `name`, which the table defaults: an error naming it where it does not.
+    fn required(&self, name: &str) -> Result<Parsed> {
+        self.get(name)?
+            .ok_or_else(|| Error::unexpected(format!("missing required argument: {name}")))
+    }
+
+    fn count(&self, name: &str) -> Result<usize> {
+        match self.required(name)? {
+            Parsed::Count(n) => Ok(n),
+            other => Err(mistyped(name, &other)),
         }
     }
 
-    /// A count given or defaulted by the table.
-    fn count(&self, name: &str) -> usize {
-        self.maybe_count(name)
-            .unwrap_or_else(|| panic!("the table gives {name} no default"))
-    }
-
-    fn maybe_count(&self, name: &str) -> Option<usize> {
-        match self.value(name) {
-            Value::Int(i) => Some(i as usize),
-            _ => None,
+    fn maybe_count(&self, name: &str) -> Result<Option<usize>> {
+        match self.get(name)? {
+            Some(Parsed::Count(n)) => Ok(Some(n)),
+            None => Ok(None),
+            Some(other) => Err(mistyped(name, &other)),
         }
     }
 
-    /// A number given or defaulted by the table.
-    fn real(&self, name: &str) -> f64 {
-        self.maybe_real(name)
-            .unwrap_or_else(|| panic!("the table gives {name} no default"))
-    }
-
-    fn maybe_real(&self, name: &str) -> Option<f64> {
-        match self.value(name) {
-            Value::Real(x) => Some(x),
-            Value::Int(i) => Some(i as f64),
-            _ => None,
+    fn int(&self, name: &str) -> Result<Option<i64>> {
+        match self.get(name)? {
+            Some(Parsed::Int(i)) => Ok(Some(i)),
+            Some(Parsed::Count(n)) => Ok(Some(n as i64)),
+            None => Ok(None),
+            Some(other) => Err(mistyped(name, &other)),
         }
     }
 
-    fn switch(&self, name: &str) -> bool {
-        matches!(self.value(name), Value::Switch(true))
+    fn real(&self, name: &str) -> Result<f64> {
+        self.maybe_real(name)?
+            .ok_or_else(|| Error::unexpected(format!("missing required argument: {name}")))
     }
 
-    fn name(&self, name: &str) -> Option<String> {
-        match self.value(name) {
-            Value::Name(n) => Some(n),
-            _ => None,
+    fn maybe_real(&self, name: &str) -> Result<Option<f64>> {
+        match self.get(name)? {
+            Some(Parsed::Real(x)) => Ok(Some(x)),
+            None => Ok(None),
+            Some(other) => Err(mistyped(name, &other)),
         }
     }
 
-    fn ints(&self, name: &str) -> Option<Vec<i64>> {
-        match self.value(name) {
-            Value::Ints(v) => Some(v),
-            Value::Int(i) => Some(vec![i]),
-            _ => None,
-        }
+    fn switch(&self, name: &str) -> Result<bool> {
+        Ok(matches!(self.get(name)?, Some(Parsed::Switch(true))))
     }
 
-    fn pairs(&self, name: &str) -> Option<Vec<(String, f64)>> {
-        match self.value(name) {
-            Value::Pairs(p) => Some(p),
-            _ => None,
+    fn counts(&self, name: &str) -> Result<Option<Vec<usize>>> {
+        match self.get(name)? {
+            Some(Parsed::Counts(v)) => Ok(Some(v)),
+            None => Ok(None),
+            Some(other) => Err(mistyped(name, &other)),
         }
-    }
-
-    fn runs(&self, name: &str) -> Vec<Option<Vec<EarlierRun>>> {
-        match self.value(name) {
-            Value::Runs(v) => v,
-            _ => Vec::new(),
-        }
-    }
-
-    /// The preset whose precision and time cap apply where the caller named none.
-    fn preset(&self) -> Preset {
-        Preset::parse(&self.name("preset").expect("the table defaults the preset"))
     }
 }
 
-/// `value` against `param`'s kind and range.
-fn check(param: &Param, value: &Value) -> Result<()> {
+/// A value the table gave a type its kind does not make: the table is wrong.
+fn mistyped(name: &str, value: &Parsed) -> Error {
+    Error::unexpected(format!("{name}: the table's kind gave {value:?}"))
+}
+
+/// `value` parsed by `param`'s kind, each number checked against its limit once: None where
+/// it is None and the kind takes None; a `TypeError` where the kind takes no such value.
+fn parse(param: &Param, value: Value) -> Result<Option<Parsed>> {
     let name = param.name;
-    let wrong = || {
+    let wrong = |value: &Value| {
         Error::unexpected(format!(
             "{name}: expected {}, got {}",
             expected(param.kind),
             describe(value)
         ))
     };
-    match (param.kind, value) {
-        (kind, Value::None) if optional(kind) => Ok(()),
-        (Kind::Counts, Value::Int(i)) => config::PROCS.count(*i).map(drop),
-        (Kind::Counts, Value::Ints(v)) => counts(v),
-        (Kind::Count(l) | Kind::OptCount(l), Value::Int(i)) => l.count(*i).map(drop),
-        (Kind::OptInt(l), Value::Int(i)) => l.check(*i).map(drop),
-        (Kind::Stride, Value::Int(i)) => crate::workload::check_stride(*i).map(drop),
-        (Kind::Real(l) | Kind::OptReal(l), Value::Real(x)) => l.check(*x).map(drop),
-        (Kind::Real(l) | Kind::OptReal(l), Value::Int(i)) => l.check(*i as f64).map(drop),
-        (Kind::Switch, Value::Switch(_)) => Ok(()),
-        (Kind::Choice(names) | Kind::OptChoice(names), Value::Name(n)) => one_of(name, names, n),
-        (Kind::Placement, Value::Name(_) | Value::Ints(_)) => Ok(()),
-        (Kind::Cpu, Value::Int(_)) | (Kind::Cpus, Value::Ints(_)) => Ok(()),
-        (Kind::Sizes, Value::Ints(v)) => v
-            .iter()
-            .try_for_each(|&kb| config::SIZE_KB.count(kb).map(drop)),
-        (Kind::Memory, Value::Int(_) | Value::Name(_)) => Ok(()),
-        (Kind::History, Value::Runs(_)) => Ok(()),
-        (Kind::Interference, Value::Pairs(p)) => {
-            crate::interference::Interference::from_pairs(p).map(drop)
+    let parsed = match (param.kind, value) {
+        (kind, Value::None) if optional(kind) => return Ok(None),
+        (Kind::Counts, Value::Int(i)) => Parsed::Counts(vec![config::PROCS.count(i)?]),
+        (Kind::Counts, Value::Ints(v)) => Parsed::Counts(config::procs(&v)?),
+        (Kind::Count(l) | Kind::OptCount(l), Value::Int(i)) => Parsed::Count(l.count(i)?),
+        (Kind::OptInt(l), Value::Int(i)) => Parsed::Int(l.check(i)?),
+        (Kind::Stride, Value::Int(i)) => Parsed::Count(crate::workload::check_stride(i)?),
+        (Kind::Real(l) | Kind::OptReal(l), Value::Real(x)) => Parsed::Real(l.check(x)?),
+        (Kind::Real(l) | Kind::OptReal(l), Value::Int(i)) => Parsed::Real(l.check(i as f64)?),
+        (Kind::Switch, Value::Switch(b)) => Parsed::Switch(b),
+        (Kind::Choice(names) | Kind::OptChoice(names), Value::Name(n)) => names.parse(&n)?,
+        (Kind::Placement, Value::Name(n)) => {
+            Parsed::Placement(Placement::parse(Named::Policy(&n))?)
         }
-        _ => Err(wrong()),
+        (Kind::Placement, Value::Ints(ids)) if ids.len() > config::MAX_PROCS => {
+            return Err(Error::invalid(
+                "placement",
+                format!(
+                    "lists more than {} CPU ids, one per participant at most",
+                    config::MAX_PROCS
+                ),
+            ))
+        }
+        (Kind::Placement, Value::Ints(ids)) => {
+            Parsed::Placement(Placement::parse(Named::Cpus(&ids))?)
+        }
+        (Kind::Cpu, Value::Int(i)) => Parsed::Int(i),
+        (Kind::Cpus, Value::Ints(v)) => Parsed::Counts(config::cpu_ids(name, &v)?),
+        (Kind::Sizes, Value::Ints(v)) => Parsed::Counts(config::sizes(&v)?),
+        (Kind::Memory, Value::Name(n)) => Parsed::Memory(Memory::parse(&n)?),
+        (Kind::Memory, Value::Int(n)) => Parsed::Memory(Memory::of_node(n)?),
+        (Kind::History, Value::Runs(r)) => Parsed::Runs(r),
+        (Kind::Interference, Value::Pairs(p)) => {
+            let asked = Interference::from_pairs(&p)?;
+            Parsed::Interference((!asked.is_empty()).then_some(asked))
+        }
+        (_, value) => return Err(wrong(&value)),
+    };
+    Ok(Some(parsed))
+}
+
+impl Names {
+    /// `name` as the domain type these names are of; the type's own error where it is none.
+    fn parse(self, name: &str) -> Result<Parsed> {
+        Ok(match self {
+            Names::Engines => Parsed::Engine(Engine::parse(name)?),
+            Names::Transports => Parsed::Transport(TransportKind::parse(name)?),
+            Names::Presets => Parsed::Preset(
+                Preset::ALL
+                    .into_iter()
+                    .find(|p| p.name() == name)
+                    .ok_or_else(|| unknown("preset", name, self))?,
+            ),
+            Names::Counters => Parsed::Observer(Observer::parse(name)?),
+            Names::Policies => Parsed::Policy(Policy::parse(name)?),
+            Names::Cgroups => match crate::cgroups::NAMES.iter().position(|&n| n == name) {
+                Some(k) => Parsed::Split(k == 1),
+                None => return Err(unknown("cgroups", name, self)),
+            },
+        })
     }
 }
 
-use crate::config;
-
-fn counts(v: &[i64]) -> Result<()> {
-    if v.is_empty() {
-        return Err(Error::invalid(
-            "procs",
-            "must name at least one process count",
-        ));
-    }
-    if v.len() > config::MAX_POINTS {
-        let most = config::MAX_POINTS;
-        return Err(Error::invalid(
-            "procs",
-            format!("names more than {most} process counts"),
-        ));
-    }
-    v.iter().try_for_each(|&p| config::PROCS.count(p).map(drop))
-}
-
-fn one_of(param: &'static str, names: Names, name: &str) -> Result<()> {
-    let known = names.names();
-    if known.contains(&name) {
-        Ok(())
-    } else {
-        Err(Error::invalid(
-            param,
-            format!("unknown {param} {name:?}; expected one of {known:?}"),
-        ))
-    }
+fn unknown(param: &'static str, name: &str, names: Names) -> Error {
+    Error::invalid(
+        param,
+        format!(
+            "unknown {param} {name:?}; expected one of {:?}",
+            names.names()
+        ),
+    )
 }
 
 fn optional(kind: Kind) -> bool {
@@ -297,7 +341,7 @@ pub fn expected(kind: Kind) -> String {
         Kind::Cpu => or_none("a CPU id"),
         Kind::Cpus => or_none("a sequence of CPU ids"),
         Kind::Sizes => or_none("a sequence of sizes in KiB"),
-        Kind::Memory => crate::matrix::Memory::NAMES.into(),
+        Kind::Memory => Memory::NAMES.into(),
         Kind::History => "earlier runs of each point, or None".into(),
         Kind::Interference => format!(
             "a dict of some of {:?} to numbers, or None",

@@ -505,7 +505,7 @@ pub const PARAMS: &[Param] = &[
     ),
     param!(
         "stream_kb",
-        Kind::Count(config::SIZE_KB),
+        Kind::Count(crate::cache::STREAM_KB),
         Fallback::Derived("4 x the largest cache, 64 MiB at least"),
         &[Door::Cache],
         ["--stream-kb"],

@@ -3,7 +3,7 @@
 //! length, ping-pong's engine) and every mode decision (a fixed count or precision mode,
 //! perf's fixed loop) is made here, once, for every front door.
 
-use super::{params, Door, Preset, Request, Value};
+use super::{params, Door, Parsed, Preset, Request};
 use crate::ab;
 use crate::cgroups::Cgroups;
 use crate::config::{Config, Plan};
@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::interference::Interference;
 use crate::matrix::{MatrixConfig, Memory};
 use crate::observer::Observer;
-use crate::placement::{Named, Placement};
+use crate::placement::Placement;
 use crate::ring;
 use crate::sched::{Policy, Sched};
 use crate::stats;
@@ -41,37 +41,45 @@ pub struct AbRequest {
 }
 
 impl Request {
-    fn expect(&self, door: Door) {
-        assert_eq!(self.door, door, "a {} request", self.door.name());
+    /// This request is of `door`: an error naming both where it is not.
+    fn expect(&self, door: Door) -> Result<()> {
+        if self.door == door {
+            return Ok(());
+        }
+        Err(Error::unexpected(format!(
+            "a {} request resolved as a {}",
+            self.door.name(),
+            door.name()
+        )))
     }
 
     /// What a ring of `Door::Ring` runs.
     pub fn ring(&self) -> Result<Config> {
-        self.expect(Door::Ring);
+        self.expect(Door::Ring)?;
         let (engine, transport) = self.engine_transport(None)?;
         let procs = self.procs()?;
         let run_levels = self
-            .runs("history")
+            .runs()?
             .iter()
             .map(|runs| runs.as_deref().and_then(stats::run_level))
             .collect();
         let cfg = Config {
             engine,
             transport,
-            size_kb: self.count("size_kb"),
-            stride_bytes: self.count("stride_bytes"),
-            warmup: self.count("warmup"),
-            parallel: self.count("parallel"),
+            size_kb: self.count("size_kb")?,
+            stride_bytes: self.count("stride_bytes")?,
+            warmup: self.count("warmup")?,
+            parallel: self.count("parallel")?,
             placement: self.placement()?,
-            timeout: self.timeout(),
+            timeout: self.real("timeout")?,
             plan: Plan::Calibrated { overhead: true },
-            record_hops: self.switch("record_hops"),
+            record_hops: self.switch("record_hops")?,
             run_levels,
-            observer: self.observer(),
+            observer: self.observer()?,
             sched: self.sched()?,
             cgroups: self.cgroups()?,
             interference: self.interference()?,
-            ..self.stopping(Config::lat_ctx(procs))
+            ..self.stopping(Config::lat_ctx(procs))?
         };
         cfg.validate()?;
         Ok(cfg)
@@ -79,39 +87,42 @@ impl Request {
 
     /// What a ping-pong runs: two participants, perf's fixed loop where `loops` is given.
     pub fn pingpong(&self) -> Result<Config> {
-        self.expect(Door::Pingpong);
+        self.expect(Door::Pingpong)?;
         // perf's -T is the thread engine; any engine can be named, fibers too.
-        let threads = self.switch("threads");
-        let engine = match (self.name("engine"), threads) {
-            (None, true) => "thread".to_string(),
-            (None, false) => "process".to_string(),
-            (Some(name), false) => name,
-            (Some(name), true) if name == "thread" => name,
-            (Some(name), true) => {
+        let threads = self.switch("threads")?;
+        let engine = match (self.engine()?, threads) {
+            (None, true) => Engine::Thread,
+            (None, false) => Engine::Process,
+            (Some(engine), false) => engine,
+            (Some(Engine::Thread), true) => Engine::Thread,
+            (Some(engine), true) => {
                 return Err(Error::invalid(
                     "threads",
-                    format!("True means engine=\"thread\", but engine={name:?} was named"),
+                    format!(
+                        "True means engine=\"thread\", but engine={:?} was named",
+                        engine.name()
+                    ),
                 ))
             }
         };
-        let (engine, transport) = self.engine_transport(Some(&engine))?;
-        let stopping = self.stopping(Config::lat_ctx(vec![2]));
+        let (engine, transport) = self.engine_transport(Some(engine))?;
+        let stopping = self.stopping(Config::lat_ctx(vec![2]))?;
         let cfg = ring::pingpong_config(
             engine,
             transport,
             self.placement()?,
-            self.maybe_count("loops").map(|n| n as u64),
+            self.maybe_count("loops")?.map(|n| n as u64),
             stopping.stop,
             Some(stopping.min_time),
-            self.timeout(),
+            self.real("timeout")?,
         )?;
-        let run_levels = match self.runs("history").into_iter().next() {
+        let run_levels = match self.runs()?.into_iter().next() {
             Some(runs) => vec![runs.as_deref().and_then(stats::run_level)],
             None => Vec::new(),
         };
         let cfg = Config {
             run_levels,
-            observer: self.observer(),
+            observer: self.observer()?,
             sched: self.sched()?,
             cgroups: self.cgroups()?,
             ..cfg
@@ -122,30 +133,26 @@ impl Request {
 
     /// What the CPU matrix runs: each cell a ring of two on its pair of CPUs.
     pub fn matrix(&self) -> Result<MatrixConfig> {
-        self.expect(Door::Matrix);
-        let engine = Engine::parse(&self.name("engine").expect("the table defaults the engine"))?;
-        crate::matrix::check_engine(engine)?;
+        self.expect(Door::Matrix)?;
+        if let Some(engine) = self.engine()? {
+            crate::matrix::check_engine(engine)?;
+        }
         let (engine, transport) = self.engine_transport(None)?;
-        let cpus = self
-            .ints("cpus")
-            .map(|ids| cpu_ids("cpus", &ids))
-            .transpose()?;
-        let memory = match self.value("memory_node") {
-            Value::Name(name) => Memory::parse(&name)?,
-            Value::Int(n) => Memory::Node(node_id(n)?),
+        let memory = match self.get("memory_node")? {
+            Some(Parsed::Memory(m)) => m,
             _ => Memory::Auto,
         };
         let ring = Config {
             engine,
             transport,
-            size_kb: self.count("size_kb"),
-            stride_bytes: self.count("stride_bytes"),
-            warmup: self.count("warmup"),
-            timeout: self.timeout(),
-            record_hops: self.switch("record_hops"),
-            observer: self.observer(),
+            size_kb: self.count("size_kb")?,
+            stride_bytes: self.count("stride_bytes")?,
+            warmup: self.count("warmup")?,
+            timeout: self.real("timeout")?,
+            record_hops: self.switch("record_hops")?,
+            observer: self.observer()?,
             sched: self.sched()?,
-            ..self.stopping(Config::lat_ctx(vec![2]))
+            ..self.stopping(Config::lat_ctx(vec![2]))?
         };
         ring.validate()?;
         if ring.sched.is_some_and(|s| s.policy == Policy::Deadline) {
@@ -156,50 +163,45 @@ impl Request {
             ));
         }
         Ok(MatrixConfig {
-            cpus,
+            cpus: self.counts("cpus")?,
             ring,
-            per_class: self.maybe_count("per_class"),
-            passes: self.count("passes"),
+            per_class: self.maybe_count("per_class")?,
+            passes: self.count("passes")?,
             memory,
         })
     }
 
     /// What a cache sweep runs.
     pub fn cache(&self) -> Result<CacheRequest> {
-        self.expect(Door::Cache);
+        self.expect(Door::Cache)?;
         let (engine, transport) = self.engine_transport(None)?;
         let base = Config {
             engine,
             transport,
-            stride_bytes: self.count("stride_bytes"),
+            stride_bytes: self.count("stride_bytes")?,
             placement: self.placement()?,
-            timeout: self.timeout(),
+            timeout: self.real("timeout")?,
             // Each round measures one block of every size: a fixed count of one block.
             stop: Stop::Fixed(crate::stop::BLOCK_REPETITIONS),
             min_time: self
-                .maybe_real("min_time")
+                .maybe_real("min_time")?
                 .unwrap_or(crate::stop::PRECISION_MIN_TIME),
             ..Config::lat_ctx(self.procs()?)
         };
-        let sizes_kb = self
-            .ints("sizes_kb")
-            .ok_or_else(|| {
-                Error::invalid(
-                    "sizes_kb",
-                    "the core measures the sizes it is given: name them (ctxbench.cache_sweep \
-                     chooses them from the CPU's caches)",
-                )
-            })?
-            .into_iter()
-            .map(|kb| kb as usize)
-            .collect();
+        let sizes_kb = self.counts("sizes_kb")?.ok_or_else(|| {
+            Error::invalid(
+                "sizes_kb",
+                "the core measures the sizes it is given: name them (ctxbench.cache_sweep \
+                 chooses them from the CPU's caches)",
+            )
+        })?;
         Ok(CacheRequest {
             base,
             sizes_kb,
-            rounds: self.count("rounds"),
-            stream_kb: self.maybe_count("stream_kb").unwrap_or(0),
+            rounds: self.count("rounds")?,
+            stream_kb: self.maybe_count("stream_kb")?.unwrap_or(0),
             line_bytes: self
-                .maybe_count("line_bytes")
+                .maybe_count("line_bytes")?
                 .unwrap_or(params::DEFAULT_LINE_BYTES),
         })
     }
@@ -207,7 +209,7 @@ impl Request {
     /// `a` against `b` under this request's budget, threshold and seed; each side a ring or
     /// a ping-pong of one participant count.
     pub fn ab(&self, a: &Request, b: &Request) -> Result<AbRequest> {
-        self.expect(Door::Ab);
+        self.expect(Door::Ab)?;
         let side = |r: &Request| match r.door {
             Door::Ring => r.ring(),
             Door::Pingpong => r.pingpong(),
@@ -220,7 +222,7 @@ impl Request {
             )),
         };
         // The clock's nanoseconds: a different order each run unless a seed is named.
-        let seed = self.maybe_count("seed").map_or_else(
+        let seed = self.maybe_count("seed")?.map_or_else(
             || {
                 std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
@@ -233,30 +235,36 @@ impl Request {
             b: side(b)?,
             measures: [a.door.name(), b.door.name()],
             plan: ab::Plan {
-                budget_s: self.real("budget"),
-                threshold: self.real("threshold"),
+                budget_s: self.real("budget")?,
+                threshold: self.real("threshold")?,
                 seed,
             },
         })
     }
 
     fn procs(&self) -> Result<Vec<usize>> {
-        let counts = self
-            .ints("procs")
-            .ok_or_else(|| Error::unexpected("missing required argument: procs"))?;
-        Ok(counts.into_iter().map(|p| p as usize).collect())
+        self.counts("procs")?
+            .ok_or_else(|| Error::unexpected("missing required argument: procs"))
     }
 
-    /// The engine (`engine`, or the name given) and its transport (its first when none).
-    fn engine_transport(&self, engine: Option<&str>) -> Result<(Engine, TransportKind)> {
-        let name = match engine {
-            Some(n) => n.to_string(),
-            None => self.name("engine").expect("the table defaults the engine"),
+    fn engine(&self) -> Result<Option<Engine>> {
+        match self.get("engine")? {
+            Some(Parsed::Engine(e)) => Ok(Some(e)),
+            _ => Ok(None),
+        }
+    }
+
+    /// The engine (`engine`, or the one given) and its transport (its first when none).
+    fn engine_transport(&self, engine: Option<Engine>) -> Result<(Engine, TransportKind)> {
+        let engine = match engine {
+            Some(e) => e,
+            None => self
+                .engine()?
+                .ok_or_else(|| Error::unexpected("missing required argument: engine"))?,
         };
-        let engine = Engine::parse(&name)?;
-        let transport = match self.name("transport") {
-            Some(t) => TransportKind::parse(&t)?,
-            None => engine.default_transport(),
+        let transport = match self.get("transport")? {
+            Some(Parsed::Transport(t)) => t,
+            _ => engine.default_transport(),
         };
         crate::engine::check_combination(engine, transport)?;
         Ok((engine, transport))
@@ -265,100 +273,84 @@ impl Request {
     /// The stopping rule, its repetitions' length and (where asked) its warm-up: a fixed
     /// count where `repetitions` is given (lmbench's way), else precision mode at the
     /// preset's precision and time cap unless named.
-    fn stopping(&self, cfg: Config) -> Config {
-        let preset: Preset = self.preset();
-        let stop = match self.maybe_count("repetitions") {
+    fn stopping(&self, cfg: Config) -> Result<Config> {
+        let preset = match self.get("preset")? {
+            Some(Parsed::Preset(p)) => p,
+            _ => Preset::Default,
+        };
+        let stop = match self.maybe_count("repetitions")? {
             Some(n) => Stop::Fixed(n),
             None => Stop::Precise(Precision {
-                target: self.maybe_real("precision").unwrap_or(preset.precision()),
-                max_repetitions: self.count("max_repetitions"),
-                max_time: self.maybe_real("max_time").unwrap_or(preset.max_time()),
+                target: self.maybe_real("precision")?.unwrap_or(preset.precision()),
+                max_repetitions: self.count("max_repetitions")?,
+                max_time: self.maybe_real("max_time")?.unwrap_or(preset.max_time()),
             }),
         };
-        Config {
+        Ok(Config {
             stop,
             min_time: self
-                .maybe_real("min_time")
+                .maybe_real("min_time")?
                 .unwrap_or(stop.default_min_time()),
             ..cfg
-        }
+        })
     }
 
     fn placement(&self) -> Result<Placement> {
-        let cpu = match self.value("cpu") {
-            Value::Int(c) => Some(c),
-            _ => None,
+        let placement = match self.get("placement")? {
+            Some(Parsed::Placement(p)) => p,
+            _ => Placement::Default,
         };
-        match self.value("placement") {
-            Value::Name(name) => Placement::from_request(Some(Named::Policy(&name)), cpu),
-            Value::Ints(ids) => Placement::from_request(Some(Named::Cpus(&ids)), cpu),
-            _ => Placement::from_request(None, cpu),
-        }
+        placement.with_cpu(self.int("cpu")?)
     }
 
     /// The cgroups asked for, in the hierarchy with the cpu controller; refused here, before
     /// anything starts, where this machine has none.
     fn cgroups(&self) -> Result<Option<Cgroups>> {
-        let Some(layout) = self.name("cgroups") else {
+        let Some(Parsed::Split(split)) = self.get("cgroups")? else {
             return Ok(None);
         };
-        let weight = self.maybe_count("cgroup_weight").map(|w| w as u64);
-        Cgroups::new(&layout, self.count("cgroup_depth"), weight).map(Some)
+        let weight = self.maybe_count("cgroup_weight")?.map(|w| w as u64);
+        Cgroups::new(split, self.count("cgroup_depth")?, weight).map(Some)
     }
 
-    /// The neighbours asked for; None where none (an empty dict starts none either).
+    /// The neighbours asked for; None where none.
     fn interference(&self) -> Result<Option<Interference>> {
-        let Some(pairs) = self.pairs("interference") else {
-            return Ok(None);
-        };
-        let asked = Interference::from_pairs(&pairs)?;
-        Ok((!asked.is_empty()).then_some(asked))
+        match self.get("interference")? {
+            Some(Parsed::Interference(asked)) => Ok(asked),
+            _ => Ok(None),
+        }
     }
 
-    fn timeout(&self) -> f64 {
-        self.real("timeout")
+    fn runs(&self) -> Result<Vec<Option<Vec<stats::EarlierRun>>>> {
+        match self.get("history")? {
+            Some(Parsed::Runs(runs)) => Ok(runs),
+            _ => Ok(Vec::new()),
+        }
     }
 
     /// The scheduling policy asked: None where no policy, priority, nice or deadline
     /// parameter is given (every task as it inherits); a nice alone is policy other.
     fn sched(&self) -> Result<Option<Sched>> {
-        // The matrix takes no deadline parameters.
-        let int = |name| match super::params::find(self.door, name).map(|_| self.value(name)) {
-            Some(Value::Int(i)) => Some(i),
-            _ => None,
-        };
-        let (priority, nice) = (int("priority"), int("nice"));
+        let (priority, nice) = (self.int("priority")?, self.int("nice")?);
         let dl = [
-            int("dl_runtime_us"),
-            int("dl_deadline_us"),
-            int("dl_period_us"),
+            self.int("dl_runtime_us")?,
+            self.int("dl_deadline_us")?,
+            self.int("dl_period_us")?,
         ];
-        let policy = match self.name("policy") {
-            Some(name) => Policy::parse(&name)?,
-            None if priority.is_none() && nice.is_none() && dl.iter().all(Option::is_none) => {
+        let policy = match self.get("policy")? {
+            Some(Parsed::Policy(p)) => p,
+            _ if priority.is_none() && nice.is_none() && dl.iter().all(Option::is_none) => {
                 return Ok(None)
             }
-            None => Policy::Other,
+            _ => Policy::Other,
         };
         Sched::new(policy, priority, nice, dl).map(Some)
     }
 
-    fn observer(&self) -> Observer {
-        let name = self.name("counters").expect("the table defaults counters");
-        Observer::parse(&name).expect("checked against the table's names")
+    fn observer(&self) -> Result<Observer> {
+        match self.required("counters")? {
+            Parsed::Observer(o) => Ok(o),
+            other => Err(super::mistyped("counters", &other)),
+        }
     }
-}
-
-fn cpu_ids(param: &'static str, ids: &[i64]) -> Result<Vec<usize>> {
-    ids.iter()
-        .map(|&id| {
-            usize::try_from(id)
-                .map_err(|_| Error::invalid(param, format!("CPU ids are >= 0, got {id}")))
-        })
-        .collect()
-}
-
-fn node_id(n: i64) -> Result<usize> {
-    usize::try_from(n)
-        .map_err(|_| Error::invalid("memory_node", format!("node ids are >= 0, got {n}")))
 }

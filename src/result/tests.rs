@@ -181,7 +181,7 @@ fn an_array_never_written_is_caught_for_every_engine() {
             stop: Stop::Fixed(2),
             ..Config::lat_ctx(vec![2, 3])
         };
-        let written = summarize(&cfg, &crate::run::run(&cfg, &mut || false).unwrap());
+        let written = summarize(&cfg, &crate::ring::run(&cfg, &mut || false).unwrap());
         assert_eq!(written.resident_kb, vec![Some(256); 2], "{engine:?}");
         assert!(
             !written.warnings.iter().any(|w| w.contains("resident_kb")),
@@ -189,7 +189,7 @@ fn an_array_never_written_is_caught_for_every_engine() {
             written.warnings
         );
         NEVER_WRITTEN.set(true);
-        let points = crate::run::run(&cfg, &mut || false);
+        let points = crate::ring::run(&cfg, &mut || false);
         NEVER_WRITTEN.set(false);
         let zero_page = summarize(&cfg, &points.unwrap());
         assert_eq!(zero_page.resident_kb, vec![Some(0); 2], "{engine:?}");

@@ -1,10 +1,10 @@
 //! Precision mode's loop: fresh ring instances of every point, round-robin, each sized by
 //! what starting it cost, until each point's interval decides (`stop::decide`).
 
+use super::{point, Instance, Interrupt, Point};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::placement::Resolved;
-use crate::ring::{point, Instance, Interrupt, Point};
 use crate::stats::RunLevel;
 use crate::stop::{self, Precision, Stopped, BLOCK_REPETITIONS, MIN_BLOCKS, MIN_INSTANCES};
 use std::time::Instant;

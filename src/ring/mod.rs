@@ -5,7 +5,7 @@
 
 use crate::barrier::Barrier;
 use crate::cgroups;
-use crate::config::{self, Config, Plan};
+use crate::config::{Config, Plan};
 use crate::counters::{self, Counters, Totals};
 use crate::engine::{self, Engine, Group, Members, Report, Ring, TransportKind};
 use crate::error::{Error, Result};
@@ -25,7 +25,12 @@ use std::time::Instant;
 
 pub use crate::engine::Interrupt;
 pub use crate::measure::Phases;
-pub use crate::point::{Point, Rusage};
+pub use point::{Point, Rusage};
+pub use run::run;
+
+mod point;
+mod precise;
+mod run;
 
 /// One fresh ring instance of `cfg`'s first participant count, measuring `blocks` blocks back
 /// to back as precision mode does, and nothing more (no evidence instance): `ab`'s rounds.
@@ -39,13 +44,13 @@ pub fn instance(cfg: &Config, blocks: usize, interrupt: Interrupt) -> Result<Poi
     Ok(p)
 }
 
-/// Everything `run` refuses before it starts a participant: the configuration, every
-/// point's placement against this thread's affinity mask, and (before forking anything, not
+/// Everything `run` refuses on this host before it starts a participant (the request
+/// checked the configuration itself): the policy against this host's limits, every point's
+/// placement against this thread's affinity mask, and (before forking anything, not
 /// halfway through a sweep) the memory the largest point needs and the tasks it starts
 /// (`tasks::check_rings`: a process limit). Returns each participant count with where its
 /// participants run.
 pub fn check(cfg: &Config) -> Result<Vec<(usize, Resolved)>> {
-    cfg.validate()?;
     if let Some(s) = &cfg.sched {
         sched::check(s, &sched::Host::this())?;
     }
@@ -105,7 +110,7 @@ pub fn pingpong_config(
     timeout: f64,
 ) -> Result<Config> {
     let (stop, plan, warmup) = match loops {
-        Some(n) => (Stop::Fixed(1), Plan::Fixed(config::LOOPS.check(n)?), 0),
+        Some(n) => (Stop::Fixed(1), Plan::Fixed(n), 0),
         None => (stop, Plan::Calibrated { overhead: false }, 1),
     };
     Ok(Config {

@@ -2,13 +2,13 @@
 //! once (lmbench's fixed repetitions here, precision mode's in `precise`), then every point's
 //! evidence instance after all the timed windows of the run.
 
+use super::precise;
+use super::{check, point, Instance, Interrupt, Point};
 use crate::config::Config;
 use crate::counters::{self, Totals};
 use crate::error::{Error, Result};
 use crate::observer::Observer;
 use crate::placement::Resolved;
-use crate::precise;
-use crate::ring::{check, point, Instance, Interrupt, Point};
 use crate::sys;
 use std::time::Instant;
 
