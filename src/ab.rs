@@ -9,6 +9,7 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::limit::Limit;
 use crate::ring::{self, Interrupt};
 use crate::sequential::{self, Interval};
 use crate::stats;
@@ -23,6 +24,24 @@ use std::time::Instant;
 pub const ROUND_BLOCKS: usize = 2;
 /// Rounds at most, whatever the budget: far beyond what a decision takes.
 pub const MAX_ROUNDS: usize = 100_000;
+/// Seconds an A/B run measures at most by default, and its range.
+pub const DEFAULT_BUDGET_S: f64 = 30.0;
+pub const BUDGET: Limit<f64> = Limit::above("budget", 0.0, 86_400.0).in_unit(" seconds");
+/// The practical threshold of an A/B verdict by default: a change within ±2 % is no change.
+pub const DEFAULT_THRESHOLD: f64 = crate::stop::DEFAULT_PRECISION;
+pub const THRESHOLD: Limit<f64> =
+    Limit::between("threshold", 0.0, 0.99).in_unit(" (a fraction of the figure)");
+pub const SEED: Limit<u64> = Limit::between("seed", 0, u64::MAX);
+
+/// The seed of the sides' order: the one given, else the clock's nanoseconds (a different
+/// order each run).
+pub fn seed(given: Option<u64>) -> u64 {
+    given.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos() as u64 ^ d.as_secs())
+    })
+}
 
 /// How long and against what: seconds at most, the practical threshold of the verdict, and
 /// the seed of the sides' order.
@@ -148,6 +167,47 @@ pub fn run(
 /// it), under `plan`: the same rule stops at the same round, so that the error and power of
 /// the procedure can be studied on rounds resampled from real runs. Stops, undecided, where
 /// the rounds run out before the budget.
+/// `replay` of rounds given as columns (each round's µs of A and of B, and the seconds
+/// since the start at its end), under `budget` and `threshold`, each checked.
+pub fn replay_columns(
+    a_us: &[f64],
+    b_us: &[f64],
+    end_s: &[f64],
+    budget_s: f64,
+    threshold: f64,
+) -> Result<Outcome> {
+    let n = a_us.len();
+    if b_us.len() != n || end_s.len() != n {
+        return Err(Error::invalid(
+            "a_us, b_us, end_s",
+            format!(
+                "one entry per round each, got {n}, {} and {}",
+                b_us.len(),
+                end_s.len()
+            ),
+        ));
+    }
+    for (name, xs) in [("a_us", a_us), ("b_us", b_us), ("end_s", end_s)] {
+        if xs.iter().any(|x| !x.is_finite()) {
+            return Err(Error::invalid(name, "must be finite"));
+        }
+    }
+    let plan = Plan {
+        budget_s: BUDGET.check(budget_s)?,
+        threshold: THRESHOLD.check(threshold)?,
+        seed: 0,
+    };
+    let rounds: Vec<Round> = (0..n)
+        .map(|k| Round {
+            a_us: a_us[k],
+            b_us: b_us[k],
+            a_first: false,
+            end_s: end_s[k],
+        })
+        .collect();
+    Ok(replay(&rounds, &plan))
+}
+
 pub fn replay(rounds: &[Round], plan: &Plan) -> Outcome {
     let mut given = rounds.iter().copied();
     let mut next = || -> Result<Option<Round>> { Ok(given.next()) };

@@ -28,8 +28,6 @@ pub const WARMUP: Limit<u64> = Limit::between("warmup", 0, 1_000);
 pub const PARALLEL: Limit<u64> = Limit::between("parallel", 1, 1_024);
 /// Round trips of a ping-pong run.
 pub const LOOPS: Limit<u64> = Limit::between("loops", 1, 10_000_000_000);
-/// Resume+suspend pairs of the bare-coroutine baseline the fiber engine is compared with.
-pub const BASELINE_PAIRS: Limit<u64> = Limit::between("pairs", 1, 1 << 40);
 /// The CPU matrix: cells per relation class, and passes over the cells.
 pub const PER_CLASS: Limit<u64> = Limit::between("per_class", 1, 100_000);
 pub const PASSES: Limit<u64> = Limit::between("passes", 1, 1_000);
@@ -44,9 +42,6 @@ pub const PRECISION: Limit<f64> =
     Limit::above("precision", 0.0, 0.5).in_unit(" (a fraction of the median)");
 /// Precision mode: seconds of measuring per point.
 pub const MAX_TIME: Limit<f64> = Limit::above("max_time", 0.0, 3600.0).in_unit(" seconds");
-/// A plan's change to tell apart (a fraction of the figure), and the probability of telling it.
-pub const DETECT: Limit<f64> = Limit::above("detect", 0.0, 10.0).in_unit(" (a fraction)");
-pub const POWER: Limit<f64> = Limit::between("power", 0.5, 0.999);
 pub const MAX_PROCS: usize = PROCS.hi as usize;
 /// Process counts one run may name: far beyond any sweep, and a bound on reading a
 /// caller's iterator.

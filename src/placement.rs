@@ -124,6 +124,13 @@ impl Placement {
         }
     }
 
+    /// The CPUs `parallel` rings of `procs` placed so may run on here, each once (every
+    /// CPU this thread may use where the scheduler decides); counts below one count as one.
+    pub fn cpus_here(&self, procs: usize, parallel: usize) -> Result<Vec<usize>> {
+        let allowed = crate::sys::allowed_cpus()?;
+        self.cpus_used(&allowed, procs.max(1), parallel.max(1))
+    }
+
     /// The name a result records: the policy's, or the CPU list ("[0, 1]").
     pub fn name(&self) -> String {
         let same =

@@ -2,7 +2,7 @@
 //! repetitions, or precision mode's ring instances measured until the interval of the
 //! variance model (`stats`) is as narrow as asked or a cap comes first.
 
-use crate::stats::{self, Estimate, Layout, RunLevel};
+use crate::stats::{self, Layout, RunLevel};
 
 /// When a point has measured enough. The measuring loop reads what it needs through the
 /// methods below; only `run::run` tells the two apart, once, to pick its loop.
@@ -155,21 +155,6 @@ impl Stopped {
     }
 }
 
-/// A point's figure and uncertainty under the variance model: the median of its samples,
-/// and the uncertainty from the levels they were measured in, plus the run level where
-/// earlier runs showed one.
-pub fn estimate(layout: &Layout, run: Option<&RunLevel>) -> Estimate {
-    let center = stats::median(layout.samples);
-    let within = stats::uncertainty(layout);
-    Estimate {
-        center,
-        uncertainty: match run {
-            Some(run) => within.with_run_level(center, run),
-            None => within,
-        },
-    }
-}
-
 /// Whether a point in precision mode has measured enough, given its net samples so far
 /// (any unit; blocks of `BLOCK_REPETITIONS` in instances of `instance_blocks`), the run
 /// level of earlier runs if known, and the seconds the point will have taken halfway
@@ -194,7 +179,7 @@ pub fn decide(
             block: BLOCK_REPETITIONS,
             instance_blocks,
         };
-        let e = estimate(&layout, run);
+        let e = stats::estimate(&layout, run);
         if e.relative_half_width(CONFIDENCE) <= target {
             return Some(Stopped::Precision);
         }
@@ -385,7 +370,7 @@ mod tests {
             decide(&stop, &samples, &shape, None, 0.0),
             Some(Stopped::Precision)
         );
-        let e = estimate(
+        let e = stats::estimate(
             &Layout {
                 samples: &samples,
                 block: BLOCK_REPETITIONS,

@@ -5,8 +5,10 @@
 //! Absence of evidence is never "no change": that word needs the interval inside the
 //! threshold (an equivalence test).
 
+use crate::error::{Error, Result};
+use crate::limit::Limit;
 use crate::stats::{self, Difference, Estimate, Layout, RunLevel, ASSUMED_RUN_LEVEL};
-use crate::stop::{self, CONFIDENCE};
+use crate::stop::CONFIDENCE;
 
 /// Relative half-width above which a point is `Unstable` rather than `Noisy`.
 const NOISY_HALF_WIDTH: f64 = 0.10;
@@ -192,7 +194,7 @@ impl Side {
         } else {
             RunSource::Assumed
         };
-        let estimate = stop::estimate(layout, Some(earlier.unwrap_or(&ASSUMED_RUN_LEVEL)));
+        let estimate = stats::estimate(layout, Some(earlier.unwrap_or(&ASSUMED_RUN_LEVEL)));
         let replicated = estimate.uncertainty.se.is_finite();
         let side = Side {
             estimate,
@@ -299,6 +301,32 @@ pub fn runs_to_detect(spread: f64, detect: f64, power: f64) -> Option<usize> {
 
 /// The most runs or rounds a plan names; beyond, "more than".
 pub const MAX_PLANNED: usize = 10_000;
+/// The probability a plan tells the change it is asked for, where none is named.
+pub const DEFAULT_POWER: f64 = 0.8;
+/// A plan's change to tell apart (a fraction of the figure), and the probability of telling it.
+pub const DETECT: Limit<f64> = Limit::above("detect", 0.0, 10.0).in_unit(" (a fraction)");
+pub const POWER: Limit<f64> = Limit::between("power", 0.5, 0.999);
+
+/// What a plan is asked, checked: `detect` and `power` in their ranges, `spread` a finite
+/// relative spread >= 0.
+pub fn check_plan(spread: f64, detect: f64, power: f64) -> Result<()> {
+    DETECT.check(detect)?;
+    POWER.check(power)?;
+    if !(spread.is_finite() && spread >= 0.0) {
+        return Err(Error::invalid(
+            "spread",
+            format!("must be a finite relative spread >= 0, got {spread}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Rounds `ab` needs for the same (`sequential::rounds_to_detect` at the comparisons'
+/// confidence), when one round's ln ratio scatters by `spread`.
+pub fn rounds_to_detect(spread: f64, detect: f64, power: f64) -> Option<usize> {
+    let alpha = 1.0 - CONFIDENCE;
+    crate::sequential::rounds_to_detect(spread, detect, alpha, power, MAX_PLANNED)
+}
 
 #[cfg(test)]
 mod tests {

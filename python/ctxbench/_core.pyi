@@ -37,6 +37,7 @@ __all__ = [
     "FIXED_MIN_TIME",
     "PRECISION_MIN_TIME",
     "CONFIDENCE",
+    "DEFAULT_POWER",
     "BLOCK_REPETITIONS",
     "DEFAULT_TIMEOUT",
     "DEFAULT_PRECISION",
@@ -53,6 +54,7 @@ __all__ = [
     "PLACEMENTS",
     "COUNTERS",
     "POLICIES",
+    "INTERFERENCE_KEYS",
     "CHANGES",
     "AB_STOPS",
     "__version__",
@@ -65,6 +67,7 @@ __all__ = [
 FIXED_MIN_TIME: float
 PRECISION_MIN_TIME: float
 CONFIDENCE: float
+DEFAULT_POWER: float
 BLOCK_REPETITIONS: int
 DEFAULT_TIMEOUT: float
 DEFAULT_PRECISION: float
@@ -83,7 +86,7 @@ TRANSPORTS: dict[str, tuple[str, ...]]
 PLACEMENTS: tuple[str, ...]
 COUNTERS: tuple[str, ...]
 POLICIES: tuple[str, ...]
-# Each key of ``interference=`` and the value it takes where not given.
+INTERFERENCE_KEYS: tuple[str, ...]
 CHANGES: tuple[str, ...]
 AB_STOPS: tuple[str, ...]
 COMPILER: str
@@ -742,8 +745,8 @@ def compare_estimates(
 def run_level(
     log_figures: Sequence[float], rel_se: Sequence[float], ages_s: Sequence[float]
 ) -> RunLevelDict | None: ...
-def runs_to_detect(spread: float, detect: float, power: float = 0.8) -> int | None: ...
-def rounds_to_detect(spread: float, detect: float, power: float = 0.8) -> int | None: ...
+def runs_to_detect(spread: float, detect: float, power: float | None = None) -> int | None: ...
+def rounds_to_detect(spread: float, detect: float, power: float | None = None) -> int | None: ...
 
 @type_check_only
 class AbReplayDict(TypedDict):

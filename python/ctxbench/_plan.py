@@ -19,7 +19,8 @@ from .api import result_metadata, ring, ring_points
 
 # lat_ctx's classic sweep: the points a plan is for when none are named.
 DEFAULT_PROCS = (2, 4, 8, 16, 20)
-POWER = 0.8
+# The probability a plan tells the change asked for: the core's default.
+POWER = _core.DEFAULT_POWER
 
 
 @dataclass(frozen=True)

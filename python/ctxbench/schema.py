@@ -441,11 +441,7 @@ CONFIG: tuple[str, ...] = tuple(
     name for name, spec in RING.items() if spec.config and not spec.shape
 )
 # The neighbours asked (``interference=``), as the core resolves every key of them.
-INTERFERENCE_ASKED: tuple[str, ...] = tuple(
-    k
-    for k, spec in RING["interference"].fields.items()  # type: ignore[union-attr]
-    if not spec.shape
-)
+INTERFERENCE_ASKED: tuple[str, ...] = _core.INTERFERENCE_KEYS
 
 # lmbench's lat_ctx text: a title '"size=<KiB>k ovr=<µs>' and lines '<procs> <µs per switch>'.
 XGRAPH: dict[str, Field] = {

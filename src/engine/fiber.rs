@@ -236,10 +236,15 @@ impl Members for NoMembers {
     }
 }
 
+/// Resume+suspend pairs the bare-coroutine baseline may time.
+pub const BASELINE_PAIRS: crate::limit::Limit<u64> =
+    crate::limit::Limit::between("pairs", 1, 1 << 40);
+
 /// The cheapest switch corosensei offers, with nothing around it: a resume and the matching
 /// suspend of one coroutine, in ns per pair. The peer that `benches/` compares a fiber hop
 /// (also one resume and one suspend) against.
-pub fn baseline_switch_ns(pairs: u64) -> Result<f64> {
+pub fn baseline_switch_ns(pairs: i64) -> Result<f64> {
+    let pairs = BASELINE_PAIRS.count(pairs)?;
     let stack = DefaultStack::new(STACK_BYTES).map_err(|e| {
         Error::os(
             e.raw_os_error().unwrap_or(libc::ENOMEM),

@@ -3,9 +3,8 @@
 //! Types are checked here (a `TypeError` naming the parameter); ranges, defaults and every
 //! decision are the request's.
 
-use crate::config;
 use crate::error::Error;
-use crate::request::{params, Door, Kind, Param, Request, Value};
+use crate::request::{expected, params, Door, Kind, Param, Request, Value};
 use crate::stats::EarlierRun;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyOSError, PyRuntimeError};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -68,34 +67,17 @@ pub fn value(param: &Param, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     }
     match param.kind {
         Kind::Counts if is_one_int(obj)? => Ok(Value::Int(int(obj, name, param.kind)?)),
-        Kind::Counts | Kind::Sizes | Kind::Cpus => {
-            let most = match param.kind {
-                Kind::Cpus => crate::sys::MAX_CPUS,
-                _ => config::MAX_POINTS,
-            };
-            ints(
-                obj,
-                name,
-                &crate::request::expected(param.kind),
-                most,
-                param.kind,
-            )
-        }
+        Kind::Placement if obj.is_instance_of::<PyString>() => Ok(Value::Name(obj.extract()?)),
+        Kind::Counts | Kind::Sizes | Kind::Cpus | Kind::Placement => ints(obj, param),
         Kind::Count(_) | Kind::OptCount(_) | Kind::OptInt(_) | Kind::Cpu | Kind::Stride => {
             Ok(Value::Int(int(obj, name, param.kind)?))
         }
         Kind::Real(_) | Kind::OptReal(_) => real(obj, name).map(Value::Real),
         Kind::Switch => switch(obj, name).map(Value::Switch),
         Kind::Choice(_) | Kind::OptChoice(_) => text(obj, param).map(Value::Name),
-        Kind::Placement if obj.is_instance_of::<PyString>() => Ok(Value::Name(obj.extract()?)),
-        Kind::Placement => {
-            // One CPU per participant is the most a list can say.
-            let expected = crate::placement::expected();
-            ints(obj, name, &expected, config::MAX_PROCS, param.kind)
-        }
         Kind::Memory if obj.is_instance_of::<PyString>() => Ok(Value::Name(obj.extract()?)),
         Kind::Memory => int(obj, name, param.kind).map(Value::Int).map_err(|_| {
-            PyTypeError::new_err(format!("{name}: expected {}", crate::matrix::Memory::NAMES))
+            PyTypeError::new_err(format!("{name}: expected {}", expected(param.kind)))
         }),
         Kind::History => history(obj).map(Value::Runs),
         Kind::Interference => pairs(obj, name).map(Value::Pairs),
@@ -180,15 +162,11 @@ pub fn items<'py>(
     Ok(out)
 }
 
-/// A sequence of ints, at most `max` + 1 read: the request refuses one past its most by name.
-fn ints(
-    obj: &Bound<'_, PyAny>,
-    name: &'static str,
-    expected: &str,
-    max: usize,
-    kind: Kind,
-) -> PyResult<Value> {
-    items(obj, name, expected, max)?
+/// A sequence of ints, one past the most its kind holds read at most: the request refuses
+/// it by name.
+fn ints(obj: &Bound<'_, PyAny>, param: &Param) -> PyResult<Value> {
+    let (name, kind) = (param.name, param.kind);
+    items(obj, name, &expected(kind), kind.most_items())?
         .iter()
         .map(|item| int(item, name, kind))
         .collect::<PyResult<Vec<i64>>>()
@@ -205,7 +183,7 @@ pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
 /// An int: anything with `__index__` (numpy integers too) but `bool`, which Python counts as
 /// an int and no caller means as one. One that does not fit 64 bits is out of range: the
 /// parameter's limit says which.
-pub fn int(obj: &Bound<'_, PyAny>, name: &str, kind: Kind) -> PyResult<i64> {
+pub fn int(obj: &Bound<'_, PyAny>, name: &'static str, kind: Kind) -> PyResult<i64> {
     let wrong = || PyTypeError::new_err(format!("{name}: expected an int, got {}", type_name(obj)));
     if obj.is_instance_of::<PyBool>() {
         return Err(wrong());
@@ -215,13 +193,7 @@ pub fn int(obj: &Bound<'_, PyAny>, name: &str, kind: Kind) -> PyResult<i64> {
     }
     let wide = obj.call_method0("__index__").map_err(|_| wrong())?;
     let text = wide.str()?.to_string();
-    Err(match kind {
-        Kind::Count(l) | Kind::OptCount(l) => core_err(l.outside(text)),
-        Kind::OptInt(l) => core_err(l.outside(text)),
-        Kind::Counts => core_err(config::PROCS.outside(text)),
-        Kind::Sizes => core_err(config::SIZE_KB.outside(text)),
-        _ => PyValueError::new_err(format!("{name}: {text} is out of range")),
-    })
+    Err(core_err(kind.out_of_range(name, text)))
 }
 
 /// A number (seconds, a fraction): an int or float, or anything with `__float__` (numpy
@@ -254,7 +226,7 @@ fn text(obj: &Bound<'_, PyAny>, param: &Param) -> PyResult<String> {
     Err(PyTypeError::new_err(format!(
         "{}: expected {}, got {}",
         param.name,
-        crate::request::expected(param.kind),
+        expected(param.kind),
         type_name(obj)
     )))
 }
@@ -262,12 +234,8 @@ fn text(obj: &Bound<'_, PyAny>, param: &Param) -> PyResult<String> {
 /// Earlier runs of each point: a sequence of None or (ln figures, relative errors, ages in
 /// seconds), three sequences of equal length.
 fn history(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Vec<EarlierRun>>>> {
-    let points = items(
-        obj,
-        "history",
-        "a sequence of runs per point",
-        config::MAX_POINTS,
-    )?;
+    let most = Kind::History.most_items();
+    let points = items(obj, "history", "a sequence of runs per point", most)?;
     points
         .iter()
         .map(|p| {

@@ -3,14 +3,10 @@
 //! restores the arrays (`ctxbench.record.decode`). Nothing here decides anything.
 
 use super::convert::{core_err, request, to_py};
-use crate::config::Config;
 use crate::error::Error;
-use crate::record::{
-    AbRecord, CacheRecord, MatrixRecord, PingpongRecord, RingConfigRecord, RingRecord,
-};
+use crate::record::measure::{self as core, Interrupt, Progress};
+use crate::record::RingConfigRecord;
 use crate::request::{Door, Request};
-use crate::result::{self, summarize};
-use crate::ring as core;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pythonize::pythonize;
@@ -29,11 +25,7 @@ fn record<'py, T: Serialize>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, 
 fn measure<T: Send>(
     py: Python<'_>,
     progress: Option<Py<PyAny>>,
-    f: impl FnOnce(
-            core::Interrupt,
-            &mut (dyn FnMut(usize, usize) -> crate::error::Result<()> + Send),
-        ) -> Result<T, Error>
-        + Send,
+    f: impl FnOnce(Interrupt, Progress) -> Result<T, Error> + Send,
 ) -> PyResult<T> {
     let pending: Mutex<Option<PyErr>> = Mutex::new(None);
     let keep = |e: PyErr| {
@@ -52,23 +44,11 @@ fn measure<T: Send>(
     outcome.map_err(|e| to_py(e, pending))
 }
 
-/// A ring's arguments as the core's configuration.
-fn ring_request(procs: &Bound<'_, PyAny>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Config> {
-    request(Door::Ring, &[("procs", procs)], kwargs)?
-        .ring()
-        .map_err(core_err)
-}
-
-/// A ping-pong's arguments as the core's configuration.
-fn pingpong_request(
-    loops: Option<&Bound<'_, PyAny>>,
-    kwargs: Option<&Bound<'_, PyDict>>,
-) -> PyResult<Config> {
-    let positional: Vec<(&str, &Bound<'_, PyAny>)> =
-        loops.map(|l| ("loops", l)).into_iter().collect();
-    request(Door::Pingpong, &positional, kwargs)?
-        .pingpong()
-        .map_err(core_err)
+/// A ping-pong's `loops`, given positionally, as the request names it.
+fn loops_given<'a, 'py>(
+    loops: Option<&'a Bound<'py, PyAny>>,
+) -> Vec<(&'static str, &'a Bound<'py, PyAny>)> {
+    loops.map(|l| ("loops", l)).into_iter().collect()
 }
 
 /// Runs the token ring for each process count; see `ctxbench.ring` for the arguments.
@@ -79,9 +59,11 @@ fn ring<'py>(
     procs: &Bound<'py, PyAny>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = ring_request(procs, kwargs)?;
-    let points = measure(py, None, |interrupt, _| core::run(&cfg, interrupt))?;
-    record(py, &RingRecord::new(&cfg, summarize(&cfg, &points)))
+    let cfg = request(Door::Ring, &[("procs", procs)], kwargs)?
+        .ring()
+        .map_err(core_err)?;
+    let ring = measure(py, None, |interrupt, _| core::ring(&cfg, interrupt))?;
+    record(py, &ring)
 }
 
 /// What `ring` would record of what was asked (the defaults filled in), its arguments
@@ -93,7 +75,9 @@ fn ring_config<'py>(
     procs: &Bound<'py, PyAny>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = ring_request(procs, kwargs)?;
+    let cfg = request(Door::Ring, &[("procs", procs)], kwargs)?
+        .ring()
+        .map_err(core_err)?;
     record(py, &RingConfigRecord::from(&cfg))
 }
 
@@ -107,9 +91,10 @@ fn ring_check<'py>(
     procs: &Bound<'py, PyAny>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = ring_request(procs, kwargs)?;
-    core::check(&cfg).map_err(core_err)?;
-    record(py, &RingConfigRecord::from(&cfg))
+    let cfg = request(Door::Ring, &[("procs", procs)], kwargs)?
+        .ring()
+        .map_err(core_err)?;
+    record(py, &core::ring_check(&cfg).map_err(core_err)?)
 }
 
 /// Two participants bounce the token, as `perf bench sched pipe` does: `loops` round trips
@@ -121,10 +106,11 @@ fn pingpong<'py>(
     loops: Option<&Bound<'py, PyAny>>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = pingpong_request(loops, kwargs)?;
-    let mut points = measure(py, None, |interrupt, _| core::run(&cfg, interrupt))?;
-    let p = result::pingpong(&cfg, &points.remove(0));
-    record(py, &PingpongRecord::new(&cfg, p))
+    let cfg = request(Door::Pingpong, &loops_given(loops), kwargs)?
+        .pingpong()
+        .map_err(core_err)?;
+    let pingpong = measure(py, None, |interrupt, _| core::pingpong(&cfg, interrupt))?;
+    record(py, &pingpong)
 }
 
 /// What `pingpong` would record of what was asked (engine, transport, placement resolved).
@@ -135,7 +121,9 @@ fn pingpong_config<'py>(
     loops: Option<&Bound<'py, PyAny>>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = pingpong_request(loops, kwargs)?;
+    let cfg = request(Door::Pingpong, &loops_given(loops), kwargs)?
+        .pingpong()
+        .map_err(core_err)?;
     record(py, &RingConfigRecord::from(&cfg))
 }
 
@@ -159,19 +147,9 @@ fn cache_sweep<'py>(
     .cache()
     .map_err(core_err)?;
     let sweep = measure(py, progress, |interrupt, heard| {
-        crate::cache::sweep(
-            &c.base,
-            &c.sizes_kb,
-            c.rounds,
-            c.stream_kb,
-            interrupt,
-            heard,
-        )
+        core::cache_sweep(&c, interrupt, heard)
     })?;
-    record(
-        py,
-        &CacheRecord::new(&c.base, &sweep, c.rounds, c.line_bytes),
-    )
+    record(py, &sweep)
 }
 
 /// Measures the CPU×CPU matrix; see `ctxbench.matrix` for the arguments. `progress(done,
@@ -189,14 +167,10 @@ fn matrix<'py>(
     let cfg = request(Door::Matrix, &positional, kwargs)?
         .matrix()
         .map_err(core_err)?;
-    let topo = crate::topology::read(std::path::Path::new("/sys")).map_err(core_err)?;
-    let started = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
-    let m = measure(py, progress, |interrupt, heard| {
-        crate::matrix::run(&topo, &cfg, interrupt, &mut |done, of, _| heard(done, of))
+    let (m, topo) = measure(py, progress, |interrupt, heard| {
+        core::matrix(&cfg, interrupt, heard)
     })?;
-    let out = record(py, &MatrixRecord::new(&cfg, &m, started))?;
+    let out = record(py, &m)?;
     out.set_item("topology", super::topo::topology_dict(py, &topo, false)?)?;
     Ok(out)
 }
@@ -234,13 +208,9 @@ fn ab<'py>(
         .ab(&a, &b)
         .map_err(core_err)?;
     let outcome = measure(py, progress, |interrupt, heard| {
-        let mut n = 0;
-        crate::ab::run(&asked.a, &asked.b, &asked.plan, interrupt, &mut |_, _| {
-            n += 1;
-            heard(n, 0)
-        })
+        core::ab(&asked, interrupt, heard)
     })?;
-    record(py, &AbRecord::new(&asked, &outcome))
+    record(py, &outcome)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -8,11 +8,7 @@ mod measuring;
 mod numbers;
 mod topo;
 
-use crate::engine::Engine;
-use crate::observer::Observer;
-use crate::placement as placements;
-use crate::request::{Door, Fallback, Kind, Preset, PARAMS};
-use crate::{config, stats, stop, verdict};
+use crate::request::{known, Fallback, Kind, Known, PARAMS};
 use numpy::IntoPyArray;
 use pyo3::exceptions::PyImportError;
 use pyo3::prelude::*;
@@ -143,6 +139,23 @@ fn capsule_reachable(py: Python<'_>) -> PyResult<()> {
     Ok(())
 }
 
+/// A value the core exports, as Python holds it.
+fn known_object<'py>(py: Python<'py>, k: &Known) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match k {
+        Known::Int(i) => i.into_pyobject(py)?.into_any(),
+        Known::Real(x) => x.into_pyobject(py)?.into_any(),
+        Known::Text(t) => t.into_pyobject(py)?.into_any(),
+        Known::Names(names) => PyTuple::new(py, names)?.into_any(),
+        Known::ByName(entries) => {
+            let d = PyDict::new(py);
+            for (name, value) in entries {
+                d.set_item(name, known_object(py, value)?)?;
+            }
+            d.into_any()
+        }
+    })
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     load_numpy(m.py())?;
@@ -150,52 +163,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     numbers::register(m)?;
     topo::register(m)?;
     m.add("PARAMETERS", parameters(m.py())?)?;
-    m.add(
-        "DOORS",
-        PyTuple::new(m.py(), Door::ALL.iter().map(|d| d.name()))?,
-    )?;
-    let presets = PyDict::new(m.py());
-    for preset in Preset::ALL {
-        let figures = PyDict::new(m.py());
-        figures.set_item("precision", preset.precision())?;
-        figures.set_item("max_time", preset.max_time())?;
-        presets.set_item(preset.name(), figures)?;
+    for (name, value) in known() {
+        m.add(name, known_object(m.py(), &value)?)?;
     }
-    m.add("PRESETS", presets)?;
-    m.add("MIN_RUNS", stats::MIN_RUNS)?;
-    m.add("FIXED_MIN_TIME", stop::FIXED_MIN_TIME)?;
-    m.add("PRECISION_MIN_TIME", stop::PRECISION_MIN_TIME)?;
-    m.add("DEFAULT_ROUNDS", crate::cache::DEFAULT_ROUNDS)?;
-    m.add("REFILL_ABOVE_STREAM", crate::cache::ABOVE_STREAM)?;
-    m.add("DEFAULT_TIMEOUT", config::DEFAULT_TIMEOUT)?;
-    m.add("DEFAULT_PRECISION", stop::DEFAULT_PRECISION)?;
-    m.add("ASSUMED_RUN_SD", crate::stats::ASSUMED_RUN_LEVEL.sd)?;
-    m.add("LOADED_RUNNABLE", crate::verdict::LOADED_RUNNABLE)?;
-    m.add("DEFAULT_MAX_TIME", stop::DEFAULT_MAX_TIME)?;
-    m.add("DEFAULT_MAX_REPETITIONS", stop::DEFAULT_MAX_REPETITIONS)?;
-    m.add("CONFIDENCE", stop::CONFIDENCE)?;
-    m.add("BLOCK_REPETITIONS", stop::BLOCK_REPETITIONS)?;
-    m.add("MAX_PROCS", config::MAX_PROCS)?;
-    m.add("MAX_POINTS", config::MAX_POINTS)?;
-    m.add("MAX_CPUS", crate::sys::MAX_CPUS)?;
-    m.add(
-        "ENGINES",
-        PyTuple::new(m.py(), Engine::ALL.iter().map(|e| e.name()))?,
-    )?;
-    let transports = PyDict::new(m.py());
-    for &engine in Engine::ALL {
-        let names: Vec<&str> = engine.transports().iter().map(|t| t.name()).collect();
-        transports.set_item(engine.name(), PyTuple::new(m.py(), names)?)?;
-    }
-    m.add("TRANSPORTS", transports)?;
-    m.add("PLACEMENTS", PyTuple::new(m.py(), placements::policies())?)?;
-    m.add("COUNTERS", PyTuple::new(m.py(), Observer::NAMES)?)?;
-    m.add(
-        "POLICIES",
-        PyTuple::new(m.py(), crate::sched::Policy::NAMES)?,
-    )?;
-    m.add("CHANGES", PyTuple::new(m.py(), verdict::Change::NAMES)?)?;
-    m.add("AB_STOPS", PyTuple::new(m.py(), crate::ab::Stopped::NAMES)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("COMPILER", env!("CTXBENCH_RUSTC"))?;
     Ok(())

@@ -2,12 +2,9 @@
 //! comparison's word, a run level, a plan, a workload's checksum, a placement's name.
 
 use super::convert::{core_err, earlier_runs, int, value};
-use crate::config;
 use crate::engine::Engine;
-use crate::placement::{Named, Placement};
-use crate::request::{params, Door, Kind, Value};
-use crate::stats::{self, Estimate, Level, Uncertainty};
-use crate::stop;
+use crate::request::{params, Door, Kind, Request};
+use crate::stats::{self, Estimate, Layout, Level, RunLevel, Uncertainty};
 use crate::verdict;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -39,21 +36,14 @@ fn workload_checksum(
     size_kb: &Bound<'_, PyAny>,
     stride_bytes: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<u64> {
-    let count = |obj: &Bound<'_, PyAny>, limit: config::Limit<u64>| -> PyResult<usize> {
-        let v = int(obj, limit.param, Kind::Count(limit))?;
-        limit.count(v).map_err(core_err)
-    };
-    let stride = match stride_bytes {
-        Some(s) => crate::workload::check_stride(int(s, "stride_bytes", Kind::Stride)?)
-            .map_err(core_err)?,
-        None => crate::workload::DEFAULT_STRIDE_BYTES,
-    };
-    let size_kb = count(size_kb, config::SIZE_KB)?;
-    let shape = crate::workload::Shape::new(size_kb, stride).map_err(core_err)?;
-    Ok(shape.expected_sum())
+    let size_kb = int(size_kb, "size_kb", Kind::Stride)?;
+    let stride = stride_bytes
+        .map(|s| int(s, "stride_bytes", Kind::Stride))
+        .transpose()?;
+    crate::workload::Shape::checksum(size_kb, stride).map_err(core_err)
 }
 
-/// The figure and uncertainty of one point under the variance model (`stop::estimate`):
+/// The figure and uncertainty of one point under the variance model (`stats::estimate`):
 /// its samples in measuring order, `block` repetitions per block, `instance_blocks` blocks
 /// per ring instance, and the run level its run knew of (`run_sd`, relative, over
 /// `runs_seen` earlier runs). A dict {"center", "se", "df", "level"}.
@@ -67,26 +57,9 @@ fn estimate<'py>(
     run_sd: Option<f64>,
     runs_seen: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let layout = layout(&samples, block, &instance_blocks)?;
-    let run = recorded_run_level(run_sd, runs_seen);
-    estimate_dict(py, &stop::estimate(&layout, run.as_ref()))
-}
-
-/// A point's samples in their levels, checked.
-fn layout<'a>(
-    samples: &'a [f64],
-    block: usize,
-    instance_blocks: &'a [usize],
-) -> PyResult<stats::Layout<'a>> {
-    finite_values("samples", samples)?;
-    if block == 0 {
-        return Err(PyValueError::new_err("block: must be at least 1, got 0"));
-    }
-    Ok(stats::Layout {
-        samples,
-        block,
-        instance_blocks,
-    })
+    let layout = Layout::new(&samples, block, &instance_blocks).map_err(core_err)?;
+    let run = RunLevel::recorded(run_sd, runs_seen);
+    estimate_dict(py, &stats::estimate(&layout, run.as_ref()))
 }
 
 /// One run of a point as a side of a comparison (`verdict::Side::of_run`): `estimate`'s
@@ -106,8 +79,8 @@ fn run_side<'py>(
     runs_seen: Option<f64>,
     runnable_per_cpu: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let layout = layout(&samples, block, &instance_blocks)?;
-    let earlier = recorded_run_level(run_sd, runs_seen);
+    let layout = Layout::new(&samples, block, &instance_blocks).map_err(core_err)?;
+    let earlier = RunLevel::recorded(run_sd, runs_seen);
     let (side, source) = verdict::Side::of_run(&layout, earlier.as_ref(), runnable_per_cpu);
     let out = estimate_dict(py, &side.estimate)?;
     out.set_item("replicated", side.replicated)?;
@@ -116,21 +89,11 @@ fn run_side<'py>(
     Ok(out)
 }
 
-/// The run level a run recorded (its `sd_run` over `runs_seen` earlier runs), if usable.
-fn recorded_run_level(run_sd: Option<f64>, runs_seen: Option<f64>) -> Option<stats::RunLevel> {
-    match (run_sd, runs_seen) {
-        (Some(sd), Some(runs)) if sd.is_finite() && sd >= 0.0 && runs >= 2.0 => {
-            Some(stats::RunLevel { sd, df: runs - 1.0 })
-        }
-        _ => None,
-    }
-}
-
 /// The estimate from whole runs' figures of one point: their mean, the spread between runs
 /// its uncertainty (`stats::runs_estimate`).
 #[pyfunction]
 fn runs_estimate<'py>(py: Python<'py>, figures: Vec<f64>) -> PyResult<Bound<'py, PyDict>> {
-    finite_values("figures", &figures)?;
+    stats::finite("figures", &figures).map_err(core_err)?;
     estimate_dict(py, &stats::runs_estimate(&figures))
 }
 
@@ -179,36 +142,31 @@ fn compare_estimates<'py>(
 }
 
 /// Runs per side a comparison needs to tell a change of `detect` with probability `power`
-/// when one run's ln figure scatters by `spread` (`verdict::runs_to_detect`; None: more than
-/// `MAX_PLANNED`).
+/// (None: `verdict::DEFAULT_POWER`) when one run's ln figure scatters by `spread`
+/// (`verdict::runs_to_detect`; None: more than `MAX_PLANNED`).
 #[pyfunction]
-#[pyo3(signature = (spread, detect, power=0.8))]
-fn runs_to_detect(spread: f64, detect: f64, power: f64) -> PyResult<Option<usize>> {
-    plan_args(spread, detect, power)?;
+#[pyo3(signature = (spread, detect, power=None))]
+fn runs_to_detect(spread: f64, detect: f64, power: Option<f64>) -> PyResult<Option<usize>> {
+    let power = power.unwrap_or(verdict::DEFAULT_POWER);
+    verdict::check_plan(spread, detect, power).map_err(core_err)?;
     Ok(verdict::runs_to_detect(spread, detect, power))
 }
 
-/// Rounds `ab` needs for the same (`sequential::rounds_to_detect`), when one round's ln
-/// ratio scatters by `spread`.
+/// Rounds `ab` needs for the same (`verdict::rounds_to_detect`), when one round's ln ratio
+/// scatters by `spread`.
 #[pyfunction]
-#[pyo3(signature = (spread, detect, power=0.8))]
-fn rounds_to_detect(spread: f64, detect: f64, power: f64) -> PyResult<Option<usize>> {
-    plan_args(spread, detect, power)?;
-    let alpha = 1.0 - stop::CONFIDENCE;
-    Ok(crate::sequential::rounds_to_detect(
-        spread,
-        detect,
-        alpha,
-        power,
-        verdict::MAX_PLANNED,
-    ))
+#[pyo3(signature = (spread, detect, power=None))]
+fn rounds_to_detect(spread: f64, detect: f64, power: Option<f64>) -> PyResult<Option<usize>> {
+    let power = power.unwrap_or(verdict::DEFAULT_POWER);
+    verdict::check_plan(spread, detect, power).map_err(core_err)?;
+    Ok(verdict::rounds_to_detect(spread, detect, power))
 }
 
 /// What `ab` would have said of rounds already measured (`ab::replay`): each round's
 /// figures of A and B in µs and the seconds since the start at its end. The bench of the
 /// verdicts' error and power replays rounds resampled from real runs through it.
 #[pyfunction]
-#[pyo3(signature = (a_us, b_us, end_s, *, budget=params::DEFAULT_BUDGET_S, threshold=params::DEFAULT_THRESHOLD))]
+#[pyo3(signature = (a_us, b_us, end_s, *, budget=crate::ab::DEFAULT_BUDGET_S, threshold=crate::ab::DEFAULT_THRESHOLD))]
 fn ab_replay(
     py: Python<'_>,
     a_us: Vec<f64>,
@@ -217,33 +175,8 @@ fn ab_replay(
     budget: f64,
     threshold: f64,
 ) -> PyResult<Bound<'_, PyDict>> {
-    let n = a_us.len();
-    if b_us.len() != n || end_s.len() != n {
-        return Err(PyValueError::new_err(format!(
-            "a_us, b_us, end_s: one entry per round each, got {n}, {} and {}",
-            b_us.len(),
-            end_s.len()
-        )));
-    }
-    for (name, xs) in [("a_us", &a_us), ("b_us", &b_us), ("end_s", &end_s)] {
-        if xs.iter().any(|x| !x.is_finite()) {
-            return Err(PyValueError::new_err(format!("{name}: must be finite")));
-        }
-    }
-    let plan = crate::ab::Plan {
-        budget_s: params::BUDGET.check(budget).map_err(core_err)?,
-        threshold: params::THRESHOLD.check(threshold).map_err(core_err)?,
-        seed: 0,
-    };
-    let rounds: Vec<crate::ab::Round> = (0..n)
-        .map(|k| crate::ab::Round {
-            a_us: a_us[k],
-            b_us: b_us[k],
-            a_first: false,
-            end_s: end_s[k],
-        })
-        .collect();
-    let out = crate::ab::replay(&rounds, &plan);
+    let out =
+        crate::ab::replay_columns(&a_us, &b_us, &end_s, budget, threshold).map_err(core_err)?;
     let d = PyDict::new(py);
     d.set_item("rounds", out.rounds.len())?;
     d.set_item("ratio", out.ratio)?;
@@ -255,26 +188,6 @@ fn ab_replay(
     d.set_item("elapsed_s", out.elapsed_s)?;
     d.set_item("data_factor", out.data_factor)?;
     Ok(d)
-}
-
-fn plan_args(spread: f64, detect: f64, power: f64) -> PyResult<()> {
-    config::DETECT.check(detect).map_err(core_err)?;
-    config::POWER.check(power).map_err(core_err)?;
-    if !(spread.is_finite() && spread >= 0.0) {
-        return Err(PyValueError::new_err(format!(
-            "spread: must be a finite relative spread >= 0, got {spread}"
-        )));
-    }
-    Ok(())
-}
-
-fn finite_values(param: &str, values: &[f64]) -> PyResult<()> {
-    if values.is_empty() || values.iter().any(|x| !x.is_finite()) {
-        return Err(PyValueError::new_err(format!(
-            "{param}: must hold at least one value, all finite"
-        )));
-    }
-    Ok(())
 }
 
 fn estimate_dict<'py>(py: Python<'py>, e: &Estimate) -> PyResult<Bound<'py, PyDict>> {
@@ -314,7 +227,10 @@ fn placement_name(
     placement: Option<&Bound<'_, PyAny>>,
     cpu: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
-    Ok(as_placement(placement, cpu)?.name())
+    Ok(placed(placement, cpu)?
+        .placement()
+        .map_err(core_err)?
+        .name())
 }
 
 /// The CPUs `parallel` rings of `procs` placed so may run on, each once (every allowed CPU
@@ -328,30 +244,24 @@ fn placement_cpus(
     procs: usize,
     parallel: usize,
 ) -> PyResult<Vec<usize>> {
-    let allowed = crate::sys::allowed_cpus().map_err(core_err)?;
-    as_placement(placement, cpu)?
-        .cpus_used(&allowed, procs.max(1), parallel.max(1))
+    placed(placement, cpu)?
+        .placement()
+        .and_then(|p| p.cpus_here(procs, parallel))
         .map_err(core_err)
 }
 
-fn as_placement(
+/// A ring's request of `placement` and `cpu` alone, parsed as a ring's.
+fn placed(
     placement: Option<&Bound<'_, PyAny>>,
     cpu: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Placement> {
-    let given = |name: &str, obj: Option<&Bound<'_, PyAny>>| -> PyResult<Value> {
-        let param = params::find(Door::Ring, name).expect("a ring's parameter");
-        obj.map_or(Ok(Value::None), |o| value(param, o))
-    };
-    let cpu = match given("cpu", cpu)? {
-        Value::Int(c) => Some(c),
-        _ => None,
-    };
-    let placement = match given("placement", placement)? {
-        Value::Name(name) => Placement::from_request(Some(Named::Policy(&name)), cpu),
-        Value::Ints(ids) => Placement::from_request(Some(Named::Cpus(&ids)), cpu),
-        _ => Placement::from_request(None, cpu),
-    };
-    placement.map_err(core_err)
+) -> PyResult<Request> {
+    let mut r = Request::new(Door::Ring);
+    for (name, obj) in [("placement", placement), ("cpu", cpu)] {
+        if let (Some(obj), Some(param)) = (obj, params::find(Door::Ring, name)) {
+            r.set(name, value(param, obj)?).map_err(core_err)?;
+        }
+    }
+    Ok(r)
 }
 
 /// The transport `ring` uses for `engine` when none is named.
@@ -366,10 +276,7 @@ fn default_transport(engine: &str) -> PyResult<&'static str> {
 /// ns per resume+suspend pair of a bare corosensei coroutine: the peer for fiber hops.
 #[pyfunction]
 fn fiber_baseline_ns(py: Python<'_>, pairs: &Bound<'_, PyAny>) -> PyResult<f64> {
-    let limit = config::BASELINE_PAIRS;
-    let pairs = limit
-        .check(int(pairs, limit.param, Kind::Count(limit))?.max(0) as u64)
-        .map_err(core_err)?;
+    let pairs = int(pairs, "pairs", Kind::Stride)?;
     py.detach(|| crate::engine::fiber::baseline_switch_ns(pairs))
         .map_err(core_err)
 }

@@ -5,7 +5,7 @@ use super::convert::core_err;
 use crate::topology::{CacheShare, Cpu, Relation, Topology};
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList};
 use std::path::Path;
 
 /// Integers as an int64 array.
@@ -130,10 +130,5 @@ fn cache_shares<'py>(py: Python<'py>, t: &Topology) -> PyResult<Bound<'py, PyDic
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(topology, m)?)?;
-    m.add(
-        "RELATIONS",
-        PyTuple::new(m.py(), Relation::ALL.map(Relation::name))?,
-    )?;
-    m.add("MATRIX_PER_CLASS", crate::matrix::DEFAULT_PER_CLASS)?;
     Ok(())
 }

@@ -546,6 +546,7 @@ impl PingpongRecord {
 mod ab;
 mod cache;
 mod matrix;
+pub mod measure;
 mod point;
 
 pub use ab::AbRecord;

@@ -6,9 +6,11 @@
 //! through it the API and the CLI) only convert their arguments into a `Request` and its
 //! result back.
 
+mod known;
 pub mod params;
 mod resolve;
 
+pub use known::{known, Known};
 pub use params::{Door, Fallback, Kind, Names, Param, PARAMS};
 pub use resolve::{AbRequest, CacheRequest};
 

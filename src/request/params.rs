@@ -77,6 +77,30 @@ pub enum Kind {
     Interference,
 }
 
+impl Kind {
+    /// The most items a list of this kind holds: a front door reads one more, for the
+    /// request to refuse by name, and never more (an endless iterator ends there).
+    pub fn most_items(self) -> usize {
+        match self {
+            Kind::Cpus => crate::sys::MAX_CPUS,
+            Kind::Placement => config::MAX_PROCS,
+            _ => config::MAX_POINTS,
+        }
+    }
+
+    /// The error for an int too wide for 64 bits given to `name`: its limit's, where the
+    /// kind has one.
+    pub fn out_of_range(self, name: &'static str, text: String) -> crate::error::Error {
+        match self {
+            Kind::Count(l) | Kind::OptCount(l) => l.outside(text),
+            Kind::OptInt(l) => l.outside(text),
+            Kind::Counts => config::PROCS.outside(text),
+            Kind::Sizes => config::SIZE_KB.outside(text),
+            _ => crate::error::Error::invalid(name, format!("{text} is out of range")),
+        }
+    }
+}
+
 /// The names a choice takes, each list read from its own home.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Names {
@@ -139,403 +163,140 @@ const COUNTERS: Names = Names::Counters;
 const POLICIES: Names = Names::Policies;
 const CGROUPS: Names = Names::Cgroups;
 
-/// Seconds an A/B run measures at most by default, and its range.
-pub const DEFAULT_BUDGET_S: f64 = 30.0;
-pub const BUDGET: Limit<f64> = Limit::above("budget", 0.0, 86_400.0).in_unit(" seconds");
-/// The practical threshold of an A/B verdict by default: a change within ±2 % is no change.
-pub const DEFAULT_THRESHOLD: f64 = crate::stop::DEFAULT_PRECISION;
-pub const THRESHOLD: Limit<f64> =
-    Limit::between("threshold", 0.0, 0.99).in_unit(" (a fraction of the figure)");
-pub const SEED: Limit<u64> = Limit::between("seed", 0, u64::MAX);
+use crate::ab::{BUDGET, DEFAULT_BUDGET_S, DEFAULT_THRESHOLD, SEED, THRESHOLD};
 /// Bytes per cache line, for the refill rate of a cache sweep, and the line assumed where
 /// the caller does not know its CPUs'.
 pub const LINE_BYTES: Limit<u64> = Limit::between("line_bytes", 8, 4096);
 pub const DEFAULT_LINE_BYTES: usize = 64;
 
-macro_rules! param {
-    ($name:literal, $kind:expr, $default:expr, $doors:expr, [$($flag:literal),*], $help:literal) => {
-        Param {
+/// A row: name, kind, default, doors, flags (none: positional), help.
+macro_rules! params {
+    ($($name:literal, $kind:expr, $default:expr, $doors:expr, [$($flag:literal),*],
+       $help:literal;)*) => {
+        &[$(Param {
             name: $name,
             kind: $kind,
             default: $default,
             doors: $doors,
             flags: &[$($flag),*],
             help: $help,
-        }
+        }),*]
     };
 }
 
 /// The table. A name may appear twice where two measurements default it differently.
-pub const PARAMS: &[Param] = &[
-    param!(
-        "procs",
-        Kind::Counts,
-        Fallback::None,
-        &[Door::Ring, Door::Cache],
-        [],
-        "participant counts, e.g. 2 4 8 16 20"
-    ),
-    param!(
-        "loops",
-        Kind::OptCount(config::LOOPS),
-        Fallback::None,
-        &[Door::Pingpong],
-        ["-l", "--loops"],
-        "perf's form: this many round trips timed as one run; default: until --precision"
-    ),
-    param!(
-        "threads",
-        Kind::Switch,
-        Fallback::Switch(false),
-        &[Door::Pingpong],
-        ["-T", "--threaded"],
-        "two threads of one process instead of two processes"
-    ),
-    param!(
-        "cpus",
-        Kind::Cpus,
-        Fallback::None,
-        &[Door::Matrix],
-        ["--cpus"],
-        "the CPUs to pair (default: every CPU this process may use)"
-    ),
-    param!(
-        "sizes_kb",
-        Kind::Sizes,
-        Fallback::Derived("auto: from the CPU's caches"),
-        &[Door::Cache],
-        ["--sizes"],
-        "KiB per participant to sweep, 0 included"
-    ),
-    param!(
-        "engine",
-        Kind::Choice(ENGINES),
-        Fallback::Name("process"),
-        &[Door::Ring, Door::Cache],
-        ["--engine"],
-        "who switches"
-    ),
-    param!(
-        "engine",
-        Kind::OptChoice(ENGINES),
-        Fallback::Derived("thread with threads, else process"),
-        &[Door::Pingpong],
-        ["--engine"],
-        "who switches"
-    ),
-    param!(
-        "engine",
-        Kind::Choice(ENGINES),
-        Fallback::Name("thread"),
-        &[Door::Matrix],
-        ["--engine"],
-        "who switches"
-    ),
-    param!(
-        "transport",
-        Kind::OptChoice(TRANSPORTS),
-        Fallback::Derived("the engine's first"),
-        PLACED,
-        ["--transport"],
-        "how the token travels"
-    ),
-    param!(
-        "transport",
-        Kind::Choice(TRANSPORTS),
-        Fallback::Name("futex"),
-        &[Door::Matrix],
-        ["--transport"],
-        "how the token travels"
-    ),
-    param!(
-        "size_kb",
-        Kind::Count(config::SIZE_KB),
-        Fallback::Int(0),
-        &[Door::Ring, Door::Matrix],
-        ["-s"],
-        "KiB of private data each participant sums per hop"
-    ),
-    param!(
-        "stride_bytes",
-        Kind::Stride,
-        Fallback::Int(DEFAULT_STRIDE_BYTES as i64),
-        ARRAYS,
-        ["--stride"],
-        "bytes between summed words: 8 every word (lmbench3), 64 one per line"
-    ),
-    param!(
-        "preset",
-        Kind::Choice(PRESETS),
-        Fallback::Name("default"),
-        RINGS,
-        ["--preset"],
-        "how long a point may measure and how precise it must be: fast, default, rigorous"
-    ),
-    param!(
-        "repetitions",
-        Kind::OptCount(config::REPETITIONS),
-        Fallback::None,
-        RINGS,
-        ["-N"],
-        "exactly N timed repetitions, as lmbench (lat_ctx: 11); default: until --precision"
-    ),
-    param!(
-        "precision",
-        Kind::OptReal(config::PRECISION),
-        Fallback::Derived("the preset's"),
-        RINGS,
-        ["--precision"],
-        "stop a point when the 95 % interval of its median is within +-this fraction"
-    ),
-    param!(
-        "max_time",
-        Kind::OptReal(config::MAX_TIME),
-        Fallback::Derived("the preset's"),
-        RINGS,
-        ["--max-time"],
-        "seconds of measuring per point at most"
-    ),
-    param!(
-        "max_repetitions",
-        Kind::Count(config::MAX_REPETITIONS),
-        Fallback::Int(crate::stop::DEFAULT_MAX_REPETITIONS as i64),
-        RINGS,
-        ["--max-repetitions"],
-        "repetitions per point at most"
-    ),
-    param!(
-        "warmup",
-        Kind::Count(config::WARMUP),
-        Fallback::Int(1),
-        &[Door::Ring, Door::Matrix],
-        ["-W"],
-        "warm-up repetitions before timing"
-    ),
-    param!(
-        "parallel",
-        Kind::Count(config::PARALLEL),
-        Fallback::Int(1),
-        &[Door::Ring],
-        ["-P"],
-        "independent rings at once"
-    ),
-    param!(
-        "placement",
-        Kind::Placement,
-        Fallback::Name("default"),
-        &[Door::Ring, Door::Pingpong],
-        ["--placement"],
-        "default, single, spread, balanced, or a CPU list 0,1"
-    ),
-    param!(
-        "placement",
-        Kind::Placement,
-        Fallback::Name("single"),
-        &[Door::Cache],
-        ["--placement"],
-        "default, single, spread, balanced, or a CPU list 0,1"
-    ),
-    param!(
-        "cpu",
-        Kind::Cpu,
-        Fallback::None,
-        PLACED,
-        ["--cpu"],
-        "the CPU for placement single (default: the first allowed)"
-    ),
-    param!(
-        "min_time",
-        Kind::OptReal(config::MIN_TIME),
-        Fallback::Derived("0.002 until precise, 0.05 with a fixed count"),
-        MEASURING,
-        ["--min-time"],
-        "seconds per timed repetition"
-    ),
-    param!(
-        "timeout",
-        Kind::Real(config::TIMEOUT),
-        Fallback::Real(config::DEFAULT_TIMEOUT),
-        MEASURING,
-        ["--timeout"],
-        "seconds without progress before a ring counts as hung"
-    ),
-    param!(
-        "record_hops",
-        Kind::Switch,
-        Fallback::Switch(false),
-        &[Door::Ring, Door::Matrix],
-        ["--record-hops"],
-        "record every hop's wake-to-run latency"
-    ),
-    param!(
-        "counters",
-        Kind::Choice(COUNTERS),
-        Fallback::Name("evidence"),
-        RINGS,
-        ["--counters"],
-        "who watches the timed repetitions: evidence, off, or timed (perf through them)"
-    ),
-    param!(
-        "policy",
-        Kind::OptChoice(POLICIES),
-        Fallback::Derived("as inherited from the caller"),
-        RINGS,
-        ["--policy"],
-        "scheduling policy of every participant and driver: other, batch, idle, fifo, rr, deadline"
-    ),
-    param!(
-        "priority",
-        Kind::OptCount(sched::ANY_PRIORITY),
-        Fallback::Derived("1 for fifo and rr, else 0"),
-        RINGS,
-        ["--priority"],
-        "static priority for policy fifo or rr, 1 to 99"
-    ),
-    param!(
-        "nice",
-        Kind::OptInt(sched::NICE),
-        Fallback::Derived("0 where a policy is named, else inherited"),
-        RINGS,
-        ["--nice"],
-        "nice for policy other, batch or idle (alone: policy other), -20 to 19"
-    ),
-    param!(
-        "dl_runtime_us",
-        Kind::OptCount(sched::DL_RUNTIME_US),
-        Fallback::Derived("200 with policy deadline"),
-        TIMED_ALONE,
-        ["--dl-runtime"],
-        "policy deadline: µs of CPU each task may use per period"
-    ),
-    param!(
-        "dl_deadline_us",
-        Kind::OptCount(sched::DL_DEADLINE_US),
-        Fallback::Derived("the period"),
-        TIMED_ALONE,
-        ["--dl-deadline"],
-        "policy deadline: µs after each period's start by which the runtime is due"
-    ),
-    param!(
-        "dl_period_us",
-        Kind::OptCount(sched::DL_PERIOD_US),
-        Fallback::Derived("1000 with policy deadline"),
-        TIMED_ALONE,
-        ["--dl-period"],
-        "policy deadline: µs of each period"
-    ),
-    param!(
-        "cgroups",
-        Kind::OptChoice(CGROUPS),
-        Fallback::None,
-        CGROUPED,
-        ["--cgroups"],
-        "participants in fresh cgroups with the cpu controller: same (one leaf) or split (one each)"
-    ),
-    param!(
-        "cgroup_depth",
-        Kind::Count(crate::cgroups::DEPTH),
-        Fallback::Int(1),
-        CGROUPED,
-        ["--cgroup-depth"],
-        "how many groups deep each leaf sits under ctxbench's own group"
-    ),
-    param!(
-        "cgroup_weight",
-        Kind::OptCount(crate::cgroups::WEIGHT),
-        Fallback::None,
-        CGROUPED,
-        ["--cgroup-weight"],
-        "cpu.weight of every group made (v1: cpu.shares = weight x 1024 / 100)"
-    ),
-    param!(
-        "interference",
-        Kind::Interference,
-        Fallback::None,
-        &[Door::Ring],
-        ["--interference"],
-        "neighbours on the measured CPUs: hogs=N,duty=X,thrash_kb=K,rings=M,queued=Q"
-    ),
-    param!(
-        "history",
-        Kind::History,
-        Fallback::None,
-        &[Door::Ring, Door::Pingpong],
-        [],
-        "earlier runs of each point on this machine"
-    ),
-    param!(
-        "per_class",
-        Kind::OptCount(config::PER_CLASS),
-        Fallback::None,
-        &[Door::Matrix],
-        ["--per-class"],
-        "cells per class of CPU pairs (default: every pair)"
-    ),
-    param!(
-        "passes",
-        Kind::Count(config::PASSES),
-        Fallback::Int(1),
-        &[Door::Matrix],
-        ["--passes"],
-        "passes over the cells, every other one backwards"
-    ),
-    param!(
-        "memory_node",
-        Kind::Memory,
-        Fallback::Derived("the waker's node"),
-        &[Door::Matrix],
-        ["--memory-node"],
-        "where a cell's shared memory lives: waker, wakee or a node id"
-    ),
-    param!(
-        "rounds",
-        Kind::Count(config::ROUNDS),
-        Fallback::Int(crate::cache::DEFAULT_ROUNDS as i64),
-        &[Door::Cache],
-        ["--rounds"],
-        "rounds over every size, one block each"
-    ),
-    param!(
-        "line_bytes",
-        Kind::OptCount(LINE_BYTES),
-        Fallback::Derived("the CPUs' cache line from sysfs, else 64"),
-        &[Door::Cache],
-        ["--line-bytes"],
-        "bytes per cache line, for the refill rate"
-    ),
-    param!(
-        "stream_kb",
-        Kind::Count(crate::cache::STREAM_KB),
-        Fallback::Derived("4 x the largest cache, 64 MiB at least"),
-        &[Door::Cache],
-        ["--stream-kb"],
-        "KiB of the streaming read measured beside the rings"
-    ),
-    param!(
-        "budget",
-        Kind::Real(BUDGET),
-        Fallback::Real(DEFAULT_BUDGET_S),
-        &[Door::Ab],
-        ["--budget"],
-        "seconds to measure at most"
-    ),
-    param!(
-        "threshold",
-        Kind::Real(THRESHOLD),
-        Fallback::Real(DEFAULT_THRESHOLD),
-        &[Door::Ab],
-        ["--threshold"],
-        "a change within +-this fraction, shown to be, is no change"
-    ),
-    param!(
-        "seed",
-        Kind::OptCount(SEED),
-        Fallback::Derived("from the clock"),
-        &[Door::Ab],
-        ["--seed"],
-        "the seed of the sides' order in each round"
-    ),
-];
+#[rustfmt::skip]
+pub const PARAMS: &[Param] = {
+    use Door::*;
+    use Fallback as F;
+    use Kind::*;
+    params! {
+        "procs", Counts, F::None, &[Ring, Cache], [],
+            "participant counts, e.g. 2 4 8 16 20";
+        "loops", OptCount(config::LOOPS), F::None, &[Pingpong], ["-l", "--loops"],
+            "perf's form: this many round trips timed as one run; default: until --precision";
+        "threads", Switch, F::Switch(false), &[Pingpong], ["-T", "--threaded"],
+            "two threads of one process instead of two processes";
+        "cpus", Cpus, F::None, &[Matrix], ["--cpus"],
+            "the CPUs to pair (default: every CPU this process may use)";
+        "sizes_kb", Sizes, F::Derived("auto: from the CPU's caches"), &[Cache], ["--sizes"],
+            "KiB per participant to sweep, 0 included";
+        "engine", Choice(ENGINES), F::Name("process"), &[Ring, Cache], ["--engine"],
+            "who switches";
+        "engine", OptChoice(ENGINES), F::Derived("thread with threads, else process"), &[Pingpong],
+            ["--engine"], "who switches";
+        "engine", Choice(ENGINES), F::Name("thread"), &[Matrix], ["--engine"],
+            "who switches";
+        "transport", OptChoice(TRANSPORTS), F::Derived("the engine's first"), PLACED,
+            ["--transport"],
+            "how the token travels";
+        "transport", Choice(TRANSPORTS), F::Name("futex"), &[Matrix], ["--transport"],
+            "how the token travels";
+        "size_kb", Count(config::SIZE_KB), F::Int(0), &[Ring, Matrix], ["-s"],
+            "KiB of private data each participant sums per hop";
+        "stride_bytes", Stride, F::Int(DEFAULT_STRIDE_BYTES as i64), ARRAYS, ["--stride"],
+            "bytes between summed words: 8 every word (lmbench3), 64 one per line";
+        "preset", Choice(PRESETS), F::Name("default"), RINGS, ["--preset"],
+            "how long a point may measure and how precise it must be: fast, default, rigorous";
+        "repetitions", OptCount(config::REPETITIONS), F::None, RINGS, ["-N"],
+            "exactly N timed repetitions, as lmbench (lat_ctx: 11); default: until --precision";
+        "precision", OptReal(config::PRECISION), F::Derived("the preset's"), RINGS, ["--precision"],
+            "stop a point when the 95 % interval of its median is within +-this fraction";
+        "max_time", OptReal(config::MAX_TIME), F::Derived("the preset's"), RINGS, ["--max-time"],
+            "seconds of measuring per point at most";
+        "max_repetitions", Count(config::MAX_REPETITIONS),
+            F::Int(crate::stop::DEFAULT_MAX_REPETITIONS as i64), RINGS, ["--max-repetitions"],
+            "repetitions per point at most";
+        "warmup", Count(config::WARMUP), F::Int(1), &[Ring, Matrix], ["-W"],
+            "warm-up repetitions before timing";
+        "parallel", Count(config::PARALLEL), F::Int(1), &[Ring], ["-P"],
+            "independent rings at once";
+        "placement", Placement, F::Name("default"), &[Ring, Pingpong], ["--placement"],
+            "default, single, spread, balanced, or a CPU list 0,1";
+        "placement", Placement, F::Name("single"), &[Cache], ["--placement"],
+            "default, single, spread, balanced, or a CPU list 0,1";
+        "cpu", Cpu, F::None, PLACED, ["--cpu"],
+            "the CPU for placement single (default: the first allowed)";
+        "min_time", OptReal(config::MIN_TIME),
+            F::Derived("0.002 until precise, 0.05 with a fixed count"), MEASURING, ["--min-time"],
+            "seconds per timed repetition";
+        "timeout", Real(config::TIMEOUT), F::Real(config::DEFAULT_TIMEOUT), MEASURING,
+            ["--timeout"],
+            "seconds without progress before a ring counts as hung";
+        "record_hops", Switch, F::Switch(false), &[Ring, Matrix], ["--record-hops"],
+            "record every hop's wake-to-run latency";
+        "counters", Choice(COUNTERS), F::Name("evidence"), RINGS, ["--counters"],
+            "who watches the timed repetitions: evidence, off, or timed (perf through them)";
+        "policy", OptChoice(POLICIES), F::Derived("as inherited from the caller"), RINGS,
+            ["--policy"],
+            "scheduling policy of every participant and driver: other, batch, idle, fifo, rr, \
+             deadline";
+        "priority", OptCount(sched::ANY_PRIORITY), F::Derived("1 for fifo and rr, else 0"), RINGS,
+            ["--priority"], "static priority for policy fifo or rr, 1 to 99";
+        "nice", OptInt(sched::NICE), F::Derived("0 where a policy is named, else inherited"), RINGS,
+            ["--nice"], "nice for policy other, batch or idle (alone: policy other), -20 to 19";
+        "dl_runtime_us", OptCount(sched::DL_RUNTIME_US),
+            F::Derived("200 with policy deadline"), TIMED_ALONE, ["--dl-runtime"],
+            "policy deadline: µs of CPU each task may use per period";
+        "dl_deadline_us", OptCount(sched::DL_DEADLINE_US), F::Derived("the period"), TIMED_ALONE,
+            ["--dl-deadline"],
+            "policy deadline: µs after each period's start by which the runtime is due";
+        "dl_period_us", OptCount(sched::DL_PERIOD_US),
+            F::Derived("1000 with policy deadline"), TIMED_ALONE, ["--dl-period"],
+            "policy deadline: µs of each period";
+        "cgroups", OptChoice(CGROUPS), F::None, CGROUPED, ["--cgroups"],
+            "participants in fresh cgroups with the cpu controller: same (one leaf) or split \
+             (one each)";
+        "cgroup_depth", Count(crate::cgroups::DEPTH), F::Int(1), CGROUPED, ["--cgroup-depth"],
+            "how many groups deep each leaf sits under ctxbench's own group";
+        "cgroup_weight", OptCount(crate::cgroups::WEIGHT), F::None, CGROUPED, ["--cgroup-weight"],
+            "cpu.weight of every group made (v1: cpu.shares = weight x 1024 / 100)";
+        "interference", Interference, F::None, &[Ring], ["--interference"],
+            "neighbours on the measured CPUs, as key=number pairs";
+        "history", History, F::None, &[Ring, Pingpong], [],
+            "earlier runs of each point on this machine";
+        "per_class", OptCount(config::PER_CLASS), F::None, &[Matrix], ["--per-class"],
+            "cells per class of CPU pairs (default: every pair)";
+        "passes", Count(config::PASSES), F::Int(1), &[Matrix], ["--passes"],
+            "passes over the cells, every other one backwards";
+        "memory_node", Memory, F::Derived("the waker's node"), &[Matrix], ["--memory-node"],
+            "where a cell's shared memory lives: waker, wakee or a node id";
+        "rounds", Count(config::ROUNDS), F::Int(crate::cache::DEFAULT_ROUNDS as i64), &[Cache],
+            ["--rounds"], "rounds over every size, one block each";
+        "line_bytes", OptCount(LINE_BYTES),
+            F::Derived("the CPUs' cache line from sysfs, else 64"), &[Cache], ["--line-bytes"],
+            "bytes per cache line, for the refill rate";
+        "stream_kb", Count(crate::cache::STREAM_KB),
+            F::Derived("4 x the largest cache, 64 MiB at least"), &[Cache], ["--stream-kb"],
+            "KiB of the streaming read measured beside the rings";
+        "budget", Real(BUDGET), F::Real(DEFAULT_BUDGET_S), &[Ab], ["--budget"],
+            "seconds to measure at most";
+        "threshold", Real(THRESHOLD), F::Real(DEFAULT_THRESHOLD), &[Ab], ["--threshold"],
+            "a change within +-this fraction, shown to be, is no change";
+        "seed", OptCount(SEED), F::Derived("from the clock"), &[Ab], ["--seed"],
+            "the seed of the sides' order in each round";
+    }
+};
 
 /// The parameters a measurement takes, in the table's order.
 pub fn of(door: Door) -> impl Iterator<Item = &'static Param> {

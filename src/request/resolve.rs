@@ -221,15 +221,7 @@ impl Request {
                 ),
             )),
         };
-        // The clock's nanoseconds: a different order each run unless a seed is named.
-        let seed = self.maybe_count("seed")?.map_or_else(
-            || {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.subsec_nanos() as u64 ^ d.as_secs())
-            },
-            |s| s as u64,
-        );
+        let seed = ab::seed(self.maybe_count("seed")?.map(|s| s as u64));
         Ok(AbRequest {
             a: side(a)?,
             b: side(b)?,
@@ -295,7 +287,8 @@ impl Request {
         })
     }
 
-    fn placement(&self) -> Result<Placement> {
+    /// The placement asked, with the CPU `single` was given.
+    pub fn placement(&self) -> Result<Placement> {
         let placement = match self.get("placement")? {
             Some(Parsed::Placement(p)) => p,
             _ => Placement::Default,

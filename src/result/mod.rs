@@ -125,8 +125,8 @@ impl PointStats {
             instance_blocks,
         };
         let description = stats::describe(samples);
-        let estimate = stop::estimate(&layout, run_level);
-        let within = stop::estimate(&layout, None).uncertainty;
+        let estimate = stats::estimate(&layout, run_level);
+        let within = stats::estimate(&layout, None).uncertainty;
         // No interval at all (one unit to go on) is NaN, not ±inf: "none", in every format.
         let (low, high) = estimate.next_run_interval(stop::CONFIDENCE);
         let finite = low.is_finite() && high.is_finite();

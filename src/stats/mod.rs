@@ -17,6 +17,7 @@
 //! the uncertainty of a point's figure comes from the highest level that has replicates
 //! (`uncertainty`), with the degrees of freedom that level really has.
 
+use crate::error::{Error, Result};
 use statrs::distribution::{ContinuousCDF, FisherSnedecor, Normal, StudentsT};
 
 mod runs;
@@ -136,6 +137,33 @@ pub struct Layout<'a> {
     pub samples: &'a [f64],
     pub block: usize,
     pub instance_blocks: &'a [usize],
+}
+
+impl<'a> Layout<'a> {
+    /// A point's samples in their levels, checked: at least one sample, all finite, blocks
+    /// of at least one repetition.
+    pub fn new(samples: &'a [f64], block: usize, instance_blocks: &'a [usize]) -> Result<Self> {
+        finite("samples", samples)?;
+        if block == 0 {
+            return Err(Error::invalid("block", "must be at least 1, got 0"));
+        }
+        Ok(Layout {
+            samples,
+            block,
+            instance_blocks,
+        })
+    }
+}
+
+/// `values` of `param`, checked: at least one, all finite.
+pub fn finite(param: &'static str, values: &[f64]) -> Result<()> {
+    if values.is_empty() || values.iter().any(|x| !x.is_finite()) {
+        return Err(Error::invalid(
+            param,
+            "must hold at least one value, all finite",
+        ));
+    }
+    Ok(())
 }
 
 impl Layout<'_> {
@@ -383,6 +411,21 @@ impl Estimate {
         } else {
             f64::INFINITY
         }
+    }
+}
+
+/// A point's figure and uncertainty under the variance model: the median of its samples,
+/// and the uncertainty from the levels they were measured in, plus the run level where
+/// earlier runs showed one.
+pub fn estimate(layout: &Layout, run: Option<&RunLevel>) -> Estimate {
+    let center = median(layout.samples);
+    let within = uncertainty(layout);
+    Estimate {
+        center,
+        uncertainty: match run {
+            Some(run) => within.with_run_level(center, run),
+            None => within,
+        },
     }
 }
 

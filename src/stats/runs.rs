@@ -14,6 +14,19 @@ pub struct RunLevel {
     pub df: f64,
 }
 
+impl RunLevel {
+    /// The run level a run recorded (its `sd_run` over `runs_seen` earlier runs), where it
+    /// is one: a finite spread from at least two runs.
+    pub fn recorded(sd: Option<f64>, runs_seen: Option<f64>) -> Option<RunLevel> {
+        match (sd, runs_seen) {
+            (Some(sd), Some(runs)) if sd.is_finite() && sd >= 0.0 && runs >= 2.0 => {
+                Some(RunLevel { sd, df: runs - 1.0 })
+            }
+            _ => None,
+        }
+    }
+}
+
 /// One earlier run of a point: the ln of its figure, its relative standard error, and how
 /// many seconds ago it ran.
 #[derive(Debug, Clone, Copy, PartialEq)]

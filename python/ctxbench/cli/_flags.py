@@ -146,7 +146,10 @@ _KINDS: dict[str, dict[str, Any]] = {
     "cpus": {"type": cpu_list, "metavar": "LIST"},
     "sizes": {"type": _size, "nargs": "+", "metavar": "KB"},
     "memory": {"type": _memory_node, "metavar": "NODE"},
-    "interference": {"type": pairs, "metavar": "KEY=N,..."},
+    "interference": {
+        "type": pairs,
+        "metavar": ",".join(f"{k}=N" for k in _core.INTERFERENCE_KEYS),
+    },
 }
 
 

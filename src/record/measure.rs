@@ -1,0 +1,77 @@
+//! Each measurement run and recorded, one call per front-door function: what a request
+//! resolved to in, its record out. The matrix reads the host's topology and stamps its start
+//! here, so that a front door only converts.
+
+use super::{AbRecord, CacheRecord, MatrixRecord, PingpongRecord, RingConfigRecord, RingRecord};
+use crate::config::Config;
+use crate::error::Result;
+use crate::matrix::MatrixConfig;
+use crate::request::{AbRequest, CacheRequest};
+use crate::result::{pingpong as summarize_pingpong, summarize};
+use crate::topology::Topology;
+
+pub use crate::ring::Interrupt;
+/// Hears of each step done of how many (`0`: of an open number).
+pub type Progress<'a> = &'a mut (dyn FnMut(usize, usize) -> Result<()> + Send);
+
+/// A ring's points, measured and recorded.
+pub fn ring(cfg: &Config, interrupt: Interrupt) -> Result<RingRecord> {
+    let points = crate::ring::run(cfg, interrupt)?;
+    Ok(RingRecord::new(cfg, summarize(cfg, &points)))
+}
+
+/// What `ring` records of what was asked, checked as `ring` checks it on this host before
+/// it starts anything.
+pub fn ring_check(cfg: &Config) -> Result<RingConfigRecord> {
+    crate::ring::check(cfg)?;
+    Ok(RingConfigRecord::from(cfg))
+}
+
+/// A ping-pong, measured and recorded.
+pub fn pingpong(cfg: &Config, interrupt: Interrupt) -> Result<PingpongRecord> {
+    let mut points = crate::ring::run(cfg, interrupt)?;
+    let point = points.remove(0);
+    Ok(PingpongRecord::new(cfg, summarize_pingpong(cfg, &point)))
+}
+
+/// A cache sweep, measured and recorded; `progress` hears of each round.
+pub fn cache_sweep(
+    c: &CacheRequest,
+    interrupt: Interrupt,
+    progress: Progress,
+) -> Result<CacheRecord> {
+    let sweep = crate::cache::sweep(
+        &c.base,
+        &c.sizes_kb,
+        c.rounds,
+        c.stream_kb,
+        interrupt,
+        progress,
+    )?;
+    Ok(CacheRecord::new(&c.base, &sweep, c.rounds, c.line_bytes))
+}
+
+/// The CPU matrix of this host (its topology from /sys), measured and recorded with the
+/// topology it was measured on; `progress` hears of each cell.
+pub fn matrix(
+    cfg: &MatrixConfig,
+    interrupt: Interrupt,
+    progress: Progress,
+) -> Result<(MatrixRecord, Topology)> {
+    let topo = crate::topology::read(std::path::Path::new("/sys"))?;
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let m = crate::matrix::run(&topo, cfg, interrupt, &mut |done, of, _| progress(done, of))?;
+    Ok((MatrixRecord::new(cfg, &m, started), topo))
+}
+
+/// An A/B run, measured and recorded; `progress` hears of each round.
+pub fn ab(asked: &AbRequest, interrupt: Interrupt, progress: Progress) -> Result<AbRecord> {
+    let mut n = 0;
+    let outcome = crate::ab::run(&asked.a, &asked.b, &asked.plan, interrupt, &mut |_, _| {
+        n += 1;
+        progress(n, 0)
+    })?;
+    Ok(AbRecord::new(asked, &outcome))
+}

@@ -1,0 +1,86 @@
+//! What a front door may show of the core besides its parameters, declared once and exported
+//! as they are (`_core.ENGINES`, `_core.PRESETS`, `_core.MIN_RUNS` ...): the names a choice
+//! takes, the presets' figures, the limits and defaults that help texts and results cite.
+//! Each value is read from its home; the binding only converts.
+
+use super::{Door, Preset};
+use crate::engine::Engine;
+use crate::{ab, cache, config, interference, matrix, observer, placement, sched, stats};
+use crate::{stop, sys};
+use crate::{topology, verdict};
+
+/// A value as Python receives it: an int, a float, a tuple of names, or a dict by name.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Known {
+    Int(i64),
+    Real(f64),
+    Text(&'static str),
+    Names(Vec<&'static str>),
+    ByName(Vec<(&'static str, Known)>),
+}
+
+fn int(n: usize) -> Known {
+    Known::Int(n as i64)
+}
+
+/// Every exported value by its name, in the stub's order.
+pub fn known() -> Vec<(&'static str, Known)> {
+    use Known::{Names, Real};
+    let presets = Preset::ALL.map(|p| {
+        let figures = vec![
+            ("precision", Real(p.precision())),
+            ("max_time", Real(p.max_time())),
+        ];
+        (p.name(), Known::ByName(figures))
+    });
+    let transports = Engine::ALL.iter().map(|e| {
+        (
+            e.name(),
+            Names(e.transports().iter().map(|t| t.name()).collect()),
+        )
+    });
+    vec![
+        ("DOORS", Names(Door::ALL.iter().map(|d| d.name()).collect())),
+        ("PRESETS", Known::ByName(presets.to_vec())),
+        ("MIN_RUNS", int(stats::MIN_RUNS)),
+        ("FIXED_MIN_TIME", Real(stop::FIXED_MIN_TIME)),
+        ("PRECISION_MIN_TIME", Real(stop::PRECISION_MIN_TIME)),
+        ("DEFAULT_ROUNDS", int(cache::DEFAULT_ROUNDS)),
+        ("REFILL_ABOVE_STREAM", Known::Text(cache::ABOVE_STREAM)),
+        ("DEFAULT_TIMEOUT", Real(config::DEFAULT_TIMEOUT)),
+        ("DEFAULT_PRECISION", Real(stop::DEFAULT_PRECISION)),
+        ("ASSUMED_RUN_SD", Real(stats::ASSUMED_RUN_LEVEL.sd)),
+        ("LOADED_RUNNABLE", Real(verdict::LOADED_RUNNABLE)),
+        ("DEFAULT_MAX_TIME", Real(stop::DEFAULT_MAX_TIME)),
+        (
+            "DEFAULT_MAX_REPETITIONS",
+            int(stop::DEFAULT_MAX_REPETITIONS),
+        ),
+        ("CONFIDENCE", Real(stop::CONFIDENCE)),
+        ("DEFAULT_POWER", Real(verdict::DEFAULT_POWER)),
+        ("BLOCK_REPETITIONS", int(stop::BLOCK_REPETITIONS)),
+        ("MAX_PROCS", int(config::MAX_PROCS)),
+        ("MAX_POINTS", int(config::MAX_POINTS)),
+        ("MAX_CPUS", int(sys::MAX_CPUS)),
+        (
+            "ENGINES",
+            Names(Engine::ALL.iter().map(|e| e.name()).collect()),
+        ),
+        ("TRANSPORTS", Known::ByName(transports.collect())),
+        ("PLACEMENTS", Names(placement::policies().collect())),
+        ("COUNTERS", Names(observer::Observer::NAMES.to_vec())),
+        ("POLICIES", Names(sched::Policy::NAMES.to_vec())),
+        ("INTERFERENCE_KEYS", Names(interference::KEYS.to_vec())),
+        ("CHANGES", Names(verdict::Change::NAMES.to_vec())),
+        ("AB_STOPS", Names(ab::Stopped::NAMES.to_vec())),
+        (
+            "RELATIONS",
+            Names(
+                topology::Relation::ALL
+                    .map(topology::Relation::name)
+                    .to_vec(),
+            ),
+        ),
+        ("MATRIX_PER_CLASS", int(matrix::DEFAULT_PER_CLASS)),
+    ]
+}
