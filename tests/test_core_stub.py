@@ -138,8 +138,9 @@ def test_a_new_field_is_one_declaration(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setitem(schema.RECORDS, "ring", {**ring, "metadata": metadata})
     after = _codegen.expected()
     added = {
-        path.name: [line.strip() for line in after[path].splitlines() if "knee_kb" in line]
+        path.name: lines
         for path in after
+        if (lines := [line.strip() for line in after[path].splitlines() if "knee_kb" in line])
     }
     assert added == {
         "result.py": [
@@ -154,6 +155,25 @@ def test_a_new_field_is_one_declaration(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setitem(schema.RECORDS, "ring", {**ring, "late": schema.Field("int")})
     with pytest.raises(ValueError, match="late: a required field after the optional"):
         _codegen.expected()
+
+
+def test_a_new_parameter_is_one_row_of_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A row the core would export for a new ring parameter: the stub's ring functions and
+    # the API's ring take it with its default, and nothing else changes.
+    before = _codegen.expected()
+    row = dict(next(r for r in _core.PARAMETERS if r["name"] == "warmup"))
+    row.update(name="spin_us", default=5, doors=("ring",))
+    monkeypatch.setattr(_core, "PARAMETERS", (*_core.PARAMETERS, row))
+    after = _codegen.expected()
+    added = {
+        path.name: lines
+        for path in after
+        if (lines := [line.strip() for line in after[path].splitlines() if "spin_us" in line])
+    }
+    assert added == {"_core.pyi": ["spin_us: int = 5,"] * 3, "api.py": ["spin_us: int = 5,"]}
+    for path in before:
+        changed = set(after[path].splitlines()) ^ set(before[path].splitlines())
+        assert changed <= {line for line in after[path].splitlines() if "spin_us" in line}
 
 
 def test_ring_config_is_what_a_ring_records_of_what_was_asked() -> None:

@@ -1,10 +1,13 @@
 """The code that ``schema.RECORDS`` and the core's parameter table determine, written from
 them: the fields of each result class (``RingResult`` in result.py), the TypedDicts of what
 the core returns and the signatures of its measuring functions (``_core.pyi``, from
-``_core.PARAMETERS``). A field is declared once, in ``ctxbench.schema``, a parameter once, in
-the core's ``src/request/params.rs``; after changing one, run
+``_core.PARAMETERS``), and the table's part of the API's signatures (``ctxbench.ring``,
+``pingpong``, ``matrix``: every parameter with its default, written once, in the table). A
+field is declared once, in ``ctxbench.schema``, a parameter once, in the core's
+``src/request/params.rs``; after changing one, run
 
-    python -m ctxbench._codegen            # rewrite the blocks in result.py and _core.pyi
+    python -m ctxbench._codegen            # rewrite the blocks in result.py, _core.pyi, api.py
+                                           # and _matrix.py
     python -m ctxbench._codegen --check    # exit 1 and show the difference when out of date
 
 (``tests/test_core_stub.py`` runs the check.) Each block sits between a ``BEGIN`` and an
@@ -63,6 +66,14 @@ FUNCTIONS = (
     ("cache_sweep", "cache_sweep", ("procs", "sizes_kb"), True, "CacheSweepDict"),
     ("matrix", "matrix", ("cpus",), True, "MatrixDict"),
     ("ab", "ab", ("a", "b"), True, "AbDict"),
+)
+# The API functions whose keyword parameters are the table's: (module, function, door, the
+# table's names it takes another way). Their blocks sit inside the signature, between the
+# positional parameters and the function's own (history, progress, out ...).
+API = (
+    ("api.py", "ring", "ring", ("procs", "history")),
+    ("api.py", "pingpong", "pingpong", ("loops", "history")),
+    ("_matrix.py", "matrix", "matrix", ("cpus", "per_class")),
 )
 # Positional parameters that are no row of the table: an A/B run's sides.
 _SIDES = "tuple[str, Mapping[str, object]]"
@@ -269,6 +280,18 @@ def function_block() -> list[str]:
     return [*lines, ""]  # a blank line before the next statement, as ruff format has it
 
 
+def api_block(door: str, skip: tuple[str, ...]) -> list[str]:
+    """An API function's keyword parameters from the table: its defaults, None where the core
+    derives one."""
+    rows = [r for r in _core.PARAMETERS if door in r["doors"] and r["name"] not in skip]
+    return [
+        f"{r['name']}: {_KINDS[r['kind']]} = "
+        + ("None" if r["derived"] is not None else _default(r))
+        + ","
+        for r in rows
+    ]
+
+
 # --- rewriting the files ----------------------------------------------------------------------
 
 
@@ -293,14 +316,32 @@ def _result_py(text: str) -> str:
     return text
 
 
+def _api_py(path: Path, text: str) -> str:
+    """``text`` of the API module ``path`` with each of its functions' table blocks written."""
+    for module, function, door, skip in API:
+        if module != path.name:
+            continue
+        start = text.index(f"\ndef {function}(")
+        stop = text.index(") -> ", start)
+        section = _replace_block(
+            text[start:stop], api_block(door, skip), "    ", function, BEGIN_FUNCTIONS
+        )
+        text = text[:start] + section + text[stop:]
+    return text
+
+
 def expected() -> dict[Path, str]:
     """Each generated file as it should read."""
     result, stub = HERE / "result.py", HERE / "_core.pyi"
     typed = _replace_block(stub.read_text(), stub_block(), "", stub.name)
-    return {
+    files = {
         result: _result_py(result.read_text()),
         stub: _replace_block(typed, function_block(), "", stub.name, BEGIN_FUNCTIONS),
     }
+    for module in dict.fromkeys(m for m, *_ in API):
+        path = HERE / module
+        files[path] = _api_py(path, path.read_text())
+    return files
 
 
 def main(argv: list[str]) -> int:

@@ -9,13 +9,11 @@ import itertools
 import operator
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 from . import _core, _history, metadata
 from ._exclusive import measuring
 from .result import PingpongResult, RingResult
-
-Placement = Union[str, Sequence[int]]
 
 
 def result_metadata() -> dict[str, object]:
@@ -29,6 +27,7 @@ def result_metadata() -> dict[str, object]:
 def ring(
     procs: int | Sequence[int],
     *,
+    # BEGIN written by `python -m ctxbench._codegen` from _core.PARAMETERS; edit src/request
     engine: str = "process",
     transport: str | None = None,
     size_kb: int = 0,
@@ -37,13 +36,13 @@ def ring(
     repetitions: int | None = None,
     precision: float | None = None,
     max_time: float | None = None,
-    max_repetitions: int = _core.DEFAULT_MAX_REPETITIONS,
+    max_repetitions: int = 400,
     warmup: int = 1,
     parallel: int = 1,
-    placement: Placement = "default",
+    placement: str | Sequence[int] | None = "default",
     cpu: int | None = None,
     min_time: float | None = None,
-    timeout: float = _core.DEFAULT_TIMEOUT,
+    timeout: float = 10.0,
     record_hops: bool = False,
     counters: str = "evidence",
     policy: str | None = None,
@@ -56,6 +55,7 @@ def ring(
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
     interference: Mapping[str, float] | None = None,
+    # END written by `python -m ctxbench._codegen`
     history: bool = True,
 ) -> RingResult:
     """Pass a token round rings of ``procs`` participants and report µs per switch.
@@ -214,6 +214,7 @@ def _counts(procs: object) -> bool:
 def pingpong(
     loops: int | None = None,
     *,
+    # BEGIN written by `python -m ctxbench._codegen` from _core.PARAMETERS; edit src/request
     threads: bool = False,
     engine: str | None = None,
     transport: str | None = None,
@@ -221,11 +222,11 @@ def pingpong(
     repetitions: int | None = None,
     precision: float | None = None,
     max_time: float | None = None,
-    max_repetitions: int = _core.DEFAULT_MAX_REPETITIONS,
-    placement: Placement = "default",
+    max_repetitions: int = 400,
+    placement: str | Sequence[int] | None = "default",
     cpu: int | None = None,
     min_time: float | None = None,
-    timeout: float = _core.DEFAULT_TIMEOUT,
+    timeout: float = 10.0,
     counters: str = "evidence",
     policy: str | None = None,
     priority: int | None = None,
@@ -236,6 +237,7 @@ def pingpong(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
+    # END written by `python -m ctxbench._codegen`
     history: bool = True,
 ) -> PingpongResult:
     """``perf bench sched pipe``: two processes (threads with ``threads=True``, perf's ``-T``;
