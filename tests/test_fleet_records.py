@@ -22,7 +22,8 @@ MACHINE = "m" * 16
 @pytest.fixture(scope="module")
 def good() -> tuple[dict[str, Any], grid.GridPoint]:
     """A ring record of the point asked, as a worker would send it back."""
-    (point,) = grid.grid([2], [0], ["process"], [None], ["single"], 3, {"min_time": 0.002})
+    axes = {"procs": [2], "sizes_kb": [0], "engines": ["process"], "transports": [None]}
+    (point,) = grid.grid({**axes, "placements": ["single"]}, 3, {"min_time": 0.002})
     rec = encode(ctxbench.ring(point.procs, **{**point.kwargs, "warmup": FAST["warmup"]}))
     rec["metadata"]["machine"] = MACHINE
     # The sweep asked for warmup=1 (the default); measured with 0 to keep it quick, the

@@ -75,6 +75,9 @@ API = (
     ("api.py", "pingpong", "pingpong", ("loops", "history")),
     ("_matrix.py", "matrix", "matrix", ("cpus", "per_class")),
 )
+# The sweeps whose leading parameters are the grid's axes (``grid.AXES``): (module, function).
+SWEEPS = (("_sweep.py", "sweep"), ("fleet.py", "sweep"))
+BEGIN_AXES = "# BEGIN written by `python -m ctxbench._codegen` from grid.AXES; edit there"
 # Positional parameters that are no row of the table: an A/B run's sides.
 _SIDES = "tuple[str, Mapping[str, object]]"
 _EMPTY = {"int": "np.int64", "float": "np.float64", "bool": "np.bool_"}
@@ -316,17 +319,33 @@ def _result_py(text: str) -> str:
     return text
 
 
+def axes_block() -> list[str]:
+    """A sweep's leading parameters: the grid's axes with their defaults."""
+    from .grid import AXES
+
+    def default(a: Any) -> str:
+        return "" if a.default is None else " = " + repr(a.default).replace("'", '"')
+
+    return [f"{a.name}: {a.annotation}{default(a)}," for a in AXES]
+
+
+def _signature_block(text: str, function: str, lines: list[str], begin: str) -> str:
+    """``text`` with the block inside ``function``'s signature written as ``lines``."""
+    start = text.index(f"\ndef {function}(")
+    stop = text.index(") -> ", start)
+    section = _replace_block(text[start:stop], lines, "    ", function, begin)
+    return text[:start] + section + text[stop:]
+
+
 def _api_py(path: Path, text: str) -> str:
-    """``text`` of the API module ``path`` with each of its functions' table blocks written."""
+    """``text`` of the module ``path`` with each of its functions' blocks written: the
+    table's parameters, a sweep's axes."""
     for module, function, door, skip in API:
-        if module != path.name:
-            continue
-        start = text.index(f"\ndef {function}(")
-        stop = text.index(") -> ", start)
-        section = _replace_block(
-            text[start:stop], api_block(door, skip), "    ", function, BEGIN_FUNCTIONS
-        )
-        text = text[:start] + section + text[stop:]
+        if module == path.name:
+            text = _signature_block(text, function, api_block(door, skip), BEGIN_FUNCTIONS)
+    for module, function in SWEEPS:
+        if module == path.name:
+            text = _signature_block(text, function, axes_block(), BEGIN_AXES)
     return text
 
 
@@ -338,7 +357,7 @@ def expected() -> dict[Path, str]:
         result: _result_py(result.read_text()),
         stub: _replace_block(typed, function_block(), "", stub.name, BEGIN_FUNCTIONS),
     }
-    for module in dict.fromkeys(m for m, *_ in API):
+    for module in dict.fromkeys([*(m for m, *_ in API), *(m for m, _ in SWEEPS)]):
         path = HERE / module
         files[path] = _api_py(path, path.read_text())
     return files

@@ -20,11 +20,13 @@ if TYPE_CHECKING:
 
 
 def sweep(
+    # BEGIN written by `python -m ctxbench._codegen` from grid.AXES; edit there
     procs: Sequence[int],
     sizes_kb: Sequence[int] = (0,),
     engines: Sequence[str] = ("process",),
     transports: Sequence[str | None] = (None,),
     placements: Sequence[Placement] = ("default",),
+    # END written by `python -m ctxbench._codegen`
     repetitions: int | None = None,
     out: PathLike | None = None,
     progress: bool | str = True,
@@ -66,20 +68,17 @@ def sweep(
     the grid runs on every machine of that cluster instead (``measure`` must be ``ring``):
     see ``ctxbench.fleet.sweep``.
     """
+    axes = grids.axes_of(locals())
     if scheduler is not None or client is not None:
         from . import fleet
 
         if measure is not ring:
             raise ValueError("measure: a fleet sweep runs ctxbench.ring on every machine")
         return fleet.sweep(
-            procs,
-            sizes_kb,
-            engines,
-            transports,
-            placements,
-            repetitions,
-            out,
-            progress,
+            **axes,
+            repetitions=repetitions,
+            out=out,
+            progress=progress,
             scheduler=scheduler,
             client=client,
             hostname=hostname,
@@ -87,7 +86,7 @@ def sweep(
         )
     # Fail before an hour of measuring, not after it.
     require("pandas", "ctxbench.sweep")
-    points = grids.grid(procs, sizes_kb, engines, transports, placements, repetitions, ring_kwargs)
+    points = grids.grid(axes, repetitions, ring_kwargs)
     machine = machine_identity()["machine"]
     frames = []
     with grids.OutFile.open(out, hostname=hostname) as book:

@@ -192,11 +192,13 @@ def _workers(client: Any) -> set[str]:
 
 
 def sweep(
+    # BEGIN written by `python -m ctxbench._codegen` from grid.AXES; edit there
     procs: Sequence[int],
     sizes_kb: Sequence[int] = (0,),
     engines: Sequence[str] = ("process",),
     transports: Sequence[str | None] = (None,),
     placements: Sequence[Placement] = ("default",),
+    # END written by `python -m ctxbench._codegen`
     repetitions: int | None = None,
     out: PathLike | None = None,
     progress: bool | str = True,
@@ -220,12 +222,11 @@ def sweep(
     scheduler is lost mid-sweep, or at the end when a worker was lost or a point failed (the
     rest of the fleet finishes first).
     """
+    axes = grids.axes_of(locals())
     _check_cluster("fleet sweep", scheduler, client, connect_timeout=connect_timeout, poll=poll)
     require("pandas", "ctxbench.sweep")
     require("distributed", "ctxbench fleet runs", install=INSTALL)
-    points = grids.grid(
-        procs, sizes_kb, engines, transports, placements, repetitions, ring_kwargs, here=False
-    )
+    points = grids.grid(axes, repetitions, ring_kwargs, here=False)
     json.dumps([p.kwargs for p in points])  # the arguments must travel: fail here, not there
     with grids.OutFile.open(out, hostname=hostname) as book:
         return _sweep(points, book, out, progress, scheduler, client, connect_timeout, poll)

@@ -64,8 +64,47 @@ if TYPE_CHECKING:
 Placement = Union[str, Sequence[int]]
 # A point's identity: the machine, its procs, then what was asked (``schema.CONFIG``).
 Key = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One axis of a sweep's grid: its keyword (and the CLI's flag), its default (None: it
+    must be given), the ring parameter each of its values sets, its type as a signature
+    writes it, what its items are and the CLI's help."""
+
+    name: str
+    default: tuple[Any, ...] | None
+    point: str
+    annotation: str
+    items: str
+    flag: str
+    help: str
+
+
+# The grid's axes, in the order ``sweep``, ``fleet.sweep`` and ``ctxbench sweep`` name them
+# (their signatures and flags are written from here: ``python -m ctxbench._codegen``).
+AXES = (
+    Axis("procs", None, "procs", "Sequence[int]", "process counts", "--procs", "process counts"),
+    Axis("sizes_kb", (0,), "size_kb", "Sequence[int]", "sizes in KiB", "--sizes",
+         "KiB each participant sums per hop (default 0)"),
+    Axis("engines", ("process",), "engine", "Sequence[str]", "engine names", "--engines",
+         "default: process"),
+    Axis("transports", (None,), "transport", "Sequence[str | None]",
+         "transport names (None: the default)", "--transports",
+         "default: each engine's own (pipe; resume for fibers)"),
+    Axis("placements", ("default",), "placement", "Sequence[Placement]", "placements",
+         "--placements",
+         f"{'|'.join(_core.PLACEMENTS)} or CPU list 0,1, one or more (default: default)"),
+)  # fmt: skip
+
+
+def axes_of(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The axes among a sweep's ``arguments`` (its ``locals()``), by name."""
+    return {a.name: arguments[a.name] for a in AXES}
+
+
 # What ``ring`` takes that the grid sets itself.
-_GRID_ARGUMENTS = ("procs", "engine", "transport", "placement", "size_kb", "repetitions")
+_GRID_ARGUMENTS = (*(a.point for a in AXES), "repetitions")
 
 
 @dataclass(frozen=True)
@@ -140,11 +179,7 @@ def _plain(value: Any) -> Any:
 
 
 def grid(
-    procs: Sequence[int],
-    sizes_kb: Sequence[int],
-    engines: Sequence[str],
-    transports: Sequence[str | None],
-    placements: Sequence[Placement],
+    axes: Mapping[str, Any],
     repetitions: int | None,
     ring_kwargs: Mapping[str, Any],
     *,
@@ -159,11 +194,9 @@ def grid(
     clash = sorted(set(ring_kwargs) & set(_GRID_ARGUMENTS))
     if clash:
         raise TypeError(f"{clash[0]}: a sweep sets it from its grid (procs=, engines=, ...)")
-    procs = listed("procs", procs, "process counts", once=True)
-    sizes_kb = listed("sizes_kb", sizes_kb, "sizes in KiB", once=True)
-    engines = listed("engines", engines, "engine names", once=True)
-    transports = listed("transports", transports, "transport names (None: the default)", once=True)
-    placements = listed("placements", placements, "placements", once=True)
+    procs, sizes_kb, engines, transports, placements = (
+        listed(a.name, axes[a.name], a.items, once=True) for a in AXES
+    )
     points = []
     for engine in engines:
         for transport in transports:

@@ -27,12 +27,7 @@ def add_parsers(sub: Any) -> None:
     ab.add_argument("a", help="side A: a quoted command line, e.g. 'ring --procs 2'")
     ab.add_argument("b", help="side B, the same way")
     _flags.door_flags(ab, "ab")
-    ab.add_argument(
-        "--json", action="store_true", help="print the results document (what load reads)"
-    )
-    ab.add_argument(
-        "--no-hostname", action="store_true", help="with --json: this machine's name withheld"
-    )
+    _flags.output_flags(ab, json="print the results document (what load reads)")
     _flags.no_wait_flag(ab)
 
 

@@ -49,7 +49,30 @@ def placement(text: str) -> str | list[int]:
         ) from None
 
 
-PLACEMENT_HELP = f"{'|'.join(_core.PLACEMENTS)} or CPU list 0,1"
+def output_flags(
+    p: argparse.ArgumentParser,
+    *,
+    json: str | None = None,
+    out: str | None = None,
+    out_required: bool = False,
+    progress: str | None = None,
+) -> None:
+    """Where a result goes and what shows while it is made, the same flags in every command:
+    ``--json`` (``json`` says what it prints), ``--out FILE`` (``out``: what it writes),
+    ``--no-progress`` (``progress``: what it turns off), and ``--no-hostname`` for whichever
+    of them writes."""
+    if json is not None:
+        p.add_argument("--json", action="store_true", help=json)
+    if out is not None:
+        p.add_argument("--out", required=out_required, default=None, help=out)
+    if progress is not None:
+        p.add_argument("--no-progress", action="store_true", help=progress)
+    writes = " and ".join(f for f, given in (("--json", json), ("--out", out)) if given)
+    p.add_argument(
+        "--no-hostname",
+        action="store_true",
+        help=f"this machine's name as '(withheld)' in {writes}",
+    )
 
 
 def no_wait_flag(p: argparse.ArgumentParser) -> None:

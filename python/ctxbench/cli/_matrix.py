@@ -32,8 +32,12 @@ def add_parsers(sub: Any) -> None:
         help=f"only K cells per class of CPU pair (default K {_core.MATRIX_PER_CLASS}), "
         "chosen deterministically: a big machine in seconds",
     )
-    mx.add_argument("--out", default=None, help="also write the result (.json, .csv, .parquet)")
-    mx.add_argument("--json", action="store_true", help="print the result as JSON instead")
+    _flags.output_flags(
+        mx,
+        json="print the result as JSON instead",
+        out="also write the result (.json, .csv, .parquet)",
+        progress="no progress bar",
+    )
     mx.add_argument(
         "--plot",
         metavar="FILE",
@@ -42,13 +46,7 @@ def add_parsers(sub: Any) -> None:
         ".eps, .ps); "
         "a fleet's machines side by side. `ctxbench plot FILE --kind matrix` redraws a saved one",
     )
-    mx.add_argument("--no-progress", action="store_true", help="no progress bar")
     _flags.no_wait_flag(mx)
-    mx.add_argument(
-        "--no-hostname",
-        action="store_true",
-        help="this machine's name as '(withheld)' in --json and --out",
-    )
     mx.add_argument(
         "--scheduler",
         metavar="ADDRESS",

@@ -55,8 +55,7 @@ def _add_pipe(sub: Any) -> None:
     )
     pp.set_defaults(func=_pipe)
     _flags.door_flags(pp, "pingpong")
-    pp.add_argument("--json", action="store_true", help="print the full result as JSON")
-    _no_hostname_flag(pp)
+    _flags.output_flags(pp, json="print the full result as JSON")
     _flags.no_wait_flag(pp)
 
 
@@ -76,14 +75,10 @@ def _add_sizes(sub: Any) -> None:
         "--procs", type=int, nargs="+", default=[2, 8], help="ring sizes (default: 2 8)"
     )
     _flags.door_flags(sz, "cache_sweep")
-    sz.add_argument("--out", default=None, help="save every ring result here (.json, .csv, …)")
-    sz.add_argument(
-        "--no-hostname", action="store_true", help="with --out: this machine's name as '(withheld)'"
-    )
-    sz.add_argument(
-        "--no-progress",
-        action="store_true",
-        help="no progress (default: a bar on a terminal, else a line per round on stderr)",
+    _flags.output_flags(
+        sz,
+        out="save every ring result here (.json, .csv, …)",
+        progress="no progress (default: a bar on a terminal, else a line per round on stderr)",
     )
     _flags.no_wait_flag(sz)
 
@@ -105,20 +100,9 @@ def _add_info(sub: Any) -> None:
 def _ring_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
     """lat_ctx's own flags and the rest of a ring's, shared by `lat-ctx` and `ring`."""
     _flags.door_flags(p, "ring", skip=skip, shown={"placement": "$LMBENCH_SCHED, else default"})
-    p.add_argument(
-        "--json", action="store_true", help="print the full result as JSON instead of xgraph text"
-    )
-    _no_hostname_flag(p)
+    _flags.output_flags(p, json="print the full result as JSON instead of xgraph text")
     _flags.no_wait_flag(p)
     _flags.procs_flags(p)
-
-
-def _no_hostname_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--no-hostname",
-        action="store_true",
-        help="with --json: this machine's name as '(withheld)'",
-    )
 
 
 def _emit(

@@ -33,43 +33,30 @@ def _add_sweep(sub: Any) -> None:
         "same --out to resume after a crash or Ctrl-C.",
     )
     sw.set_defaults(func=_sweep)
-    sw.add_argument("--procs", type=int, nargs="+", required=True, help="process counts")
-    sw.add_argument(
-        "--sizes",
-        type=int,
-        nargs="+",
-        default=[0],
-        metavar="KB",
-        help="KiB each participant sums per hop (default 0)",
-    )
-    sw.add_argument("--engines", nargs="+", default=["process"], help="default: process")
-    sw.add_argument(
-        "--transports",
-        nargs="+",
-        default=[None],
-        help="default: each engine's own (pipe; resume for fibers)",
-    )
-    sw.add_argument(
-        "--placements",
-        type=_flags.placement,
-        nargs="+",
-        default=["default"],
-        help=f"{_flags.PLACEMENT_HELP}, one or more (default: default)",
-    )
+    from ..grid import AXES
+
+    # The grid's axes, each a list; an axis of ints or placements parsed as one.
+    parse = {"procs": int, "sizes_kb": int, "placements": _flags.placement}
+    for axis in AXES:
+        sw.add_argument(
+            axis.flag,
+            dest=axis.name,
+            type=parse.get(axis.name),
+            nargs="+",
+            required=axis.default is None,
+            default=None if axis.default is None else list(axis.default),
+            metavar="KB" if axis.name == "sizes_kb" else None,
+            help=axis.help,
+        )
     # A point's own flags (the axes above are lists instead).
     _flags.door_flags(sw, "ring", skip=("engine", "transport", "placement", "cpu", "size_kb"))
-    sw.add_argument(
-        "--no-hostname",
-        action="store_true",
-        help="keep this machine's name out of --out (written as '(withheld)')",
-    )
-    sw.add_argument(
-        "--out",
-        required=True,
-        help="results file (.json, .csv or .parquet): each point written as it finishes, "
+    _flags.output_flags(
+        sw,
+        out="results file (.json, .csv or .parquet): each point written as it finishes, "
         "finished points not measured again",
+        out_required=True,
+        progress="no progress bar",
     )
-    sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     _flags.no_wait_flag(sw)
     sw.add_argument(
         "--scheduler",
@@ -213,14 +200,11 @@ def _age(seconds: float) -> str:
 def _sweep(args: argparse.Namespace) -> int:
     from .._sweep import sweep
     from ..fleet import FleetError
+    from ..grid import axes_of
 
     try:
         df = sweep(
-            procs=args.procs,
-            sizes_kb=args.sizes,
-            engines=args.engines,
-            transports=args.transports,
-            placements=args.placements,
+            **axes_of(vars(args)),
             out=args.out,
             progress=not args.no_progress,
             **_flags.door_args(args, "ring"),
