@@ -24,6 +24,7 @@ from typing import Any
 
 from . import _core
 from ._field import Field
+from .cli._flags import KINDS as _KINDS
 from .schema import RECORDS
 
 HERE = Path(__file__).parent
@@ -36,25 +37,6 @@ END = "# END written by `python -m ctxbench._codegen`"
 ADDED_IN_PYTHON = ("metadata",)
 
 _SCALARS = {"int": "int", "float": "float", "bool": "bool", "str": "str"}
-# What each kind of parameter takes, as the stub types it (``_core.PARAMETERS``' "kind").
-_KINDS = {
-    "counts": "int | Sequence[int]",
-    "count": "int",
-    "count?": "int | None",
-    "int?": "int | None",
-    "real": "float",
-    "real?": "float | None",
-    "switch": "bool",
-    "choice": "str",
-    "choice?": "str | None",
-    "placement": "str | Sequence[int] | None",
-    "cpu": "int | None",
-    "cpus": "Sequence[int] | None",
-    "sizes": "Sequence[int] | str | None",
-    "memory": "str | int | None",
-    "history": "Sequence[_History | None] | None",
-    "interference": "Mapping[str, float] | None",
-}
 # The measuring functions: (name, the door whose parameters it takes, its positional
 # parameters, whether it takes a progress callback, what it returns).
 FUNCTIONS = (
@@ -265,11 +247,11 @@ def _signature(name: str, door: str, positional: tuple[str, ...], progress: bool
             continue
         r = by_name[p]
         default = "" if r["kind"] == "counts" or p == "sizes_kb" else " = None"
-        lines.append(f"    {p}: {_KINDS[r['kind']]}{default},")
+        lines.append(f"    {p}: {_KINDS[r['kind']][0]}{default},")
     lines.append("    *,")
     for r in rows:
         if r["name"] not in positional:
-            lines.append(f"    {r['name']}: {_KINDS[r['kind']]} = {_default(r)},")
+            lines.append(f"    {r['name']}: {_KINDS[r['kind']][0]} = {_default(r)},")
     if progress:
         lines.append("    progress: Callable[[int, int], object] | None = None,")
     return lines
@@ -288,7 +270,7 @@ def api_block(door: str, skip: tuple[str, ...]) -> list[str]:
     derives one."""
     rows = [r for r in _core.PARAMETERS if door in r["doors"] and r["name"] not in skip]
     return [
-        f"{r['name']}: {_KINDS[r['kind']]} = "
+        f"{r['name']}: {_KINDS[r['kind']][0]} = "
         + ("None" if r["derived"] is not None else _default(r))
         + ","
         for r in rows

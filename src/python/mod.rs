@@ -22,7 +22,7 @@ fn parameters(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
     let rows = PARAMS.iter().map(|p| -> PyResult<Bound<'_, PyDict>> {
         let d = PyDict::new(py);
         d.set_item("name", p.name)?;
-        d.set_item("kind", kind_name(p.kind))?;
+        d.set_item("kind", p.kind.name())?;
         d.set_item("expected", crate::request::expected(p.kind))?;
         let (default, derived): (Option<Bound<'_, PyAny>>, Option<&str>) = match p.default {
             Fallback::None => (None, None),
@@ -56,29 +56,6 @@ fn parameters(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
         Ok(d)
     });
     PyTuple::new(py, rows.collect::<PyResult<Vec<_>>>()?)
-}
-
-/// A kind's name for the stub and the CLI: how a value of it is typed.
-fn kind_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Counts => "counts",
-        Kind::Count(_) => "count",
-        Kind::Stride => "count",
-        Kind::OptCount(_) => "count?",
-        Kind::OptInt(_) => "int?",
-        Kind::Real(_) => "real",
-        Kind::OptReal(_) => "real?",
-        Kind::Switch => "switch",
-        Kind::Choice(_) => "choice",
-        Kind::OptChoice(_) => "choice?",
-        Kind::Placement => "placement",
-        Kind::Cpu => "cpu",
-        Kind::Cpus => "cpus",
-        Kind::Sizes => "sizes",
-        Kind::Memory => "memory",
-        Kind::History => "history",
-        Kind::Interference => "interference",
-    }
 }
 
 /// rust-numpy loads numpy's C-API capsule when the first array is made and panics if that

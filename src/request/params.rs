@@ -78,6 +78,29 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// A kind's name for the stub and the CLI: how a value of it is typed.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Counts => "counts",
+            Kind::Count(_) => "count",
+            Kind::Stride => "count",
+            Kind::OptCount(_) => "count?",
+            Kind::OptInt(_) => "int?",
+            Kind::Real(_) => "real",
+            Kind::OptReal(_) => "real?",
+            Kind::Switch => "switch",
+            Kind::Choice(_) => "choice",
+            Kind::OptChoice(_) => "choice?",
+            Kind::Placement => "placement",
+            Kind::Cpu => "cpu",
+            Kind::Cpus => "cpus",
+            Kind::Sizes => "sizes",
+            Kind::Memory => "memory",
+            Kind::History => "history",
+            Kind::Interference => "interference",
+        }
+    }
+
     /// The most items a list of this kind holds: a front door reads one more, for the
     /// request to refuse by name, and never more (an endless iterator ends there).
     pub fn most_items(self) -> usize {

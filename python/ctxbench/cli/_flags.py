@@ -154,25 +154,29 @@ def _size(text: str) -> str | int:
         ) from None
 
 
-# How each kind of parameter (``_core.PARAMETERS``' "kind") is read from the command line.
-_KINDS: dict[str, dict[str, Any]] = {
-    "count": {"type": int, "metavar": "N"},
-    "count?": {"type": int, "metavar": "N"},
-    "int?": {"type": int, "metavar": "N"},
-    "real": {"type": float, "metavar": "X"},
-    "real?": {"type": float, "metavar": "X"},
-    "switch": {"action": "store_true"},
-    "choice": {},
-    "choice?": {},
-    "placement": {"type": placement, "metavar": "PLACEMENT"},
-    "cpu": {"type": int, "metavar": "CPU"},
-    "cpus": {"type": cpu_list, "metavar": "LIST"},
-    "sizes": {"type": _size, "nargs": "+", "metavar": "KB"},
-    "memory": {"type": _memory_node, "metavar": "NODE"},
-    "interference": {
-        "type": pairs,
-        "metavar": ",".join(f"{k}=N" for k in _core.INTERFERENCE_KEYS),
-    },
+# Each kind of parameter (``_core.PARAMETERS``' "kind"), the one home of their vocabulary in
+# Python: how a signature types it (the stub's and the API's, ``ctxbench._codegen``) and how
+# the command line reads it (None: never a flag).
+KINDS: dict[str, tuple[str, dict[str, Any] | None]] = {
+    "counts": ("int | Sequence[int]", None),
+    "count": ("int", {"type": int, "metavar": "N"}),
+    "count?": ("int | None", {"type": int, "metavar": "N"}),
+    "int?": ("int | None", {"type": int, "metavar": "N"}),
+    "real": ("float", {"type": float, "metavar": "X"}),
+    "real?": ("float | None", {"type": float, "metavar": "X"}),
+    "switch": ("bool", {"action": "store_true"}),
+    "choice": ("str", {}),
+    "choice?": ("str | None", {}),
+    "placement": ("str | Sequence[int] | None", {"type": placement, "metavar": "PLACEMENT"}),
+    "cpu": ("int | None", {"type": int, "metavar": "CPU"}),
+    "cpus": ("Sequence[int] | None", {"type": cpu_list, "metavar": "LIST"}),
+    "sizes": ("Sequence[int] | str | None", {"type": _size, "nargs": "+", "metavar": "KB"}),
+    "memory": ("str | int | None", {"type": _memory_node, "metavar": "NODE"}),
+    "history": ("Sequence[_History | None] | None", None),
+    "interference": (
+        "Mapping[str, float] | None",
+        {"type": pairs, "metavar": ",".join(f"{k}=N" for k in _core.INTERFERENCE_KEYS)},
+    ),
 }
 
 
@@ -206,7 +210,7 @@ def door_flags(
     for p in parameters(door):
         if p["name"] in skip:
             continue
-        kw = dict(_KINDS[p["kind"]])
+        kw = dict(KINDS[p["kind"]][1] or {})
         if p["kind"].startswith("real") and p["hi"] is not None and p["hi"] <= 1:
             kw.update(type=fraction, metavar="FRACTION")  # 5% or 0.05
         elif "metavar" in kw and "seconds" in p["help"]:
