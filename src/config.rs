@@ -152,16 +152,7 @@ impl Config {
     /// cgroups with the rest. Nothing here reads the host: `ring::check` does, before a run.
     pub fn validate(&self) -> Result<()> {
         engine::check_combination(self.engine, self.transport)?;
-        if !self.run_levels.is_empty() && self.run_levels.len() != self.procs.len() {
-            return Err(Error::invalid(
-                "history",
-                format!(
-                    "must hold one entry per count in procs ({}), got {}",
-                    self.procs.len(),
-                    self.run_levels.len()
-                ),
-            ));
-        }
+        self.check_run_levels()?;
         self.shape()?;
         validate_stop(&self.stop)?;
         let max_procs = self.procs.iter().max().copied().unwrap_or(0);
@@ -176,6 +167,23 @@ impl Config {
         }
         if let Some(cg) = &self.cgroups {
             crate::cgroups::check(cg, self.engine, self.parallel)?;
+        }
+        Ok(())
+    }
+}
+
+impl Config {
+    /// The run levels known: none, or one per count in `procs`.
+    pub fn check_run_levels(&self) -> Result<()> {
+        if !self.run_levels.is_empty() && self.run_levels.len() != self.procs.len() {
+            return Err(Error::invalid(
+                "history",
+                format!(
+                    "must hold one entry per count in procs ({}), got {}",
+                    self.procs.len(),
+                    self.run_levels.len()
+                ),
+            ));
         }
         Ok(())
     }

@@ -12,7 +12,7 @@ import pytest
 from conftest import QUIET
 
 import ctxbench
-from ctxbench import _history
+from ctxbench import _core, _history
 
 META = {"hostname": "h", "cpu_model": "c", "kernel": "k", "ctxbench_version": "v"}
 
@@ -32,6 +32,24 @@ def test_a_point_keeps_the_history_id_it_had_before_the_core_wrote_its_identity(
         "transport=pipe",
     )  # fmt: skip
     assert listed is not None and listed[0][0] == _history._digest(*sorted(pairs))
+
+
+def test_a_run_with_history_is_one_trip_into_the_core(
+    kept: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The core resolves the points once and asks for their earlier runs by id: nothing in
+    # Python resolves a configuration of its own first.
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a second trip into the core")
+
+    monkeypatch.setattr(ctxbench.api._core, "ring_config", refused)
+    monkeypatch.setattr(ctxbench.api._core, "pingpong_config", refused)
+    for _ in range(_core.MIN_RUNS + 1):
+        r = ctxbench.lat_ctx([2], **KW)
+        p = ctxbench.pingpong(placement="single", min_time=0.002, max_time=0.05)
+    # The runs before it found by their ids, a few seconds old.
+    seen = (r.stats["runs_seen"][0], p.stats["runs_seen"][0])
+    assert seen == pytest.approx((_core.MIN_RUNS,) * 2, rel=1e-3)
 
 
 def test_runs_are_kept_per_point_and_read_back_newest_last(kept: Path) -> None:

@@ -104,6 +104,8 @@ _Floats = NDArray[np.float64]
 _Ints = NDArray[np.int64]
 # One point's earlier runs: ln figures, relative standard errors, ages in seconds.
 _History = tuple[Sequence[float], Sequence[float], Sequence[float]]
+# Earlier runs of each point of a call, None where none are known.
+_Histories = Sequence[_History | None]
 
 @type_check_only
 class RunLevelDict(TypedDict):
@@ -519,7 +521,7 @@ def ring(
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
     interference: Mapping[str, float] | None = None,
-    history: Sequence[_History | None] | None = None,
+    history: _Histories | Callable[[list[str]], _Histories] | None = None,
 ) -> RingDict: ...
 def ring_config(
     procs: int | Sequence[int],
@@ -551,7 +553,7 @@ def ring_config(
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
     interference: Mapping[str, float] | None = None,
-    history: Sequence[_History | None] | None = None,
+    history: _Histories | Callable[[list[str]], _Histories] | None = None,
 ) -> RingConfigDict: ...
 def ring_check(
     procs: int | Sequence[int],
@@ -583,7 +585,7 @@ def ring_check(
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
     interference: Mapping[str, float] | None = None,
-    history: Sequence[_History | None] | None = None,
+    history: _Histories | Callable[[list[str]], _Histories] | None = None,
 ) -> RingConfigDict: ...
 def pingpong(
     loops: int | None = None,
@@ -610,7 +612,7 @@ def pingpong(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
-    history: Sequence[_History | None] | None = None,
+    history: _Histories | Callable[[list[str]], _Histories] | None = None,
 ) -> PingpongDict: ...
 def pingpong_config(
     loops: int | None = None,
@@ -637,7 +639,7 @@ def pingpong_config(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
-    history: Sequence[_History | None] | None = None,
+    history: _Histories | Callable[[list[str]], _Histories] | None = None,
 ) -> RingConfigDict: ...
 def cache_sweep(
     procs: int | Sequence[int],

@@ -5,10 +5,9 @@ one core call each, and the result wrapping. The core decides every default and 
 from __future__ import annotations
 
 import inspect
-import itertools
 import operator
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import _core, _history, metadata
@@ -139,27 +138,37 @@ def ring(
     Every parameter's range and default is the core's (``ctxbench._core.PARAMETERS``).
     """
     asked = {k: v for k, v in locals().items() if k not in ("procs", "history")}
-    procs = _once(procs)
     meta = result_metadata()
-    points = ring_points(procs, **asked) if _switch("history", history) else None
+    kept = _Kept(meta) if _switch("history", history) else None
     with measuring():
-        now = _history.conditions() if points else None
-        earlier = _history.earlier(meta, [p for p, _ in points], now) if points and now else None
-        raw = _core.ring(procs, history=earlier, **asked)
+        raw = _core.ring(procs, history=kept, **asked)
     result = RingResult.from_core(raw, meta)
-    if points and now:
-        _history.remember(meta, points, result.latency_us, result.stats["se_within"], now)
+    if kept is not None:
+        kept.remember(result.latency_us, result.stats["se_within"])
     for message in result.warnings:
         warnings.warn(f"ctxbench: {message}", UserWarning, stacklevel=2)
     return result
 
 
-def _once(procs: Any) -> Any:
-    """``procs`` read once where it is an iterator (it is read twice: for its history ids and
-    by the measurement), to one past the most counts the core takes, which it then refuses."""
-    if isinstance(procs, Iterator):
-        return list(itertools.islice(procs, _core.MAX_POINTS + 1))
-    return procs
+class _Kept:
+    """The run history of one call: asked by the core, with the identities of the points
+    it resolved, for their earlier runs; told of the new run's figures afterwards."""
+
+    def __init__(self, meta: dict[str, Any]) -> None:
+        self.meta = meta
+        self.points: list[_history.Point] = []
+        self.now: _history.Conditions | None = None
+
+    def __call__(self, ids: list[str]) -> list[_history.History | None] | None:
+        self.points = [_history.point(i) for i in ids]
+        self.now = _history.conditions()
+        if self.now is None:
+            return None
+        return _history.earlier(self.meta, [p for p, _ in self.points], self.now)
+
+    def remember(self, figures: Any, errors: Any) -> None:
+        if self.points and self.now is not None:
+            _history.remember(self.meta, self.points, figures, errors, self.now)
 
 
 def lat_ctx(procs: int | Sequence[int], **kwargs: Any) -> RingResult:
@@ -256,15 +265,10 @@ def pingpong(
     """
     asked = {k: v for k, v in locals().items() if k not in ("loops", "history")}
     meta = result_metadata()
-    points = None
-    if _switch("history", history) and loops is None:
-        points = [_history.point(i) for i in _core.pingpong_config(loops, **asked)["point_id"]]
+    kept = _Kept(meta) if _switch("history", history) and loops is None else None
     with measuring():
-        now = _history.conditions() if points else None
-        earlier = _history.earlier(meta, [p for p, _ in points], now) if points and now else None
-        raw = _core.pingpong(loops, history=earlier, **asked)
+        raw = _core.pingpong(loops, history=kept, **asked)
     result = PingpongResult.from_core(raw, meta)
-    if points and now:
-        stats = result.stats
-        _history.remember(meta, points, [result.usecs_per_op], stats["se_within"], now)
+    if kept is not None:
+        kept.remember([result.usecs_per_op], result.stats["se_within"])
     return result

@@ -233,7 +233,7 @@ fn text(obj: &Bound<'_, PyAny>, param: &Param) -> PyResult<String> {
 
 /// Earlier runs of each point: a sequence of None or (ln figures, relative errors, ages in
 /// seconds), three sequences of equal length.
-fn history(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Vec<EarlierRun>>>> {
+pub fn history(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Vec<EarlierRun>>>> {
     let most = Kind::History.most_items();
     let points = items(obj, "history", "a sequence of runs per point", most)?;
     points

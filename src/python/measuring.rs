@@ -7,6 +7,7 @@ use crate::error::Error;
 use crate::record::measure::{self as core, Interrupt, Progress};
 use crate::record::RingConfigRecord;
 use crate::request::{Door, Request};
+use crate::stats::EarlierRun;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pythonize::pythonize;
@@ -44,6 +45,39 @@ fn measure<T: Send>(
     outcome.map_err(|e| to_py(e, pending))
 }
 
+type Runs = Vec<Option<Vec<EarlierRun>>>;
+type Asked<'py> = (Option<Bound<'py, PyDict>>, Option<Bound<'py, PyAny>>);
+
+/// `kwargs` less a `history` that is a function, and that function: it is asked for the
+/// earlier runs of the points the request resolves to, by their identities, so that a call
+/// is one trip (a sequence of runs, or None, is the request's own parameter).
+fn history_asked<'py>(kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Asked<'py>> {
+    let Some(kwargs) = kwargs else {
+        return Ok((None, None));
+    };
+    match kwargs.get_item("history")? {
+        Some(f) if f.is_callable() => {
+            let rest = kwargs.copy()?;
+            rest.del_item("history")?;
+            Ok((Some(rest), Some(f)))
+        }
+        _ => Ok((Some(kwargs.clone()), None)),
+    }
+}
+
+/// The earlier runs `history` returns for the points `ids` names (None: none asked, or
+/// none known).
+fn earlier(history: Option<Bound<'_, PyAny>>, ids: Vec<String>) -> PyResult<Option<Runs>> {
+    let Some(f) = history else {
+        return Ok(None);
+    };
+    let runs = f.call1((ids,))?;
+    if runs.is_none() {
+        return Ok(None);
+    }
+    super::convert::history(&runs).map(Some)
+}
+
 /// A ping-pong's `loops`, given positionally, as the request names it.
 fn loops_given<'a, 'py>(
     loops: Option<&'a Bound<'py, PyAny>>,
@@ -59,9 +93,13 @@ fn ring<'py>(
     procs: &Bound<'py, PyAny>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = request(Door::Ring, &[("procs", procs)], kwargs)?
+    let (kwargs, history) = history_asked(kwargs)?;
+    let mut cfg = request(Door::Ring, &[("procs", procs)], kwargs.as_ref())?
         .ring()
         .map_err(core_err)?;
+    if let Some(runs) = earlier(history, core::point_ids(&cfg))? {
+        cfg = core::with_history(cfg, &runs).map_err(core_err)?;
+    }
     let ring = measure(py, None, |interrupt, _| core::ring(&cfg, interrupt))?;
     record(py, &ring)
 }
@@ -106,9 +144,13 @@ fn pingpong<'py>(
     loops: Option<&Bound<'py, PyAny>>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = request(Door::Pingpong, &loops_given(loops), kwargs)?
+    let (kwargs, history) = history_asked(kwargs)?;
+    let mut cfg = request(Door::Pingpong, &loops_given(loops), kwargs.as_ref())?
         .pingpong()
         .map_err(core_err)?;
+    if let Some(runs) = earlier(history, core::point_ids(&cfg))? {
+        cfg = core::with_history(cfg, &runs).map_err(core_err)?;
+    }
     let pingpong = measure(py, None, |interrupt, _| core::pingpong(&cfg, interrupt))?;
     record(py, &pingpong)
 }

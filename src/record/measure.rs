@@ -8,11 +8,29 @@ use crate::error::Result;
 use crate::matrix::MatrixConfig;
 use crate::request::{AbRequest, CacheRequest};
 use crate::result::{pingpong as summarize_pingpong, summarize};
+use crate::stats::EarlierRun;
 use crate::topology::Topology;
 
 pub use crate::ring::Interrupt;
 /// Hears of each step done of how many (`0`: of an open number).
 pub type Progress<'a> = &'a mut (dyn FnMut(usize, usize) -> Result<()> + Send);
+
+/// Each point's canonical identity, as `cfg`'s record will carry it: what earlier runs of
+/// it are found by.
+pub fn point_ids(cfg: &Config) -> Vec<String> {
+    super::point::identities(cfg, &super::SchedRecord::asked(cfg))
+}
+
+/// `cfg` with the run levels its points' earlier runs show (`history`: none, or one entry
+/// per point, None where none are known).
+pub fn with_history(cfg: Config, history: &[Option<Vec<EarlierRun>>]) -> Result<Config> {
+    let cfg = Config {
+        run_levels: crate::stats::run_levels(history),
+        ..cfg
+    };
+    cfg.check_run_levels()?;
+    Ok(cfg)
+}
 
 /// A ring's points, measured and recorded.
 pub fn ring(cfg: &Config, interrupt: Interrupt) -> Result<RingRecord> {

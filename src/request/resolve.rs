@@ -58,11 +58,7 @@ impl Request {
         self.expect(Door::Ring)?;
         let (engine, transport) = self.engine_transport(None)?;
         let procs = self.procs()?;
-        let run_levels = self
-            .runs()?
-            .iter()
-            .map(|runs| runs.as_deref().and_then(stats::run_level))
-            .collect();
+        let run_levels = stats::run_levels(&self.runs()?);
         let cfg = Config {
             engine,
             transport,
@@ -116,10 +112,9 @@ impl Request {
             Some(stopping.min_time),
             self.real("timeout")?,
         )?;
-        let run_levels = match self.runs()?.into_iter().next() {
-            Some(runs) => vec![runs.as_deref().and_then(stats::run_level)],
-            None => Vec::new(),
-        };
+        let mut runs = self.runs()?;
+        runs.truncate(1);
+        let run_levels = stats::run_levels(&runs);
         let cfg = Config {
             run_levels,
             observer: self.observer()?,

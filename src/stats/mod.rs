@@ -21,7 +21,8 @@ use crate::error::{Error, Result};
 use statrs::distribution::{ContinuousCDF, FisherSnedecor, Normal, StudentsT};
 
 mod runs;
-pub use runs::{run_level, EarlierRun, RunLevel, ASSUMED_RUN_LEVEL, MIN_RUNS, RUN_HALF_LIFE_S};
+pub use runs::RUN_HALF_LIFE_S;
+pub use runs::{run_level, run_levels, EarlierRun, RunLevel, ASSUMED_RUN_LEVEL, MIN_RUNS};
 
 /// Tukey's fences: samples beyond 1.5 IQR of the quartiles are outliers.
 const TUKEY_K: f64 = 1.5;

@@ -61,6 +61,14 @@ const MIN_TRIMMED: usize = 6;
 /// The median absolute deviation of normal data times this is their standard deviation.
 const MAD_TO_SD: f64 = 1.4826;
 
+/// The run level of each point from its earlier runs (None where none are known).
+pub fn run_levels(history: &[Option<Vec<EarlierRun>>]) -> Vec<Option<RunLevel>> {
+    history
+        .iter()
+        .map(|runs| runs.as_deref().and_then(run_level))
+        .collect()
+}
+
 /// The `RunLevel` of earlier runs; `None` below `MIN_RUNS` usable ones (a figure, error or
 /// age that is not finite, an error that is not positive and an age below zero leave a run
 /// out, as does Hampel's identifier).

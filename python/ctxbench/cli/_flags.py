@@ -172,7 +172,8 @@ KINDS: dict[str, tuple[str, dict[str, Any] | None]] = {
     "cpus": ("Sequence[int] | None", {"type": cpu_list, "metavar": "LIST"}),
     "sizes": ("Sequence[int] | str | None", {"type": _size, "nargs": "+", "metavar": "KB"}),
     "memory": ("str | int | None", {"type": _memory_node, "metavar": "NODE"}),
-    "history": ("Sequence[_History | None] | None", None),
+    # Earlier runs of each point, or a function the core asks for them with the points' ids.
+    "history": ("_Histories | Callable[[list[str]], _Histories] | None", None),
     "interference": (
         "Mapping[str, float] | None",
         {"type": pairs, "metavar": ",".join(f"{k}=N" for k in _core.INTERFERENCE_KEYS)},
