@@ -94,12 +94,11 @@ fn ring<'py>(
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (kwargs, history) = history_asked(kwargs)?;
-    let mut cfg = request(Door::Ring, &[("procs", procs)], kwargs.as_ref())?
+    let cfg = request(Door::Ring, &[("procs", procs)], kwargs.as_ref())?
         .ring()
         .map_err(core_err)?;
-    if let Some(runs) = earlier(history, core::point_ids(&cfg))? {
-        cfg = core::with_history(cfg, &runs).map_err(core_err)?;
-    }
+    let runs = earlier(history, core::point_ids(&cfg))?;
+    let cfg = core::with_history(cfg, runs.as_deref()).map_err(core_err)?;
     let ring = measure(py, None, |interrupt, _| core::ring(&cfg, interrupt))?;
     record(py, &ring)
 }
@@ -145,12 +144,11 @@ fn pingpong<'py>(
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (kwargs, history) = history_asked(kwargs)?;
-    let mut cfg = request(Door::Pingpong, &loops_given(loops), kwargs.as_ref())?
+    let cfg = request(Door::Pingpong, &loops_given(loops), kwargs.as_ref())?
         .pingpong()
         .map_err(core_err)?;
-    if let Some(runs) = earlier(history, core::point_ids(&cfg))? {
-        cfg = core::with_history(cfg, &runs).map_err(core_err)?;
-    }
+    let runs = earlier(history, core::point_ids(&cfg))?;
+    let cfg = core::with_history(cfg, runs.as_deref()).map_err(core_err)?;
     let pingpong = measure(py, None, |interrupt, _| core::pingpong(&cfg, interrupt))?;
     record(py, &pingpong)
 }

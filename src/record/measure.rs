@@ -21,9 +21,12 @@ pub fn point_ids(cfg: &Config) -> Vec<String> {
     super::point::identities(cfg, &super::SchedRecord::asked(cfg))
 }
 
-/// `cfg` with the run levels its points' earlier runs show (`history`: none, or one entry
-/// per point, None where none are known).
-pub fn with_history(cfg: Config, history: &[Option<Vec<EarlierRun>>]) -> Result<Config> {
+/// `cfg` with the run levels its points' earlier runs show (`history`: one entry per point,
+/// None where none are known; None: nothing asked, `cfg` as it is).
+pub fn with_history(cfg: Config, history: Option<&[Option<Vec<EarlierRun>>]>) -> Result<Config> {
+    let Some(history) = history else {
+        return Ok(cfg);
+    };
     let cfg = Config {
         run_levels: crate::stats::run_levels(history),
         ..cfg
