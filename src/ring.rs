@@ -21,7 +21,7 @@ use crate::sys;
 use crate::tasks;
 use crate::watchdog;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub use crate::engine::Interrupt;
 pub use crate::measure::Phases;
@@ -126,14 +126,21 @@ pub fn pingpong_config(
 pub(crate) enum Instance<'a> {
     /// The first: it calibrates, and measures as many blocks as this says given the seconds
     /// starting its participants took.
-    First(&'a dyn Fn(f64) -> usize),
+    First(&'a (dyn Fn(f64) -> usize + Sync)),
     /// A later one: the first's timing per ring, and its blocks.
     Later(&'a [Timing], usize),
     /// The evidence instance, with the first's timing per ring: no timed repetition.
     Evidence(&'a [Timing]),
 }
 
-/// One participant count's ring instance: start, drive, tear down, assemble.
+/// How often the calling thread asks `interrupt` while a point runs on its own thread.
+const ASK_EVERY: Duration = Duration::from_millis(100);
+
+/// One participant count's ring instance, on a thread of its own that ends with it. Ring 0's
+/// driver (participant 0: it times the ring and is observed) runs there under the policy
+/// asked, so the calling thread is never changed and nothing needs putting back, which an
+/// unprivileged caller could not do once lowered (RLIMIT_NICE). Meanwhile this thread asks
+/// `interrupt` (Python runs signal handlers on its main thread only) and hands the answer on.
 pub(crate) fn point(
     cfg: &Config,
     procs: usize,
@@ -141,6 +148,45 @@ pub(crate) fn point(
     instance: Instance,
     interrupt: Interrupt,
 ) -> Result<Point> {
+    let asked = AtomicBool::new(false);
+    let caller = std::thread::current();
+    #[cfg(test)]
+    let never_written = config::NEVER_WRITTEN.get();
+    std::thread::scope(|s| {
+        let own = std::thread::Builder::new()
+            .name("ctxbench-point".into())
+            .spawn_scoped(s, || {
+                #[cfg(test)]
+                config::NEVER_WRITTEN.set(never_written);
+                let p = point_here(cfg, procs, cpus, instance, &asked);
+                caller.unpark();
+                p
+            })
+            .map_err(|e| {
+                let errno = e.raw_os_error().unwrap_or(libc::EAGAIN);
+                Error::os(errno, "starting the thread a point runs on")
+            })?;
+        while !own.is_finished() {
+            if !asked.load(Ordering::Relaxed) && interrupt() {
+                asked.store(true, Ordering::Relaxed);
+            }
+            std::thread::park_timeout(ASK_EVERY);
+        }
+        own.join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+/// `point` on the thread it runs on: start, drive, tear down, assemble. `asked`: whether
+/// the caller was interrupted.
+fn point_here(
+    cfg: &Config,
+    procs: usize,
+    cpus: &Resolved,
+    instance: Instance,
+    asked: &AtomicBool,
+) -> Result<Point> {
+    let interrupt = &mut || asked.load(Ordering::Relaxed);
     let t0 = Instant::now();
     // Before the participants, so that none of them inherits a neighbour's descriptors.
     let mut neighbours = match &cfg.interference {
@@ -197,7 +243,7 @@ pub(crate) fn point(
     if let Some(n) = neighbours.as_mut() {
         n.mark();
     }
-    let (outcome, watched) = drive_all(&mut rings, &*members, &run, &seats, &tasks, interrupt);
+    let (outcome, watched) = drive_all(&mut rings, &*members, &run, &seats, &tasks, asked);
     let interference = neighbours.as_ref().map(Neighbours::achieved);
     drop(neighbours);
     let stopped = outcome.iter().all(Result::is_ok);
@@ -206,6 +252,9 @@ pub(crate) fn point(
     let report = members.finish(stopped);
     drop(groups);
     if !stopped {
+        if asked.load(Ordering::Relaxed) {
+            return Err(Error::Interrupted);
+        }
         return Err(first_failure(outcome, report.failure));
     }
     let drivers = outcome.into_iter().collect::<Result<Vec<_>>>()?;
@@ -237,7 +286,7 @@ fn drive_all(
     run: &PointRun,
     seats: &[Seat],
     tasks: &[(usize, libc::pid_t)],
-    interrupt: Interrupt,
+    asked: &AtomicBool,
 ) -> (Vec<Result<DriverRun>>, Watched) {
     // Counters are evidence, not the measurement: without the descriptors for them, they
     // report themselves unavailable (EMFILE) and the run goes on.
@@ -259,7 +308,7 @@ fn drive_all(
         let watchdog = std::thread::Builder::new()
             .name("ctxbench-watchdog".into())
             .spawn_scoped(s, || {
-                watchdog::watch(&progress, timeout, &run.barrier, &done, members)
+                watchdog::watch(&progress, timeout, &run.barrier, &done, asked, members)
             });
         let watchdog = match watchdog {
             Ok(handle) => handle,
@@ -277,8 +326,7 @@ fn drive_all(
                     // `Blocked::until_exit`); ring 0's thread holds `_late_tokens` instead.
                     ring.attach().until_exit();
                     let who = format!("the driver of ring {}", k + 1);
-                    // The thread ends here: its policy needs no restoring.
-                    if let Err(e) = sched::Here::apply(run.cfg.sched.as_ref(), &who) {
+                    if let Err(e) = sched::this_thread(run.cfg.sched.as_ref(), &who) {
                         run.barrier.abort();
                         return Err(e);
                     }
@@ -294,7 +342,7 @@ fn drive_all(
         }
         let mut all = vec![match failed {
             Some(e) => e,
-            None => drive_first(first.as_mut(), run, seats[0], interrupt, &mut watcher),
+            None => drive_first(first.as_mut(), run, seats[0], asked, &mut watcher),
         }];
         all.extend(others.into_iter().map(|h| {
             h.join()
@@ -311,28 +359,28 @@ fn drive_all(
     (outcome, watched)
 }
 
-/// Ring 0's driver on this thread, under the policy asked, once every other thread of the
-/// point (the watchdog, the other drivers) is started: they keep the caller's own policy,
-/// so that the watchdog can act on a ring that runs ahead of it (a thread under
-/// SCHED_DEADLINE could not start them at all). This thread gets its own policy back after.
+/// Ring 0's driver on this thread (the point's own), under the policy asked, once every
+/// other thread of the point (the watchdog, the other drivers) is started: they keep the
+/// caller's own policy, so that the watchdog can act on a ring that runs ahead of it (a
+/// thread under SCHED_DEADLINE could not start them at all).
 fn drive_first(
     ring: &mut dyn Ring,
     run: &PointRun,
     seat: Seat,
-    interrupt: Interrupt,
+    asked: &AtomicBool,
     watcher: &mut Watcher,
 ) -> Result<DriverRun> {
-    let here = sched::Here::apply(
-        run.cfg.sched.as_ref(),
-        "the driver of ring 0 (the calling thread)",
-    )
-    .inspect_err(|_| {
+    let who = "the driver of ring 0 (participant 0, on the point's thread)";
+    sched::this_thread(run.cfg.sched.as_ref(), who).inspect_err(|_| {
         run.barrier.abort();
     })?;
-    let outcome = run_driver(ring, run, seat, interrupt, watcher);
-    let restored = here.undo();
-    let driven = outcome?;
-    restored.map(|()| driven)
+    run_driver(
+        ring,
+        run,
+        seat,
+        &mut || asked.load(Ordering::Relaxed),
+        watcher,
+    )
 }
 
 /// What the rings' drivers hold once they stopped, read before the rings are dropped.

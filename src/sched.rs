@@ -320,15 +320,15 @@ pub fn apply(asked: Option<&Sched>, tasks: &[(String, libc::pid_t)]) -> Result<S
 }
 
 /// `asked` applied to every participant (ring, task id) the kernel schedules, and read back:
-/// what they all run under. With nothing asked, the calling thread (ring 0's driver) is
-/// read with them, so that the record holds what every task inherited.
+/// what they all run under. With nothing asked, the calling thread (ring 0's driver, on its
+/// point's thread) is read with them, so that the record holds what every task inherited.
 pub fn participants(asked: Option<&Sched>, tasks: &[(usize, libc::pid_t)]) -> Result<Sched> {
     let mut named: Vec<(String, libc::pid_t)> = tasks
         .iter()
         .map(|&(r, tid)| (format!("a participant of ring {r} (task {tid})"), tid))
         .collect();
     if asked.is_none() {
-        let driver = "the driver of ring 0 (the calling thread)";
+        let driver = "the driver of ring 0 (participant 0, on the point's thread)";
         named.push((driver.into(), crate::sys::gettid()));
     }
     apply(asked, &named)
@@ -359,41 +359,14 @@ fn refused(errno: i32, s: &Sched, who: &str) -> Error {
     }
 }
 
-/// The calling thread under `asked` until `undo` (or the drop) puts back what it had.
-pub struct Here {
-    before: Option<Sched>,
-}
-
-impl Here {
-    /// Applies `asked` to the calling thread, checked as `apply` checks a participant.
-    pub fn apply(asked: Option<&Sched>, who: &str) -> Result<Here> {
-        let Some(s) = asked else {
-            return Ok(Here { before: None });
-        };
-        let before = get(0)?;
-        let here = Here {
-            before: Some(before),
-        };
-        apply(Some(s), &[(who.to_string(), 0)])?;
-        Ok(here)
-    }
-
-    /// Puts the thread's own policy back; an error where the kernel refuses.
-    pub fn undo(mut self) -> Result<()> {
-        match self.before.take() {
-            Some(b) => set(0, &b).map_err(|errno| {
-                refused(errno, &b, "the calling thread, restoring its own policy")
-            }),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for Here {
-    fn drop(&mut self) {
-        if let Some(b) = self.before.take() {
-            let _ = set(0, &b);
-        }
+/// Applies `asked` (None: nothing) to the calling thread, checked as `apply` checks a
+/// participant. Nothing puts the thread's own policy back: it is for threads that end with
+/// their point (each ring's driver), never the caller's, which an unprivileged caller could
+/// not raise again once lowered.
+pub fn this_thread(asked: Option<&Sched>, who: &str) -> Result<()> {
+    match asked {
+        Some(s) => apply(Some(s), &[(who.to_string(), 0)]).map(drop),
+        None => Ok(()),
     }
 }
 

@@ -168,3 +168,53 @@ def test_a_cpu_cgroup_without_rt_runtime_is_named():
 def test_nice_alone_is_policy_other():
     r = ctxbench.ring(2, nice=2, **QUICK)
     assert (r.policy, r.nice) == ("other", 2)
+
+
+# Imports everything a ring and the CLI load, as root, then becomes nobody with no capability
+# and RLIMIT_NICE 0: what the kernel checks of an ordinary user's process, with this
+# interpreter (which nobody may not be able to read). `report()`: its own policy and nice.
+AS_NOBODY = """
+import os, resource, hashlib
+import ctxbench, ctxbench.api, ctxbench.result, ctxbench.record, ctxbench.report
+from ctxbench.cli import main, parser
+parser()
+resource.setrlimit(resource.RLIMIT_NICE, (0, 0))
+os.setgroups([]); os.setgid(65534); os.setuid(65534)
+QUICK = dict(repetitions=2, warmup=0, min_time=0.002, history=False)
+def report():
+    return os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0)
+"""
+
+
+def _as_nobody(code: str, tmp_path: Path) -> str:
+    if os.geteuid() != 0:
+        pytest.skip("becoming another user needs root")
+    env = {**os.environ, "HOME": str(tmp_path), "CTXBENCH_HISTORY": "off"}
+    os.chmod(tmp_path, 0o777)
+    out = subprocess.run(
+        [sys.executable, "-c", AS_NOBODY + code],
+        capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
+
+
+def test_an_unprivileged_caller_keeps_its_own_policy(tmp_path: Path) -> None:
+    """An ordinary user may lower the ring's priority but not raise its own back: the
+    calling thread is never the one lowered, so nothing needs raising, and a later call
+    runs and is recorded under the caller's own policy."""
+    said = _as_nobody(
+        """
+before = report()
+for asked in ({"nice": 5}, {"policy": "idle"}, {"policy": "batch", "nice": 19}):
+    r = ctxbench.ring([2, 3], **asked, **QUICK)
+    print(r.policy, r.nice, report() == before)
+print("cli", main(["ring", "--nice", "10", "-N", "2", "-W", "0", "--min-time", "0.002", "2"]),
+      report() == before)
+r = ctxbench.ring([2], **QUICK)
+print(r.policy, r.nice, report() == before)
+""",
+        tmp_path,
+    )
+    assert said.splitlines()[:3] == ["other 5 True", "idle 0 True", "batch 19 True"], said
+    assert said.splitlines()[-2:] == ["cli 0 True", "other 0 True"], said

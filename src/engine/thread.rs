@@ -331,10 +331,11 @@ mod tests {
         let (mut rings, members) = (group.rings, group.members);
         let progress = [rings[0].progress()];
         let (barrier, done) = (Barrier::new(2), AtomicBool::new(false));
+        let interrupted = AtomicBool::new(false);
         std::thread::scope(|s| {
             let ring = &mut rings[0];
             let driver = s.spawn(move || ring.trips(1_000_000));
-            let dog = s.spawn(|| watch(&progress, 0.2, &barrier, &done, &*members));
+            let dog = s.spawn(|| watch(&progress, 0.2, &barrier, &done, &interrupted, &*members));
             assert!(barrier.wait().is_err(), "the watchdog breaks the barrier");
             assert!(driver.join().unwrap().is_err());
             done.store(true, Ordering::Release);

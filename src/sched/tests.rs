@@ -179,14 +179,14 @@ fn a_fair_policy_is_applied_and_read_back() {
 }
 
 #[test]
-fn the_calling_thread_gets_its_own_policy_back() {
+fn a_thread_of_a_point_takes_the_policy_asked_and_nothing_asked_leaves_it() {
     on_a_thread(|| {
         let before = get(0).unwrap();
-        let idle = Sched::new(Policy::Idle, None, None, [None; 3]).unwrap();
-        let here = Here::apply(Some(&idle), "this thread").unwrap();
-        assert_eq!(get(0).unwrap().policy, Policy::Idle);
-        here.undo().unwrap();
+        this_thread(None, "this thread").unwrap();
         assert_eq!(get(0).unwrap(), before);
+        let idle = Sched::new(Policy::Idle, None, None, [None; 3]).unwrap();
+        this_thread(Some(&idle), "this thread").unwrap();
+        assert_eq!(get(0).unwrap().policy, Policy::Idle);
     });
 }
 
