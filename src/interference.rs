@@ -374,12 +374,8 @@ impl Drop for Neighbours {
         // them (CAP_SYS_NICE, or an RLIMIT_NICE of 20), so that they die at once however
         // busy their CPU is: under two CPU hogs, SCHED_IDLE ones outlived a 2 s wait.
         let mut bound = REAP_BOUND;
-        let fair = libc::sched_param { sched_priority: 0 };
         for &(role, pid) in &self.pids {
-            // SAFETY: our own child, not reaped yet; a valid sched_param.
-            if role == Role::Queued
-                && unsafe { libc::sched_setscheduler(pid, libc::SCHED_OTHER, &fair) } != 0
-            {
+            if role == Role::Queued && !crate::sched::to_fair(pid) {
                 bound = QUEUED_REAP_BOUND;
             }
         }

@@ -193,15 +193,15 @@ fn point_here(
         Some(asked) => Some(Neighbours::start(asked, &measured_cpus(cpus))?),
         None => None,
     };
-    let Group { mut rings, members } = engine::spawn(
-        cfg.engine,
-        cfg.transport,
+    let start = engine::Start {
         procs,
-        cfg.shape()?,
-        cfg.record_hops,
+        shape: cfg.shape()?,
+        record: cfg.record_hops,
         cpus,
-        &mut *interrupt,
-    )?;
+        timeout: cfg.timeout,
+        interrupt: &mut *interrupt,
+    };
+    let Group { mut rings, members } = engine::spawn(cfg.engine, cfg.transport, start)?;
     // Every task the kernel schedules: the participants, and participant 0 of ring 0 (this
     // thread; the drivers of other rings are not observed).
     let mut tasks = members.tids();

@@ -6,9 +6,13 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import cgroups
@@ -218,3 +222,76 @@ print(r.policy, r.nice, report() == before)
     )
     assert said.splitlines()[:3] == ["other 5 True", "idle 0 True", "batch 19 True"], said
     assert said.splitlines()[-2:] == ["cli 0 True", "other 0 True"], said
+
+
+@contextmanager
+def _held_by_a_real_time_task() -> Iterator[tuple[int, int]]:
+    """A SCHED_FIFO 20 spinner pinned to one CPU: (its pid, the CPU). Fair tasks get that CPU
+    only in the kernel's real-time throttle, real-time ones of a lower priority not at all."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip("the ring's caller needs a CPU the spinner does not hold")
+    if Path("/proc/sys/kernel/sched_rt_runtime_us").read_text().strip() == "-1":
+        pytest.skip("no real-time throttle: the spinner would hold its CPU against everything")
+    cpu = allowed[-1]
+    spin = "import sys; print('spinning', flush=True)\nwhile True: pass"
+    holder = subprocess.Popen(
+        ["chrt", "-f", "20", "taskset", "-c", str(cpu), sys.executable, "-c", spin],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "spinning\n"
+        yield holder.pid, cpu
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def _ring_under_fifo_10(cpu: int, timeout: float) -> subprocess.Popen[str]:
+    """`ctxbench ring` of 2 on `cpu` from a SCHED_FIFO 10 caller (its participants inherit
+    it)."""
+    flags = ["-N", "2", "-W", "0", "--min-time", "0.002", "--timeout", str(timeout)]
+    return subprocess.Popen(
+        ["chrt", "-f", "10", sys.executable, "-m", "ctxbench", "ring", *flags,
+         "--placement", "single", "--cpu", str(cpu), "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "CTXBENCH_HISTORY": "off"},
+    )  # fmt: skip
+
+
+@needs_cap
+def test_a_start_held_off_by_a_real_time_task_names_it() -> None:
+    with _held_by_a_real_time_task() as (holder, cpu):
+        ring = _ring_under_fifo_10(cpu, timeout=1)
+        _, err = ring.communicate(timeout=50)
+    assert ring.returncode == 2, err
+    assert "did not start within 1 s (timeout)" in err, err
+    assert f"task {holder} " in err and "fifo 20" in err, err
+
+
+@needs_cap
+def test_ctrl_c_acts_while_a_ring_cannot_start() -> None:
+    """SIGINT to the caller alone (its participants never see it) while the ring waits for
+    participants held off their CPU: the interrupt ends the start, not the timeout."""
+    with _held_by_a_real_time_task() as (_, cpu):
+        ring = _ring_under_fifo_10(cpu, timeout=3600)
+        deadline = time.monotonic() + 30
+        while not _children_of(ring.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)
+        ring.send_signal(signal.SIGINT)
+        _, err = ring.communicate(timeout=50)
+    assert ring.returncode == 130, err
+    assert "interrupted" in err, err
+
+
+def _children_of(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found

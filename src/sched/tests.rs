@@ -230,3 +230,40 @@ fn a_refusal_by_the_kernel_names_the_task_and_the_limit() {
         );
     });
 }
+
+#[test]
+fn a_real_time_task_that_holds_a_cpu_is_named() {
+    // A SCHED_FIFO spinner pinned to this thread's first CPU, while this thread looks from
+    // another: it is named with its policy and CPU.
+    let cpus = crate::sys::allowed_cpus().unwrap();
+    if cpus.len() < 2 || !Host::this().cap_sys_nice {
+        return;
+    }
+    let (cpu, spin) = (cpus[0], std::sync::atomic::AtomicBool::new(true));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let named = std::thread::scope(|s| {
+        s.spawn(|| {
+            assert_eq!(crate::sys::set_affinity(&crate::sys::cpu_set(cpu)), 0);
+            this_thread(Some(&fifo(1)), "the spinner").unwrap();
+            tx.send(crate::sys::gettid()).unwrap();
+            while spin.load(std::sync::atomic::Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        });
+        let tid = rx.recv().unwrap();
+        let named = realtime_holders(&[cpu]);
+        spin.store(false, std::sync::atomic::Ordering::Relaxed);
+        (tid, named)
+    });
+    let (tid, named) = named;
+    let want = (
+        format!("task {tid} ("),
+        format!(") under fifo 1 on CPU {cpu}"),
+    );
+    assert!(
+        named
+            .iter()
+            .any(|n| n.starts_with(&want.0) && n.ends_with(&want.1)),
+        "{named:?}"
+    );
+}
