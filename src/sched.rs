@@ -74,9 +74,15 @@ impl Policy {
         matches!(self, Policy::Fifo | Policy::Rr)
     }
 
-    /// Scheduled by the fair class, where nice applies.
+    /// Scheduled by the fair class.
     pub fn fair(self) -> bool {
         matches!(self, Policy::Other | Policy::Batch | Policy::Idle)
+    }
+
+    /// Takes a nice: SCHED_IDLE runs at the idle weight whatever its nice, and the kernel
+    /// keeps a nice asked with it aside (it would read back as the nice the task had).
+    pub fn takes_nice(self) -> bool {
+        matches!(self, Policy::Other | Policy::Batch)
     }
 }
 
@@ -102,7 +108,7 @@ pub struct Sched {
     pub policy: Policy,
     /// 1..=99 for fifo and rr, else 0.
     pub priority: u32,
-    /// The fair class's nice; 0 under the other policies.
+    /// other's and batch's nice; 0 under the other policies.
     pub nice: i32,
     /// SCHED_DEADLINE's runtime, deadline and period in ns; zeros under the others.
     pub dl_ns: [u64; 3],
@@ -122,7 +128,7 @@ impl Default for Sched {
 
 impl Sched {
     /// `policy` with its parameters, each checked against its policy: a priority only for
-    /// fifo and rr (1 where none is given), a nice only for the fair policies, runtime,
+    /// fifo and rr (1 where none is given), a nice only for other and batch, runtime,
     /// deadline and period only for deadline (runtime <= deadline <= period).
     pub fn new(
         policy: Policy,
@@ -141,14 +147,18 @@ impl Sched {
                 ))
             }
         };
-        let nice = match (policy.fair(), nice) {
+        let nice = match (policy.takes_nice(), nice) {
             (true, n) => NICE.check(n.unwrap_or(0))? as i32,
             (false, None | Some(0)) => 0,
             (false, Some(n)) => {
+                let idle = match policy {
+                    Policy::Idle => ": SCHED_IDLE runs at the idle weight whatever the nice",
+                    _ => "",
+                };
                 return Err(Error::invalid(
                     "nice",
-                    format!("policy {name:?} has no nice (only other, batch and idle do), got {n}"),
-                ))
+                    format!("policy {name:?} has no nice (only other and batch do{idle}), got {n}"),
+                ));
             }
         };
         Ok(Sched {
@@ -177,7 +187,7 @@ impl Sched {
     fn matches(&self, seen: &Sched) -> bool {
         self.policy == seen.policy
             && self.priority == seen.priority
-            && (!self.policy.fair() || self.nice == seen.nice)
+            && (!self.policy.takes_nice() || self.nice == seen.nice)
             && self.dl_ns == seen.dl_ns
     }
 }
@@ -275,7 +285,7 @@ pub fn get(tid: libc::pid_t) -> Result<Sched> {
     Ok(Sched {
         policy,
         priority: attr.priority,
-        nice: if policy.fair() { attr.nice } else { 0 },
+        nice: if policy.takes_nice() { attr.nice } else { 0 },
         // Newer kernels report a fair task's slice as its runtime: not a deadline parameter.
         dl_ns: if policy == Policy::Deadline {
             [attr.runtime, attr.deadline, attr.period]

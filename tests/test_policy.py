@@ -86,7 +86,8 @@ def test_deadline_runs_with_its_parameters_and_a_full_bandwidth_is_the_kernels_r
         ({"policy": "fifo", "transport": "yield", "placement": "single"}, "policy", "starve"),
         ({"policy": "deadline", "placement": "single"}, "placement", "pinned"),
         ({"policy": "fifo", "priority": 0}, "priority", "between 1 and 99"),
-        ({"policy": "rr", "nice": 3}, "nice", "only other, batch and idle"),
+        ({"policy": "rr", "nice": 3}, "nice", "only other and batch"),
+        ({"policy": "idle", "nice": -20}, "nice", "only other and batch"),
         ({"policy": "other", "priority": 5}, "priority", "only fifo and rr"),
         ({"policy": "batch", "dl_period_us": 2000}, "dl_period_us", "deadline"),
         ({"nice": 20}, "nice", "between -20 and 19"),
@@ -222,6 +223,17 @@ print(r.policy, r.nice, report() == before)
     )
     assert said.splitlines()[:3] == ["other 5 True", "idle 0 True", "batch 19 True"], said
     assert said.splitlines()[-2:] == ["cli 0 True", "other 0 True"], said
+
+
+def test_idle_takes_no_nice_and_runs_under_any_callers(tmp_path: Path) -> None:
+    """SCHED_IDLE tasks run at the idle weight whatever their nice, and the kernel keeps a
+    nice asked with it aside: a nice with idle is refused; a caller's own nice is no
+    mismatch."""
+    with pytest.raises(ValueError, match=r'^nice: policy "idle" has no nice'):
+        ctxbench.ring(2, policy="idle", nice=-20, **QUICK)
+    said = _as_nobody("os.nice(3)\nr = ctxbench.ring([2], policy='idle', **QUICK)\n"
+                      "print(r.policy, r.nice, report())", tmp_path)  # fmt: skip
+    assert said.split() == ["idle", "0", "(0,", "3)"], said
 
 
 @contextmanager

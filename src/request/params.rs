@@ -397,7 +397,7 @@ pub const PARAMS: &[Param] = &[
         Fallback::Derived("0 where a policy is named, else inherited"),
         RINGS,
         ["--nice"],
-        "nice for policy other, batch or idle (alone: policy other), -20 to 19"
+        "nice for policy other or batch (alone: policy other), -20 to 19"
     ),
     param!(
         "dl_runtime_us",

@@ -140,6 +140,12 @@ fn parameters_belong_to_their_policy() {
     bad(Sched::new(Policy::Other, Some(3), None, none), "priority");
     bad(Sched::new(Policy::Fifo, None, Some(1), none), "nice");
     bad(Sched::new(Policy::Idle, None, Some(20), none), "nice");
+    let m = bad(Sched::new(Policy::Idle, None, Some(-20), none), "nice");
+    assert!(m.contains("only other and batch do: SCHED_IDLE"), "{m}");
+    assert_eq!(
+        Sched::new(Policy::Idle, None, Some(0), none).unwrap().nice,
+        0
+    );
     let m = bad(
         Sched::new(Policy::Other, None, None, [Some(100), None, None]),
         "dl_runtime_us",
