@@ -49,6 +49,10 @@ pub fn check(cfg: &Config) -> Result<Vec<(usize, Resolved)>> {
     if let Some(s) = &cfg.sched {
         sched::check(s, &sched::Host::this())?;
     }
+    if let Some(cg) = &cfg.cgroups {
+        let s = cfg.sched.map_or_else(|| sched::get(0), Ok)?;
+        cgroups::check_policy(cg, &s)?;
+    }
     let allowed = sys::allowed_cpus()?;
     let mut placements = Vec::with_capacity(cfg.procs.len());
     for &procs in &cfg.procs {
