@@ -210,17 +210,22 @@ fn point_here(
     // thread; the drivers of other rings are not observed).
     let mut tasks = members.tids();
     // Before the first token releases them; the drivers take it in `drive_all`.
-    let sched = sched::participants(cfg.sched.as_ref(), &tasks)?;
+    let sched = match sched::participants(cfg.sched.as_ref(), &tasks) {
+        Ok(s) => s,
+        Err(e) => return Err(unreleased(e, "the policy could not be set", rings, members)),
+    };
     tasks.push((0, sys::gettid()));
     // Placed in their groups before any is released; out of them once every one has left.
     let groups = match &cfg.cgroups {
         Some(cg) => match cgroups::place(cg, &tasks.iter().map(|t| t.1).collect::<Vec<_>>()) {
             Ok(placed) => Some(placed),
             Err(e) => {
-                members.abort("the cgroups could not be made");
-                drop(rings);
-                members.finish(false);
-                return Err(e);
+                return Err(unreleased(
+                    e,
+                    "the cgroups could not be made",
+                    rings,
+                    members,
+                ))
             }
         },
         None => None,
@@ -276,6 +281,23 @@ fn point_here(
         watched,
     };
     Ok(assemble(&run, &drivers, evidence, &tasks, t0, cpus.one_cpu))
+}
+
+/// `e`, met after the participants started and before the first token released them, once
+/// every participant is torn down (told `why`). Where a task was already gone (ESRCH), a
+/// participant left on its own (a syscall it was refused, say by seccomp): its account,
+/// which names its own errno, is the cause.
+fn unreleased(e: Error, why: &str, rings: Vec<Box<dyn Ring>>, members: Box<dyn Members>) -> Error {
+    let gone = match e.errno() {
+        Some(libc::ESRCH) => members.casualty(),
+        _ => None,
+    };
+    members.abort(why);
+    drop(rings);
+    members.finish(false);
+    gone.map_or(e, |cause| {
+        Error::Peer(format!("while starting the ring: {cause}"))
+    })
 }
 
 /// What ring 0's observer saw: the kernel's accounting of the timed windows, and perf's count.
