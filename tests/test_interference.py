@@ -277,12 +277,14 @@ def watch():
                 pass
 threading.Thread(target=watch).start()
 try:
+    # Repetitions long enough for the watcher to see every child while it lives.
     r = ctxbench.ring([2], placement="single", interference={"hogs": 1}, timeout=2,
-                      repetitions=3, min_time=0.002, warmup=0)
+                      repetitions=3, min_time=0.2, warmup=0)
     print("ran", r.policy, r.priority)
 finally:
     done.set()
-print(sorted(seen.values()))
+print(sorted(seen.values()).count(os.SCHED_OTHER), sorted(seen.values()).count(os.SCHED_FIFO),
+      len(seen))
 """
 
 
@@ -299,5 +301,6 @@ def test_neighbours_of_a_real_time_caller_run_under_other() -> None:
     assert p.returncode == 0, p.stdout + p.stderr
     ran, policies = p.stdout.splitlines()
     assert ran == "ran fifo 10"
-    # The participant under the caller's FIFO, the hog under OTHER.
-    assert policies == str(sorted([os.SCHED_OTHER, os.SCHED_FIFO])), p.stdout
+    # Each ring instance's participant under the caller's FIFO, its hog under OTHER.
+    other, fifo, seen = map(int, policies.split())
+    assert other == fifo >= 1 and other + fifo == seen, p.stdout

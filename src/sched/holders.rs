@@ -3,8 +3,9 @@
 
 use super::{Policy, Sched};
 
-/// How long `realtime_holders` watches which tasks run.
-const HOLDERS_LOOK: std::time::Duration = std::time::Duration::from_millis(50);
+/// How long `realtime_holders` watches which tasks run: longer than the gap the real-time
+/// throttle leaves fair tasks (50 ms of each second by default), in which a holder is idle.
+const HOLDERS_LOOK: std::time::Duration = std::time::Duration::from_millis(100);
 /// Holders named at most.
 const HOLDERS_NAMED: usize = 3;
 
