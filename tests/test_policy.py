@@ -261,13 +261,15 @@ def _held_by_a_real_time_task() -> Iterator[tuple[int, int]]:
 
 def _ring_under_fifo_10(cpu: int, timeout: float) -> subprocess.Popen[str]:
     """`ctxbench ring` of 2 on `cpu` from a SCHED_FIFO 10 caller (its participants inherit
-    it)."""
+    it). SIGINT at its default, so that Python handles it even where this suite was started
+    with it ignored (in the background, by some CI runners)."""
     flags = ["-N", "2", "-W", "0", "--min-time", "0.002", "--timeout", str(timeout)]
     return subprocess.Popen(
         ["chrt", "-f", "10", sys.executable, "-m", "ctxbench", "ring", *flags,
          "--placement", "single", "--cpu", str(cpu), "2"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "CTXBENCH_HISTORY": "off"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
 
 
@@ -275,7 +277,10 @@ def _ring_under_fifo_10(cpu: int, timeout: float) -> subprocess.Popen[str]:
 def test_a_start_held_off_by_a_real_time_task_names_it() -> None:
     with _held_by_a_real_time_task() as (holder, cpu):
         ring = _ring_under_fifo_10(cpu, timeout=1)
-        _, err = ring.communicate(timeout=50)
+        try:
+            _, err = ring.communicate(timeout=50)
+        finally:
+            ring.kill()
     assert ring.returncode == 2, err
     assert "did not start within 1 s (timeout)" in err, err
     assert f"task {holder} " in err and "fifo 20" in err, err
@@ -292,7 +297,10 @@ def test_ctrl_c_acts_while_a_ring_cannot_start() -> None:
             time.sleep(0.01)
         time.sleep(0.3)
         ring.send_signal(signal.SIGINT)
-        _, err = ring.communicate(timeout=50)
+        try:
+            _, err = ring.communicate(timeout=50)
+        finally:
+            ring.kill()
     assert ring.returncode == 130, err
     assert "interrupted" in err, err
 
