@@ -68,6 +68,31 @@ pub fn check(cg: &Cgroups, engine: Engine, parallel: usize) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a real-time policy `s` (asked, or the caller's, which every task inherits) where
+/// the kernel schedules real-time tasks per group (cgroup v1's `cpu.rt_runtime_us`,
+/// CONFIG_RT_GROUP_SCHED): a group ctxbench makes has 0 µs of real-time runtime and the
+/// kernel refuses a real-time task in it (EINVAL). A share of the caller's group's runtime
+/// would throttle each group apart (split: 1/n each, while participant 0 alone runs the
+/// overhead loop), so the figure would be the throttle's: refused, before anything starts.
+pub fn check_policy(cg: &Cgroups, s: &crate::sched::Sched) -> Result<()> {
+    let file = cg.hierarchy.base.join("cpu.rt_runtime_us");
+    if !s.policy.realtime() || cg.hierarchy.v2 || !file.exists() {
+        return Ok(());
+    }
+    Err(Error::Os {
+        errno: libc::EINVAL,
+        context: format!(
+            "cgroups with policy {}: this kernel gives real-time tasks CPU time per group \
+             ({} exists: RT group scheduling), a group ctxbench makes has none, and the \
+             kernel refuses a real-time task in it",
+            s.describe(),
+            file.display()
+        ),
+        hint: "measure the groups under a fair policy (other, batch), or the real-time \
+               policy without cgroups",
+    })
+}
+
 /// The cgroup hierarchy with the cpu controller, and the caller's group in it (where
 /// ctxbench's groups are made).
 #[derive(Debug, Clone, PartialEq, Eq)]

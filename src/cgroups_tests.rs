@@ -266,3 +266,26 @@ fn groups_a_dead_run_left_are_swept() {
     let _ = std::fs::remove_dir(&live);
     assert!(stale_gone && live_kept);
 }
+
+#[test]
+fn a_real_time_policy_is_refused_where_groups_have_their_own_rt_runtime() {
+    use crate::sched::{Policy, Sched};
+    let dir = std::env::temp_dir().join(format!("ctxbench-rt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let v1 = cgroups(false, 1, None, hierarchy(&dir, false));
+    let sched = |p, prio| Sched::new(p, prio, None, [None; 3]).unwrap();
+    // No cpu.rt_runtime_us: no RT group scheduling, nothing to refuse.
+    assert!(check_policy(&v1, &sched(Policy::Fifo, Some(10))).is_ok());
+    std::fs::write(dir.join("cpu.rt_runtime_us"), "950000\n").unwrap();
+    let e = check_policy(&v1, &sched(Policy::Rr, Some(3))).unwrap_err();
+    let text = e.to_string();
+    assert_eq!(e.errno(), Some(libc::EINVAL), "{text}");
+    assert!(
+        text.starts_with("cgroups with policy rr 3: ")
+            && text.contains(&format!("{}", dir.join("cpu.rt_runtime_us").display()))
+            && text.contains("fair policy"),
+        "{text}"
+    );
+    assert!(check_policy(&v1, &sched(Policy::Batch, None)).is_ok());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

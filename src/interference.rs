@@ -8,6 +8,10 @@
 //! they achieved (CPU time over the span the ring measured, how many queued tasks were
 //! still runnable at its end, the thrasher's resident KiB) is read from /proc by the caller
 //! before and after the ring is driven, never inside a timed window.
+//! Neighbours are fair tasks: a real-time caller's policy, which the ring inherits, is not
+//! theirs (one of the ring's priority would hold its CPU until it blocks, and the ring could
+//! not start): they run under SCHED_OTHER at the caller's nice, queued tasks under
+//! SCHED_IDLE; a fair caller's policy is theirs too.
 //! Every neighbour is prepared before `fork` and makes raw syscalls only after it; each is
 //! killed and reaped when its `Neighbours` drops, on every path (an error, an interrupt, a
 //! hung ring); PR_SET_PDEATHSIG takes it down if the caller dies first.
@@ -213,6 +217,8 @@ pub struct Neighbours {
     buffer: Option<(*mut libc::c_void, usize)>,
     /// When the span began, with every neighbour's CPU ns then.
     mark: Option<(Instant, Vec<Option<u64>>)>,
+    /// Each neighbour leaves the caller's policy for SCHED_OTHER (a real-time caller's).
+    fair: bool,
 }
 
 // SAFETY: the buffer pointer is only unmapped by the owner and read by `mincore`.
@@ -236,8 +242,8 @@ impl Neighbours {
             pids: Vec::with_capacity(asked.tasks()),
             buffer: None,
             mark: None,
+            fair: !crate::sched::get(0)?.policy.fair(),
         };
-        n.pids.reserve(asked.tasks());
         let (spin, sleep) = schedule(asked.duty);
         for _ in 0..asked.hogs {
             n.fork(Role::Hog, &set, &[], Body::Hog(spin, sleep))?;
@@ -292,11 +298,15 @@ impl Neighbours {
                     if crate::sys::set_affinity(set) != 0 {
                         libc::_exit(2);
                     }
-                    // Lowering one's own policy needs no privilege.
-                    let idle = libc::sched_param { sched_priority: 0 };
-                    if role == Role::Queued
-                        && libc::sched_setscheduler(0, libc::SCHED_IDLE, &idle) != 0
-                    {
+                    // Lowering one's own policy needs no privilege; sched_setscheduler
+                    // keeps the nice inherited.
+                    let policy = match role {
+                        Role::Queued => Some(libc::SCHED_IDLE),
+                        _ if self.fair => Some(libc::SCHED_OTHER),
+                        _ => None,
+                    };
+                    let param = libc::sched_param { sched_priority: 0 };
+                    if policy.is_some_and(|p| libc::sched_setscheduler(0, p, &param) != 0) {
                         libc::_exit(4);
                     }
                     close_all_but(keep);
@@ -374,12 +384,8 @@ impl Drop for Neighbours {
         // them (CAP_SYS_NICE, or an RLIMIT_NICE of 20), so that they die at once however
         // busy their CPU is: under two CPU hogs, SCHED_IDLE ones outlived a 2 s wait.
         let mut bound = REAP_BOUND;
-        let fair = libc::sched_param { sched_priority: 0 };
         for &(role, pid) in &self.pids {
-            // SAFETY: our own child, not reaped yet; a valid sched_param.
-            if role == Role::Queued
-                && unsafe { libc::sched_setscheduler(pid, libc::SCHED_OTHER, &fair) } != 0
-            {
+            if role == Role::Queued && !crate::sched::to_fair(pid) {
                 bound = QUEUED_REAP_BOUND;
             }
         }

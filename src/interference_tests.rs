@@ -129,3 +129,44 @@ fn queued_tasks_spin_under_sched_idle_and_stay_runnable() {
     drop(n);
     assert!(!pids.into_iter().any(runnable));
 }
+
+#[test]
+fn neighbours_of_a_real_time_caller_leave_its_policy() {
+    // A caller under SCHED_FIFO (which needs CAP_SYS_NICE): its hog, thrasher and neighbour
+    // ring run under SCHED_OTHER, its queued task under SCHED_IDLE; none keeps FIFO.
+    if !crate::sched::Host::this().cap_sys_nice {
+        return;
+    }
+    let asked = Interference {
+        hogs: 1,
+        duty: 0.1,
+        thrash_kb: 64,
+        rings: 1,
+        queued: 1,
+    };
+    // In the order started: hogs, the thrasher, queued tasks, the rings' two processes.
+    let (other, idle) = (libc::SCHED_OTHER, libc::SCHED_IDLE);
+    let want = vec![other, other, idle, other, other];
+    let seen = std::thread::scope(|s| {
+        s.spawn(|| {
+            let fifo = crate::sched::Sched::new(crate::sched::Policy::Fifo, None, None, [None; 3]);
+            crate::sched::this_thread(Some(&fifo.unwrap()), "the test's thread").unwrap();
+            let n = Neighbours::start(&asked, &[]).unwrap();
+            // SAFETY: asking the policy of our own children.
+            let policies = || -> Vec<i32> {
+                let each = n.pids().into_iter();
+                each.map(|pid| unsafe { libc::sched_getscheduler(pid) })
+                    .collect()
+            };
+            // Each sets its own policy once it runs; a loaded machine may take a while.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while policies() != want && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            policies()
+        })
+        .join()
+        .unwrap()
+    });
+    assert_eq!(seen, want);
+}

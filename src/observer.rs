@@ -391,6 +391,17 @@ pub fn parse_stat_state(buf: &[u8]) -> Option<&str> {
     stat_fields(buf)?.next()
 }
 
+/// `/proc/<tid>/stat`'s command name (field 2), the CPU the task last ran on (39), its
+/// real-time priority (40) and its policy's `SCHED_*` number (41).
+pub fn parse_stat_sched(buf: &[u8]) -> Option<(&str, usize, u32, u32)> {
+    let text = std::str::from_utf8(buf).ok()?;
+    let comm = text.split_once('(')?.1.rsplit_once(')')?.0;
+    let mut it = stat_fields(buf)?.skip(36);
+    let mut next = || it.next()?.parse::<u64>().ok();
+    let (cpu, priority, policy) = (next()?, next()?, next()?);
+    Some((comm, cpu as usize, priority as u32, policy as u32))
+}
+
 fn read_file(path: &str, buf: &mut Vec<u8>) -> std::io::Result<()> {
     buf.clear();
     std::fs::File::open(path)?.read_to_end(buf).map(drop)
@@ -513,6 +524,12 @@ mod tests {
         assert_eq!(parse_stat(b"23066 (cat) R 1 2\n"), None);
         assert_eq!(parse_stat_state(b"23066 (a) b) R 1 2\n"), Some("R"));
         assert_eq!(parse_stat_state(b"23066 (cat\n"), None);
+        let mut stat = b"23066 (a) b) R".to_vec();
+        for field in 4..=41 {
+            stat.extend(format!(" {}", field * 100).bytes());
+        }
+        assert_eq!(parse_stat_sched(&stat), Some(("a) b", 3900, 4000, 4100)));
+        assert_eq!(parse_stat_sched(b"23066 (a) R 1 2"), None);
     }
 
     #[test]

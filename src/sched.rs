@@ -74,9 +74,15 @@ impl Policy {
         matches!(self, Policy::Fifo | Policy::Rr)
     }
 
-    /// Scheduled by the fair class, where nice applies.
+    /// Scheduled by the fair class.
     pub fn fair(self) -> bool {
         matches!(self, Policy::Other | Policy::Batch | Policy::Idle)
+    }
+
+    /// Takes a nice: SCHED_IDLE runs at the idle weight whatever its nice, and the kernel
+    /// keeps a nice asked with it aside (it would read back as the nice the task had).
+    pub fn takes_nice(self) -> bool {
+        matches!(self, Policy::Other | Policy::Batch)
     }
 }
 
@@ -102,7 +108,7 @@ pub struct Sched {
     pub policy: Policy,
     /// 1..=99 for fifo and rr, else 0.
     pub priority: u32,
-    /// The fair class's nice; 0 under the other policies.
+    /// other's and batch's nice; 0 under the other policies.
     pub nice: i32,
     /// SCHED_DEADLINE's runtime, deadline and period in ns; zeros under the others.
     pub dl_ns: [u64; 3],
@@ -122,7 +128,7 @@ impl Default for Sched {
 
 impl Sched {
     /// `policy` with its parameters, each checked against its policy: a priority only for
-    /// fifo and rr (1 where none is given), a nice only for the fair policies, runtime,
+    /// fifo and rr (1 where none is given), a nice only for other and batch, runtime,
     /// deadline and period only for deadline (runtime <= deadline <= period).
     pub fn new(
         policy: Policy,
@@ -141,14 +147,18 @@ impl Sched {
                 ))
             }
         };
-        let nice = match (policy.fair(), nice) {
+        let nice = match (policy.takes_nice(), nice) {
             (true, n) => NICE.check(n.unwrap_or(0))? as i32,
             (false, None | Some(0)) => 0,
             (false, Some(n)) => {
+                let idle = match policy {
+                    Policy::Idle => ": SCHED_IDLE runs at the idle weight whatever the nice",
+                    _ => "",
+                };
                 return Err(Error::invalid(
                     "nice",
-                    format!("policy {name:?} has no nice (only other, batch and idle do), got {n}"),
-                ))
+                    format!("policy {name:?} has no nice (only other and batch do{idle}), got {n}"),
+                ));
             }
         };
         Ok(Sched {
@@ -177,7 +187,7 @@ impl Sched {
     fn matches(&self, seen: &Sched) -> bool {
         self.policy == seen.policy
             && self.priority == seen.priority
-            && (!self.policy.fair() || self.nice == seen.nice)
+            && (!self.policy.takes_nice() || self.nice == seen.nice)
             && self.dl_ns == seen.dl_ns
     }
 }
@@ -275,7 +285,7 @@ pub fn get(tid: libc::pid_t) -> Result<Sched> {
     Ok(Sched {
         policy,
         priority: attr.priority,
-        nice: if policy.fair() { attr.nice } else { 0 },
+        nice: if policy.takes_nice() { attr.nice } else { 0 },
         // Newer kernels report a fair task's slice as its runtime: not a deadline parameter.
         dl_ns: if policy == Policy::Deadline {
             [attr.runtime, attr.deadline, attr.period]
@@ -320,15 +330,15 @@ pub fn apply(asked: Option<&Sched>, tasks: &[(String, libc::pid_t)]) -> Result<S
 }
 
 /// `asked` applied to every participant (ring, task id) the kernel schedules, and read back:
-/// what they all run under. With nothing asked, the calling thread (ring 0's driver) is
-/// read with them, so that the record holds what every task inherited.
+/// what they all run under. With nothing asked, the calling thread (ring 0's driver, on its
+/// point's thread) is read with them, so that the record holds what every task inherited.
 pub fn participants(asked: Option<&Sched>, tasks: &[(usize, libc::pid_t)]) -> Result<Sched> {
     let mut named: Vec<(String, libc::pid_t)> = tasks
         .iter()
         .map(|&(r, tid)| (format!("a participant of ring {r} (task {tid})"), tid))
         .collect();
     if asked.is_none() {
-        let driver = "the driver of ring 0 (the calling thread)";
+        let driver = "the driver of ring 0 (participant 0, on the point's thread)";
         named.push((driver.into(), crate::sys::gettid()));
     }
     apply(asked, &named)
@@ -359,42 +369,26 @@ fn refused(errno: i32, s: &Sched, who: &str) -> Error {
     }
 }
 
-/// The calling thread under `asked` until `undo` (or the drop) puts back what it had.
-pub struct Here {
-    before: Option<Sched>,
-}
-
-impl Here {
-    /// Applies `asked` to the calling thread, checked as `apply` checks a participant.
-    pub fn apply(asked: Option<&Sched>, who: &str) -> Result<Here> {
-        let Some(s) = asked else {
-            return Ok(Here { before: None });
-        };
-        let before = get(0)?;
-        let here = Here {
-            before: Some(before),
-        };
-        apply(Some(s), &[(who.to_string(), 0)])?;
-        Ok(here)
-    }
-
-    /// Puts the thread's own policy back; an error where the kernel refuses.
-    pub fn undo(mut self) -> Result<()> {
-        match self.before.take() {
-            Some(b) => set(0, &b).map_err(|errno| {
-                refused(errno, &b, "the calling thread, restoring its own policy")
-            }),
-            None => Ok(()),
-        }
+/// Applies `asked` (None: nothing) to the calling thread, checked as `apply` checks a
+/// participant. Nothing puts the thread's own policy back: it is for threads that end with
+/// their point (each ring's driver), never the caller's, which an unprivileged caller could
+/// not raise again once lowered.
+pub fn this_thread(asked: Option<&Sched>, who: &str) -> Result<()> {
+    match asked {
+        Some(s) => apply(Some(s), &[(who.to_string(), 0)]).map(drop),
+        None => Ok(()),
     }
 }
 
-impl Drop for Here {
-    fn drop(&mut self) {
-        if let Some(b) = self.before.take() {
-            let _ = set(0, &b);
-        }
-    }
+/// Moves task `tid` to SCHED_OTHER at the nice it has, before it is killed: dying takes CPU
+/// time, which a task of a real-time policy waiting behind one of a higher priority never
+/// gets, and one under SCHED_IDLE on a busy CPU gets a few ms of a second. Leaving a
+/// real-time policy needs no privilege; leaving SCHED_IDLE needs CAP_SYS_NICE or an
+/// RLIMIT_NICE of 20 - nice. False where the kernel refuses.
+pub fn to_fair(tid: libc::pid_t) -> bool {
+    let fair = libc::sched_param { sched_priority: 0 };
+    // SAFETY: a valid sched_param; sched_setscheduler keeps the task's nice.
+    unsafe { libc::sched_setscheduler(tid, libc::SCHED_OTHER, &fair) == 0 }
 }
 
 /// Refuses what `s` cannot run with, before anything starts: a transport whose waiting
@@ -562,6 +556,9 @@ pub fn check(s: &Sched, host: &Host) -> Result<()> {
     }
     Ok(())
 }
+
+mod holders;
+pub use holders::realtime_holders;
 
 #[cfg(test)]
 mod tests;

@@ -52,14 +52,14 @@ pub fn check(need: u64, what: &str) -> Result<()> {
 
 /// Refuses `parallel` rings of `procs` participants of `engine` when a bound leaves fewer
 /// tasks than they start besides the caller's thread: every participant the engine starts,
-/// the drivers of the rings after the first, the watchdog.
+/// every ring's driver (ring 0's on the point's own thread), the watchdog.
 pub fn check_rings(engine: Engine, procs: usize, parallel: usize) -> Result<()> {
     let each = if engine.starts_tasks() {
         procs as u64 - 1
     } else {
         0
     };
-    let tasks = (each + 1).saturating_mul(parallel as u64);
+    let tasks = (each + 1).saturating_mul(parallel as u64) + 1;
     check(
         tasks,
         &format!("{parallel} x {procs} {} participants", engine.name()),

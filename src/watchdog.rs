@@ -10,14 +10,17 @@ use std::time::{Duration, Instant};
 /// How often the watchdog looks at the rings' progress and the participants.
 const TICK: Duration = Duration::from_millis(20);
 
-/// Until `done` (set by the caller, who then unparks this thread), aborts the run when a participant left mid-run (`casualty`) or when no ring
-/// made `progress` for `timeout` seconds: the barrier is broken so the drivers stop, and the
-/// members are unblocked with the reason. Nothing happens when a driver already aborted.
+/// Until `done` (set by the caller, who then unparks this thread), aborts the run when the
+/// caller was `interrupted` (Ctrl-C: a driver waiting in a trip that never ends would not see
+/// it), when a participant left mid-run (`casualty`), or when no ring made `progress` for
+/// `timeout` seconds: the barrier is broken so the drivers stop, and the members are
+/// unblocked with the reason. Nothing happens when a driver already aborted.
 pub fn watch(
     progress: &[Arc<AtomicU64>],
     timeout: f64,
     barrier: &Barrier,
     done: &AtomicBool,
+    interrupted: &AtomicBool,
     members: &dyn Members,
 ) {
     let give_up = |why: &str| {
@@ -41,7 +44,9 @@ pub fn watch(
             break;
         }
         let now = read();
-        if let Some(why) = members.casualty() {
+        if interrupted.load(Ordering::Relaxed) {
+            give_up("interrupted");
+        } else if let Some(why) = members.casualty() {
             give_up(&why);
         } else if now != last {
             last = now;
@@ -86,11 +91,13 @@ mod tests {
 
     /// Runs the watchdog over a ring that never moves until it breaks the barrier (which a
     /// waiting driver sees as an error), and returns why the members were aborted.
-    fn abort_reason(members: Fake, timeout: f64) -> Option<String> {
+    fn abort_reason(members: Fake, timeout: f64, interrupted: bool) -> Option<String> {
         let progress = [Arc::new(AtomicU64::new(7))];
         let (barrier, done) = (Barrier::new(2), AtomicBool::new(false));
+        let interrupted = AtomicBool::new(interrupted);
         std::thread::scope(|s| {
-            let dog = s.spawn(|| watch(&progress, timeout, &barrier, &done, &members));
+            let dog =
+                s.spawn(|| watch(&progress, timeout, &barrier, &done, &interrupted, &members));
             assert!(barrier.wait().is_err(), "the watchdog breaks the barrier");
             done.store(true, Ordering::Release);
             dog.join().unwrap();
@@ -100,7 +107,7 @@ mod tests {
 
     #[test]
     fn no_progress_aborts_with_the_timeout_message() {
-        let why = abort_reason(Fake::default(), 0.05).unwrap();
+        let why = abort_reason(Fake::default(), 0.05, false).unwrap();
         assert!(why.contains("no token moved for 0.05 s (timeout)"), "{why}");
     }
 
@@ -110,7 +117,13 @@ mod tests {
             dead: Some("participant 1 of ring 0 was killed".into()),
             ..Fake::default()
         };
-        let why = abort_reason(members, 3600.0).unwrap();
+        let why = abort_reason(members, 3600.0, false).unwrap();
         assert_eq!(why, "participant 1 of ring 0 was killed");
+    }
+
+    #[test]
+    fn an_interrupt_aborts_a_ring_that_makes_no_progress_before_the_timeout() {
+        let why = abort_reason(Fake::default(), 3600.0, true).unwrap();
+        assert_eq!(why, "interrupted");
     }
 }

@@ -307,6 +307,24 @@ def test_ctrl_c_stops_within_a_second_and_reaps(no_leaks: None, ctrl_c_raises: N
     assert time.monotonic() - sent[0] < 3.0
 
 
+def test_ctrl_c_acts_on_a_ring_that_makes_no_progress(no_leaks: None, ctrl_c_raises: None) -> None:
+    """A stopped participant holds the token: the driver waits in its trip and never reaches
+    a check between repetitions. Ctrl-C still ends the run, not the watchdog's timeout."""
+    import _thread
+
+    def stop_one_then_interrupt() -> None:
+        kids = _ring_children(2)
+        time.sleep(0.2)
+        os.kill(kids[-1], signal.SIGSTOP)
+        time.sleep(0.3)
+        _thread.interrupt_main()
+
+    e = _while_running(
+        stop_one_then_interrupt, procs=[3], repetitions=200, min_time=0.05, timeout=3600
+    )
+    assert isinstance(e, KeyboardInterrupt), e
+
+
 def _in_child(code: str) -> subprocess.CompletedProcess[str]:
     """Runs `code` in a fresh interpreter, so lowered limits stay there."""
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -16,6 +16,7 @@ import pytest
 
 import ctxbench
 from ctxbench import _core
+from tests.conftest import needs_cap
 
 QUICK = {"placement": "single", "repetitions": 2, "min_time": 0.005, "warmup": 0}
 
@@ -150,3 +151,22 @@ def test_a_sweep_carries_cgroups_to_every_point_and_its_rows() -> None:
     assert set(frame["cgroups"]) == {"split"} and set(frame["cgroup_depth"]) == {2}
     assert (frame["cpu_us_per_hop"] > 0).all()
     assert _ours(base) == []
+
+
+@needs_cap
+@pytest.mark.parametrize(("policy", "layout"), [("fifo", "same"), ("rr", "split")])
+def test_a_real_time_policy_runs_in_groups_or_is_refused_naming_the_runtime(
+    policy: str, layout: str, no_leaks: None
+) -> None:
+    """With real-time group scheduling (cgroup v1's cpu.rt_runtime_us) a group ctxbench makes
+    has no real-time runtime, and the kernel refuses a real-time task in it: refused before
+    any group or task is made, naming the file. Without it the policy runs in the groups."""
+    base = _cpu_base()
+    if (base / "cpu.rt_runtime_us").exists():
+        with pytest.raises(OSError) as e:
+            ctxbench.ring([2], policy=policy, cgroups=layout, **QUICK)
+        assert "cpu.rt_runtime_us" in str(e.value) and "real-time" in str(e.value), e.value
+        assert _ours(base) == []
+    else:
+        r = ctxbench.ring([2], policy=policy, cgroups=layout, **QUICK)
+        assert r.policy == policy and r.cgroups == layout

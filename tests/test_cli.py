@@ -401,3 +401,22 @@ def test_the_scheduling_policy_flags_reach_ring_pipe_and_matrix() -> None:
     p = run_cli("matrix", "--policy", "rr", "--nice", "2", "--cpus", "0", "--no-progress")
     assert p.returncode != 0 and 'nice: policy "rr" has no nice' in p.stderr
     assert "--dl-runtime" not in run_cli("matrix", "--help").stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ring", "-s", "1048576", "100000"],
+        ["ab", "ring -s 1048576 --procs 100000", "ring --procs 2"],
+        ["plan", "--pilot", "2", "-s", "1048576", "100000"],
+    ],
+)
+def test_a_ring_too_big_for_the_memory_is_one_line_and_exit_2(args: list[str]) -> None:
+    """100,000 participants of 1 GiB each fit no machine: the pre-check's MemoryError is
+    said in one line, with the exit status of every other refusal."""
+    p = run_cli(*args)
+    assert p.returncode == 2, p.stderr
+    # The last line (another measurement may hold the machine's lock: a line on waiting).
+    last = p.stderr.splitlines()[-1]
+    assert last.startswith("ctxbench: error: ") and "Traceback" not in p.stderr, p.stderr
+    assert "MiB is available" in last, p.stderr

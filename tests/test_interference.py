@@ -260,3 +260,47 @@ def test_a_buffer_that_cannot_be_mapped_is_an_error_with_a_hint() -> None:
     assert "thrasher's 1048576 KiB buffer" in p.stdout, p.stdout + p.stderr
     assert "lower thrash_kb" in p.stdout or "MemoryError" in p.stdout, p.stdout
     assert "children 0" in p.stdout, p.stdout + p.stderr
+
+
+# Measures a ring with one hog on its CPU while watching the policy of every child (each
+# one's last before it ended): run under `chrt -f 10`, whose policy the ring inherits.
+UNDER_A_REAL_TIME_CALLER = """
+import os, threading, ctxbench
+from tests.conftest import children
+seen, done = {}, threading.Event()
+def watch():
+    while not done.is_set():
+        for pid in children():
+            try:
+                seen[pid] = os.sched_getscheduler(pid)
+            except OSError:
+                pass
+threading.Thread(target=watch).start()
+try:
+    # Repetitions long enough for the watcher to see every child while it lives.
+    r = ctxbench.ring([2], placement="single", interference={"hogs": 1}, timeout=2,
+                      repetitions=3, min_time=0.2, warmup=0)
+    print("ran", r.policy, r.priority)
+finally:
+    done.set()
+print(sorted(seen.values()).count(os.SCHED_OTHER), sorted(seen.values()).count(os.SCHED_FIFO),
+      len(seen))
+"""
+
+
+@needs_cap
+def test_neighbours_of_a_real_time_caller_run_under_other() -> None:
+    """The ring inherits the caller's SCHED_FIFO; its hog does not: one of the ring's
+    priority would hold their CPU until it blocks, and the ring could never start."""
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "CTXBENCH_HISTORY": "off"}
+    p = subprocess.run(
+        ["chrt", "-f", "10", sys.executable, "-c", UNDER_A_REAL_TIME_CALLER],
+        capture_output=True, text=True, env=env, cwd=root, timeout=50,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stdout + p.stderr
+    ran, policies = p.stdout.splitlines()
+    assert ran == "ran fifo 10"
+    # Each ring instance's participant under the caller's FIFO, its hog under OTHER.
+    other, fifo, seen = map(int, policies.split())
+    assert other == fifo >= 1 and other + fifo == seen, p.stdout

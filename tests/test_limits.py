@@ -234,3 +234,16 @@ def test_a_cache_sweep_that_cannot_start_its_rings_is_refused_before_measuring()
     assert p.stdout.startswith("OSError"), p.stdout
     assert "process limit" in p.stdout and "pids.max 5" in p.stdout, p.stdout
     assert p.stdout.splitlines()[-1] == "measured 0", p.stdout
+
+
+def test_a_thrasher_too_big_for_the_memory_cgroup_is_one_line_from_the_cli() -> None:
+    code = (
+        "import sys\nfrom ctxbench.cli import main\n"
+        "sys.exit(main(['ring', '-N', '1', '--interference', 'thrash_kb=1048576', '2']))\n"
+    )
+    with limited("memory", 256 << 20) as group:
+        p = run_in(group, code)
+    assert p.returncode == 2, p.stdout + p.stderr
+    last = p.stderr.splitlines()[-1]
+    assert last.startswith("ctxbench: error: ") and "Traceback" not in p.stderr, p.stderr
+    assert "thrasher's 1048576 KiB buffer" in last, p.stderr

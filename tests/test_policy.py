@@ -6,9 +6,13 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import cgroups
@@ -82,7 +86,8 @@ def test_deadline_runs_with_its_parameters_and_a_full_bandwidth_is_the_kernels_r
         ({"policy": "fifo", "transport": "yield", "placement": "single"}, "policy", "starve"),
         ({"policy": "deadline", "placement": "single"}, "placement", "pinned"),
         ({"policy": "fifo", "priority": 0}, "priority", "between 1 and 99"),
-        ({"policy": "rr", "nice": 3}, "nice", "only other, batch and idle"),
+        ({"policy": "rr", "nice": 3}, "nice", "only other and batch"),
+        ({"policy": "idle", "nice": -20}, "nice", "only other and batch"),
         ({"policy": "other", "priority": 5}, "priority", "only fifo and rr"),
         ({"policy": "batch", "dl_period_us": 2000}, "dl_period_us", "deadline"),
         ({"nice": 20}, "nice", "between -20 and 19"),
@@ -168,3 +173,145 @@ def test_a_cpu_cgroup_without_rt_runtime_is_named():
 def test_nice_alone_is_policy_other():
     r = ctxbench.ring(2, nice=2, **QUICK)
     assert (r.policy, r.nice) == ("other", 2)
+
+
+# Imports everything a ring and the CLI load, as root, then becomes nobody with no capability
+# and RLIMIT_NICE 0: what the kernel checks of an ordinary user's process, with this
+# interpreter (which nobody may not be able to read). `report()`: its own policy and nice.
+AS_NOBODY = """
+import os, resource, hashlib
+import ctxbench, ctxbench.api, ctxbench.result, ctxbench.record, ctxbench.report
+from ctxbench.cli import main, parser
+parser()
+resource.setrlimit(resource.RLIMIT_NICE, (0, 0))
+os.setgroups([]); os.setgid(65534); os.setuid(65534)
+QUICK = dict(repetitions=2, warmup=0, min_time=0.002, history=False)
+def report():
+    return os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0)
+"""
+
+
+def _as_nobody(code: str, tmp_path: Path) -> str:
+    if os.geteuid() != 0:
+        pytest.skip("becoming another user needs root")
+    env = {**os.environ, "HOME": str(tmp_path), "CTXBENCH_HISTORY": "off"}
+    os.chmod(tmp_path, 0o777)
+    out = subprocess.run(
+        [sys.executable, "-c", AS_NOBODY + code],
+        capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
+
+
+def test_an_unprivileged_caller_keeps_its_own_policy(tmp_path: Path) -> None:
+    """An ordinary user may lower the ring's priority but not raise its own back: the
+    calling thread is never the one lowered, so nothing needs raising, and a later call
+    runs and is recorded under the caller's own policy."""
+    said = _as_nobody(
+        """
+before = report()
+for asked in ({"nice": 5}, {"policy": "idle"}, {"policy": "batch", "nice": 19}):
+    r = ctxbench.ring([2, 3], **asked, **QUICK)
+    print(r.policy, r.nice, report() == before)
+print("cli", main(["ring", "--nice", "10", "-N", "2", "-W", "0", "--min-time", "0.002", "2"]),
+      report() == before)
+r = ctxbench.ring([2], **QUICK)
+print(r.policy, r.nice, report() == before)
+""",
+        tmp_path,
+    )
+    assert said.splitlines()[:3] == ["other 5 True", "idle 0 True", "batch 19 True"], said
+    assert said.splitlines()[-2:] == ["cli 0 True", "other 0 True"], said
+
+
+def test_idle_takes_no_nice_and_runs_under_any_callers(tmp_path: Path) -> None:
+    """SCHED_IDLE tasks run at the idle weight whatever their nice, and the kernel keeps a
+    nice asked with it aside: a nice with idle is refused; a caller's own nice is no
+    mismatch."""
+    with pytest.raises(ValueError, match=r'^nice: policy "idle" has no nice'):
+        ctxbench.ring(2, policy="idle", nice=-20, **QUICK)
+    said = _as_nobody("os.nice(3)\nr = ctxbench.ring([2], policy='idle', **QUICK)\n"
+                      "print(r.policy, r.nice, report())", tmp_path)  # fmt: skip
+    assert said.split() == ["idle", "0", "(0,", "3)"], said
+
+
+@contextmanager
+def _held_by_a_real_time_task() -> Iterator[tuple[int, int]]:
+    """A SCHED_FIFO 20 spinner pinned to one CPU: (its pid, the CPU). Fair tasks get that CPU
+    only in the kernel's real-time throttle, real-time ones of a lower priority not at all."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip("the ring's caller needs a CPU the spinner does not hold")
+    if Path("/proc/sys/kernel/sched_rt_runtime_us").read_text().strip() == "-1":
+        pytest.skip("no real-time throttle: the spinner would hold its CPU against everything")
+    cpu = allowed[-1]
+    spin = "import sys; print('spinning', flush=True)\nwhile True: pass"
+    holder = subprocess.Popen(
+        ["chrt", "-f", "20", "taskset", "-c", str(cpu), sys.executable, "-c", spin],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "spinning\n"
+        yield holder.pid, cpu
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def _ring_under_fifo_10(cpu: int, timeout: float) -> subprocess.Popen[str]:
+    """`ctxbench ring` of 2 on `cpu` from a SCHED_FIFO 10 caller (its participants inherit
+    it). SIGINT at its default, so that Python handles it even where this suite was started
+    with it ignored (in the background, by some CI runners)."""
+    flags = ["-N", "2", "-W", "0", "--min-time", "0.002", "--timeout", str(timeout)]
+    return subprocess.Popen(
+        ["chrt", "-f", "10", sys.executable, "-m", "ctxbench", "ring", *flags,
+         "--placement", "single", "--cpu", str(cpu), "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "CTXBENCH_HISTORY": "off"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+
+
+@needs_cap
+def test_a_start_held_off_by_a_real_time_task_names_it() -> None:
+    with _held_by_a_real_time_task() as (holder, cpu):
+        ring = _ring_under_fifo_10(cpu, timeout=1)
+        try:
+            _, err = ring.communicate(timeout=50)
+        finally:
+            ring.kill()
+    assert ring.returncode == 2, err
+    assert "did not start within 1 s (timeout)" in err, err
+    assert f"task {holder} " in err and "fifo 20" in err, err
+
+
+@needs_cap
+def test_ctrl_c_acts_while_a_ring_cannot_start() -> None:
+    """SIGINT to the caller alone (its participants never see it) while the ring waits for
+    participants held off their CPU: the interrupt ends the start, not the timeout."""
+    with _held_by_a_real_time_task() as (_, cpu):
+        ring = _ring_under_fifo_10(cpu, timeout=3600)
+        deadline = time.monotonic() + 30
+        while not _children_of(ring.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)
+        ring.send_signal(signal.SIGINT)
+        try:
+            _, err = ring.communicate(timeout=50)
+        finally:
+            ring.kill()
+    assert ring.returncode == 130, err
+    assert "interrupted" in err, err
+
+
+def _children_of(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found

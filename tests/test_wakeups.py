@@ -96,3 +96,41 @@ def test_cli_takes_them_from_the_table() -> None:
     ).stdout  # fmt: skip
     (d,) = json.loads(out)["results"]
     assert (d["engine"], d["transport"]) == ("process", "msg_ring")
+
+
+# Installs a seccomp filter that fails io_uring_enter (426 on every architecture) with EPERM,
+# as a container's policy may, then measures one ring per engine and prints what it raised.
+UNDER_SECCOMP = """
+import ctypes, struct, ctxbench
+FILTER = [(0x20, 0, 0, 0), (0x15, 0, 1, 426), (0x06, 0, 0, 0x00050000 | 1),
+          (0x06, 0, 0, 0x7FFF0000)]
+code = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *f) for f in FILTER))
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+prog = Prog(len(FILTER), ctypes.addressof(code))
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
+assert libc.prctl(22, 2, ctypes.byref(prog), 0, 0) == 0  # PR_SET_SECCOMP, a filter
+for engine in ("process", "thread"):
+    try:
+        ctxbench.ring([2], engine=engine, transport="{transport}", placement="single",
+                      repetitions=2, warmup=0, min_time=0.002, history=False)
+        print(engine, "ran")
+    except Exception as e:
+        print(engine, type(e).__name__, getattr(e, "errno", None), e)
+"""
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"), reason="filter's ABI")
+@pytest.mark.parametrize("transport", ["msg_ring", "uring_futex", "uring_read"])
+def test_a_participant_refused_io_uring_enter_is_named_with_its_errno(transport: str) -> None:
+    """The participant fails its first io_uring_enter with EPERM and leaves before the ring
+    is released; what it said is the cause, not the ESRCH of a task already gone."""
+    code = UNDER_SECCOMP.replace("{transport}", transport)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["process", "thread"], p.stdout
+    for line in lines:
+        assert "Operation not permitted" in line and "participant 1" in line, line
+        assert "No such process" not in line and "sched_getattr" not in line, line

@@ -108,7 +108,7 @@ def ring(
     after it closes, so no timed repetition starts within that second.
 
     ``policy`` is the scheduling policy of every participant and of the drivers, one of
-    ``_core.POLICIES``: ``"other"``, ``"batch"``, ``"idle"`` (with ``nice``), ``"fifo"``,
+    ``_core.POLICIES``: ``"other"``, ``"batch"`` (with ``nice``), ``"idle"``, ``"fifo"``,
     ``"rr"`` (with ``priority``, 1 to 99, default 1) or ``"deadline"`` (with
     ``dl_runtime_us``, ``dl_deadline_us``, ``dl_period_us``); None leaves every task as it
     inherits the caller's, and ``nice`` alone is policy other. Applied to each participant

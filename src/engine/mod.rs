@@ -62,13 +62,30 @@ pub trait OverAnyTransport {
 }
 
 /// What every engine starts: `cpus.len()` rings of `procs` participants, `cpus[ring][i]`
-/// pinning each, with a work array of `shape` and hop recording when `record`.
+/// pinning each, with a work array of `shape` and hop recording when `record`. A start in
+/// which no participant registers for `timeout` seconds fails; `interrupt` ends it.
 pub struct Start<'a, 'i> {
     pub procs: usize,
     pub shape: Shape,
     pub record: bool,
     pub cpus: &'a [Vec<Option<usize>>],
+    pub timeout: f64,
     pub interrupt: Interrupt<'i>,
+}
+
+#[cfg(test)]
+impl<'a, 'i> Start<'a, 'i> {
+    /// Rings of `procs` on `cpus` with empty arrays, no hop log and the default timeout.
+    pub fn bare(procs: usize, cpus: &'a [Vec<Option<usize>>], interrupt: Interrupt<'i>) -> Self {
+        Start {
+            procs,
+            shape: Shape::every_word(0).expect("an empty array"),
+            record: false,
+            cpus,
+            timeout: crate::config::DEFAULT_TIMEOUT,
+            interrupt,
+        }
+    }
 }
 
 impl<E: OverAnyTransport> Switcher for E {
@@ -331,26 +348,10 @@ pub struct Group {
     pub members: Box<dyn Members>,
 }
 
-/// Starts `cpus.len()` rings of `procs` participants; `cpus[ring][participant]` pins them.
-/// `Config::validate` checks the combination first; here an unsupported one is the same
-/// error.
-pub fn spawn(
-    engine: Engine,
-    transport: TransportKind,
-    procs: usize,
-    shape: Shape,
-    record: bool,
-    cpus: &[Vec<Option<usize>>],
-    interrupt: Interrupt,
-) -> Result<Group> {
+/// Starts the rings of `start` with `engine` and `transport`. `Config::validate` checks the
+/// combination first; here an unsupported one is the same error.
+pub fn spawn(engine: Engine, transport: TransportKind, start: Start) -> Result<Group> {
     check_combination(engine, transport)?;
-    let start = Start {
-        procs,
-        shape,
-        record,
-        cpus,
-        interrupt,
-    };
     engine.start(transport, start)
 }
 
@@ -379,34 +380,76 @@ fn check_start(started: usize, interrupt: &mut Interrupt) -> Result<()> {
     Ok(())
 }
 
+/// How often a start that waits for its participants asks `interrupt`.
+const ASK_EVERY: Duration = Duration::from_millis(100);
+
 /// Waits until every participant other than the drivers has registered in its slot (so
-/// that, e.g., the signal transport knows every thread id before the first token).
+/// that, e.g., the signal transport knows every thread id before the first token); the
+/// participants of ring `r` run on `cpus[r]`. Ends with Ctrl-C, a participant that left, or
+/// `timeout` seconds in which none registered, which names why one may not have started.
 fn wait_ready(
     slots: &Shared<Slot>,
     members: &dyn Members,
-    procs: usize,
+    cpus: &[Vec<Option<usize>>],
+    timeout: f64,
     interrupt: &mut Interrupt,
 ) -> Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    for (k, slot) in slots.iter().enumerate() {
-        if k % procs == 0 {
-            continue;
+    let procs = cpus.first().map_or(1, Vec::len);
+    let waiting = || -> Vec<usize> {
+        let others = slots.iter().enumerate().filter(|(k, _)| k % procs != 0);
+        others
+            .filter(|(_, s)| s.tid.load(Ordering::Acquire) == 0)
+            .map(|(k, _)| k)
+            .collect()
+    };
+    let mut left = waiting();
+    let (mut since, mut asked) = (Instant::now(), Instant::now());
+    let mut pause = Duration::from_micros(20);
+    while let Some(&k) = left.first() {
+        if let Some(why) = members.casualty() {
+            return Err(Error::Peer(format!("while starting the ring: {why}")));
         }
-        check_start(k, interrupt)?;
-        while slot.tid.load(Ordering::Acquire) == 0 {
-            if let Some(why) = members.casualty() {
-                return Err(Error::Peer(format!("while starting the ring: {why}")));
+        if asked.elapsed() >= ASK_EVERY {
+            if interrupt() {
+                return Err(Error::Interrupted);
             }
-            if Instant::now() > deadline {
-                return Err(Error::Peer(format!(
-                    "participant {} did not start within 60 s",
-                    k % procs
-                )));
-            }
-            std::thread::sleep(Duration::from_micros(200));
+            asked = Instant::now();
         }
+        if since.elapsed().as_secs_f64() > timeout {
+            let (r, i) = (k / procs, k % procs);
+            return Err(not_started(r, i, cpus[r][i], timeout));
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(2));
+        let now = waiting();
+        if now.len() < left.len() {
+            since = Instant::now();
+        }
+        left = now;
     }
     Ok(())
+}
+
+/// Participant `i` of ring `r` (pinned to `cpu`, if any) did not register within `timeout`
+/// seconds: what may hold its CPU, where a task of a real-time policy does.
+fn not_started(r: usize, i: usize, cpu: Option<usize>, timeout: f64) -> Error {
+    let cpus = match cpu {
+        Some(c) => vec![c],
+        None => crate::sys::allowed_cpus().unwrap_or_default(),
+    };
+    let holders = crate::sched::realtime_holders(&cpus);
+    let why = if holders.is_empty() {
+        "it never ran far enough to register (stopped, or starved of CPU time)".to_string()
+    } else {
+        format!(
+            "a task of a real-time policy holds its CPU: {}; it keeps fair tasks, and \
+             real-time ones of no higher priority, off that CPU until it blocks",
+            holders.join(", ")
+        )
+    };
+    Error::Peer(format!(
+        "participant {i} of ring {r} did not start within {timeout} s (timeout): {why}"
+    ))
 }
 
 /// The scheduler state of a task ('S' sleeping, 'T' stopped, 'R' running), from /proc.
@@ -502,78 +545,4 @@ fn report(slots: &Shared<Slot>, procs: usize, failure: Option<String>) -> Report
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_engine_parses_by_its_name() {
-        for &engine in Engine::ALL {
-            assert_eq!(Engine::parse(engine.name()).unwrap(), engine);
-        }
-        assert_eq!(Engine::ALL[0], Engine::Process);
-        let e = Engine::parse("p").unwrap_err().to_string();
-        assert!(e.contains(r#"["process", "thread", "fiber"]"#), "{e}");
-    }
-
-    #[test]
-    fn every_transport_parses_by_its_name() {
-        for &engine in Engine::ALL {
-            assert_eq!(engine.transports()[0], engine.default_transport());
-            for &t in engine.transports() {
-                assert_eq!(TransportKind::parse(t.name()).unwrap(), t);
-                assert!(check_combination(engine, t).is_ok());
-            }
-        }
-        assert!(TransportKind::parse("carrier-pigeon").is_err());
-    }
-
-    #[test]
-    fn ctrl_c_while_a_ring_starts_ends_the_start() {
-        let procs = 3 * STARTS_PER_CHECK;
-        let cpus = [vec![None; procs]];
-        for engine in [Engine::Process, Engine::Thread] {
-            let mut asked = 0;
-            let e = spawn(
-                engine,
-                TransportKind::Pipe,
-                procs,
-                Shape::every_word(0).unwrap(),
-                false,
-                &cpus,
-                &mut || {
-                    asked += 1;
-                    asked > 1
-                },
-            )
-            .err()
-            .unwrap();
-            assert_eq!(e, Error::Interrupted, "{engine:?}");
-            // Asked before the first participant and again STARTS_PER_CHECK later: the
-            // start ended there, not after all of them.
-            assert_eq!(asked, 2, "{engine:?}");
-        }
-    }
-
-    #[test]
-    fn an_unsupported_combination_is_an_error_not_a_panic() {
-        let cpus = [vec![None, None]];
-        for (engine, t) in [
-            (Engine::Fiber, TransportKind::Pipe),
-            (Engine::Process, TransportKind::Resume),
-            (Engine::Thread, TransportKind::Resume),
-        ] {
-            let e = spawn(
-                engine,
-                t,
-                2,
-                Shape::every_word(0).unwrap(),
-                false,
-                &cpus,
-                &mut || false,
-            )
-            .err()
-            .unwrap();
-            assert_eq!(Err(e), check_combination(engine, t));
-        }
-    }
-}
+mod tests;

@@ -4,14 +4,14 @@
 //! copies on write) exists before `fork`; after it the child makes raw syscalls only and
 //! leaves with `_exit`, which is what makes forking from a multi-threaded Python safe.
 
-use super::{check_start, wait_ready, Group, Interrupt, Members, OverAnyTransport, Report, Start};
+use super::{check_start, wait_ready, Group, Members, OverAnyTransport, Report, Start};
 use crate::error::{Error, Result};
 use crate::hops::HopLog;
 use crate::memory;
 use crate::sys::{self, Shared, Slot};
 use crate::token::{self, Step};
 use crate::transport::{Scope, Transport};
-use crate::workload::{Shape, Workload};
+use crate::workload::Workload;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -28,17 +28,19 @@ impl OverAnyTransport for Process {
     const FORKS: bool = true;
 
     fn spawn<T: Transport>(s: Start) -> Result<Group> {
-        spawn::<T>(s.procs, s.shape, s.record, s.cpus, s.interrupt)
+        spawn::<T>(s)
     }
 }
 
-pub fn spawn<T: Transport>(
-    procs: usize,
-    shape: Shape,
-    record: bool,
-    cpus: &[Vec<Option<usize>>],
-    mut interrupt: Interrupt,
-) -> Result<Group> {
+pub fn spawn<T: Transport>(s: Start) -> Result<Group> {
+    let Start {
+        procs,
+        shape,
+        record,
+        cpus,
+        timeout,
+        mut interrupt,
+    } = s;
     let parallel = cpus.len();
     // Ring descriptors for every ring while forking, plus each driver's overhead ring after.
     let fd_limit = sys::ensure_fds(4 * (procs * parallel) as u64)?;
@@ -109,7 +111,7 @@ pub fn spawn<T: Transport>(
         cascade_seen: Mutex::new(None),
     };
     forked?;
-    wait_ready(&children.slots, &children, procs, &mut interrupt)?;
+    wait_ready(&children.slots, &children, cpus, timeout, &mut interrupt)?;
     super::group(rings, logs, shape, procs, Box::new(children))
 }
 
@@ -200,6 +202,15 @@ struct Children<T: Transport> {
 /// does, the consequence is reported.
 const CASCADE_GRACE: Duration = Duration::from_millis(500);
 
+/// SIGKILL for our own unreaped child (its pid cannot have been recycled), under the
+/// default policy first: dying takes CPU time, which a participant of a real-time policy
+/// waiting behind a task of a higher one never gets (`sched::to_fair`).
+fn kill(pid: libc::pid_t) {
+    crate::sched::to_fair(pid);
+    // SAFETY: signalling our own unreaped child.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+}
+
 /// `PF_EXITING` in the flags of /proc/PID/stat: the task is already on its way out.
 const PF_EXITING: u64 = 0x4;
 
@@ -233,8 +244,7 @@ impl<T: Transport> Children<T> {
                 // its own cause.
                 let flags = stat_fields(pid).and_then(|f| f.get(6)?.parse::<u64>().ok());
                 ours[k] = flags.is_none_or(|f| f & PF_EXITING == 0);
-                // SAFETY: our own child, not reaped yet.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+                kill(pid);
             }
         }
         (statuses, ours)
@@ -242,8 +252,7 @@ impl<T: Transport> Children<T> {
 
     fn kill_all(&self) {
         for &(_, _, pid) in &self.pids {
-            // SAFETY: signalling our own unreaped child (its pid cannot have been recycled).
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            kill(pid);
         }
     }
 
@@ -410,8 +419,7 @@ impl<T: Transport> Members for Children<T> {
             // Told to stop and still there: the ring came down, so it goes the hard way.
             let status = status.or_else(|| {
                 ours[k] = true;
-                // SAFETY: our own child, not reaped yet.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+                kill(pid);
                 Self::reap_by(pid, killed_by)
             });
             match status {
@@ -465,16 +473,9 @@ mod tests {
     /// waiting, and only the watchdog's path (`casualty`, then `abort`) ends the run.
     fn killed_participant_ends_the_run(transport: TransportKind) {
         let cpus = [vec![None; 3]];
-        let Group { mut rings, members } = spawn(
-            Engine::Process,
-            transport,
-            3,
-            Shape::every_word(0).unwrap(),
-            false,
-            &cpus,
-            &mut || false,
-        )
-        .unwrap();
+        let mut never = || false;
+        let start = Start::bare(3, &cpus, &mut never);
+        let Group { mut rings, members } = spawn(Engine::Process, transport, start).unwrap();
         let (_, pid) = members.tids()[0];
         // SAFETY: our own child.
         unsafe { libc::kill(pid, libc::SIGKILL) };

@@ -1,12 +1,12 @@
 //! The same ring made of OS threads in the calling process: participants share the address
 //! space, so a hop is a thread switch without a change of page tables.
 
-use super::{check_start, wait_ready, Group, Interrupt, Members, OverAnyTransport, Report, Start};
+use super::{check_start, wait_ready, Group, Members, OverAnyTransport, Report, Start};
 use crate::error::{Error, Result};
 use crate::sys::{self, Shared, Slot};
 use crate::token::{self, Step};
 use crate::transport::{Scope, Transport};
-use crate::workload::{Shape, Workload};
+use crate::workload::Workload;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -25,17 +25,19 @@ impl OverAnyTransport for Thread {
     const PARTICIPANT_BYTES: u64 = 64 * 1024;
 
     fn spawn<T: Transport>(s: Start) -> Result<Group> {
-        spawn::<T>(s.procs, s.shape, s.record, s.cpus, s.interrupt)
+        spawn::<T>(s)
     }
 }
 
-pub fn spawn<T: Transport>(
-    procs: usize,
-    shape: Shape,
-    record: bool,
-    cpus: &[Vec<Option<usize>>],
-    mut interrupt: Interrupt,
-) -> Result<Group> {
+pub fn spawn<T: Transport>(s: Start) -> Result<Group> {
+    let Start {
+        procs,
+        shape,
+        record,
+        cpus,
+        timeout,
+        mut interrupt,
+    } = s;
     let parallel = cpus.len();
     // Each ring's inboxes and each driver's overhead ring, as for processes.
     let fd_limit = sys::ensure_fds(4 * (procs * parallel) as u64)?;
@@ -91,7 +93,7 @@ pub fn spawn<T: Transport>(
             members.handles.push((r, i, handle));
         }
     }
-    wait_ready(&slots, &members, procs, &mut interrupt)?;
+    wait_ready(&slots, &members, cpus, timeout, &mut interrupt)?;
     super::group(rings, logs, shape, procs, Box::new(members))
 }
 
@@ -242,8 +244,7 @@ mod tests {
     fn a_participant_that_cannot_pin_itself_is_named_with_the_pinning_failure() {
         // No machine has the last CPU an affinity mask can name: sched_setaffinity fails.
         let cpus = [vec![None, Some(sys::MAX_CPUS - 1)]];
-        let shape = Shape::every_word(0).unwrap();
-        let Err(e) = spawn::<Pipe>(2, shape, false, &cpus, &mut || false) else {
+        let Err(e) = spawn::<Pipe>(Start::bare(2, &cpus, &mut || false)) else {
             panic!("a participant pinned to CPU {} started", sys::MAX_CPUS - 1);
         };
         let text = e.to_string();
@@ -259,11 +260,7 @@ mod tests {
     #[test]
     fn a_participant_that_fails_a_send_is_named_with_the_errno_and_its_meaning() {
         let cpus = [vec![None; 3]];
-        let group =
-            spawn::<RefusesToken0>(3, Shape::every_word(0).unwrap(), false, &cpus, &mut || {
-                false
-            })
-            .unwrap();
+        let group = spawn::<RefusesToken0>(Start::bare(3, &cpus, &mut || false)).unwrap();
         let (mut rings, members) = (group.rings, group.members);
         std::thread::scope(|s| {
             let driver = s.spawn(|| rings[0].trips(10));
@@ -326,15 +323,15 @@ mod tests {
     #[test]
     fn the_watchdog_names_a_lost_wake_up() {
         let cpus = [vec![None; 2]];
-        let shape = Shape::every_word(0).unwrap();
-        let group = spawn::<WordRing<Forgetful>>(2, shape, false, &cpus, &mut || false).unwrap();
+        let group = spawn::<WordRing<Forgetful>>(Start::bare(2, &cpus, &mut || false)).unwrap();
         let (mut rings, members) = (group.rings, group.members);
         let progress = [rings[0].progress()];
         let (barrier, done) = (Barrier::new(2), AtomicBool::new(false));
+        let interrupted = AtomicBool::new(false);
         std::thread::scope(|s| {
             let ring = &mut rings[0];
             let driver = s.spawn(move || ring.trips(1_000_000));
-            let dog = s.spawn(|| watch(&progress, 0.2, &barrier, &done, &*members));
+            let dog = s.spawn(|| watch(&progress, 0.2, &barrier, &done, &interrupted, &*members));
             assert!(barrier.wait().is_err(), "the watchdog breaks the barrier");
             assert!(driver.join().unwrap().is_err());
             done.store(true, Ordering::Release);

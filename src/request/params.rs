@@ -277,7 +277,7 @@ pub const PARAMS: &[Param] = {
         "priority", OptCount(sched::ANY_PRIORITY), F::Derived("1 for fifo and rr, else 0"), RINGS,
             ["--priority"], "static priority for policy fifo or rr, 1 to 99";
         "nice", OptInt(sched::NICE), F::Derived("0 where a policy is named, else inherited"), RINGS,
-            ["--nice"], "nice for policy other, batch or idle (alone: policy other), -20 to 19";
+            ["--nice"], "nice for policy other or batch (alone: policy other), -20 to 19";
         "dl_runtime_us", OptCount(sched::DL_RUNTIME_US),
             F::Derived("200 with policy deadline"), TIMED_ALONE, ["--dl-runtime"],
             "policy deadline: µs of CPU each task may use per period";

@@ -21,7 +21,7 @@ use crate::sys;
 use crate::tasks;
 use crate::watchdog;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub use crate::engine::Interrupt;
 pub use crate::measure::Phases;
@@ -53,6 +53,10 @@ pub fn instance(cfg: &Config, blocks: usize, interrupt: Interrupt) -> Result<Poi
 pub fn check(cfg: &Config) -> Result<Vec<(usize, Resolved)>> {
     if let Some(s) = &cfg.sched {
         sched::check(s, &sched::Host::this())?;
+    }
+    if let Some(cg) = &cfg.cgroups {
+        let s = cfg.sched.map_or_else(|| sched::get(0), Ok)?;
+        cgroups::check_policy(cg, &s)?;
     }
     let allowed = sys::allowed_cpus()?;
     let mut placements = Vec::with_capacity(cfg.procs.len());
@@ -131,14 +135,21 @@ pub fn pingpong_config(
 pub(crate) enum Instance<'a> {
     /// The first: it calibrates, and measures as many blocks as this says given the seconds
     /// starting its participants took.
-    First(&'a dyn Fn(f64) -> usize),
+    First(&'a (dyn Fn(f64) -> usize + Sync)),
     /// A later one: the first's timing per ring, and its blocks.
     Later(&'a [Timing], usize),
     /// The evidence instance, with the first's timing per ring: no timed repetition.
     Evidence(&'a [Timing]),
 }
 
-/// One participant count's ring instance: start, drive, tear down, assemble.
+/// How often the calling thread asks `interrupt` while a point runs on its own thread.
+const ASK_EVERY: Duration = Duration::from_millis(100);
+
+/// One participant count's ring instance, on a thread of its own that ends with it. Ring 0's
+/// driver (participant 0: it times the ring and is observed) runs there under the policy
+/// asked, so the calling thread is never changed and nothing needs putting back, which an
+/// unprivileged caller could not do once lowered (RLIMIT_NICE). Meanwhile this thread asks
+/// `interrupt` (Python runs signal handlers on its main thread only) and hands the answer on.
 pub(crate) fn point(
     cfg: &Config,
     procs: usize,
@@ -146,36 +157,80 @@ pub(crate) fn point(
     instance: Instance,
     interrupt: Interrupt,
 ) -> Result<Point> {
+    let asked = AtomicBool::new(false);
+    let caller = std::thread::current();
+    #[cfg(test)]
+    let never_written = crate::config::NEVER_WRITTEN.get();
+    std::thread::scope(|s| {
+        let own = std::thread::Builder::new()
+            .name("ctxbench-point".into())
+            .spawn_scoped(s, || {
+                #[cfg(test)]
+                crate::config::NEVER_WRITTEN.set(never_written);
+                let p = point_here(cfg, procs, cpus, instance, &asked);
+                caller.unpark();
+                p
+            })
+            .map_err(|e| {
+                let errno = e.raw_os_error().unwrap_or(libc::EAGAIN);
+                Error::os(errno, "starting the thread a point runs on")
+            })?;
+        while !own.is_finished() {
+            if !asked.load(Ordering::Relaxed) && interrupt() {
+                asked.store(true, Ordering::Relaxed);
+            }
+            std::thread::park_timeout(ASK_EVERY);
+        }
+        own.join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+/// `point` on the thread it runs on: start, drive, tear down, assemble. `asked`: whether
+/// the caller was interrupted.
+fn point_here(
+    cfg: &Config,
+    procs: usize,
+    cpus: &Resolved,
+    instance: Instance,
+    asked: &AtomicBool,
+) -> Result<Point> {
+    let interrupt = &mut || asked.load(Ordering::Relaxed);
     let t0 = Instant::now();
     // Before the participants, so that none of them inherits a neighbour's descriptors.
     let mut neighbours = match &cfg.interference {
         Some(asked) => Some(Neighbours::start(asked, &measured_cpus(cpus))?),
         None => None,
     };
-    let Group { mut rings, members } = engine::spawn(
-        cfg.engine,
-        cfg.transport,
+    let start = engine::Start {
         procs,
-        cfg.shape()?,
-        cfg.record_hops,
+        shape: cfg.shape()?,
+        record: cfg.record_hops,
         cpus,
-        &mut *interrupt,
-    )?;
+        timeout: cfg.timeout,
+        interrupt: &mut *interrupt,
+    };
+    let Group { mut rings, members } = engine::spawn(cfg.engine, cfg.transport, start)?;
     // Every task the kernel schedules: the participants, and participant 0 of ring 0 (this
     // thread; the drivers of other rings are not observed).
     let mut tasks = members.tids();
     // Before the first token releases them; the drivers take it in `drive_all`.
-    let sched = sched::participants(cfg.sched.as_ref(), &tasks)?;
+    let sched = match sched::participants(cfg.sched.as_ref(), &tasks) {
+        Ok(s) => s,
+        Err(e) => return Err(unreleased(e, "the policy could not be set", rings, members)),
+    };
     tasks.push((0, sys::gettid()));
     // Placed in their groups before any is released; out of them once every one has left.
     let groups = match &cfg.cgroups {
         Some(cg) => match cgroups::place(cg, &tasks.iter().map(|t| t.1).collect::<Vec<_>>()) {
             Ok(placed) => Some(placed),
             Err(e) => {
-                members.abort("the cgroups could not be made");
-                drop(rings);
-                members.finish(false);
-                return Err(e);
+                return Err(unreleased(
+                    e,
+                    "the cgroups could not be made",
+                    rings,
+                    members,
+                ))
             }
         },
         None => None,
@@ -202,7 +257,7 @@ pub(crate) fn point(
     if let Some(n) = neighbours.as_mut() {
         n.mark();
     }
-    let (outcome, watched) = drive_all(&mut rings, &*members, &run, &seats, &tasks, interrupt);
+    let (outcome, watched) = drive_all(&mut rings, &*members, &run, &seats, &tasks, asked);
     let interference = neighbours.as_ref().map(Neighbours::achieved);
     drop(neighbours);
     let stopped = outcome.iter().all(Result::is_ok);
@@ -211,6 +266,9 @@ pub(crate) fn point(
     let report = members.finish(stopped);
     drop(groups);
     if !stopped {
+        if asked.load(Ordering::Relaxed) {
+            return Err(Error::Interrupted);
+        }
         return Err(first_failure(outcome, report.failure));
     }
     let drivers = outcome.into_iter().collect::<Result<Vec<_>>>()?;
@@ -230,6 +288,23 @@ pub(crate) fn point(
     Ok(assemble(&run, &drivers, evidence, &tasks, t0, cpus.one_cpu))
 }
 
+/// `e`, met after the participants started and before the first token released them, once
+/// every participant is torn down (told `why`). Where a task was already gone (ESRCH), a
+/// participant left on its own (a syscall it was refused, say by seccomp): its account,
+/// which names its own errno, is the cause.
+fn unreleased(e: Error, why: &str, rings: Vec<Box<dyn Ring>>, members: Box<dyn Members>) -> Error {
+    let gone = match e.errno() {
+        Some(libc::ESRCH) => members.casualty(),
+        _ => None,
+    };
+    members.abort(why);
+    drop(rings);
+    members.finish(false);
+    gone.map_or(e, |cause| {
+        Error::Peer(format!("while starting the ring: {cause}"))
+    })
+}
+
 /// What ring 0's observer saw: the kernel's accounting of the timed windows, and perf's count.
 type Watched = (std::result::Result<Accounting, String>, Totals);
 
@@ -242,7 +317,7 @@ fn drive_all(
     run: &PointRun,
     seats: &[Seat],
     tasks: &[(usize, libc::pid_t)],
-    interrupt: Interrupt,
+    asked: &AtomicBool,
 ) -> (Vec<Result<DriverRun>>, Watched) {
     // Counters are evidence, not the measurement: without the descriptors for them, they
     // report themselves unavailable (EMFILE) and the run goes on.
@@ -264,7 +339,7 @@ fn drive_all(
         let watchdog = std::thread::Builder::new()
             .name("ctxbench-watchdog".into())
             .spawn_scoped(s, || {
-                watchdog::watch(&progress, timeout, &run.barrier, &done, members)
+                watchdog::watch(&progress, timeout, &run.barrier, &done, asked, members)
             });
         let watchdog = match watchdog {
             Ok(handle) => handle,
@@ -282,8 +357,7 @@ fn drive_all(
                     // `Blocked::until_exit`); ring 0's thread holds `_late_tokens` instead.
                     ring.attach().until_exit();
                     let who = format!("the driver of ring {}", k + 1);
-                    // The thread ends here: its policy needs no restoring.
-                    if let Err(e) = sched::Here::apply(run.cfg.sched.as_ref(), &who) {
+                    if let Err(e) = sched::this_thread(run.cfg.sched.as_ref(), &who) {
                         run.barrier.abort();
                         return Err(e);
                     }
@@ -299,7 +373,7 @@ fn drive_all(
         }
         let mut all = vec![match failed {
             Some(e) => e,
-            None => drive_first(first.as_mut(), run, seats[0], interrupt, &mut watcher),
+            None => drive_first(first.as_mut(), run, seats[0], asked, &mut watcher),
         }];
         all.extend(others.into_iter().map(|h| {
             h.join()
@@ -316,28 +390,28 @@ fn drive_all(
     (outcome, watched)
 }
 
-/// Ring 0's driver on this thread, under the policy asked, once every other thread of the
-/// point (the watchdog, the other drivers) is started: they keep the caller's own policy,
-/// so that the watchdog can act on a ring that runs ahead of it (a thread under
-/// SCHED_DEADLINE could not start them at all). This thread gets its own policy back after.
+/// Ring 0's driver on this thread (the point's own), under the policy asked, once every
+/// other thread of the point (the watchdog, the other drivers) is started: they keep the
+/// caller's own policy, so that the watchdog can act on a ring that runs ahead of it (a
+/// thread under SCHED_DEADLINE could not start them at all).
 fn drive_first(
     ring: &mut dyn Ring,
     run: &PointRun,
     seat: Seat,
-    interrupt: Interrupt,
+    asked: &AtomicBool,
     watcher: &mut Watcher,
 ) -> Result<DriverRun> {
-    let here = sched::Here::apply(
-        run.cfg.sched.as_ref(),
-        "the driver of ring 0 (the calling thread)",
-    )
-    .inspect_err(|_| {
+    let who = "the driver of ring 0 (participant 0, on the point's thread)";
+    sched::this_thread(run.cfg.sched.as_ref(), who).inspect_err(|_| {
         run.barrier.abort();
     })?;
-    let outcome = run_driver(ring, run, seat, interrupt, watcher);
-    let restored = here.undo();
-    let driven = outcome?;
-    restored.map(|()| driven)
+    run_driver(
+        ring,
+        run,
+        seat,
+        &mut || asked.load(Ordering::Relaxed),
+        watcher,
+    )
 }
 
 /// What the rings' drivers hold once they stopped, read before the rings are dropped.

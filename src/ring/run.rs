@@ -134,8 +134,14 @@ mod tests {
 
     #[test]
     fn interrupt_stops_and_reaps() {
+        // A second of repetitions: the point's thread is asked several times meanwhile.
+        let long = Config {
+            min_time: 0.05,
+            stop: Stop::Fixed(20),
+            ..quick(vec![4])
+        };
         let mut calls = 0;
-        let e = run(&quick(vec![4]), &mut || {
+        let e = run(&long, &mut || {
             calls += 1;
             calls > 2
         })

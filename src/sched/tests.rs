@@ -140,6 +140,12 @@ fn parameters_belong_to_their_policy() {
     bad(Sched::new(Policy::Other, Some(3), None, none), "priority");
     bad(Sched::new(Policy::Fifo, None, Some(1), none), "nice");
     bad(Sched::new(Policy::Idle, None, Some(20), none), "nice");
+    let m = bad(Sched::new(Policy::Idle, None, Some(-20), none), "nice");
+    assert!(m.contains("only other and batch do: SCHED_IDLE"), "{m}");
+    assert_eq!(
+        Sched::new(Policy::Idle, None, Some(0), none).unwrap().nice,
+        0
+    );
     let m = bad(
         Sched::new(Policy::Other, None, None, [Some(100), None, None]),
         "dl_runtime_us",
@@ -179,14 +185,14 @@ fn a_fair_policy_is_applied_and_read_back() {
 }
 
 #[test]
-fn the_calling_thread_gets_its_own_policy_back() {
+fn a_thread_of_a_point_takes_the_policy_asked_and_nothing_asked_leaves_it() {
     on_a_thread(|| {
         let before = get(0).unwrap();
-        let idle = Sched::new(Policy::Idle, None, None, [None; 3]).unwrap();
-        let here = Here::apply(Some(&idle), "this thread").unwrap();
-        assert_eq!(get(0).unwrap().policy, Policy::Idle);
-        here.undo().unwrap();
+        this_thread(None, "this thread").unwrap();
         assert_eq!(get(0).unwrap(), before);
+        let idle = Sched::new(Policy::Idle, None, None, [None; 3]).unwrap();
+        this_thread(Some(&idle), "this thread").unwrap();
+        assert_eq!(get(0).unwrap().policy, Policy::Idle);
     });
 }
 
@@ -229,4 +235,41 @@ fn a_refusal_by_the_kernel_names_the_task_and_the_limit() {
             "{text}"
         );
     });
+}
+
+#[test]
+fn a_real_time_task_that_holds_a_cpu_is_named() {
+    // A SCHED_FIFO spinner pinned to this thread's first CPU, while this thread looks from
+    // another: it is named with its policy and CPU.
+    let cpus = crate::sys::allowed_cpus().unwrap();
+    if cpus.len() < 2 || !Host::this().cap_sys_nice {
+        return;
+    }
+    let (cpu, spin) = (cpus[0], std::sync::atomic::AtomicBool::new(true));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let named = std::thread::scope(|s| {
+        s.spawn(|| {
+            assert_eq!(crate::sys::set_affinity(&crate::sys::cpu_set(cpu)), 0);
+            this_thread(Some(&fifo(1)), "the spinner").unwrap();
+            tx.send(crate::sys::gettid()).unwrap();
+            while spin.load(std::sync::atomic::Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        });
+        let tid = rx.recv().unwrap();
+        let named = realtime_holders(&[cpu]);
+        spin.store(false, std::sync::atomic::Ordering::Relaxed);
+        (tid, named)
+    });
+    let (tid, named) = named;
+    let want = (
+        format!("task {tid} ("),
+        format!(") under fifo 1 on CPU {cpu}"),
+    );
+    assert!(
+        named
+            .iter()
+            .any(|n| n.starts_with(&want.0) && n.ends_with(&want.1)),
+        "{named:?}"
+    );
 }

@@ -105,7 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _quiet_stdout()
         return 2
     # ImportError: an optional extra is missing; its message says what to install.
-    except (ValueError, TypeError, OSError, RuntimeError, ImportError) as e:
+    # MemoryError: the core's memory check refused a ring (its message names the need, what
+    # is available and what to lower), a bad request like any other.
+    except (ValueError, TypeError, OSError, RuntimeError, ImportError, MemoryError) as e:
         print(f"ctxbench: error: {in_flags(str(e), p, args.command)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
