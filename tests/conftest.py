@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -81,6 +81,19 @@ def kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(_history, "_warned", set())
     monkeypatch.setattr(_history, "_damaged", set())
     return tmp_path
+
+
+# A described host's sysfs root, by profile name (tests/hosts.py).
+Described = Callable[[str], Path]
+
+
+@pytest.fixture
+def described(tmp_path: Path) -> Described:
+    """Writes the described host ``name`` of tests/hosts.py under ``tmp_path`` and gives its
+    sysfs root: ``described("intel-xeon-guest")``."""
+    import hosts  # here: a child that imports tests.conftest has no tests/ on its path
+
+    return lambda name: hosts.write(name, tmp_path / "hosts")
 
 
 @pytest.fixture

@@ -1,15 +1,52 @@
-//! Tests of the topology reader against the sysfs fixture trees and this machine.
+//! Tests of the topology reader against described hosts and this machine.
 use super::sysfs::{cpu_list, size_kb};
 use super::*;
 use std::path::Path;
 
-/// A fixture tree of `tests/data/sysfs` (written by its `make.py`).
+/// A described host of `tests/hosts.py` (the suite's one home of host profiles), written by
+/// `python3 tests/hosts.py NAME DIR` into a directory of its own, removed when dropped.
+pub(crate) struct Described {
+    dir: PathBuf,
+    pub root: PathBuf,
+}
+
+impl Described {
+    pub fn new(name: &str) -> Self {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("ctxbench-host-{}-{n}", std::process::id()));
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts.py");
+        let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+        let out = std::process::Command::new(&python)
+            .arg(&script)
+            .arg(name)
+            .arg(&dir)
+            .output()
+            .unwrap_or_else(|e| panic!("{python} {}: {e}", script.display()));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let root = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        Described { dir, root }
+    }
+
+    pub fn topology(&self) -> Topology {
+        read(&self.root).unwrap()
+    }
+}
+
+impl Drop for Described {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The topology of the described host `name`.
 pub(crate) fn fixture(name: &str) -> Topology {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/sysfs")
-        .join(name);
-    assert!(root.is_dir(), "{}", root.display());
-    read(&root).unwrap()
+    Described::new(name).topology()
 }
 
 fn names(t: &Topology, cpu: usize) -> Vec<String> {
@@ -120,14 +157,14 @@ fn offline_cpus_are_known_but_not_allowed() {
 
 #[test]
 fn the_cpuset_and_the_affinity_mask_restrict_allowed() {
-    let t = fixture("cpuset");
+    let host = Described::new("cpuset");
+    let t = host.topology();
     assert_eq!(t.cpuset.as_deref(), Some(&[0, 1, 3][..]));
     assert_eq!(t.allowed(), [0, 1, 3]);
     assert_eq!(t.online(), [0, 1, 2, 3]);
-    let root = t.root.clone();
     let masked = parse(&Sources {
         affinity: Some(vec![1, 2, 3]),
-        ..Sources::tree(&root)
+        ..Sources::tree(&host.root)
     });
     assert_eq!(masked.allowed(), [1, 3]);
 }
