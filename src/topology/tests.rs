@@ -248,7 +248,7 @@ fn malformed_files_are_noted_and_defaulted() {
     assert_eq!(t.cpu(0).unwrap().package, 0);
     assert_eq!(t.caches[0].size_kb, None);
     assert!(t.cache_share_kb(0).is_empty());
-    for part in ["physical_package_id", "size", "no size"] {
+    for part in ["physical_package_id", "size", "no usable size"] {
         assert!(
             t.notes.iter().any(|n| n.contains(part)),
             "{part}: {:?}",
@@ -266,5 +266,84 @@ fn this_machine_reads_without_notes_about_missing_cpus() {
     assert!(t.affinity.is_some());
     for &c in &allowed {
         assert_eq!(t.relation(c, c), Relation::SameCpu);
+    }
+}
+
+#[test]
+fn a_size_that_overflows_or_no_cache_could_have_is_noted_not_taken() {
+    assert_eq!(
+        size_kb("99999999999999999G"),
+        None,
+        "the KiB would wrap a u64"
+    );
+    assert_eq!(size_kb("17179869183G"), Some(17_179_869_183 << 20));
+    let host = Described::new("intel-xeon-guest");
+    let cache = |cpu: usize, index: usize| {
+        host.root
+            .join(format!("devices/system/cpu/cpu{cpu}/cache/index{index}"))
+    };
+    std::fs::write(cache(0, 0).join("size"), "99999999999999999G\n").unwrap();
+    // The L3 of both CPUs: 1 TiB.
+    for cpu in [0, 1] {
+        std::fs::write(cache(cpu, 3).join("size"), "1073741824K\n").unwrap();
+    }
+    let t = host.topology();
+    let sizes = |cpu: usize| -> Vec<(String, Option<u64>)> {
+        let c = t.cpu(cpu).unwrap();
+        c.caches
+            .iter()
+            .map(|&i| (t.caches[i].name(), t.caches[i].size_kb))
+            .collect()
+    };
+    assert_eq!(
+        sizes(0),
+        [
+            ("L1d".to_string(), None),
+            ("L1i".to_string(), Some(32)),
+            ("L2".to_string(), Some(2048)),
+            ("L3".to_string(), None)
+        ]
+    );
+    for part in [
+        "cpu0/cache/index0/size: \"99999999999999999G\" is no cache size",
+        "cpu0/cache/index3/size: \"1073741824K\" is no cache size (KiB, at most 4194304)",
+        "some caches have no usable size",
+    ] {
+        assert!(
+            t.notes.iter().any(|n| n.contains(part)),
+            "{part}: {:?}",
+            t.notes
+        );
+    }
+    assert!(t.cache_share_kb(1).iter().all(|s| s.name != "L3"));
+}
+
+#[test]
+fn a_line_size_that_is_no_positive_number_is_noted_not_taken() {
+    let host = Described::new("intel-xeon-guest");
+    let line = |index: usize| {
+        host.root.join(format!(
+            "devices/system/cpu/cpu0/cache/index{index}/coherency_line_size"
+        ))
+    };
+    for (index, text) in [(0, "0"), (1, "-1"), (2, "1e23"), (3, "wide")] {
+        std::fs::write(line(index), format!("{text}\n")).unwrap();
+    }
+    let t = host.topology();
+    let of = |cpu: usize| -> Vec<Option<u64>> {
+        let c = t.cpu(cpu).unwrap();
+        c.caches.iter().map(|&i| t.caches[i].line_bytes).collect()
+    };
+    // cpu1's L3 is cpu0's: one instance, read once (from cpu0's files).
+    assert_eq!(of(0), [None, None, None, None]);
+    assert_eq!(of(1), [Some(64), Some(64), Some(64), None]);
+    for text in ["\"0\"", "\"-1\"", "\"1e23\"", "\"wide\""] {
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.contains("coherency_line_size: cannot read") && n.contains(text)),
+            "{text}: {:?}",
+            t.notes
+        );
     }
 }
