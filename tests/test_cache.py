@@ -325,6 +325,18 @@ def test_a_knee_between_caches_is_found_and_named_by_none() -> None:
     )
 
 
+def test_a_knee_that_names_no_cache_beside_one_that_does_prints_no_nan() -> None:
+    # pandas 3 reads a column of str and None as strings with NaN: "-> nan (nan KiB)".
+    found = ctxbench.knees(synthetic(2, [200, 32768], [0.0, 0.05, 0.2], 0.02, 3), CACHES)
+    assert found["cache"].tolist() == [None, "LLC"]
+    first, second = knee_lines(found)
+    assert "nan" not in first + second
+    assert first.endswith(
+        ": no cache level within an octave: between L1d (32 KiB) and L2 (1,024 KiB)"
+    )
+    assert second.endswith("-> LLC (32,768 KiB)")
+
+
 def test_a_flat_curve_has_no_knee_and_says_why() -> None:
     found = ctxbench.knees(synthetic(2, [], [0.02], 0.2, 4), CACHES)
     assert found.empty

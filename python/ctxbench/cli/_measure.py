@@ -204,7 +204,8 @@ def knee_lines(found: Any) -> list[str]:
             k.working_set_kb, k.working_set_low_kb, k.working_set_high_kb, lambda v: f"{v:,.0f}"
         )
         at = f"knee: {k.procs} procs at {k.working_set_kb:,.0f} KiB {spread}"
-        lines.append(f"{at} -> {k.cache} ({k.cache_kb:,.0f} KiB)" if k.cache else f"{at}: {k.note}")
+        named = isinstance(k.cache, str)  # a frame read back may hold NaN for "none"
+        lines.append(f"{at} -> {k.cache} ({k.cache_kb:,.0f} KiB)" if named else f"{at}: {k.note}")
     for curve in found.attrs.get("no_knee", []):
         lines.append(f"no knee: {curve['procs']} procs: {curve['reason']}")
     return lines
