@@ -26,7 +26,7 @@ use std::time::Instant;
 /// Rounds of a sweep by default (`config::ROUNDS` is their range).
 pub const DEFAULT_ROUNDS: usize = 5;
 /// Streaming-read passes timed per round.
-const STREAM_PASSES: usize = 3;
+pub const STREAM_PASSES: usize = 3;
 
 /// Every size of a sweep, measured.
 #[derive(Debug)]

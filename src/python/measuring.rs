@@ -158,19 +158,14 @@ fn cache_sweep<'py>(
     )?
     .cache()
     .map_err(core_err)?;
+    let plan = crate::host::cache::plan(&c).map_err(core_err)?;
+    let grid = plan.grid().map_err(core_err)?;
     let sweep = measure(py, progress, |interrupt, heard| {
-        crate::cache::sweep(
-            &c.base,
-            &c.sizes_kb,
-            c.rounds,
-            c.stream_kb,
-            interrupt,
-            heard,
-        )
+        crate::cache::sweep(&c.base, grid, c.rounds, plan.stream_kb, interrupt, heard)
     })?;
     record(
         py,
-        &CacheRecord::new(&c.base, &sweep, c.rounds, c.line_bytes),
+        &CacheRecord::new(&c.base, &sweep, c.rounds, plan.line_bytes),
     )
 }
 

@@ -4,6 +4,7 @@
 //! (`crate::request`), every word and figure the core's.
 
 mod convert;
+mod host;
 mod measuring;
 mod numbers;
 mod topo;
@@ -146,6 +147,7 @@ fn capsule_reachable(py: Python<'_>) -> PyResult<()> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     load_numpy(m.py())?;
+    host::register(m)?;
     measuring::register(m)?;
     numbers::register(m)?;
     topo::register(m)?;

@@ -147,10 +147,7 @@ pub const DEFAULT_THRESHOLD: f64 = crate::stop::DEFAULT_PRECISION;
 pub const THRESHOLD: Limit<f64> =
     Limit::between("threshold", 0.0, 0.99).in_unit(" (a fraction of the figure)");
 pub const SEED: Limit<u64> = Limit::between("seed", 0, u64::MAX);
-/// Bytes per cache line, for the refill rate of a cache sweep, and the line assumed where
-/// the caller does not know its CPUs'.
-pub const LINE_BYTES: Limit<u64> = Limit::between("line_bytes", 8, 4096);
-pub const DEFAULT_LINE_BYTES: usize = 64;
+pub use crate::config::{DEFAULT_LINE_BYTES, LINE_BYTES};
 
 macro_rules! param {
     ($name:literal, $kind:expr, $default:expr, $doors:expr, [$($flag:literal),*], $help:literal) => {
@@ -498,15 +495,15 @@ pub const PARAMS: &[Param] = &[
     param!(
         "line_bytes",
         Kind::OptCount(LINE_BYTES),
-        Fallback::Derived("the CPUs' cache line from sysfs, else 64"),
+        Fallback::Derived("the CPUs' cache line from the host's sysfs, else 64"),
         &[Door::Cache],
         ["--line-bytes"],
         "bytes per cache line, for the refill rate"
     ),
     param!(
         "stream_kb",
-        Kind::Count(config::SIZE_KB),
-        Fallback::Derived("4 x the largest cache, 64 MiB at least"),
+        Kind::OptCount(config::STREAM_KB),
+        Fallback::Derived("4 x the largest cache share, 64 MiB at least, within the memory budget"),
         &[Door::Cache],
         ["--stream-kb"],
         "KiB of the streaming read measured beside the rings"

@@ -65,7 +65,8 @@ def _add_sizes(sub: Any) -> None:
         "sizes",
         help="the ring over a grid of sizes: direct and indirect cost, knees",
         description="Measure rings of --procs participants at every size of a log-spaced "
-        "grid (default: up to 4x the largest cache the CPUs can use), round-robin; print per "
+        "grid (default: up to 4x the largest cache share the CPUs can use, bounded in memory "
+        "and time), round-robin; print per "
         "point the net µs per switch, the direct cost (size 0), the indirect cost "
         "net(size) - net(0) with its 95 % interval, the refill bandwidth beside the "
         "streaming-read bandwidth, the resident KiB; then the knees and the caches they "
