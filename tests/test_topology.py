@@ -86,6 +86,18 @@ def test_this_machine() -> None:
     assert "CPUs online" in repr(t)
 
 
+def test_ctxbench_sysfs_names_the_host_read_by_default(
+    described: Described, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = described("intel-xeon-guest")
+    monkeypatch.setenv("CTXBENCH_SYSFS", str(root))
+    t = ctxbench.topology()
+    assert t.sysfs == str(root) and t.affinity is None, "another machine: no affinity mask"
+    assert t.cache_share_kb(0) == {"L1d": 48.0, "L1i": 32.0, "L2": 2048.0, "L3": 245760.0}
+    monkeypatch.setenv("CTXBENCH_SYSFS", "")
+    assert ctxbench.topology().sysfs == "/sys"
+
+
 def test_bad_input(tree: Tree) -> None:
     t = tree("amd-1s-2ccx")
     with pytest.raises(ValueError, match="a: CPU 99 is not on this machine"):
