@@ -15,6 +15,8 @@ from ctxbench import _history
 # (ctxbench._history), nor the user's history be filled with tests' runs: off unless a test
 # turns it on in a directory of its own.
 os.environ["CTXBENCH_HISTORY"] = "off"
+# The suite tests this machine: a described host is named by the tests that want one.
+os.environ.pop("CTXBENCH_SYSFS", None)
 # Conditions of a machine with nothing else to run (the `kept` fixture's).
 QUIET = _history.Conditions(load=0.0)
 
