@@ -140,7 +140,7 @@ def cache_sweep(
         counts, named, rounds=rounds, line_bytes=line_bytes, stream_kb=stream_kb, **ring
     )
     caches = Caches(plan["caches"], plan["line_bytes"], plan["sysfs"]) if plan["caches"] else None
-    note = " ".join(f"{n}." for n in plan["notes"]) or None
+    note = "; ".join(plan["notes"]) or None
     grids = dict(zip(counts, plan["sizes_kb"]))
     if out is not None:
         format_of(out)
