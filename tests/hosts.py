@@ -133,39 +133,35 @@ def write(name: str, into: Path) -> Path:
 # ---- the profiles ----------------------------------------------------------------------------
 
 
-@profile
-def intel_xeon_guest() -> Host:
-    """A KVM guest of 2 vCPUs (a core each) on an Intel Xeon 6 host, as its sysfs reads: L1d
-    48K, L1i 32K and L2 2048K per vCPU, and the host's whole L3, 491520K (480 MiB), shared
-    by both. 480 MB is the L3 of the Xeon 6972P and 6952P (hardwareluxx's table of the Xeon
-    6900P series, https://www.hardwareluxx.de/index.php/artikel/hardware/prozessoren/
-    64561-intels-comeback-granite-rapids-mit-96-kernen-im-test.html); 48K + 2 MiB per core
-    as Intel gives for its P-cores since Sapphire Rapids (Intel support article 000027820)."""
+def guest(l1d: str, l1i: str, l2: str, l3: str) -> Host:
+    """A KVM guest of 2 vCPUs, a core each: L1 and L2 per vCPU, one L3 shared by both."""
     m = Host(2)
     for cpu in range(2):
         m.cpu(cpu, 0, cpu, [cpu])
-        m.cache(1, "Data", "48K", [cpu])
-        m.cache(1, "Instruction", "32K", [cpu])
-        m.cache(2, "Unified", "2048K", [cpu])
-    m.cache(3, "Unified", "491520K", [0, 1])
+        m.cache(1, "Data", l1d, [cpu])
+        m.cache(1, "Instruction", l1i, [cpu])
+        m.cache(2, "Unified", l2, [cpu])
+    m.cache(3, "Unified", l3, [0, 1])
     m.one_node()
     return m
+
+
+@profile
+def intel_xeon_guest() -> Host:
+    """The guest on an Intel Xeon 6 host, as its sysfs reads: L1d 48K, L1i 32K and L2 2048K
+    per vCPU, and the host's whole L3, 491520K (480 MiB), shared by both. 480 MB is the L3
+    of the Xeon 6972P and 6952P (hardwareluxx's table of the Xeon 6900P series,
+    https://www.hardwareluxx.de/index.php/artikel/hardware/prozessoren/
+    64561-intels-comeback-granite-rapids-mit-96-kernen-im-test.html); 48K + 2 MiB per core
+    as Intel gives for its P-cores since Sapphire Rapids (Intel support article 000027820)."""
+    return guest("48K", "32K", "2048K", "491520K")
 
 
 @profile
 def amd_epyc_guest() -> Host:
-    """A KVM guest of 2 vCPUs (a core each) on an AMD EPYC host (family 25, model 17: Zen 4),
-    as its lscpu and sysfs read: L1d and L1i 32K and L2 1024K per vCPU, one L3 of 32768K
-    shared by both."""
-    m = Host(2)
-    for cpu in range(2):
-        m.cpu(cpu, 0, cpu, [cpu])
-        m.cache(1, "Data", "32K", [cpu])
-        m.cache(1, "Instruction", "32K", [cpu])
-        m.cache(2, "Unified", "1024K", [cpu])
-    m.cache(3, "Unified", "32768K", [0, 1])
-    m.one_node()
-    return m
+    """The guest on an AMD EPYC host (family 25, model 17: Zen 4), as its lscpu and sysfs
+    read: L1d and L1i 32K and L2 1024K per vCPU, one L3 of 32768K shared by both."""
+    return guest("32K", "32K", "1024K", "32768K")
 
 
 @profile

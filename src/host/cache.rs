@@ -112,14 +112,7 @@ pub fn plan_on(
         source: memory.map(|(_, source)| source),
         seconds: TIME_BUDGET_S / base.procs.len().max(1) as f64,
     };
-    let sizes_kb = base
-        .procs
-        .iter()
-        .map(|&p| match &c.sizes_kb {
-            Some(sizes) => with_zero(sizes),
-            None => auto(base, p, largest, c.rounds, stream_kb, &budget, &mut notes),
-        })
-        .collect::<Vec<_>>();
+    let sizes_kb = grids(c, largest, stream_kb, &budget, &mut notes);
     if largest == 0 && c.sizes_kb.is_none() {
         notes.push(format!(
             "sysfs has no cache sizes for CPUs {cpus:?} ({}): sizes_kb='auto' uses the \
@@ -127,31 +120,51 @@ pub fn plan_on(
             topo.root.display()
         ));
     }
-    let memory_bytes = base
-        .procs
-        .iter()
-        .zip(&sizes_kb)
-        .map(|(&p, grid)| ring_bytes(base, p, grid.last().copied().unwrap_or(0)))
-        .max()
-        .unwrap_or(0)
-        .saturating_add(stream_kb as u64 * 1024);
-    let estimated_s = base
-        .procs
-        .iter()
-        .zip(&sizes_kb)
-        .map(|(&p, grid)| sweep_s(base, p, grid, c.rounds, stream_kb))
-        .sum();
     Ok(CachePlan {
         sysfs: topo.root.clone(),
         cpus,
         caches,
         line_bytes,
         stream_kb,
+        memory_bytes: memory_bytes(base, &sizes_kb, stream_kb),
+        estimated_s: base
+            .procs
+            .iter()
+            .zip(&sizes_kb)
+            .map(|(&p, grid)| sweep_s(base, p, grid, c.rounds, stream_kb))
+            .sum(),
         sizes_kb,
-        memory_bytes,
-        estimated_s,
         notes,
     })
+}
+
+/// One grid per ring size of `c`: the sizes it names, else each ring size's automatic grid.
+fn grids(
+    c: &CacheRequest,
+    largest: u64,
+    stream_kb: usize,
+    budget: &Budget,
+    notes: &mut Vec<String>,
+) -> Vec<Vec<usize>> {
+    let base = &c.base;
+    base.procs
+        .iter()
+        .map(|&p| match &c.sizes_kb {
+            Some(sizes) => with_zero(sizes),
+            None => auto(base, p, largest, c.rounds, stream_kb, budget, notes),
+        })
+        .collect()
+}
+
+/// The most a sweep over `grids` holds at once: its largest ring beside the streaming array.
+fn memory_bytes(base: &Config, grids: &[Vec<usize>], stream_kb: usize) -> u64 {
+    base.procs
+        .iter()
+        .zip(grids)
+        .map(|(&p, grid)| ring_bytes(base, p, grid.last().copied().unwrap_or(0)))
+        .max()
+        .unwrap_or(0)
+        .saturating_add(stream_kb as u64 * 1024)
 }
 
 /// Each level `cpus` can use: the per-CPU shares of those CPUs summed, KiB, lowest first.

@@ -49,6 +49,17 @@ pub(crate) fn fixture(name: &str) -> Topology {
     Described::new(name).topology()
 }
 
+/// Fails unless each of `parts` is in one of `t`'s notes.
+fn assert_noted(t: &Topology, parts: &[&str]) {
+    for part in parts {
+        assert!(
+            t.notes.iter().any(|n| n.contains(part)),
+            "{part}: {:?}",
+            t.notes
+        );
+    }
+}
+
 fn names(t: &Topology, cpu: usize) -> Vec<String> {
     t.cache_share_kb(cpu).into_iter().map(|c| c.name).collect()
 }
@@ -220,17 +231,14 @@ fn a_fifo_or_a_device_in_the_tree_is_noted_never_read() {
     let t = read(&dir).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(t.cpu(0).unwrap().core, 0);
-    for part in [
-        "core_id: not a regular file",
-        "physical_package_id: not a regular",
-        "die_id: larger",
-    ] {
-        assert!(
-            t.notes.iter().any(|n| n.contains(part)),
-            "{part}: {:?}",
-            t.notes
-        );
-    }
+    assert_noted(
+        &t,
+        &[
+            "core_id: not a regular file",
+            "physical_package_id: not a regular",
+            "die_id: larger",
+        ],
+    );
 }
 
 #[test]
@@ -248,13 +256,7 @@ fn malformed_files_are_noted_and_defaulted() {
     assert_eq!(t.cpu(0).unwrap().package, 0);
     assert_eq!(t.caches[0].size_kb, None);
     assert!(t.cache_share_kb(0).is_empty());
-    for part in ["physical_package_id", "size", "no usable size"] {
-        assert!(
-            t.notes.iter().any(|n| n.contains(part)),
-            "{part}: {:?}",
-            t.notes
-        );
-    }
+    assert_noted(&t, &["physical_package_id", "size", "no usable size"]);
 }
 
 #[test]
@@ -304,17 +306,14 @@ fn a_size_that_overflows_or_no_cache_could_have_is_noted_not_taken() {
             ("L3".to_string(), None)
         ]
     );
-    for part in [
-        "cpu0/cache/index0/size: \"99999999999999999G\" is no cache size",
-        "cpu0/cache/index3/size: \"1073741824K\" is no cache size (KiB, at most 4194304)",
-        "some caches have no usable size",
-    ] {
-        assert!(
-            t.notes.iter().any(|n| n.contains(part)),
-            "{part}: {:?}",
-            t.notes
-        );
-    }
+    assert_noted(
+        &t,
+        &[
+            "cpu0/cache/index0/size: \"99999999999999999G\" is no cache size",
+            "cpu0/cache/index3/size: \"1073741824K\" is no cache size (KiB, at most 4194304)",
+            "some caches have no usable size",
+        ],
+    );
     assert!(t.cache_share_kb(1).iter().all(|s| s.name != "L3"));
 }
 
