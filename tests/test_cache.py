@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import hosts
 import numpy as np
 import pytest
 from conftest import Described
@@ -127,6 +128,27 @@ def test_the_intel_guests_defaults_are_its_cpus_share_and_within_the_limits(
         assert p * max(grid) >= 4 * 245760 or any(
             n.startswith(f"the grid of {p} processes stops") for n in plan["notes"]
         )
+
+
+@pytest.mark.parametrize("host", sorted(hosts.PROFILES))
+@pytest.mark.parametrize("placement", ["single", "default"])
+def test_every_described_hosts_defaults_are_within_the_limits_and_budgets(
+    host: str, placement: str, described: Described, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CTXBENCH_SYSFS", str(described(host)))
+    plan = _core.cache_plan([2, 8], placement=placement)
+    assert plan["sysfs"].endswith(host)
+    for grid in plan["sizes_kb"]:
+        assert grid[0] == 0 and grid == sorted(set(grid)) and max(grid) <= SIZE_LIMIT_KB
+    assert 0 < plan["stream_kb"] <= SIZE_LIMIT_KB and 8 <= plan["line_bytes"] <= 4096
+    assert plan["estimated_s"] <= TIME_BUDGET_S
+    # Per-CPU shares: never more than the caches of the CPUs used, counted once each.
+    whole: dict[str, float] = {}
+    t = ctxbench.topology()
+    for c in t.caches:
+        if c["size_kb"] is not None and set(c["cpus"].tolist()) & set(plan["cpus"]):
+            whole[c["name"]] = whole.get(c["name"], 0) + c["size_kb"]
+    assert all(kb <= whole[name] + 1 for name, kb in plan["caches"].items())
 
 
 def test_the_sizes_command_runs_on_the_intel_guest(described: Described) -> None:
