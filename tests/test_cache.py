@@ -198,6 +198,26 @@ def test_this_machines_line_size_is_read_guarded(line: str, tmp_path: Path) -> N
     assert "refills count lines of 64 bytes" in p.stderr
 
 
+ADDRESS_SPACE = """
+import resource, sys
+from ctxbench import _core
+vm = int(next(l for l in open("/proc/self/status") if l.startswith("VmSize:")).split()[1])
+cap = (vm << 10) + (512 << 20)
+resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+plan = _core.cache_plan([2, 8])
+print(plan["memory_bytes"] <= 256 << 20, plan["notes"])
+"""
+
+
+def test_the_address_space_limit_bounds_the_defaults(described: Described) -> None:
+    # ulimit -v: 512 MiB past what the process holds, of which a default takes half.
+    env = {**os.environ, "CTXBENCH_SYSFS": str(described("intel-xeon-guest"))}
+    p = subprocess.run([sys.executable, "-c", ADDRESS_SPACE], env=env, capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("True") and "50 % of RLIMIT_AS" in p.stdout, p.stdout
+
+
 @pytest.mark.parametrize("stream_kb", [0, -5, SIZE_LIMIT_KB + 1])
 def test_a_streaming_read_outside_its_limit_is_refused_naming_it(stream_kb: int) -> None:
     with pytest.raises(ValueError, match=r"^stream_kb: must be between 1 and 1048576, got"):

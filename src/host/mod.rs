@@ -39,10 +39,15 @@ pub fn topology() -> Result<Topology> {
 }
 
 /// Bytes a default may plan to hold at once: `MEMORY_SHARE` of the tightest bound on this
-/// process (`memory::headroom`), with where that bound comes from; `None` where no bound can
-/// be read. Always this machine's, whatever host is described: it is here that a sweep runs.
+/// process (`memory::headroom`: MemAvailable and the memory cgroups; `RLIMIT_AS`), with
+/// where that bound comes from; `None` where no bound can be read. Always this machine's,
+/// whatever host is described: it is here that a sweep runs.
 pub fn memory_budget() -> Option<(u64, String)> {
-    memory::headroom().map(|room| budget_of(&room))
+    [memory::headroom(), memory::address_space_headroom()]
+        .into_iter()
+        .flatten()
+        .min_by_key(|room| room.bytes)
+        .map(|room| budget_of(&room))
 }
 
 fn budget_of(room: &memory::Headroom) -> (u64, String) {
