@@ -344,13 +344,12 @@ mod tests {
         .unwrap();
         assert!(!out.rounds.is_empty() && heard == out.rounds.len());
         assert_eq!(out.decided, out.change != Change::Inconclusive);
-        // No round starts that the budget cannot hold, by the rounds' pace so far.
-        let longest = out
-            .rounds
-            .iter()
-            .scan(0.0, |t, r| Some(r.end_s - std::mem::replace(t, r.end_s)))
-            .fold(0.0, f64::max);
-        assert!(out.rounds.len() == 1 || out.elapsed_s <= plan.budget_s + 2.0 * longest);
+        // No round starts that the budget cannot hold, by the rounds' pace so far: the last
+        // round began (where the one before it ended) inside the budget. Said of the rounds'
+        // own stamps, not of the time after them, which a loaded machine can stretch.
+        let n = out.rounds.len();
+        assert!(n == 1 || out.rounds[n - 2].end_s <= plan.budget_s);
+        assert!(out.elapsed_s >= out.rounds[n - 1].end_s);
     }
 
     #[test]

@@ -22,13 +22,10 @@ use crate::tasks;
 use crate::workload::{Shape, Workload};
 use std::time::Instant;
 
-/// KiB of the streaming read a caller may ask (0: none): as much as one participant's array.
-pub const STREAM_KB: crate::limit::Limit<u64> =
-    crate::limit::Limit::between("stream_kb", 0, crate::workload::MAX_SIZE_KB as u64);
 /// Rounds of a sweep by default (`config::ROUNDS` is their range).
 pub const DEFAULT_ROUNDS: usize = 5;
 /// Streaming-read passes timed per round.
-const STREAM_PASSES: usize = 3;
+pub const STREAM_PASSES: usize = 3;
 
 /// Every size of a sweep, measured.
 #[derive(Debug)]

@@ -17,6 +17,13 @@ use crate::workload::{Shape, DEFAULT_STRIDE_BYTES};
 /// on procs × parallel.
 pub const PROCS: Limit<u64> = Limit::between("procs", 2, 100_000);
 pub use crate::workload::SIZE_KB;
+/// A cache sweep's streaming read: one array of the workload's, so at most a participant's.
+pub const STREAM_KB: Limit<u64> =
+    Limit::between("stream_kb", 1, crate::workload::MAX_SIZE_KB as u64);
+/// Bytes per cache line, for the refill rate of a cache sweep, and the line assumed where
+/// the CPUs' is not known.
+pub const LINE_BYTES: Limit<u64> = Limit::between("line_bytes", 8, 4096);
+pub const DEFAULT_LINE_BYTES: usize = 64;
 pub const REPETITIONS: Limit<u64> = Limit::between("repetitions", 1, 10_000);
 /// Precision mode's cap on repetitions: at least the blocks an interval needs.
 pub const MAX_REPETITIONS: Limit<u64> = Limit::between(

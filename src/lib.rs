@@ -14,6 +14,7 @@ pub mod counters;
 pub mod engine;
 pub mod error;
 pub mod hops;
+pub mod host;
 pub mod interference;
 pub mod limit;
 pub mod matrix;

@@ -79,6 +79,25 @@ pub fn page_table_bytes() -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
+/// What `RLIMIT_AS` (`ulimit -v`) leaves this process's address space (`VmSize` in
+/// /proc/self/status), where a limit is set: every mapping counts against it.
+pub fn address_space_headroom() -> Option<Headroom> {
+    use nix::sys::resource::{getrlimit, Resource};
+    let (soft, _) = getrlimit(Resource::RLIMIT_AS).ok()?;
+    if soft == libc::RLIM_INFINITY {
+        return None;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let used = status_kb(&status, "VmSize:")?.saturating_mul(1024);
+    Some(Headroom {
+        bytes: soft.saturating_sub(used),
+        source: format!(
+            "RLIMIT_AS ({} MiB) - VmSize in /proc/self/status",
+            soft >> 20
+        ),
+    })
+}
+
 fn status_kb(status: &str, field: &str) -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with(field))?;
     line.split_whitespace().nth(1)?.parse().ok()

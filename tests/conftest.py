@@ -1,8 +1,9 @@
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ from ctxbench import _history
 # (ctxbench._history), nor the user's history be filled with tests' runs: off unless a test
 # turns it on in a directory of its own.
 os.environ["CTXBENCH_HISTORY"] = "off"
+# The suite tests this machine: a described host is named by the tests that want one.
+os.environ.pop("CTXBENCH_SYSFS", None)
 # Conditions of a machine with nothing else to run (the `kept` fixture's).
 QUIET = _history.Conditions(load=0.0)
 
@@ -30,6 +33,39 @@ def pytest_configure(config: pytest.Config) -> None:
 
 # Tests check properties, not speed: keep every repetition tiny.
 FAST = {"min_time": 0.002, "repetitions": 3, "warmup": 0}
+
+
+def checkout_state() -> dict[str, str] | None:
+    """Each file git sees as changed or untracked in the checkout holding the tests (ignored
+    ones aside: build output, caches) with a digest of its content; None outside a git
+    checkout (CI runs a copy of the tests)."""
+    here = Path(__file__).resolve().parent
+    p = subprocess.run(["git", "-C", str(here), "status", "--porcelain=v1", "-z",
+                        "--untracked-files=all"], capture_output=True, check=False)  # fmt: skip
+    if p.returncode != 0:
+        return None
+    top = subprocess.run(["git", "-C", str(here), "rev-parse", "--show-toplevel"],
+                         capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    state = {}
+    for entry in p.stdout.decode(errors="replace").split("\0"):
+        if len(entry) > 3:
+            path = Path(top) / entry[3:]
+            digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "-"
+            state[entry[3:]] = f"{entry[:2]} {digest}"
+    return state
+
+
+@pytest.fixture(scope="session", autouse=True)
+def checkout_unchanged() -> Iterator[None]:
+    """Fails the session if the suite changed the checkout: tests write only under
+    tmp_path."""
+    before = checkout_state()
+    yield
+    after = checkout_state()
+    if before is None or after is None:
+        return
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"the suite changed the checkout (write under tmp_path): {changed}"
 
 
 def children() -> set[int]:
@@ -84,6 +120,19 @@ def kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(_history, "_warned", set())
     monkeypatch.setattr(_history, "_damaged", set())
     return where
+
+
+# A described host's sysfs root, by profile name (tests/hosts.py).
+Described = Callable[[str], Path]
+
+
+@pytest.fixture
+def described(tmp_path: Path) -> Described:
+    """Writes the described host ``name`` of tests/hosts.py under ``tmp_path`` and gives its
+    sysfs root: ``described("intel-xeon-guest")``."""
+    import hosts  # here: a child that imports tests.conftest has no tests/ on its path
+
+    return lambda name: hosts.write(name, tmp_path / "hosts")
 
 
 @pytest.fixture

@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import re
+import shlex
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
+import hosts
 import numpy as np
 import pytest
+from conftest import Described
 
 import ctxbench
 from ctxbench import _core, cache
@@ -74,29 +80,169 @@ def test_a_record_round_trips_the_working_set(tmp_path: Any) -> None:
     assert ctxbench.load(tmp_path / "r.json")["resident_kb"].tolist() == [16, 16]
 
 
-# ---- grids ------------------------------------------------------------------------------------
+# ---- grids: the core's defaults on described hosts --------------------------------------------
+
+# The core's limits on a size and on the streaming read, KiB.
+SIZE_LIMIT_KB = 1 << 20
+# The time budget of a default sweep (src/host/cache.rs), seconds.
+TIME_BUDGET_S = 120.0
 
 
-def test_the_auto_grid_reaches_four_times_the_largest_cache() -> None:
-    caches = cache.Caches(CACHES)
-    for procs in ([2], [8], [2, 8]):
-        grid = cache.auto_sizes(procs, caches)
-        assert grid[0] == 0 and grid[1] == cache.FIRST_KB
-        assert grid == sorted(set(grid))
-        assert min(procs) * grid[-1] >= cache.REACH * 32768
-        ratios = np.diff(np.log2(grid[1:]))
-        assert np.allclose(ratios, 1 / cache.PER_OCTAVE, atol=0.3)
+class Measured(Exception):
+    """Raised by a spy in place of the core's sweep: what it was asked is what counts."""
+
+
+def asked_of_the_core(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Every call ``cache_sweep`` makes to ``_core.cache_sweep``, stopped at the first."""
+    calls: list[dict[str, Any]] = []
+
+    def spy(procs: Any, sizes_kb: Any, **kwargs: Any) -> Any:
+        calls.append({"procs": procs, "sizes_kb": sizes_kb, **kwargs})
+        raise Measured
+
+    monkeypatch.setattr(_core, "cache_sweep", spy)
+    return calls
+
+
+def test_the_intel_guests_defaults_are_its_cpus_share_and_within_the_limits(
+    described: Described, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 480 MiB of L3 shared by both vCPUs: the default streaming read was 4 x 480 MiB, past
+    # the core's limit, and every cache sweep failed naming size_kb.
+    monkeypatch.setenv("CTXBENCH_SYSFS", str(described("intel-xeon-guest")))
+    calls = asked_of_the_core(monkeypatch)
+    with pytest.raises(Measured):
+        ctxbench.cache_sweep(progress=False)
+    (first,) = calls
+    assert first["sizes_kb"][0] == 0 and max(first["sizes_kb"]) <= SIZE_LIMIT_KB
+    assert 0 < first["stream_kb"] <= SIZE_LIMIT_KB and first["line_bytes"] == 64
+    plan = _core.cache_plan([2, 8])
+    # One CPU (placement "single") counts half the L3 it shares with the other.
+    assert plan["cpus"] == [0]
+    assert plan["caches"] == {"L1d": 48, "L1i": 32, "L2": 2048, "L3": 245760}
+    assert plan["stream_kb"] == 4 * 245760 == first["stream_kb"]
+    assert dict(zip([2, 8], plan["sizes_kb"]))[first["procs"][0]] == first["sizes_kb"]
+    assert plan["estimated_s"] <= TIME_BUDGET_S
+    for p, grid in zip([2, 8], plan["sizes_kb"]):
+        assert max(grid) <= SIZE_LIMIT_KB
+        assert p * max(grid) >= 4 * 245760 or any(
+            n.startswith(f"the grid of {p} processes stops") for n in plan["notes"]
+        )
+
+
+@pytest.mark.parametrize("host", sorted(hosts.PROFILES))
+@pytest.mark.parametrize("placement", ["single", "default"])
+def test_every_described_hosts_defaults_are_within_the_limits_and_budgets(
+    host: str, placement: str, described: Described, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CTXBENCH_SYSFS", str(described(host)))
+    plan = _core.cache_plan([2, 8], placement=placement)
+    assert plan["sysfs"].endswith(host)
+    for grid in plan["sizes_kb"]:
+        assert grid[0] == 0 and grid == sorted(set(grid)) and max(grid) <= SIZE_LIMIT_KB
+    assert 0 < plan["stream_kb"] <= SIZE_LIMIT_KB and 8 <= plan["line_bytes"] <= 4096
+    assert plan["estimated_s"] <= TIME_BUDGET_S
+    # Per-CPU shares: never more than the caches of the CPUs used, counted once each.
+    whole: dict[str, float] = {}
+    t = ctxbench.topology()
+    for c in t.caches:
+        if c["size_kb"] is not None and set(c["cpus"].tolist()) & set(plan["cpus"]):
+            whole[c["name"]] = whole.get(c["name"], 0) + c["size_kb"]
+    assert all(kb <= whole[name] + 1 for name, kb in plan["caches"].items())
+
+
+def test_the_sizes_command_runs_on_the_intel_guest(described: Described) -> None:
+    # Named sizes: the default streaming read still failed, blaming size_kb.
+    env = {**os.environ, "CTXBENCH_SYSFS": str(described("intel-xeon-guest"))}
+    p = subprocess.run([sys.executable, "-m", "ctxbench", *SIZES_0_16], env=env,
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "streaming read:" in p.stdout
+
+
+SIZES_0_16 = ["sizes", "--procs", "2", "--sizes", "0", "16", "--rounds", "2", "--no-progress"]
+
+
+@pytest.mark.parametrize("line", ["0", "-1", "1e23", "garbage"])
+def test_a_line_size_sysfs_cannot_give_is_64_and_said_never_blamed_on_line_bytes(
+    line: str, described: Described
+) -> None:
+    root = described("intel-xeon-guest")
+    (root / "devices/system/cpu/cpu0/cache/index0/coherency_line_size").write_text(line + "\n")
+    env = {**os.environ, "CTXBENCH_SYSFS": str(root)}
+    p = subprocess.run([sys.executable, "-m", "ctxbench", *SIZES_0_16], env=env,
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert p.returncode == 0, p.stderr  # it failed naming --line-bytes, never given
+    assert "refills count lines of 64 bytes" in p.stderr
+
+
+LIVE_LINE = Path("/sys/devices/system/cpu/cpu0/cache/index0/coherency_line_size")
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None or os.geteuid() != 0, reason="needs root")
+@pytest.mark.skipif(not LIVE_LINE.exists(), reason="this machine's sysfs shows no cache line")
+@pytest.mark.parametrize("line", ["0", "fifo"])
+def test_this_machines_line_size_is_read_guarded(line: str, tmp_path: Path) -> None:
+    # This machine's own file, bound over in a mount namespace: Python read it directly, so
+    # "0" failed blaming --line-bytes and a FIFO hung the command.
+    bad = tmp_path / "line"
+    os.mkfifo(bad) if line == "fifo" else bad.write_text(line + "\n")
+    command = " ".join([shlex.quote(sys.executable), "-m", "ctxbench", *SIZES_0_16])
+    script = f"mount --bind {shlex.quote(str(bad))} {LIVE_LINE} && exec {command}"
+    p = subprocess.run(["unshare", "--mount", "sh", "-c", script], capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
+    if "mount" in p.stderr and p.returncode != 0:
+        pytest.skip(f"cannot bind over {LIVE_LINE} here: {p.stderr.strip()}")
+    assert p.returncode == 0, p.stderr
+    assert "refills count lines of 64 bytes" in p.stderr
+
+
+ADDRESS_SPACE = """
+import resource, sys
+from ctxbench import _core
+vm = int(next(l for l in open("/proc/self/status") if l.startswith("VmSize:")).split()[1])
+cap = (vm << 10) + (512 << 20)
+resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+plan = _core.cache_plan([2, 8])
+print(plan["memory_bytes"] <= 256 << 20, plan["notes"])
+"""
+
+
+def test_the_address_space_limit_bounds_the_defaults(described: Described) -> None:
+    # ulimit -v: 512 MiB past what the process holds, of which a default takes half.
+    env = {**os.environ, "CTXBENCH_SYSFS": str(described("intel-xeon-guest"))}
+    p = subprocess.run([sys.executable, "-c", ADDRESS_SPACE], env=env, capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("True") and "50 % of RLIMIT_AS" in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize("stream_kb", [0, -5, SIZE_LIMIT_KB + 1])
+def test_a_streaming_read_outside_its_limit_is_refused_naming_it(stream_kb: int) -> None:
+    with pytest.raises(ValueError, match=r"^stream_kb: must be between 1 and 1048576, got"):
+        ctxbench.cache_sweep([2], [0, 4], rounds=2, stream_kb=stream_kb, progress=False)
+    from ctxbench.cli import main
+
+    assert main([*SIZES_0_16, f"--stream-kb={stream_kb}"]) == 2
 
 
 def test_without_cache_information_auto_says_so_and_uses_the_default_grid(
-    monkeypatch: pytest.MonkeyPatch,
+    described: Described, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert cache.auto_sizes([2], None) == list(cache.DEFAULT_GRID_KB)
-    monkeypatch.setattr(cache, "_caches", lambda cpus: None)
-    monkeypatch.setattr(cache, "DEFAULT_GRID_KB", (0, 4, 16))
+    monkeypatch.setenv("CTXBENCH_SYSFS", str(described("vm-no-caches")))
+    plan = _core.cache_plan([2])
+    assert plan["sizes_kb"] == [[0, *(2**k for k in range(2, 17))]]
+    assert plan["caches"] == {}
+    # Measured over three of its sizes: the sweep says what the core said.
+    real = _core.cache_plan
+
+    def three_sizes(*args: Any, **kwargs: Any) -> Any:
+        return {**real(*args, **kwargs), "sizes_kb": [[0, 4, 16]]}
+
+    monkeypatch.setattr(_core, "cache_plan", three_sizes)
     sweep = ctxbench.cache_sweep([2], rounds=2, min_time=0.002, progress=False)
-    assert sweep.note is not None and "sysfs has no cache sizes" in sweep.note
-    assert "[0, 4, 16]" in sweep.note
+    assert sweep.note is not None and "sysfs has no cache sizes for CPUs [0]" in sweep.note
+    assert sweep.caches is None
     assert sorted(sweep.table["size_kb"]) == [0, 4, 16]
 
 
@@ -243,7 +389,9 @@ def test_the_sizes_command_reports_each_round_where_no_bar_shows() -> None:
     ]
     assert all("procs, 3 sizes)" in line for line in rounds)
     quiet = subprocess.run([*args, "--no-progress"], capture_output=True, text=True, check=True)
-    assert "round" not in quiet.stderr
+    # Only the progress lines: a wait for the measuring lock names its holder's command line,
+    # which another test's "sizes --rounds 2" is.
+    assert not [line for line in quiet.stderr.splitlines() if line.startswith("ctxbench sweep")]
 
 
 def test_the_core_tells_every_round_and_an_error_there_stops_the_sweep() -> None:
@@ -262,9 +410,14 @@ def test_the_core_tells_every_round_and_an_error_there_stops_the_sweep() -> None
 
 
 @pytest.mark.slow
-def test_a_real_sweep_finds_knees_that_name_nearby_caches() -> None:
+def test_a_real_sweep_finds_knees_that_name_nearby_caches(
+    described: Described, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """What holds under load: every knee lies inside its interval, and a cache it names is
     within an octave of it. (That the L2 knee shows is the bench's claim, on a quiet host.)"""
+    # Its grid from a described host's small caches (a 1 MiB share of L3): never from this
+    # machine's, whatever they are.
+    monkeypatch.setenv("CTXBENCH_SYSFS", str(described("arm-clusters")))
     sweep = ctxbench.cache_sweep([2, 8], rounds=3, progress=False)
     found = ctxbench.knees(sweep)
     assert list(found.columns[:5]) == ["engine", "transport", "placement", "stride_bytes", "procs"]
@@ -323,6 +476,18 @@ def test_a_knee_between_caches_is_found_and_named_by_none() -> None:
     assert "?" not in line and line.endswith(
         "]: no cache level within an octave: below L2 (1,024 KiB)"
     )
+
+
+def test_a_knee_that_names_no_cache_beside_one_that_does_prints_no_nan() -> None:
+    # pandas 3 reads a column of str and None as strings with NaN: "-> nan (nan KiB)".
+    found = ctxbench.knees(synthetic(2, [200, 32768], [0.0, 0.05, 0.2], 0.02, 3), CACHES)
+    assert found["cache"].tolist() == [None, "LLC"]
+    first, second = knee_lines(found)
+    assert "nan" not in first + second
+    assert first.endswith(
+        ": no cache level within an octave: between L1d (32 KiB) and L2 (1,024 KiB)"
+    )
+    assert second.endswith("-> LLC (32,768 KiB)")
 
 
 def test_a_flat_curve_has_no_knee_and_says_why() -> None:

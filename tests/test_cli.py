@@ -247,27 +247,29 @@ def test_plot_two_files_one_series_each(tmp_path: Path, monkeypatch: pytest.Monk
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert {"sweep-a.json", "sweep-b.json"} <= set(labels)
     # Before/after: a column per size, medians above the ratio of each point.
-    fig = _drawn(monkeypatch, a, b, "--kind", "compare", "--size", "column", "-o", "f.pdf")
+    pdf = str(tmp_path / "f.pdf")
+    fig = _drawn(monkeypatch, a, b, "--kind", "compare", "--size", "column", "-o", pdf)
     assert len(fig.axes) == 4 and fig.get_size_inches()[0] == 3.5
     assert "sweep-a.json → sweep-b.json" in " ".join(fig._suptitle.get_text().split())
     # Files of one name in two folders go by their paths.
     (tmp_path / "x").mkdir()
     copy = tmp_path / "x" / "sweep-a.json"
     copy.write_bytes(Path(a).read_bytes())
-    fig = _drawn(monkeypatch, a, str(copy), "--log", "-o", "f.png")
+    fig = _drawn(monkeypatch, a, str(copy), "--log", "-o", str(tmp_path / "f.png"))
     labels = [t.get_text().replace("\n", "") for t in fig.legends[0].get_texts()]
     assert {a, str(copy)} <= set(labels)
     assert fig.axes[0].get_yscale() == "log"
 
 
-def test_plot_a_matrix_file(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plot_a_matrix_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sample = str(DATA / "matrix-sample.json")
-    fig = _drawn(monkeypatch, sample, "--kind", "matrix", "--size", "column", "-o", "m.pdf")
+    pdf = str(tmp_path / "m.pdf")
+    fig = _drawn(monkeypatch, sample, "--kind", "matrix", "--size", "column", "-o", pdf)
     assert fig.get_size_inches()[0] == 3.5
     assert len([ax for ax in fig.axes if ax.images]) == 1
     # Two files: two matrices side by side, named by their files.
     big = str(DATA / "matrix-synthetic.csv")
-    fig = _drawn(monkeypatch, sample, big, "--kind", "matrix", "-o", "m.png")
+    fig = _drawn(monkeypatch, sample, big, "--kind", "matrix", "-o", str(tmp_path / "m.png"))
     titles = [ax.get_title() for ax in fig.axes if ax.images]
     assert titles == ["matrix-sample.json", "matrix-synthetic.csv"]
 

@@ -1,7 +1,7 @@
 """ctxbench.matrix: real matrices on this machine's CPUs (short cells: properties, not speed),
 bad input, the result's frame and files, the text and the figure. Cell choice and order on
-big machines are tested in src/matrix/plan.rs against the fixture trees; the figure and the
-table of a big machine are drawn here from synthetic results on those trees."""
+big machines are tested in src/matrix/plan.rs against described hosts (tests/hosts.py); the
+figure and the table of a big machine are drawn here from synthetic results on those hosts."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import Described
 
 import ctxbench
 from ctxbench import _core
@@ -21,10 +22,12 @@ from ctxbench._matrix_table import class_summary, format_matrix, grid
 from ctxbench.frame import POINT_KEY
 from ctxbench.result import load_results
 
-SYSFS = Path(__file__).parent / "data" / "sysfs"
 # Cells of a few ms: these tests check what a matrix holds, not how precise it is.
 QUICK: dict[str, Any] = {"repetitions": 2, "min_time": 0.001, "warmup": 0, "progress": False}
 ALLOWED = sorted(os.sched_getaffinity(0))
+# The CPUs a measured matrix here covers: two at most, whatever the host's size (a matrix of
+# every CPU is n² cells: hours on a large machine).
+CPUS = ALLOWED[:2]
 
 
 @pytest.fixture(scope="module")
@@ -183,7 +186,7 @@ def test_transports_without_a_cross_cpu_wake_up_list_what_works() -> None:
 
 
 def test_process_engine_and_pipe(no_leaks: None) -> None:
-    r = ctxbench.matrix(engine="process", transport="pipe", **QUICK)
+    r = ctxbench.matrix(CPUS, engine="process", transport="pipe", **QUICK)
     assert r.engine == "process" and r.transport == "pipe"
     assert all(r.work_verified)
 
@@ -197,8 +200,8 @@ def test_an_exception_from_progress_stops_the_matrix_at_once(no_leaks: None) -> 
 
     quick = {k: v for k, v in QUICK.items() if k != "progress"}
     with pytest.raises(KeyboardInterrupt):
-        _core.matrix(engine="process", transport="pipe", progress=stop, **quick)
-    assert heard == [(1, len(ALLOWED) ** 2)]
+        _core.matrix(CPUS, engine="process", transport="pipe", progress=stop, **quick)
+    assert heard == [(1, len(CPUS) ** 2)]
 
 
 def test_frame_one_row_per_cell_and_repetition(full: ctxbench.MatrixResult) -> None:
@@ -277,13 +280,13 @@ def test_the_cli_draws_the_figure_in_the_plot_style(tmp_path: Path) -> None:
 
 def test_progress_reports_every_cell(capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("tqdm")
-    ctxbench.matrix(**{**QUICK, "progress": "force"})
+    ctxbench.matrix(CPUS, **{**QUICK, "progress": "force"})
     err = capsys.readouterr().err
-    n = len(ALLOWED) ** 2
+    n = len(CPUS) ** 2
     assert f"{n}/{n}" in err and "cell" in err
 
 
-# --- big machines, from the fixture trees --------------------------------------------------
+# --- big machines, from described hosts ----------------------------------------------------
 
 LEVEL = {
     "same-cpu": 2.0,
@@ -295,11 +298,11 @@ LEVEL = {
 }
 
 
-def synthetic(name: str, host: str | None = None, every: int = 1) -> ctxbench.MatrixResult:
-    """A matrix of the fixture machine ``name`` with made-up numbers (a level per relation),
-    as ctxbench.matrix would return it; ``every``: keep one cell in that many (class mode's
-    gaps)."""
-    t = dict(_core.topology(str(SYSFS / name)))
+def synthetic(root: Path, host: str | None = None, every: int = 1) -> ctxbench.MatrixResult:
+    """A matrix of the described machine at ``root`` with made-up numbers (a level per
+    relation), as ctxbench.matrix would return it; ``every``: keep one cell in that many
+    (class mode's gaps)."""
+    t = dict(_core.topology(str(root)))
     codes = t.pop("relations")
     cpus = t["cpus"][t["allowed"]]
     at = {int(c): i for i, c in enumerate(t["cpus"])}
@@ -350,8 +353,8 @@ def synthetic(name: str, host: str | None = None, every: int = 1) -> ctxbench.Ma
     return r
 
 
-def test_a_big_machine_reads_in_topology_order(tmp_path: Path) -> None:
-    r = synthetic("intel-2s-smt2")
+def test_a_big_machine_reads_in_topology_order(tmp_path: Path, described: Described) -> None:
+    r = synthetic(described("intel-2s-smt2"))
     # Through a file, as a user would plot it later.
     r.save(tmp_path / "m.json")
     df = ctxbench.load(tmp_path / "m.json")
@@ -366,9 +369,9 @@ def test_a_big_machine_reads_in_topology_order(tmp_path: Path) -> None:
     assert "cross-package" in text
 
 
-def test_the_figure_draws_the_topology_and_the_classes() -> None:
+def test_the_figure_draws_the_topology_and_the_classes(described: Described) -> None:
     pytest.importorskip("matplotlib")
-    fig = ctxbench.plot.matrix(synthetic("intel-2s-smt2"))
+    fig = ctxbench.plot.matrix(synthetic(described("intel-2s-smt2")))
     heatmap, classes, colorbar = fig.axes
     assert heatmap.get_xlabel() == "wakee CPU (to)"
     # 16 CPUs in 8 cores: 7 boundaries (one of them the package's), each a row and a column.
@@ -377,17 +380,17 @@ def test_the_figure_draws_the_topology_and_the_classes() -> None:
     assert widths == [0.4, 1.6], "cores light, the package heavy (its LLC is the package's)"
     assert len(classes.get_yticklabels()) == 4
     assert "µs per switch" in colorbar.get_ylabel()
-    amd = ctxbench.plot.matrix(synthetic("amd-1s-2ccx", every=3)).axes[0]
+    amd = ctxbench.plot.matrix(synthetic(described("amd-1s-2ccx"), every=3)).axes[0]
     # The CCX boundary at the LLC's width; cells not measured are left blank.
     assert 0.9 in {round(line.get_linewidth(), 1) for line in amd.lines}
     assert np.ma.is_masked(amd.images[0].get_array())
 
 
-def test_fleet_frames_draw_machines_side_by_side() -> None:
+def test_fleet_frames_draw_machines_side_by_side(described: Described) -> None:
     pytest.importorskip("matplotlib")
     frames = []
     for name, host in (("intel-2s-smt2", "big"), ("vm-no-caches", "small")):
-        df = synthetic(name).to_frame()
+        df = synthetic(described(name)).to_frame()
         frames.append(df.assign(host=host, machine=f"id-{host}", worker=f"w-{host}"))
     df = ctxbench.concat(frames)
     fig = ctxbench.plot.matrix(df)

@@ -1,5 +1,5 @@
-"""ctxbench.topology on the fixture trees of tests/data/sysfs (written by its make.py) and on
-this machine. The parsing itself is tested in src/topology/tests.rs; here, what the binding
+"""ctxbench.topology on described hosts (tests/hosts.py, written under tmp_path) and on this
+machine. The parsing itself is tested in src/topology/tests.rs; here, what the binding
 and the Python class make of it."""
 
 from __future__ import annotations
@@ -8,20 +8,23 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
+from conftest import Described
 
 import ctxbench
 
-SYSFS = Path(__file__).parent / "data" / "sysfs"
+Tree = Callable[[str], ctxbench.Topology]
 
 
-def tree(name: str) -> ctxbench.Topology:
-    return ctxbench.topology(SYSFS / name)
+@pytest.fixture
+def tree(described: Described) -> Tree:
+    """The topology of a described host, by profile name."""
+    return lambda name: ctxbench.topology(described(name))
 
 
-def test_two_sockets_with_smt_and_two_nodes() -> None:
+def test_two_sockets_with_smt_and_two_nodes(tree: Tree) -> None:
     t = tree("intel-2s-smt2")
     assert t.cpus.tolist() == list(range(16))
     assert t.relation(0, 0) == "same-cpu"
@@ -38,7 +41,7 @@ def test_two_sockets_with_smt_and_two_nodes() -> None:
     assert t.node.tolist() == [0] * 4 + [1] * 4 + [0] * 4 + [1] * 4
 
 
-def test_an_l3_per_ccx_and_a_cluster_l2() -> None:
+def test_an_l3_per_ccx_and_a_cluster_l2(tree: Tree) -> None:
     amd = tree("amd-1s-2ccx")
     assert amd.relation(1, 9) == "smt-sibling"
     assert amd.relation(0, 3) == "shared-llc"
@@ -52,7 +55,7 @@ def test_an_l3_per_ccx_and_a_cluster_l2() -> None:
     assert rels <= set(ctxbench._core.RELATIONS)
 
 
-def test_missing_cache_directories_and_offline_cpus_degrade_with_notes() -> None:
+def test_missing_cache_directories_and_offline_cpus_degrade_with_notes(tree: Tree) -> None:
     vm = tree("vm-no-caches")
     assert vm.caches == []
     assert vm.cache_share_kb() == {}
@@ -65,7 +68,7 @@ def test_missing_cache_directories_and_offline_cpus_degrade_with_notes() -> None
     assert off.package[7] == 0 and off.smt_siblings[7].tolist() == [7]
 
 
-def test_a_cpuset_restricts_what_is_allowed() -> None:
+def test_a_cpuset_restricts_what_is_allowed(tree: Tree) -> None:
     t = tree("cpuset")
     assert t.cpuset is not None and t.cpuset.tolist() == [0, 1, 3]
     assert t.cpus[t.allowed].tolist() == [0, 1, 3]
@@ -83,7 +86,19 @@ def test_this_machine() -> None:
     assert "CPUs online" in repr(t)
 
 
-def test_bad_input() -> None:
+def test_ctxbench_sysfs_names_the_host_read_by_default(
+    described: Described, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = described("intel-xeon-guest")
+    monkeypatch.setenv("CTXBENCH_SYSFS", str(root))
+    t = ctxbench.topology()
+    assert t.sysfs == str(root) and t.affinity is None, "another machine: no affinity mask"
+    assert t.cache_share_kb(0) == {"L1d": 48.0, "L1i": 32.0, "L2": 2048.0, "L3": 245760.0}
+    monkeypatch.setenv("CTXBENCH_SYSFS", "")
+    assert ctxbench.topology().sysfs == "/sys"
+
+
+def test_bad_input(tree: Tree) -> None:
     t = tree("amd-1s-2ccx")
     with pytest.raises(ValueError, match="a: CPU 99 is not on this machine"):
         t.relation(99, 0)
@@ -102,13 +117,8 @@ def test_a_root_that_describes_no_machine_is_named() -> None:
         ctxbench.topology("/proc/self")
 
 
-def _copy_of(name: str, into: Path) -> Path:
-    shutil.copytree(SYSFS / name, into / name, symlinks=True)
-    return into / name
-
-
-def test_a_fifo_or_a_device_in_the_tree_is_noted_never_read(tmp_path: Path) -> None:
-    root = _copy_of("amd-1s-2ccx", tmp_path)
+def test_a_fifo_or_a_device_in_the_tree_is_noted_never_read(described: Described) -> None:
+    root = described("amd-1s-2ccx")
     topo = root / "devices/system/cpu/cpu0/topology"
     (topo / "core_id").unlink()
     os.mkfifo(topo / "core_id")

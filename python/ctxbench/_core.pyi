@@ -28,6 +28,7 @@ __all__ = [
     "ring_check",
     "ab",
     "topology",
+    "cache_plan",
     "matrix",
     "RELATIONS",
     "MATRIX_PER_CLASS",
@@ -654,7 +655,7 @@ def cache_sweep(
     timeout: float = 10.0,
     rounds: int = 5,
     line_bytes: int | None = ...,
-    stream_kb: int = ...,
+    stream_kb: int | None = ...,
     progress: Callable[[int, int], object] | None = None,
 ) -> CacheSweepDict: ...
 def matrix(
@@ -818,4 +819,26 @@ class TopologyDict(TypedDict):
     notes: list[str]
     relations: NotRequired[NDArray[np.uint8]]
 
-def topology(sysfs: str = "/sys") -> TopologyDict: ...
+def topology(sysfs: str | None = None) -> TopologyDict: ...
+
+@type_check_only
+class CachePlanDict(TypedDict):
+    """What `cache_plan` returns: what a cache sweep would measure on the host (the sysfs
+    tree it read, the CPUs the placement uses there, the per-CPU shares of their caches in
+    KiB summed), the line and the streaming read it would use, one grid per ring size, the
+    bytes it would hold at once, the seconds it is planned to take, and what bounded a
+    default."""
+
+    sysfs: str
+    cpus: list[int]
+    caches: dict[str, int]
+    line_bytes: int
+    stream_kb: int
+    sizes_kb: list[list[int]]
+    memory_bytes: int
+    estimated_s: float
+    notes: list[str]
+
+def cache_plan(
+    procs: int | Sequence[int], sizes_kb: Sequence[int] | None = None, **kwargs: object
+) -> CachePlanDict: ...

@@ -98,6 +98,9 @@ def knees(
                "size_kb", "cache", "cache_kb", "before_us_per_kib", "after_us_per_kib",
                "note"]  # fmt: skip
     out = pd.DataFrame(rows, columns=columns)
+    # None where no cache matches, never NaN (pandas 3 reads a column of str and None as
+    # strings with NaN, which prints as a cache named "nan").
+    out["cache"] = pd.Series([r["cache"] for r in rows], index=out.index, dtype=object)
     out.attrs["no_knee"] = none
     return out
 

@@ -115,10 +115,11 @@ def from_dict(raw: dict[str, Any]) -> Topology:
     return Topology(**fields)
 
 
-def topology(sysfs: str | os.PathLike[str] = "/sys") -> Topology:
-    """The CPUs, caches and NUMA nodes sysfs describes under ``sysfs``.
+def topology(sysfs: str | os.PathLike[str] | None = None) -> Topology:
+    """The CPUs, caches and NUMA nodes sysfs describes under ``sysfs`` (default: the
+    environment's ``CTXBENCH_SYSFS`` where set, else ``/sys``).
 
-    With the default ``/sys``, ``allowed`` also applies this process's cpuset and affinity
+    With ``/sys``, ``allowed`` also applies this process's cpuset and affinity
     mask; another root (a copied tree, a fixture) is read as a description of another
     machine: its root cgroup's cpuset, no affinity mask. Files sysfs lacks never raise: the
     ``notes`` say what could not be known, and what was not read (a FIFO, a device, a file
@@ -126,4 +127,4 @@ def topology(sysfs: str | os.PathLike[str] = "/sys") -> Topology:
     or ``NotADirectoryError``, ``ValueError`` for a tree without CPU directories. With the
     CPU directories of ``/sys`` hidden, the CPUs are this process's affinity mask (noted).
     """
-    return from_dict(dict(_core.topology(os.fspath(sysfs))))
+    return from_dict(dict(_core.topology(None if sysfs is None else os.fspath(sysfs))))

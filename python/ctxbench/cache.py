@@ -7,10 +7,8 @@ switch bends and names the cache each one leaves. See docs/guide/cache.md.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
@@ -31,27 +29,19 @@ if TYPE_CHECKING:
 
 Placement = Union[str, Sequence[int]]
 
-# Used when sysfs has no cache information: 4 KiB to 64 MiB per participant, every octave.
-DEFAULT_GRID_KB: tuple[int, ...] = (0, *(2**k for k in range(2, 17)))
-# Working sets reach at least this many times the largest cache the participants can use.
-REACH = 4
-# Smallest non-zero size of an automatic grid, and its points per octave.
-FIRST_KB = 4
-PER_OCTAVE = 2
-# The streaming read sums at least this much (or REACH x the largest cache).
-MIN_STREAM_KB = 64 * 1024
 # How a refill can read faster than the streaming read (the core's words, beside its rule).
 REFILL_ABOVE_STREAM: str = _core.REFILL_ABOVE_STREAM
 
 
 @dataclass(frozen=True)
 class Caches:
-    """What the participants' CPUs can cache: KiB per level (summed over the distinct
-    instances those CPUs use, e.g. one L2 per core), the line size, and where it came from."""
+    """What the participants' CPUs can cache: KiB per level (each CPU the placement uses
+    counts its share of a cache, size ÷ the CPUs sharing it), the line size, and the sysfs
+    tree it came from. The core's (``_core.cache_plan``)."""
 
     kb: dict[str, int]
     line_bytes: int = 64
-    source: str = "ctxbench.topology()"
+    source: str = "/sys"
 
     @property
     def largest_kb(self) -> int:
@@ -60,39 +50,6 @@ class Caches:
     def named(self) -> dict[str, int]:
         """Data and unified levels by the names ``knees`` reports: L1d, L2, ..., LLC last."""
         return named_levels(self.kb)
-
-
-def _caches(cpus: Sequence[int]) -> Caches | None:
-    """What the CPUs ``cpus`` can cache, from ``ctxbench.topology()``: each level's size summed
-    over the distinct instances those CPUs use. The line size, which the topology does not
-    hold, from sysfs (``cpu0/cache/index0/coherency_line_size``; 64 where absent). None where
-    sysfs says nothing of caches."""
-    from ._topology import topology
-
-    wanted = set(cpus)
-    kb: dict[str, int] = {}
-    for cache in topology().caches:
-        if cache["size_kb"] is not None and wanted & {int(c) for c in cache["cpus"]}:
-            kb[cache["name"]] = kb.get(cache["name"], 0) + int(cache["size_kb"])
-    if not kb:
-        return None
-    line = Path("/sys/devices/system/cpu/cpu0/cache/index0/coherency_line_size")
-    try:
-        return Caches(kb, int(line.read_text()))
-    except (OSError, ValueError):
-        return Caches(kb)
-
-
-def auto_sizes(procs: Sequence[int], caches: Caches | None) -> list[int]:
-    """0, then sizes per participant from ``FIRST_KB`` on, ``PER_OCTAVE`` per octave, until
-    the smallest ring's working set (procs × size) is at least ``REACH`` × the largest cache;
-    ``DEFAULT_GRID_KB`` without cache information."""
-    if caches is None or caches.largest_kb == 0:
-        return list(DEFAULT_GRID_KB)
-    top = REACH * caches.largest_kb / min(procs)
-    octaves = max(1, math.ceil(math.log2(top / FIRST_KB)))
-    steps = range(octaves * PER_OCTAVE + 1)
-    return [0, *sorted({round(FIRST_KB * 2 ** (k / PER_OCTAVE)) for k in steps})]
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,12 +98,16 @@ def cache_sweep(
     out: PathLike | None = None,
     hostname: bool = True,
 ) -> CacheSweep:
-    """Measure rings of each ``procs`` at every size of ``sizes_kb`` ("auto": ``auto_sizes``
-    from the caches of the CPUs ``placement`` allows, up to a working set of 4 × the
-    largest, for each ring size) in ``rounds`` rounds, round-robin: each round measures one block of
-    every size and times a streaming read of the same workload over ``stream_kb`` KiB
-    (default max(64 MiB, 4 × the largest cache)); refills count lines of ``line_bytes``
-    (default: the CPUs' line, from sysfs). Size 0 is added when missing. Pinned to one CPU
+    """Measure rings of each ``procs`` at every size of ``sizes_kb`` in ``rounds`` rounds,
+    round-robin: each round measures one block of every size and times a streaming read of
+    the same workload over ``stream_kb`` KiB; refills count lines of ``line_bytes``. Size 0
+    is added when missing. The defaults are the core's, from the host's sysfs
+    (``CTXBENCH_SYSFS``, else ``/sys``) and bounded (``_core.cache_plan``): "auto" sizes
+    reach a working set of 4 × the largest cache share the CPUs of ``placement`` can use
+    (a cache shared by k CPUs counts a k-th per CPU), per ring size; the streaming read is
+    max(64 MiB, 4 × that share); the line is the CPUs' (64 where sysfs gives none usable);
+    each within the core's limits, half the memory this process can still get and a time
+    budget, and ``sweep.note`` says what bounded one. Pinned to one CPU
     by default (``placement="single"``), as lmbench's Figure 2 and Li et al. measure.
     ``progress`` as in ``ctxbench.sweep``, one step per round of each ring size; where no
     bar shows (stderr not a terminal, outside Jupyter) ``progress=True`` prints a line per
@@ -170,29 +131,22 @@ def cache_sweep(
     sizes = (
         [] if isinstance(sizes_kb, str) else listed("sizes_kb", sizes_kb, "sizes in KiB", once=True)
     )
-    caches = _caches(_core.placement_cpus(placement, cpu, max(counts)))
-    note = None
-    if isinstance(sizes_kb, str) and caches is None:
-        note = (
-            "sysfs has no cache sizes for these CPUs: sizes_kb='auto' uses the default grid "
-            f"{list(DEFAULT_GRID_KB)} KiB"
-        )
-    grids = {
-        p: auto_sizes([p], caches) if isinstance(sizes_kb, str) else sorted({0, *sizes})
-        for p in counts
-    }
+    # The grids, the streaming read and the line: the core's, from the host and its budgets.
+    ring: dict[str, Any] = dict(engine=engine, transport=transport, stride_bytes=stride_bytes,
+                                placement=placement, cpu=cpu, min_time=min_time,
+                                timeout=timeout)  # fmt: skip
+    named = None if isinstance(sizes_kb, str) else sizes
+    plan = _core.cache_plan(
+        counts, named, rounds=rounds, line_bytes=line_bytes, stream_kb=stream_kb, **ring
+    )
+    caches = Caches(plan["caches"], plan["line_bytes"], plan["sysfs"]) if plan["caches"] else None
+    note = "; ".join(plan["notes"]) or None
+    grids = dict(zip(counts, plan["sizes_kb"]))
     if out is not None:
         format_of(out)
         check_writable(out)
     for p in counts:  # every ring size, before any is measured
-        _core.ring_check([p], engine=engine, transport=transport, size_kb=max(grids[p]),
-                         stride_bytes=stride_bytes, placement=placement, cpu=cpu,
-                         repetitions=_core.BLOCK_REPETITIONS, min_time=min_time,
-                         timeout=timeout)  # fmt: skip
-    if stream_kb is None:
-        stream_kb = max(MIN_STREAM_KB, REACH * (caches.largest_kb if caches else 0))
-    if line_bytes is None and caches is not None:
-        line_bytes = caches.line_bytes
+        _core.ring_check([p], size_kb=max(grids[p]), repetitions=_core.BLOCK_REPETITIONS, **ring)
     meta = result_metadata()
     results, tables, stream = [], [], []
     steps = Steps(progress, rounds * len(counts), "ctxbench sweep of sizes", "round")
@@ -204,17 +158,11 @@ def cache_sweep(
             raw = _core.cache_sweep(
                 [p],
                 grids[p],
-                engine=engine,
-                transport=transport,
-                stride_bytes=stride_bytes,
                 rounds=rounds,
-                placement=placement,
-                cpu=cpu,
-                min_time=min_time,
-                timeout=timeout,
-                line_bytes=line_bytes,
-                stream_kb=stream_kb,
+                line_bytes=plan["line_bytes"],
+                stream_kb=plan["stream_kb"],
                 progress=lambda done, of, p=p: steps.step(f"{p} procs, {len(grids[p])} sizes"),
+                **ring,
             )
         ours = [RingResult.from_core(r, meta) for r in raw["results"]]
         results += ours

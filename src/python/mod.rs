@@ -4,6 +4,7 @@
 //! (`crate::request`), every word and figure the core's.
 
 mod convert;
+mod host;
 mod measuring;
 mod numbers;
 mod topo;
@@ -136,6 +137,7 @@ fn known_object<'py>(py: Python<'py>, k: &Known) -> PyResult<Bound<'py, PyAny>> 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     load_numpy(m.py())?;
+    host::register(m)?;
     measuring::register(m)?;
     numbers::register(m)?;
     topo::register(m)?;

@@ -6,7 +6,7 @@ use crate::topology::{CacheShare, Cpu, Relation, Topology};
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use std::path::Path;
+use std::path::PathBuf;
 
 /// Integers as an int64 array.
 fn ints<'py, T: Copy + TryInto<i64>>(py: Python<'py>, v: &[T]) -> Bound<'py, PyArray1<i64>> {
@@ -16,11 +16,13 @@ fn ints<'py, T: Copy + TryInto<i64>>(py: Python<'py>, v: &[T]) -> Bound<'py, PyA
         .into_pyarray(py)
 }
 
-/// The machine's topology as sysfs under `sysfs` describes it.
+/// The machine's topology as sysfs under `sysfs` describes it (default: the host's,
+/// `host::sysfs_root`).
 #[pyfunction]
-#[pyo3(signature = (sysfs="/sys"))]
-fn topology(py: Python<'_>, sysfs: &str) -> PyResult<Py<PyDict>> {
-    let t = crate::topology::read(Path::new(sysfs)).map_err(core_err)?;
+#[pyo3(signature = (sysfs=None))]
+fn topology(py: Python<'_>, sysfs: Option<&str>) -> PyResult<Py<PyDict>> {
+    let root = sysfs.map_or_else(crate::host::sysfs_root, PathBuf::from);
+    let t = crate::topology::read(&root).map_err(core_err)?;
     Ok(topology_dict(py, &t, true)?.unbind())
 }
 

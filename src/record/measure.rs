@@ -61,15 +61,10 @@ pub fn cache_sweep(
     interrupt: Interrupt,
     progress: Progress,
 ) -> Result<CacheRecord> {
-    let sweep = crate::cache::sweep(
-        &c.base,
-        &c.sizes_kb,
-        c.rounds,
-        c.stream_kb,
-        interrupt,
-        progress,
-    )?;
-    Ok(CacheRecord::new(&c.base, &sweep, c.rounds, c.line_bytes))
+    let plan = crate::host::cache::plan(c)?;
+    let grid = plan.grid()?;
+    let sweep = crate::cache::sweep(&c.base, grid, c.rounds, plan.stream_kb, interrupt, progress)?;
+    Ok(CacheRecord::new(&c.base, &sweep, c.rounds, plan.line_bytes))
 }
 
 /// The CPU matrix of this host (its topology from /sys), measured and recorded with the

@@ -187,10 +187,7 @@ const POLICIES: Names = Names::Policies;
 const CGROUPS: Names = Names::Cgroups;
 
 use crate::ab::{BUDGET, DEFAULT_BUDGET_S, DEFAULT_THRESHOLD, SEED, THRESHOLD};
-/// Bytes per cache line, for the refill rate of a cache sweep, and the line assumed where
-/// the caller does not know its CPUs'.
-pub const LINE_BYTES: Limit<u64> = Limit::between("line_bytes", 8, 4096);
-pub const DEFAULT_LINE_BYTES: usize = 64;
+pub use crate::config::{DEFAULT_LINE_BYTES, LINE_BYTES};
 
 /// A row: name, kind, default, doors, flags (none: positional), help.
 macro_rules! params {
@@ -307,10 +304,11 @@ pub const PARAMS: &[Param] = {
         "rounds", Count(config::ROUNDS), F::Int(crate::cache::DEFAULT_ROUNDS as i64), &[Cache],
             ["--rounds"], "rounds over every size, one block each";
         "line_bytes", OptCount(LINE_BYTES),
-            F::Derived("the CPUs' cache line from sysfs, else 64"), &[Cache], ["--line-bytes"],
+            F::Derived("the CPUs' cache line from the host's sysfs, else 64"), &[Cache], ["--line-bytes"],
             "bytes per cache line, for the refill rate";
-        "stream_kb", Count(crate::cache::STREAM_KB),
-            F::Derived("4 x the largest cache, 64 MiB at least"), &[Cache], ["--stream-kb"],
+        "stream_kb", OptCount(config::STREAM_KB),
+            F::Derived("4 x the largest cache share, 64 MiB at least, within the memory budget"),
+            &[Cache], ["--stream-kb"],
             "KiB of the streaming read measured beside the rings";
         "budget", Real(BUDGET), F::Real(DEFAULT_BUDGET_S), &[Ab], ["--budget"],
             "seconds to measure at most";

@@ -3,7 +3,7 @@
 //! length, ping-pong's engine) and every mode decision (a fixed count or precision mode,
 //! perf's fixed loop) is made here, once, for every front door.
 
-use super::{params, Door, Parsed, Preset, Request};
+use super::{Door, Parsed, Preset, Request};
 use crate::ab;
 use crate::cgroups::Cgroups;
 use crate::config::{Config, Plan};
@@ -19,15 +19,15 @@ use crate::stats;
 use crate::stop::{Precision, Stop};
 
 /// A cache sweep: the ring every size is measured with, the sizes, its rounds, the streaming
-/// read's KiB (0: none) and the line size. The core takes sizes as given: choosing them from
-/// the CPU's caches ("auto") is `ctxbench.cache_sweep`'s, which passes them here.
+/// read's KiB and the line size; each `None` that the caller left to the host
+/// (`host::cache::plan` derives it).
 #[derive(Debug, Clone)]
 pub struct CacheRequest {
     pub base: Config,
-    pub sizes_kb: Vec<usize>,
+    pub sizes_kb: Option<Vec<usize>>,
     pub rounds: usize,
-    pub stream_kb: usize,
-    pub line_bytes: usize,
+    pub stream_kb: Option<usize>,
+    pub line_bytes: Option<usize>,
 }
 
 /// Two measurements against each other, and how.
@@ -183,21 +183,12 @@ impl Request {
                 .unwrap_or(crate::stop::PRECISION_MIN_TIME),
             ..Config::lat_ctx(self.procs()?)
         };
-        let sizes_kb = self.counts("sizes_kb")?.ok_or_else(|| {
-            Error::invalid(
-                "sizes_kb",
-                "the core measures the sizes it is given: name them (ctxbench.cache_sweep \
-                 chooses them from the CPU's caches)",
-            )
-        })?;
         Ok(CacheRequest {
             base,
-            sizes_kb,
+            sizes_kb: self.counts("sizes_kb")?,
             rounds: self.count("rounds")?,
-            stream_kb: self.maybe_count("stream_kb")?.unwrap_or(0),
-            line_bytes: self
-                .maybe_count("line_bytes")?
-                .unwrap_or(params::DEFAULT_LINE_BYTES),
+            stream_kb: self.maybe_count("stream_kb")?,
+            line_bytes: self.maybe_count("line_bytes")?,
         })
     }
 

@@ -9,7 +9,7 @@
 
 mod sysfs;
 
-pub use sysfs::{parse, read, Sources};
+pub use sysfs::{parse, read, Sources, MAX_CACHE_KB};
 
 use std::path::PathBuf;
 
@@ -78,8 +78,10 @@ impl CacheKind {
 pub struct Cache {
     pub level: u32,
     pub kind: CacheKind,
-    /// `None` where sysfs gives no size.
+    /// `None` where sysfs gives no size, or none that can be one (`sysfs::MAX_CACHE_KB`).
     pub size_kb: Option<u64>,
+    /// `coherency_line_size`; `None` where sysfs gives no positive number.
+    pub line_bytes: Option<u64>,
     /// Every CPU sysfs lists as sharing it (`shared_cpu_list`), ascending.
     pub cpus: Vec<usize>,
 }

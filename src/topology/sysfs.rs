@@ -131,7 +131,8 @@ pub fn cpu_list(text: &str) -> Option<Vec<usize>> {
     Some(out)
 }
 
-/// "32K", "2M", "1G" → KiB; a bare number is taken as KiB (sysfs prints a K suffix).
+/// "32K", "2M", "1G" → KiB; a bare number is taken as KiB (sysfs prints a K suffix). `None`
+/// for what is no number, or whose KiB overflow.
 pub(super) fn size_kb(text: &str) -> Option<u64> {
     let t = text.trim();
     let (num, mult) = match t.chars().last()? {
@@ -140,7 +141,33 @@ pub(super) fn size_kb(text: &str) -> Option<u64> {
         'G' | 'g' => (&t[..t.len() - 1], 1024 * 1024),
         _ => (t, 1),
     };
-    num.trim().parse::<u64>().ok().map(|n| n * mult)
+    num.trim().parse::<u64>().ok()?.checked_mul(mult)
+}
+
+/// The largest cache instance taken as a fact, KiB: 4 GiB, over three times the largest
+/// shipped (AMD's EPYC with stacked L3 has 1,152 MiB on a package). A larger size in sysfs
+/// (a hypervisor's or a broken table's) is noted and not taken: every default sized by it
+/// would be absurd.
+pub const MAX_CACHE_KB: u64 = 4 << 20;
+
+/// A cache's size, where it is one: a file that cannot be read as one, or past
+/// `MAX_CACHE_KB`, is noted and not taken.
+fn cache_size(r: &mut Reader, rel: &Path) -> Option<u64> {
+    let text = r.text(rel)?;
+    let kb = size_kb(&text).filter(|&kb| kb <= MAX_CACHE_KB);
+    if kb.is_none() {
+        r.notes.push(format!(
+            "{}: {text:?} is no cache size (KiB, at most {MAX_CACHE_KB}): not taken",
+            rel.display()
+        ));
+    }
+    kb
+}
+
+/// A cache's line in bytes, where sysfs gives a positive number (what a caller may use of it
+/// is the caller's rule).
+fn line_bytes(r: &mut Reader, rel: &Path) -> Option<u64> {
+    r.parsed(rel, |t| t.parse::<u64>().ok().filter(|&b| b > 0))
 }
 
 /// Reads files under one root, collecting a note for each that exists but cannot be used.
@@ -296,7 +323,7 @@ fn online_cpus(r: &mut Reader, ids: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-/// Each CPU's topology files, and its caches (deduplicated: one entry per instance).
+/// Each CPU's topology files, and its caches (one entry per instance).
 fn cpus_and_caches(r: &mut Reader, ids: &[usize], online: &[usize]) -> (Vec<Cpu>, Vec<Cache>) {
     let mut caches: Vec<Cache> = Vec::new();
     let mut cpus = Vec::with_capacity(ids.len());
@@ -330,7 +357,10 @@ fn cpus_and_caches(r: &mut Reader, ids: &[usize], online: &[usize]) -> (Vec<Cpu>
             let Some(cache) = cache(r, &dir.join(format!("cache/index{index}")), id) else {
                 continue;
             };
-            let at = caches.iter().position(|c| *c == cache).unwrap_or_else(|| {
+            // One instance per level, kind and sharers: the first CPU's files describe it.
+            let same =
+                |c: &&Cache| (c.level, c.kind, &c.cpus) == (cache.level, cache.kind, &cache.cpus);
+            let at = caches.iter().position(|c| same(&c)).unwrap_or_else(|| {
                 caches.push(cache);
                 caches.len() - 1
             });
@@ -360,7 +390,8 @@ fn cache(r: &mut Reader, dir: &Path, id: usize) -> Option<Cache> {
     Some(Cache {
         level: u32::try_from(level).ok()?,
         kind,
-        size_kb: r.parsed(&dir.join("size"), size_kb),
+        size_kb: cache_size(r, &dir.join("size")),
+        line_bytes: line_bytes(r, &dir.join("coherency_line_size")),
         cpus,
     })
 }
@@ -421,7 +452,7 @@ fn describe_gaps(cpus: &[Cpu], caches: &[Cache], nodes: &[Node], notes: &mut Vec
         notes.push("some online CPUs list no caches: their cache relations are unknown".into());
     }
     if caches.iter().any(|c| c.size_kb.is_none()) {
-        notes.push("some caches have no size in sysfs".into());
+        notes.push("some caches have no usable size in sysfs".into());
     }
     if nodes.is_empty() {
         notes.push("no NUMA nodes in sysfs (devices/system/node): one node assumed".into());

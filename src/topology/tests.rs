@@ -1,15 +1,63 @@
-//! Tests of the topology reader against the sysfs fixture trees and this machine.
+//! Tests of the topology reader against described hosts and this machine.
 use super::sysfs::{cpu_list, size_kb};
 use super::*;
 use std::path::Path;
 
-/// A fixture tree of `tests/data/sysfs` (written by its `make.py`).
+/// A described host of `tests/hosts.py` (the suite's one home of host profiles), written by
+/// `python3 tests/hosts.py NAME DIR` into a directory of its own, removed when dropped.
+pub(crate) struct Described {
+    dir: PathBuf,
+    pub root: PathBuf,
+}
+
+impl Described {
+    pub fn new(name: &str) -> Self {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("ctxbench-host-{}-{n}", std::process::id()));
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts.py");
+        let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+        let out = std::process::Command::new(&python)
+            .arg(&script)
+            .arg(name)
+            .arg(&dir)
+            .output()
+            .unwrap_or_else(|e| panic!("{python} {}: {e}", script.display()));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let root = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        Described { dir, root }
+    }
+
+    pub fn topology(&self) -> Topology {
+        read(&self.root).unwrap()
+    }
+}
+
+impl Drop for Described {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The topology of the described host `name`.
 pub(crate) fn fixture(name: &str) -> Topology {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/sysfs")
-        .join(name);
-    assert!(root.is_dir(), "{}", root.display());
-    read(&root).unwrap()
+    Described::new(name).topology()
+}
+
+/// Fails unless each of `parts` is in one of `t`'s notes.
+fn assert_noted(t: &Topology, parts: &[&str]) {
+    for part in parts {
+        assert!(
+            t.notes.iter().any(|n| n.contains(part)),
+            "{part}: {:?}",
+            t.notes
+        );
+    }
 }
 
 fn names(t: &Topology, cpu: usize) -> Vec<String> {
@@ -120,14 +168,14 @@ fn offline_cpus_are_known_but_not_allowed() {
 
 #[test]
 fn the_cpuset_and_the_affinity_mask_restrict_allowed() {
-    let t = fixture("cpuset");
+    let host = Described::new("cpuset");
+    let t = host.topology();
     assert_eq!(t.cpuset.as_deref(), Some(&[0, 1, 3][..]));
     assert_eq!(t.allowed(), [0, 1, 3]);
     assert_eq!(t.online(), [0, 1, 2, 3]);
-    let root = t.root.clone();
     let masked = parse(&Sources {
         affinity: Some(vec![1, 2, 3]),
-        ..Sources::tree(&root)
+        ..Sources::tree(&host.root)
     });
     assert_eq!(masked.allowed(), [1, 3]);
 }
@@ -183,17 +231,14 @@ fn a_fifo_or_a_device_in_the_tree_is_noted_never_read() {
     let t = read(&dir).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(t.cpu(0).unwrap().core, 0);
-    for part in [
-        "core_id: not a regular file",
-        "physical_package_id: not a regular",
-        "die_id: larger",
-    ] {
-        assert!(
-            t.notes.iter().any(|n| n.contains(part)),
-            "{part}: {:?}",
-            t.notes
-        );
-    }
+    assert_noted(
+        &t,
+        &[
+            "core_id: not a regular file",
+            "physical_package_id: not a regular",
+            "die_id: larger",
+        ],
+    );
 }
 
 #[test]
@@ -211,13 +256,7 @@ fn malformed_files_are_noted_and_defaulted() {
     assert_eq!(t.cpu(0).unwrap().package, 0);
     assert_eq!(t.caches[0].size_kb, None);
     assert!(t.cache_share_kb(0).is_empty());
-    for part in ["physical_package_id", "size", "no size"] {
-        assert!(
-            t.notes.iter().any(|n| n.contains(part)),
-            "{part}: {:?}",
-            t.notes
-        );
-    }
+    assert_noted(&t, &["physical_package_id", "size", "no usable size"]);
 }
 
 #[test]
@@ -229,5 +268,81 @@ fn this_machine_reads_without_notes_about_missing_cpus() {
     assert!(t.affinity.is_some());
     for &c in &allowed {
         assert_eq!(t.relation(c, c), Relation::SameCpu);
+    }
+}
+
+#[test]
+fn a_size_that_overflows_or_no_cache_could_have_is_noted_not_taken() {
+    assert_eq!(
+        size_kb("99999999999999999G"),
+        None,
+        "the KiB would wrap a u64"
+    );
+    assert_eq!(size_kb("17179869183G"), Some(17_179_869_183 << 20));
+    let host = Described::new("intel-xeon-guest");
+    let cache = |cpu: usize, index: usize| {
+        host.root
+            .join(format!("devices/system/cpu/cpu{cpu}/cache/index{index}"))
+    };
+    std::fs::write(cache(0, 0).join("size"), "99999999999999999G\n").unwrap();
+    // The L3 of both CPUs: 1 TiB.
+    for cpu in [0, 1] {
+        std::fs::write(cache(cpu, 3).join("size"), "1073741824K\n").unwrap();
+    }
+    let t = host.topology();
+    let sizes = |cpu: usize| -> Vec<(String, Option<u64>)> {
+        let c = t.cpu(cpu).unwrap();
+        c.caches
+            .iter()
+            .map(|&i| (t.caches[i].name(), t.caches[i].size_kb))
+            .collect()
+    };
+    assert_eq!(
+        sizes(0),
+        [
+            ("L1d".to_string(), None),
+            ("L1i".to_string(), Some(32)),
+            ("L2".to_string(), Some(2048)),
+            ("L3".to_string(), None)
+        ]
+    );
+    assert_noted(
+        &t,
+        &[
+            "cpu0/cache/index0/size: \"99999999999999999G\" is no cache size",
+            "cpu0/cache/index3/size: \"1073741824K\" is no cache size (KiB, at most 4194304)",
+            "some caches have no usable size",
+        ],
+    );
+    assert!(t.cache_share_kb(1).iter().all(|s| s.name != "L3"));
+}
+
+#[test]
+fn a_line_size_that_is_no_positive_number_is_noted_not_taken() {
+    let host = Described::new("intel-xeon-guest");
+    let line = |index: usize| {
+        host.root.join(format!(
+            "devices/system/cpu/cpu0/cache/index{index}/coherency_line_size"
+        ))
+    };
+    for (index, text) in [(0, "0"), (1, "-1"), (2, "1e23"), (3, "wide")] {
+        std::fs::write(line(index), format!("{text}\n")).unwrap();
+    }
+    let t = host.topology();
+    let of = |cpu: usize| -> Vec<Option<u64>> {
+        let c = t.cpu(cpu).unwrap();
+        c.caches.iter().map(|&i| t.caches[i].line_bytes).collect()
+    };
+    // cpu1's L3 is cpu0's: one instance, read once (from cpu0's files).
+    assert_eq!(of(0), [None, None, None, None]);
+    assert_eq!(of(1), [Some(64), Some(64), Some(64), None]);
+    for text in ["\"0\"", "\"-1\"", "\"1e23\"", "\"wide\""] {
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.contains("coherency_line_size: cannot read") && n.contains(text)),
+            "{text}: {:?}",
+            t.notes
+        );
     }
 }

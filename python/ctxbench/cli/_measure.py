@@ -64,7 +64,8 @@ def _add_sizes(sub: Any) -> None:
         "sizes",
         help="the ring over a grid of sizes: direct and indirect cost, knees",
         description="Measure rings of --procs participants at every size of a log-spaced "
-        "grid (default: up to 4x the largest cache the CPUs can use), round-robin; print per "
+        "grid (default: up to 4x the largest cache share the CPUs can use, bounded in memory "
+        "and time), round-robin; print per "
         "point the net µs per switch, the direct cost (size 0), the indirect cost "
         "net(size) - net(0) with its 95 % interval, the refill bandwidth beside the "
         "streaming-read bandwidth, the resident KiB; then the knees and the caches they "
@@ -188,7 +189,8 @@ def knee_lines(found: Any) -> list[str]:
             k.working_set_kb, k.working_set_low_kb, k.working_set_high_kb, lambda v: f"{v:,.0f}"
         )
         at = f"knee: {k.procs} procs at {k.working_set_kb:,.0f} KiB {spread}"
-        lines.append(f"{at} -> {k.cache} ({k.cache_kb:,.0f} KiB)" if k.cache else f"{at}: {k.note}")
+        named = isinstance(k.cache, str)  # a frame read back may hold NaN for "none"
+        lines.append(f"{at} -> {k.cache} ({k.cache_kb:,.0f} KiB)" if named else f"{at}: {k.note}")
     for curve in found.attrs.get("no_knee", []):
         lines.append(f"no knee: {curve['procs']} procs: {curve['reason']}")
     return lines
