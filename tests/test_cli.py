@@ -54,6 +54,15 @@ def test_lmbench_sched_is_honoured_unless_a_flag_says_otherwise(sched: str, plac
     assert json.loads(p.stdout)["results"][0]["placement"] == "default"
 
 
+def test_lmbench_sched_custom_is_lmbench3s_cpu_list() -> None:
+    """lmbench3's ``CUSTOM <cpus>`` places participants on the CPUs named, in turn."""
+    p = run_cli("lat-ctx", *FAST_FLAGS, "--json", "2", env={"LMBENCH_SCHED": "CUSTOM 0 0"})
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["results"][0]["placement"] == "[0, 0]"
+    p = run_cli("lat-ctx", *FAST_FLAGS, "2", env={"LMBENCH_SCHED": "CUSTOM"})
+    assert p.returncode == 2 and "CUSTOM takes CPU numbers" in p.stderr
+
+
 def test_an_unpinned_run_says_why_it_swings_and_a_pinned_one_does_not() -> None:
     unpinned = run_cli("lat-ctx", *FAST_FLAGS, "2")
     pinned = run_cli("lat-ctx", *FAST_FLAGS, "--placement", "single", "2")
@@ -160,7 +169,9 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_sweep_writes_and_prints(swept: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sweep_writes_and_prints(
+    swept: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert len(json.loads(swept.read_text())["results"]) == 4
     # Resumed: nothing measured again, the same four points printed.
     assert (
@@ -181,7 +192,10 @@ def test_sweep_writes_and_prints(swept: Path, capsys: pytest.CaptureFixture[str]
         )
         == 0
     )
-    out = capsys.readouterr().out.splitlines()
+    captured = capsys.readouterr()
+    # Said: every point was there, and how to measure again.
+    assert "every point was already in" in captured.err and "to measure again" in captured.err
+    out = captured.out.splitlines()
     # A table: a header, then one row per point in the grid's order.
     assert out[0].split() == [
         "engine", "transport", "placement", "size", "P", "procs", "median", "µs", "CV", "%",
@@ -197,6 +211,12 @@ def test_sweep_writes_and_prints(swept: Path, capsys: pytest.CaptureFixture[str]
         float(row.split()[6])
         float(row.split()[7])
     assert len(json.loads(swept.read_text())["results"]) == 4
+    # A grid larger than the file: what was kept is counted (in a copy: others read swept).
+    grown = tmp_path / "grown.json"
+    grown.write_bytes(swept.read_bytes())
+    argv = ["sweep", "--procs", "2", "3", "4", "--sizes", "0", "--out", str(grown)]
+    assert main([*argv, "--no-progress", *FAST_FLAGS]) == 0
+    assert "2 of 3 points were already in" in capsys.readouterr().err
 
 
 def test_sweep_xgraph_one_block_per_series(swept: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -304,3 +304,10 @@ def test_neighbours_of_a_real_time_caller_run_under_other() -> None:
     # Each ring instance's participant under the caller's FIFO, its hog under OTHER.
     other, fifo, seen = map(int, policies.split())
     assert other == fifo >= 1 and other + fifo == seen, p.stdout
+
+
+def test_an_interference_key_given_twice_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """``hogs=1,hogs=2`` took the last; which was meant is not for the tool to guess."""
+    with pytest.raises(SystemExit):
+        main(["ring", "--interference", "hogs=1,hogs=2", "2"])
+    assert "hogs given twice" in capsys.readouterr().err
