@@ -181,3 +181,18 @@ def test_a_replay_stops_where_a_run_would() -> None:
         _core.ab_replay(a, a[:3], end)
     with pytest.raises(ValueError, match="budget"):
         _core.ab_replay(a, a, end, budget=0.0)
+
+
+def test_sides_that_differ_never_read_the_same() -> None:
+    """The header named measure, procs, engine, transport, placement and size only: two sides
+    that differed in policy, cgroups or interference read the same twice."""
+    from ctxbench.report import ab_side
+
+    a = {"measure": "ring", "procs": 2, "engine": "process", "transport": "pipe",
+         "placement": "single", "size_kb": 0, "policy": "other", "cgroups": None,
+         "interference": {}}  # fmt: skip
+    b = {**a, "policy": "fifo", "cgroups": "split", "interference": {"hogs": 1.0}}
+    assert ab_side(a, b) != ab_side(b, a)
+    assert ab_side(b, a).endswith("cgroups=split interference=hogs=1 policy=fifo")
+    assert ab_side(a, b).endswith("cgroups=none interference=none policy=other")
+    assert ab_side(a, a) == ab_side(a) == "ring 2 procs process/pipe placement=single size=0k"

@@ -436,7 +436,7 @@ class AbResult:
 
     def __repr__(self) -> str:
         return (
-            f"AbResult({report.ab_side(self.a)} vs {report.ab_side(self.b)}: "
+            f"AbResult({report.ab_side(self.a, self.b)} vs {report.ab_side(self.b, self.a)}: "
             f"{report.ab_verdict(self)})"
         )
 
