@@ -466,6 +466,12 @@ class AbSideDict(TypedDict):
     timeout: float
     record_hops: bool
     counters: _Counters
+    policy: _Policy
+    priority: int
+    nice: int
+    cgroups: _Cgroups
+    cgroup_depth: int | None
+    cgroup_weight: int | None
 
 @type_check_only
 class AbDict(TypedDict):

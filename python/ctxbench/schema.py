@@ -84,7 +84,8 @@ def _sched(config: bool) -> dict[str, Field]:
     before lack them."""
     dl = _int(min=0, nullable=True, required=False, config=config)
     return {
-        "policy": Field("str", required=False, config=config, literals=_core.POLICIES),
+        # Checked in files (a policy is the kernel's, not a newer ctxbench's word).
+        "policy": Field("str", required=False, config=config, choices=_core.POLICIES),
         "priority": _int(min=0, required=False, config=config),
         "nice": _int(min=-20, required=False, config=config),
         "dl_runtime_us": dl,
@@ -392,6 +393,11 @@ AB_SIDE = Field(
                 "record_hops",
                 "counters",
             )
+        },
+        # How each side was scheduled and grouped (files from before lack them).
+        **{
+            name: replace(RING[name], config=False)
+            for name in ("policy", "priority", "nice", "cgroups", "cgroup_depth", "cgroup_weight")
         },
     },
 )
