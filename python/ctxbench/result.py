@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Union
 import numpy as np
 
 from . import files, report, xgraph
-from ._format import interval, us
+from ._format import interval, reaches_zero, us
 from .files import PathLike, read_records
 from .record import decode
 
@@ -219,6 +219,8 @@ class PingpongResult:
             median, low, high = (float(self.stats[k][0]) for k in ("median", "ci_low", "ci_high"))
             spread = interval(median, low, high, lambda v: f"{v:.6f}")
             text = f"  {spread} 95% interval\n"
+            if reaches_zero(low, high):  # the figures above are then perf's layout, no more
+                text = f"  not known: its 95% interval [{low:.6f}, {high:.6f}] reaches 0\n"
         return (
             "# Running 'sched/pipe' benchmark:\n"
             f"# Executed {self.loops} {self.transport} operations between two {between}\n\n"
