@@ -63,6 +63,21 @@ def test_lmbench_sched_custom_is_lmbench3s_cpu_list() -> None:
     assert p.returncode == 2 and "CUSTOM takes CPU numbers" in p.stderr
 
 
+def test_how_points_stopped_is_one_line_a_run_and_each_point_under_v() -> None:
+    """Every point's stop sentence on stderr was most runs' output here: one summary line a
+    run, each point's sentence with -v (and in the result: stop_line())."""
+    capped = ["--precision", "0.001", "--max-time", "0.02", "--min-time", "0.002", "-W", "0"]
+    p = run_cli("ring", *capped, "2", "3")
+    assert p.returncode == 0, p.stderr
+    (stopped,) = [line for line in p.stderr.splitlines() if "stopped:" in line]
+    assert stopped.startswith("ctxbench: stopped: 2 of 2 points by ")
+    assert stopped.endswith("(asked ±0.1%); each point: -v, or result.stop_line()")
+    assert "raise max_time" not in p.stderr
+    p = run_cli("ring", *capped, "-v", "2", "3")
+    (stopped,) = [line for line in p.stderr.splitlines() if "stopped:" in line]
+    assert stopped.count(" s; ") == 1 and "2: " in stopped and "3: " in stopped
+
+
 def test_an_unpinned_run_says_why_it_swings_and_a_pinned_one_does_not() -> None:
     unpinned = run_cli("lat-ctx", *FAST_FLAGS, "2")
     pinned = run_cli("lat-ctx", *FAST_FLAGS, "--placement", "single", "2")
