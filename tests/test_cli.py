@@ -457,3 +457,34 @@ def test_a_ring_too_big_for_the_memory_is_one_line_and_exit_2(args: list[str]) -
     last = p.stderr.splitlines()[-1]
     assert last.startswith("ctxbench: error: ") and "Traceback" not in p.stderr, p.stderr
     assert "MiB is available" in last, p.stderr
+
+
+def test_the_figure_says_what_it_counts() -> None:
+    """A ring of 4 or more makes about 1.39 switches a hop here (wake-up preemption): the
+    figure is per hop, as lat_ctx's, and nothing said so; --per-switch prints per switch."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from ctxbench import report
+
+    r = ctxbench.ring([2, 4], **{**FAST, "placement": "single"})
+    counted = replace(r, switches_per_hop=np.array([1.0, 1.4]), switch_source=["kernel"] * 2)
+    notes = [line.text for line in report.lines(counted) if line.kind == "note"]
+    assert [n.split(":")[0] for n in notes] == ["4 procs"]
+    assert notes[0].startswith("4 procs: 1.40 context switches per hop: the figure is µs per hop")
+    per_switch = xgraph.read(counted.to_xgraph(per_switch=True))["value"].tolist()
+    assert per_switch == pytest.approx([r.latency_us[0], r.latency_us[1] / 1.4], rel=1e-2)
+    p = run_cli("ring", *FAST_FLAGS, "--placement", "single", "--per-switch", "2")
+    assert p.returncode == 0, p.stderr
+
+
+@pytest.mark.parametrize("command", ["ring", "lat-ctx"])
+def test_recorded_hops_print_their_percentiles(command: str) -> None:
+    """`ring --record-hops` printed no percentiles (only --json held them)."""
+    p = run_cli(command, *FAST_FLAGS, "--placement", "single", "--record-hops", "2")
+    assert p.returncode == 0, p.stderr
+    (hops,) = [line for line in p.stderr.splitlines() if "hops (wake to run)" in line]
+    assert re.fullmatch(
+        r"ctxbench: 2 procs: hops \(wake to run\) p50 \S+, p99 \S+, p99\.9 \S+, max \S+ µs", hops
+    )

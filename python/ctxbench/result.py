@@ -120,13 +120,16 @@ class RingResult:
         ended says what would narrow it (``ctxbench.report.stop_line``)."""
         return report.stop_line(self)
 
-    def to_xgraph(self) -> str:
-        """lat_ctx's output: a title line with size and overhead, then "procs µs" pairs.
+    def to_xgraph(self, per_switch: bool = False) -> str:
+        """lat_ctx's output: a title line with size and overhead, then "procs µs" pairs, µs
+        per hop as lat_ctx's (``per_switch``: per context switch, the hop's figure divided by
+        the switches it made, ``switches_per_hop``).
 
         Unlike lat_ctx, a point below the method's resolution (net <= 0) is printed, not
         dropped; ``below_resolution`` flags it.
         """
-        points = zip(self.procs.tolist(), self.latency_us.tolist())
+        figures = report.per_switch(self) if per_switch else self.latency_us.tolist()
+        points = zip(self.procs.tolist(), figures)
         return xgraph.block(self.size_kb, self.overhead_us, points)
 
     def to_frame(self) -> pd.DataFrame:

@@ -103,6 +103,12 @@ def _ring_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
     """lat_ctx's own flags and the rest of a ring's, shared by `lat-ctx` and `ring`."""
     _flags.door_flags(p, "ring", skip=skip, shown={"placement": "$LMBENCH_SCHED, else default"})
     _flags.output_flags(p, json="print the full result as JSON instead of xgraph text")
+    p.add_argument(
+        "--per-switch",
+        action="store_true",
+        help="print µs per context switch, not per hop as lat_ctx does (a ring of 4 or more "
+        "makes more than one switch a hop: the woken task preempts the writer)",
+    )
     _flags.verbose_flag(p)
     _flags.no_wait_flag(p)
     _flags.procs_flags(p)
@@ -143,7 +149,7 @@ def _ring(args: argparse.Namespace) -> int:
     asked = ring_request(args)
     with report.heard() as heard:
         r = ring(asked.pop("procs"), **asked)
-    return _emit(r, args, r.to_xgraph, heard)
+    return _emit(r, args, lambda: r.to_xgraph(per_switch=args.per_switch), heard)
 
 
 def _pipe(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._format import interval
+from ._counts import figure_lines
 from ._to import Line
 
 # How a point stops when it got what was asked: nothing to say.
@@ -208,6 +209,7 @@ def lines(
     elif kind is None and hasattr(measured, "results"):  # a cache sweep
         if measured.note:
             out.append(Line("note", measured.note))
+    out += figure_lines(measured, at)
     said = [line.text for line in heard or []]
     out += [Line("warning", text) for text in dict.fromkeys([*said, *_warnings(measured)])]
     if not warnings:
