@@ -488,3 +488,23 @@ def test_recorded_hops_print_their_percentiles(command: str) -> None:
     assert re.fullmatch(
         r"ctxbench: 2 procs: hops \(wake to run\) p50 \S+, p99 \S+, p99\.9 \S+, max \S+ µs", hops
     )
+
+
+def test_pipe_records_hops_and_runs_beside_neighbours(tmp_path: Path) -> None:
+    """`ctxbench pipe` refused --record-hops and --interference: the peer of `chrt -f 10 perf
+    bench sched pipe` under a hog had no shell path."""
+    argv = ["pipe", "-l", "2000", "--placement", "single", "--record-hops"]
+    p = run_cli(*argv, "--interference", "hogs=1")
+    assert p.returncode == 0, p.stderr
+    assert "usecs/op mean beside neighbours (perf's: total time / loops)" in p.stdout
+    (hops,) = [line for line in p.stderr.splitlines() if "hops (wake to run)" in line]
+    assert hops.startswith("ctxbench: ping-pong: hops (wake to run) p50 ")
+    assert "ctxbench: ping-pong: beside neighbours: median " in p.stderr
+    p = run_cli(*argv, "--json")
+    (rec,) = json.loads(p.stdout)["results"]
+    assert set(rec["hop_percentiles_us"]) == {"p50", "p90", "p99", "p99.9", "max"}
+    assert rec.get("interference") is None
+    path = tmp_path / "p.json"
+    path.write_text(p.stdout)
+    (back,) = ctxbench.result.load_results(path)
+    assert back.hop_percentiles_us["p99"][0] == rec["hop_percentiles_us"]["p99"][0]

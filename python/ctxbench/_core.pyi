@@ -383,6 +383,8 @@ class PingpongDict(TypedDict):
     cgroup_depth: int | None
     cgroup_weight: int | None
     cgroup_hierarchy: str | None
+    hop_percentiles_us: _HopPercentilesDict | None
+    interference: InterferenceDict | None
 
 _WakeDict = TypedDict(
     "_WakeDict",
@@ -609,6 +611,7 @@ def pingpong(
     cpu: int | None = None,
     min_time: float | None = ...,
     timeout: float = 10.0,
+    record_hops: bool = False,
     counters: str = "evidence",
     policy: str | None = ...,
     priority: int | None = ...,
@@ -619,6 +622,7 @@ def pingpong(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
+    interference: Mapping[str, float] | None = None,
     history: _Histories | Callable[[list[str]], _Histories] | None = None,
 ) -> PingpongDict: ...
 def pingpong_config(
@@ -636,6 +640,7 @@ def pingpong_config(
     cpu: int | None = None,
     min_time: float | None = ...,
     timeout: float = 10.0,
+    record_hops: bool = False,
     counters: str = "evidence",
     policy: str | None = ...,
     priority: int | None = ...,
@@ -646,6 +651,7 @@ def pingpong_config(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
+    interference: Mapping[str, float] | None = None,
     history: _Histories | Callable[[list[str]], _Histories] | None = None,
 ) -> RingConfigDict: ...
 def cache_sweep(

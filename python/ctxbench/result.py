@@ -205,6 +205,8 @@ class PingpongResult:
     cgroup_depth: int | None = None
     cgroup_weight: int | None = None
     cgroup_hierarchy: str | None = None
+    hop_percentiles_us: dict[str, Any] | None = None
+    interference: dict[str, Any] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 
@@ -229,6 +231,7 @@ class PingpongResult:
             f"# Executed {self.loops} {self.transport} operations between two {between}\n\n"
             f"     Total time: {self.elapsed_s:.3f} [sec]\n\n"
             f"{self.usecs_per_op:15.6f} usecs/op\n"
+            + self._mean_line()
             + text
             + f"{int(self.ops_per_sec):15d} ops/sec\n"
             f"{self.usecs_per_switch:15.6f} usecs/switch\n"
@@ -238,6 +241,14 @@ class PingpongResult:
                 else ""
             )
         )
+
+    def _mean_line(self) -> str:
+        """Beside neighbours, the mean round trip under the median one: perf's figure (total
+        time / loops), which holds what the neighbours cost."""
+        if not self.interference or not self.loops:
+            return ""
+        mean = self.elapsed_s * 1e6 / self.loops
+        return f"{mean:15.6f} usecs/op mean beside neighbours (perf's: total time / loops)\n"
 
     def to_frame(self) -> pd.DataFrame:
         """The tidy pandas frame: one row per repetition; see ``ctxbench.frame``."""

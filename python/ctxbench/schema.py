@@ -291,6 +291,9 @@ PINGPONG: dict[str, Field] = {
     **_sched(config=False),
     **{k: replace(spec, config=False) for k, spec in CGROUPS.items()},
     "cgroup_hierarchy": CGROUP_HIERARCHY,
+    # As a ring's of one point (files from before lack them).
+    "hop_percentiles_us": replace(RING["hop_percentiles_us"], required=False),
+    "interference": RING["interference"],
     "metadata": METADATA,
 }
 

@@ -505,6 +505,11 @@ pub struct PingpongRecord {
     pub phase_s: PhasesRecord,
     #[serde(flatten)]
     pub sched: SchedRecord,
+    /// The hops' percentiles where recorded (one value each); the neighbours asked and
+    /// what they achieved, null where none ran.
+    #[serde(serialize_with = "in_order")]
+    pub hop_percentiles_us: Option<Vec<(&'static str, Vec<f64>)>>,
+    pub interference: Option<InterferenceRecord>,
 }
 
 impl PingpongRecord {
@@ -539,6 +544,8 @@ impl PingpongRecord {
             instance_blocks: p.instance_blocks,
             phase_s: std::slice::from_ref(&p.phase_s).into(),
             sched: p.sched.into(),
+            hop_percentiles_us: p.hops.map(|h| h.percentiles_us),
+            interference: InterferenceRecord::new(cfg, std::slice::from_ref(&p.interference)),
         }
     }
 }

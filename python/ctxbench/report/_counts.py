@@ -51,7 +51,8 @@ def _beside_neighbours(r: Any, j: int, median: float, tail: dict[str, float]) ->
     """Under neighbours the median leaves out what they cost: the mean of the repetitions
     (perf's total time / loops) beside it, and the tail where hops were recorded."""
     samples = _samples(r, j)
-    mean = float(samples.mean()) if samples.size else math.nan
+    # A ping-pong's samples are round trips: two hops each.
+    mean = float(samples.mean()) / (2 if r.kind == "pingpong" else 1) if samples.size else math.nan
     text = f"beside neighbours: median {us(median)} µs, mean {us(mean)} µs per hop"
     if "p99" in tail:
         return text + f", p99 hop {us(tail['p99'])} µs"
