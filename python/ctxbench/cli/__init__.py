@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from .._core import __version__
 from .._exclusive import patience
+from .._terminate import terminations_raise
 from . import _ab, _matrix, _measure, _workflow
 
 # Exit status of a writer whose reader went away (128 + SIGPIPE), as `yes | head` gives.
@@ -92,8 +93,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout = _Stdout(real)  # type: ignore[assignment]
     try:
         _check_stdout()
-        with patience(0 if getattr(args, "no_wait", False) else None):
-            code = int(args.func(args))
+        # SIGTERM and SIGHUP end a command as Ctrl-C does (children reaped, groups removed),
+        # with exit status 128 + the signal: killed at once, a run left its cgroup tree.
+        restore = terminations_raise()
+        try:
+            with patience(0 if getattr(args, "no_wait", False) else None):
+                code = int(args.func(args))
+        finally:
+            restore()
         sys.stdout.flush()  # a failure to write is found here, not at exit
         return code
     except BrokenPipeError:
