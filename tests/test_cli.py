@@ -474,7 +474,8 @@ def test_the_figure_says_what_it_counts() -> None:
     assert [n.split(":")[0] for n in notes] == ["4 procs"]
     assert notes[0].startswith("4 procs: 1.40 context switches per hop: the figure is µs per hop")
     per_switch = xgraph.read(counted.to_xgraph(per_switch=True))["value"].tolist()
-    assert per_switch == pytest.approx([r.latency_us[0], r.latency_us[1] / 1.4], rel=1e-2)
+    # xgraph prints two decimals.
+    assert per_switch == pytest.approx([r.latency_us[0], r.latency_us[1] / 1.4], abs=0.006)
     p = run_cli("ring", *FAST_FLAGS, "--placement", "single", "--per-switch", "2")
     assert p.returncode == 0, p.stderr
 
