@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import math
-import time
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -65,18 +64,21 @@ def test_runs_are_kept_per_point_and_read_back_newest_last(kept: Path) -> None:
     assert np.allclose(got[0][1], [0.01, 0.02 / 3, 0.005])
     assert all(0 <= age < _history.MAX_AGE_S for age in got[0][2])
     assert len(got[1][0]) == 3
-    # One file per machine; numbers, hashes and the points' settings only.
-    (path,) = kept.iterdir()
-    assert "h" not in path.name.split("-", 1)[1] and "hostname" not in path.read_text()
+    # One home: the history is the results store's rows, and nothing else is written.
+    assert sorted(p.name for p in kept.iterdir())[0] == "store.sqlite3"
+    assert all(p.name.startswith("store.sqlite3") for p in kept.iterdir())
+
+
+def _age_every_run(kept: Path, seconds: float) -> None:
+    with sqlite3.connect(kept / "store.sqlite3") as db:
+        db.execute("UPDATE runs SET time = time - ?", (seconds,))
+    db.close()
 
 
 def test_only_the_window_of_recent_runs_counts(kept: Path) -> None:
     p = _history.point("procs=2")
     _history.remember(META, [p], [1.0], [0.01], QUIET)
-    (path,) = kept.iterdir()
-    old = json.loads(path.read_text())
-    old["t"] = time.time() - 2 * _history.MAX_AGE_S
-    path.write_text(json.dumps(old) + "\n")
+    _age_every_run(kept, 2 * _history.MAX_AGE_S)
     assert _history.earlier(META, [p[0]], QUIET) == [None]
     for k in range(_history.WINDOW + 5):
         _history.remember(META, [p], [1.0 + k], [0.01], QUIET)
@@ -85,26 +87,50 @@ def test_only_the_window_of_recent_runs_counts(kept: Path) -> None:
     assert math.isclose(figures[-1], math.log(_history.WINDOW + 5))
 
 
-def test_a_damaged_history_keeps_its_usable_runs_and_says_so(kept: Path) -> None:
+def test_runs_of_another_kernel_or_build_are_not_this_ones_history(kept: Path) -> None:
     p = _history.point("procs=2")
-    _history.remember(META, [p], [1.0, -1.0, float("nan")], [0.01, 0.01, 0.01], QUIET)
-    (path,) = kept.iterdir()
-    with open(path, "a") as f:
-        f.write('{"t": 1, "p": "cut sho\n[1, 2]\n{"p": "x"}\n')
-    with pytest.warns(UserWarning, match=rf"{path}: line 2: not JSON; 3 line"):
-        figures, _, _ = _history.earlier(META, [p[0]], QUIET)[0]  # type: ignore[misc]
-    assert figures == [0.0], "only the usable run, the damaged lines skipped"
+    for _ in range(3):
+        _history.remember(META, [p], [1.0], [0.01], QUIET)
+    for other in ({"kernel": "k2"}, {"ctxbench_version": "v2"}, {"hostname": "h2"}):
+        assert _history.earlier({**META, **other}, [p[0]], QUIET) == [None], other
+    assert _history.earlier(META, [p[0]], QUIET)[0] is not None
+
+
+def test_a_damaged_store_means_no_history_with_one_warning_naming_it(kept: Path) -> None:
+    p = _history.point("procs=2")
+    _history.remember(META, [p], [1.0], [0.01], QUIET)
+    path = kept / "store.sqlite3"
+    for companion in kept.glob("store.sqlite3-*"):
+        companion.unlink()
+    path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4096)
+    with pytest.warns(UserWarning, match=rf"run history not used: .*{path}: not usable"):
+        assert _history.earlier(META, [p[0]], QUIET) == [None]
 
 
 def test_off_keeps_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv(_history.ENV, "off")
+    monkeypatch.setenv("CTXBENCH_STORE", "off")
+    monkeypatch.setenv(_history.ENV, "on")
     _history.remember(META, [("0" * 16, "")], [1.0], [0.01], QUIET)
     assert _history.earlier(META, ["0" * 16], QUIET) == [None]
-    monkeypatch.setenv(_history.ENV, str(tmp_path / "file-not-dir"))
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setenv("CTXBENCH_STORE", str(tmp_path / "file-not-dir" / "store.sqlite3"))
     monkeypatch.setattr(_history, "_warned", set())
     (tmp_path / "file-not-dir").write_text("")
-    with pytest.warns(UserWarning, match="file-not-dir: Not a directory"):
+    with pytest.warns(UserWarning, match="file-not-dir"):
         _history.remember(META, [("0" * 16, "")], [1.0], [0.01], QUIET)  # no error
+
+
+def test_history_off_reads_nothing_but_measuring_still_keeps_the_run(
+    kept: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = _history.point("procs=2")
+    for _ in range(3):
+        _history.remember(META, [p], [1.0], [0.01], QUIET)
+    monkeypatch.setenv(_history.ENV, "off")
+    assert _history.earlier(META, [p[0]], QUIET) == [None]
+    r = ctxbench.lat_ctx([2], **KW)
+    with ctxbench.store.open() as s:  # type: ignore[union-attr]
+        assert len(s.series(r.point_id[0], machine=ctxbench.store.machine_of(r))) == 1
 
 
 KW = {"placement": "single", "min_time": 0.002, "max_time": 0.05}
