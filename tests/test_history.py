@@ -12,6 +12,7 @@ from conftest import QUIET
 
 import ctxbench
 from ctxbench import _core, _history
+from ctxbench.store._rows import digest
 
 META = {"hostname": "h", "cpu_model": "c", "kernel": "k", "ctxbench_version": "v"}
 
@@ -22,7 +23,7 @@ def test_a_point_keeps_the_history_id_it_had_before_the_core_wrote_its_identity(
     old = ("fixed=False", "min_time=None", "parallel=1", "record_hops=False", "size_kb=0")
     pairs = ("engine=process", *old, "placement=default", "procs=2", "transport=pipe")
     assert ctxbench.api.ring_points([2]) == [
-        (_history._digest(*sorted(pairs)), "engine=process parallel=1 placement=default "
+        (digest(*sorted(pairs)), "engine=process parallel=1 placement=default "
          "procs=2 size_kb=0 transport=pipe")
     ]  # fmt: skip
     listed = ctxbench.api.ring_points([2], placement=[0, 0], interference={"hogs": 2})
@@ -30,7 +31,7 @@ def test_a_point_keeps_the_history_id_it_had_before_the_core_wrote_its_identity(
         "engine=process", *old, "interference=duty=1,hogs=2", "placement=[0, 0]", "procs=2",
         "transport=pipe",
     )  # fmt: skip
-    assert listed is not None and listed[0][0] == _history._digest(*sorted(pairs))
+    assert listed is not None and listed[0][0] == digest(*sorted(pairs))
 
 
 def test_a_run_with_history_is_one_trip_into_the_core(
@@ -53,7 +54,7 @@ def test_a_run_with_history_is_one_trip_into_the_core(
 
 def test_runs_are_kept_per_point_and_read_back_newest_last(kept: Path) -> None:
     a, b = _history.point("procs=2 size_kb=0"), _history.point("procs=4 size_kb=0")
-    assert a != b and a[0] == _history._digest("procs=2", "size_kb=0")
+    assert a != b and a[0] == digest("procs=2", "size_kb=0")
     assert a[1] == "procs=2 size_kb=0"
     assert _history.earlier(META, [a[0], b[0]], QUIET) == [None, None]
     for k in range(3):

@@ -20,10 +20,8 @@ history, with one warning naming it and why, never an error.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
-import re
 import secrets
 import time
 import warnings
@@ -32,17 +30,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
-from . import _core
+from . import _core, store
 from .metadata import runnable_per_cpu
+from .store._rows import FUTURE_S as FUTURE_S
+from .store._rows import MAX_LABEL as MAX_LABEL
+from .store._rows import point as point
 
 ENV = "CTXBENCH_HISTORY"
 OFF = ("off", "0", "no", "false", "")
 
 WINDOW = 30
 MAX_AGE_S = 24 * 3600.0
-# A run stamped later than now by more than this (a clock set back) is left out: it would
-# never age out.
-FUTURE_S = 300.0
 # Runs are comparable when the other tasks runnable per CPU just before each differ by at
 # most this (two CPU-bound processes on two CPUs: 1.0), and, where both are known, their
 # steal shares by at most STEAL_TOLERANCE.
@@ -51,7 +49,6 @@ STEAL_TOLERANCE = 0.05
 # The steal share before a run is read over the window since this process last looked,
 # when that window is this long: shorter is a few clock ticks, longer is another time.
 STEAL_WINDOW_S = (0.1, 600.0)
-MAX_LABEL = 200
 
 History = tuple[list[float], list[float], list[float]]
 Point = tuple[str, str]
@@ -79,25 +76,6 @@ class Conditions:
     load: float | None = None
     steal: float | None = None
     cpu_times: tuple[int, int] | None = None
-
-
-def _digest(*parts: object) -> str:
-    return hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:16]
-
-
-def point(identity: str) -> Point:
-    """A point's history id and, for ``ctxbench history``, its settings in words, from its
-    canonical identity (the core's ``point_id``: ``key=value`` pairs sorted by key). The id
-    is the digest of those pairs, as it was before the core wrote them."""
-    pairs = _PAIR.split(identity)
-    words = " ".join(p for p in pairs if not p.endswith(("=None", "=False")))
-    label = words if len(words) <= MAX_LABEL else words[: MAX_LABEL - 3] + "..."
-    return _digest(*pairs), label
-
-
-# Where one pair of an identity ends: a space before the next ``key=`` (a CPU list such as
-# ``placement=[0, 1]`` holds spaces of its own).
-_PAIR = re.compile(r" (?=[a-z_]+=)")
 
 
 # --- the conditions a run starts in -------------------------------------------------------
@@ -164,6 +142,12 @@ def _warn_once(message: str) -> None:
 _warned: set[str] = set()
 
 
+def _run(row: tuple[Any, ...]) -> Run:
+    """A run as the store reads it (``Store.earlier``)."""
+    key, t, words, y, s, load, steal = row
+    return Run(t, key, y, s, words, load, steal)
+
+
 def is_on() -> bool:
     """Whether measuring reads earlier runs ($CTXBENCH_HISTORY=off: none)."""
     return os.environ.get(ENV, "on").strip().lower() not in OFF
@@ -172,10 +156,8 @@ def is_on() -> bool:
 def _machine(metadata: dict[str, Any]) -> tuple[str, str | None, str | None]:
     """The machine, kernel release and build whose runs a run may learn from (what the
     history file per machine and build held before the store)."""
-    from .store import machine_of
-
     kernel, version = metadata.get("kernel"), metadata.get("ctxbench_version")
-    return machine_of({"metadata": metadata}), kernel, version
+    return store.machine_of({"metadata": metadata}), kernel, version
 
 
 T = TypeVar("T")
@@ -184,8 +166,6 @@ T = TypeVar("T")
 def _with_store(use: Callable[[Any], T], create: bool = False) -> T | None:
     """``use(store)`` of the results store; None when it is off, absent (reading) or not
     usable, the last with one warning naming it and why."""
-    from . import store
-
     try:
         s = store.open(create=create)
         if s is None:
@@ -214,9 +194,10 @@ def earlier(
         else None
     ) or []
     runs: dict[str, list[Run]] = {}
-    for key, run in found:
+    for row in found:
+        run = _run(row)
         if run.t <= t + FUTURE_S:
-            runs.setdefault(key, []).append(run)
+            runs.setdefault(run.p, []).append(run)
     out: list[History | None] = []
     for p in points:
         alike = [r for r in runs.get(p, []) if t - r.t <= MAX_AGE_S and comparable(r, now)]
@@ -237,8 +218,6 @@ def remember(
     relative error above 1 tells nothing of the spread between runs; below 1e-6 is kept as
     1e-6), with the conditions it started ``at`` and the steal over it, as a run of the
     store with no result of its own (measuring keeps its result: ``store.keep_quietly``)."""
-    from .store._rows import RowSet
-
     t = time.time()
     steal = _steal(at.cpu_times, _cpu_times())
     machine, kernel, version = _machine(metadata)
@@ -252,7 +231,7 @@ def remember(
         run = {"run_key": secrets.token_hex(8), "time": t, "machine": machine, "kernel": kernel,
                "version": version, "kind": "history", "runnable_per_cpu": at.load,
                "steal": steal, "source": "history"}  # fmt: skip
-        _with_store(lambda s: s.add([RowSet(run, rows)]), create=True)
+        _with_store(lambda s: s.add([store.RowSet(run, rows)]), create=True)
 
 
 # --- what `ctxbench history` and `ctxbench info` show -------------------------------------
@@ -283,8 +262,6 @@ class Summary:
 
 def summary(metadata: dict[str, Any], now: Conditions) -> Summary:
     """What the history holds for a run starting in conditions ``now``."""
-    from . import store
-
     try:
         path = store.default_path()
     except OSError as e:
@@ -297,7 +274,9 @@ def summary(metadata: dict[str, Any], now: Conditions) -> Summary:
     machine, kernel, version = _machine(metadata)
     try:
         s = store.open(path, create=False)
-        runs = [] if s is None else s.recent(machine, kernel, version, t - MAX_AGE_S)
+        runs = (
+            [] if s is None else list(map(_run, s.recent(machine, kernel, version, t - MAX_AGE_S)))
+        )
         if s is not None:
             s.close()
     except OSError as e:
@@ -323,8 +302,6 @@ def clear(metadata: dict[str, Any]) -> tuple[Path | None, int]:
     """Removes from the store the runs of this machine, kernel and build of the last
     MAX_AGE_S, which are all a run learns from; the store and how many runs (a store that
     is off or absent: none). ``StoreRefused`` when it is not usable."""
-    from . import store
-
     machine, kernel, version = _machine(metadata)
     s = store.open(create=False)
     if s is None:

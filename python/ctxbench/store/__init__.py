@@ -23,12 +23,13 @@ from typing import Any
 from . import _db, _place
 from ._place import ENV, StoreRefused
 from ._place import default_path as _default_path
-from ._rows import check_labels, machine_of, parse_label
+from ._rows import RowSet, check_labels, machine_of, parse_label
 from ._store import Run, Store
 
 __all__ = [
     "ENV",
     "Run",
+    "RowSet",
     "Store",
     "StoreRefused",
     "default_path",

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import _history
 from .._format import plain
 from . import _rows
 from ._store import Store
@@ -36,7 +35,11 @@ def _refuse_constant(name: str) -> None:
     raise ValueError(name)
 
 
-def parse_history_line(line: bytes, now: float) -> _history.Run | str:
+# A line's fields: when, the point's key, ln figure, relative error, words, load, steal.
+FIELDS = ("t", "p", "y", "s", "w", "l", "st")
+
+
+def parse_history_line(line: bytes, now: float) -> dict[str, Any] | str:
     """The run a history line holds, or why it is not one of ours."""
     if len(line) > MAX_LINE:
         return f"longer than {MAX_LINE} bytes"
@@ -48,7 +51,7 @@ def parse_history_line(line: bytes, now: float) -> _history.Run | str:
         return "not JSON"
     if not isinstance(rec, dict):
         return "not a JSON object"
-    unknown = sorted(set(rec) - set(_history.Run._fields))
+    unknown = sorted(set(rec) - set(FIELDS))
     if unknown:
         return f"unknown field {unknown[0][:20]!r}"
     for key, (low, high) in _RANGES.items():
@@ -59,17 +62,14 @@ def parse_history_line(line: bytes, now: float) -> _history.Run | str:
             continue
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not low <= v <= high:
             return f"field {key!r}: {str(v)[:24]} is not a number in [{low:g}, {high:g}]"
-    if rec["t"] > now + _history.FUTURE_S:
+    if rec["t"] > now + _rows.FUTURE_S:
         return "field 't': in the future"
     p, w = rec.get("p"), rec.get("w")
     if not (isinstance(p, str) and len(p) == 16 and all(c in "0123456789abcdef" for c in p)):
         return "field 'p': not a point id"
-    if w is not None and not (
-        isinstance(w, str) and len(w) <= _history.MAX_LABEL and w.isprintable()
-    ):
+    if w is not None and not (isinstance(w, str) and len(w) <= _rows.MAX_LABEL and w.isprintable()):
         return "field 'w': not a point's settings"
-    load, steal = (None if rec.get(k) is None else float(rec[k]) for k in ("l", "st"))
-    return _history.Run(float(rec["t"]), p, float(rec["y"]), float(rec["s"]), w, load, steal)
+    return {k: rec.get(k) for k in FIELDS}
 
 
 def _history_rows(path: Path, meta: dict[str, Any]) -> list[_rows.RowSet]:
@@ -84,7 +84,7 @@ def _history_rows(path: Path, meta: dict[str, Any]) -> list[_rows.RowSet]:
         raise ValueError(f"{plain(path)}: longer than {MAX_HISTORY_BYTES >> 20} MiB")
     digest = HISTORY_NAME.fullmatch(path.name)[1]  # type: ignore[index]
     parts = (meta.get(k) for k in ("hostname", "cpu_model", "kernel", "ctxbench_version"))
-    ours = digest == _history._digest(*parts)
+    ours = digest == _rows.digest(*parts)
     machine = _rows.machine_of({"metadata": meta})
     now = time.time()
     sets = []
@@ -95,12 +95,13 @@ def _history_rows(path: Path, meta: dict[str, Any]) -> list[_rows.RowSet]:
         if isinstance(run, str):
             raise ValueError(f"{plain(path)}: line {n}: {run}: not a ctxbench history line")
         key = hashlib.sha256(line).hexdigest()
-        row = {"run_key": f"history-{key[:32]}", "time": run.t, "machine": machine,
+        row = {"run_key": f"history-{key[:32]}", "time": float(run["t"]), "machine": machine,
                "kernel": meta.get("kernel") if ours else None,
                "version": meta.get("ctxbench_version") if ours else None, "kind": "history",
-               "runnable_per_cpu": run.l, "steal": run.st, "source": "imported"}  # fmt: skip
-        point = {"point_id": run.w or f"(point {run.p})", "point_key": run.p,
-                 "value_us": math.exp(run.y), "ln_value": run.y, "rel_se": run.s}  # fmt: skip
+               "runnable_per_cpu": run["l"], "steal": run["st"], "source": "imported"}  # fmt: skip
+        point = {"point_id": run["w"] or f"(point {run['p']})", "point_key": run["p"],
+                 "value_us": math.exp(run["y"]), "ln_value": float(run["y"]),
+                 "rel_se": float(run["s"])}  # fmt: skip
         sets.append(_rows.RowSet(row, [point]))
     return sets
 

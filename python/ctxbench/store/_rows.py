@@ -14,14 +14,38 @@ from typing import Any
 
 import numpy as np
 
-from .. import _history
-
 KINDS = ("ring", "pingpong")
 # A user's label: a key as a Python name is spelled (lower case), a value of printable text.
 LABEL_KEY = re.compile(r"[a-z][a-z0-9_.-]{0,39}")
 MAX_VALUE = 200
 # Labels every run carries, which a user's label may not replace.
 OWN_LABELS = ("machine", "boot", "version")
+
+
+# A point's words (``point``) are cut to this many characters.
+MAX_LABEL = 200
+# A run stamped later than now by more than this (a clock set back, or a line not ours) is
+# left out: it would never age out.
+FUTURE_S = 300.0
+
+
+def digest(*parts: object) -> str:
+    return hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:16]
+
+
+def point(identity: str) -> tuple[str, str]:
+    """A point's key (the run history's id) and its settings in words, from its canonical
+    identity (the core's ``point_id``: ``key=value`` pairs sorted by key). The key is the
+    digest of those pairs, as it was before the core wrote them."""
+    pairs = _PAIR.split(identity)
+    words = " ".join(p for p in pairs if not p.endswith(("=None", "=False")))
+    label = words if len(words) <= MAX_LABEL else words[: MAX_LABEL - 3] + "..."
+    return digest(*pairs), label
+
+
+# Where one pair of an identity ends: a space before the next ``key=`` (a CPU list such as
+# ``placement=[0, 1]`` holds spaces of its own).
+_PAIR = re.compile(r" (?=[a-z_]+=)")
 
 
 def check_label(key: object, value: object) -> tuple[str, str]:
@@ -102,7 +126,7 @@ def _number(value: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def run_row(result: Any, record: bytes, source: str, at: _history.Conditions | None,
+def run_row(result: Any, record: bytes, source: str, at: Any,
             steal: float | None, started: float | None) -> dict[str, Any]:  # fmt: skip
     meta = _metadata(result)
     boot = str(meta.get("machine", "")).partition("-")[2] or None
@@ -158,7 +182,7 @@ def _point(pid: str, value: float, se: Any, stats: dict[str, Any], i: int, **mor
     figures.update({k: v for k, v in more.pop("figures", {}).items() if v is not None})
     return {
         "point_id": pid,
-        "point_key": _history.point(pid)[0],
+        "point_key": point(pid)[0],
         "value_us": value,
         "ln_value": math.log(value),
         "rel_se": rel,
@@ -235,7 +259,7 @@ def _words(r: Any, **more: Any) -> str:
 
 
 def row_set(result: Any, record: bytes, *, source: str, labels: dict[str, str],
-            ids: list[str] | None = None, at: _history.Conditions | None = None,
+            ids: list[str] | None = None, at: Any = None,
             steal: float | None = None, started: float | None = None) -> RowSet | None:  # fmt: skip
     """The row set of one result; None for a kind the store does not keep (a matrix, an
     A/B result: their points are not one figure per run)."""

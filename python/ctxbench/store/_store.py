@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import _history
 from . import _db, _rows
 
 
@@ -268,9 +267,10 @@ class Store:
     def earlier(
         self, machine: str, kernel: str | None, version: str | None, keys: Sequence[str],
         since: float,
-    ) -> list[tuple[str, _history.Run]]:  # fmt: skip
+    ) -> list[tuple[Any, ...]]:  # fmt: skip
         """The runs of the points ``keys`` (the history's ids) on this machine, kernel and
-        build since ``since``, oldest first, as the history's ``Run``s."""
+        build since ``since``, oldest first: (key, time, point id, ln figure, relative
+        error, load, steal) each."""
         if not keys:
             return []
         marks = ",".join("?" * len(keys))
@@ -281,12 +281,13 @@ class Store:
             f"p.point_key IN ({marks}) ORDER BY r.time, r.id",
             [machine, kernel, version, since, *keys],
         )
-        return [(k, _history.Run(t, k, y, s, w, load, st)) for k, t, w, y, s, load, st in rows]
+        return rows
 
     def recent(
         self, machine: str, kernel: str | None, version: str | None, since: float
-    ) -> list[_history.Run]:
-        """Every point's runs on this machine, kernel and build since ``since``."""
+    ) -> list[tuple[Any, ...]]:
+        """Every point's runs on this machine, kernel and build since ``since``, as
+        ``earlier``'s."""
         rows = self._read(
             "SELECT p.point_key, r.time, p.point_id, p.ln_value, p.rel_se, r.runnable_per_cpu, "
             "r.steal FROM points p JOIN runs r ON r.id = p.run WHERE r.machine = ? AND "
@@ -294,7 +295,7 @@ class Store:
             "ORDER BY r.time, r.id",
             [machine, kernel, version, since],
         )
-        return [_history.Run(t, k, y, s, w, load, st) for k, t, w, y, s, load, st in rows]
+        return rows
 
 
 def _forget(db: sqlite3.Connection, machine: str, kernel: str | None, version: str | None,
