@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import shutil
@@ -21,6 +22,8 @@ os.environ["CTXBENCH_HISTORY"] = "off"
 # at the end; `user_store_unchanged` checks that the user's was not touched.
 SUITE_STORE = Path(tempfile.mkdtemp(prefix="ctxbench-suite-store-"))
 os.environ["CTXBENCH_STORE"] = str(SUITE_STORE / "store.sqlite3")
+# At exit: the plugin keeps the session's runs after every fixture has ended.
+atexit.register(shutil.rmtree, SUITE_STORE, True)
 # The suite tests this machine: a described host is named by the tests that want one.
 os.environ.pop("CTXBENCH_SYSFS", None)
 # Conditions of a machine with nothing else to run (the `kept` fixture's).
@@ -98,7 +101,6 @@ def user_store_unchanged() -> Iterator[None]:
     before = user_store_state()
     yield
     after = user_store_state()
-    shutil.rmtree(SUITE_STORE, ignore_errors=True)
     changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
     assert not changed, f"the suite touched the user's results store: {changed}"
 

@@ -305,3 +305,16 @@ def test_a_history_line_not_ours_refuses_its_file_naming_line_and_field(
     assert f"{old}: line 2: field '{next(iter(fields))}'" in err
     with store.open() as s:  # type: ignore[union-attr]
         assert s.runs() == [], "nothing of a file refused is kept"
+
+
+def test_saving_a_run_measuring_kept_adds_its_labels_and_a_tests_id(
+    place: Path, tmp_path: Path
+) -> None:
+    r = ctxbench.lat_ctx([2], **QUICK)
+    tagged = dataclasses.replace(r, metadata={**r.metadata, "test": "tests/t.py::test_x"})
+    ctxbench.save(tagged, tmp_path / "r.json", labels={"commit": "abc"})
+    with store.open() as s:  # type: ignore[union-attr]
+        (run,) = s.runs()
+        assert run["labels"] == {"commit": "abc", "test": "tests/t.py::test_x"}
+        s.keep(r, {"commit": "other"})
+        assert s.runs()[0]["labels"]["commit"] == "abc", "a label kept keeps its value"

@@ -112,6 +112,8 @@ def keep_quietly(
     ``labels``; the point rows added. A store that is off keeps nothing; one that cannot be
     used keeps nothing and says why once (a warning naming it): what measured or saved the
     results has done its work, and a store only adds to it."""
+    if isinstance(results, (list, tuple)) and not results:
+        return 0
     try:
         s = open(path)
         if s is None:

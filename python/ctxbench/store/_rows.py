@@ -267,4 +267,7 @@ def row_set(result: Any, record: bytes, *, source: str, labels: dict[str, str],
         return None
     points = (_ring_points if result.kind == "ring" else _pingpong_points)(result, ids)
     run = run_row(result, record, source, at, steal, started)
+    test = _metadata(result).get("test")  # the pytest plugin's test id
+    if isinstance(test, str) and test and "test" not in labels:
+        labels = {**labels, "test": test[:MAX_VALUE]}
     return RowSet(run, points, labels)

@@ -91,7 +91,8 @@ class Store:
     ) -> int:  # fmt: skip
         """Keeps one result (or a list of them) as one row set each; the point rows added.
         A run kept before (the same ``metadata.run_id`` on the same machine) is not kept
-        again: measuring keeps a run, and saving it to a file afterwards adds nothing."""
+        again: measuring keeps a run, and saving it afterwards adds only the labels it is
+        saved with (a label the run has already keeps its value)."""
         from ..record import encode
 
         user = _rows.check_labels(labels)
@@ -314,6 +315,15 @@ def _insert(db: sqlite3.Connection, s: _rows.RowSet) -> int:
         [s.run[c] for c in cols],
     )
     if cur.rowcount == 0:
+        # Kept before (by measuring): the labels it is kept with now are added to it.
+        (run,) = db.execute(
+            "SELECT id FROM runs WHERE run_key = ? AND machine = ?",
+            (s.run["run_key"], s.run["machine"]),
+        ).fetchone()
+        db.executemany(
+            "INSERT OR IGNORE INTO labels (run, key, value) VALUES (?, ?, ?)",
+            [(run, k, v) for k, v in s.labels.items()],
+        )
         return 0
     run = cur.lastrowid
     for point in s.points:
