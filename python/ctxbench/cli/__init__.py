@@ -14,7 +14,8 @@ from typing import Any, TextIO
 from .._core import __version__
 from .._exclusive import patience
 from .._terminate import terminations_raise
-from . import _ab, _matrix, _measure, _workflow
+from ..store import using
+from . import _ab, _flags, _matrix, _measure, _store, _workflow
 
 # Exit status of a writer whose reader went away (128 + SIGPIPE), as `yes | head` gives.
 BROKEN_PIPE = 141
@@ -28,6 +29,7 @@ def parser() -> argparse.ArgumentParser:
     _workflow.add_parsers(sub)
     _matrix.add_parsers(sub)
     _ab.add_parsers(sub)
+    _store.add_parsers(sub)
     return p
 
 
@@ -97,7 +99,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # with exit status 128 + the signal: killed at once, a run left its cgroup tree.
         restore = terminations_raise()
         try:
-            with patience(0 if getattr(args, "no_wait", False) else None):
+            labels = _flags.labels_of(getattr(args, "label", None) or [])
+            where = getattr(args, "store", None)
+            with patience(0 if getattr(args, "no_wait", False) else None), using(where, labels):
                 code = int(args.func(args))
         finally:
             restore()
