@@ -390,6 +390,8 @@ class PingpongDict(TypedDict):
     dl_runtime_us: int | None
     dl_deadline_us: int | None
     dl_period_us: int | None
+    hop_percentiles_us: _HopPercentilesDict | None
+    interference: InterferenceDict | None
 
 _WakeDict = TypedDict(
     "_WakeDict",
@@ -629,6 +631,7 @@ def pingpong(
     cpu: int | None = None,
     min_time: float | None = ...,
     timeout: float = 10.0,
+    record_hops: bool = False,
     counters: str = "evidence",
     policy: str | None = ...,
     priority: int | None = ...,
@@ -639,6 +642,7 @@ def pingpong(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
+    interference: Mapping[str, float] | None = None,
     history: _Histories | Callable[[list[str]], _Histories] | None = None,
 ) -> PingpongDict: ...
 def pingpong_config(
@@ -656,6 +660,7 @@ def pingpong_config(
     cpu: int | None = None,
     min_time: float | None = ...,
     timeout: float = 10.0,
+    record_hops: bool = False,
     counters: str = "evidence",
     policy: str | None = ...,
     priority: int | None = ...,
@@ -666,6 +671,7 @@ def pingpong_config(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
+    interference: Mapping[str, float] | None = None,
     history: _Histories | Callable[[list[str]], _Histories] | None = None,
 ) -> RingConfigDict: ...
 def cache_sweep(
