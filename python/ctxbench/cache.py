@@ -83,19 +83,23 @@ class CacheSweep:
 
 
 def cache_sweep(
+    # BEGIN written by `python -m ctxbench._codegen` from _core.PARAMETERS: positional
     procs: int | Sequence[int] = (2, 8),
+    # END written by `python -m ctxbench._codegen`
     sizes_kb: Sequence[int] | str = "auto",
     *,
+    # BEGIN written by `python -m ctxbench._codegen` from _core.PARAMETERS; edit src/request
     engine: str = "process",
     transport: str | None = None,
     stride_bytes: int = 8,
-    rounds: int = _core.DEFAULT_ROUNDS,
-    placement: Placement = "single",
+    placement: str | Sequence[int] | None = "single",
     cpu: int | None = None,
     min_time: float | None = None,
-    timeout: float = _core.DEFAULT_TIMEOUT,
+    timeout: float = 10.0,
+    rounds: int = 5,
     line_bytes: int | None = None,
     stream_kb: int | None = None,
+    # END written by `python -m ctxbench._codegen`
     progress: bool | str = True,
     out: PathLike | None = None,
     hostname: bool = True,

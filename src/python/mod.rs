@@ -34,6 +34,7 @@ fn parameters(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
                 None,
             ),
             Fallback::Name(n) => (Some(n.into_pyobject(py)?.into_any()), None),
+            Fallback::Ints(v) => (Some(PyTuple::new(py, v)?.into_any()), None),
             Fallback::Derived(how) => (None, Some(how)),
         };
         d.set_item("default", default)?;

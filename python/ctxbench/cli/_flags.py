@@ -224,7 +224,7 @@ def _size(text: str) -> str | int:
 # Python: how a signature types it (the stub's and the API's, ``ctxbench._codegen``) and how
 # the command line reads it (None: never a flag).
 KINDS: dict[str, tuple[str, dict[str, Any] | None]] = {
-    "counts": ("int | Sequence[int]", None),
+    "counts": ("int | Sequence[int]", {"type": int, "nargs": "+", "metavar": "N"}),
     "count": ("int", {"type": int, "metavar": "N"}),
     "count?": ("int | None", {"type": int, "metavar": "N"}),
     "int?": ("int | None", {"type": int, "metavar": "N"}),
@@ -260,6 +260,8 @@ def _default_text(p: dict[str, Any]) -> str:
         return p["derived"]
     if p["default"] is None or p["default"] is False:
         return ""
+    if isinstance(p["default"], tuple):  # counts, as the command line takes them
+        return " ".join(map(str, p["default"]))
     return str(p["default"])
 
 

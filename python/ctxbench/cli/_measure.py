@@ -73,9 +73,6 @@ def _add_sizes(sub: Any) -> None:
         "match.",
     )
     sz.set_defaults(func=_sizes)
-    sz.add_argument(
-        "--procs", type=int, nargs="+", default=[2, 8], help="ring sizes (default: 2 8)"
-    )
     _flags.door_flags(sz, "cache_sweep")
     _flags.output_flags(
         sz,
@@ -168,8 +165,7 @@ def _sizes(args: argparse.Namespace) -> int:
     if "auto" in sizes and sizes != ["auto"]:
         raise ValueError(f"--sizes: expected 'auto' or KiB as integers, got {sizes}")
     sweep = cache_sweep(
-        args.procs,
-        "auto" if sizes == ["auto"] else sizes,
+        sizes_kb="auto" if sizes == ["auto"] else sizes,
         out=args.out,  # checked first, written as each ring size finishes
         hostname=not args.no_hostname,
         progress=not args.no_progress,
