@@ -302,6 +302,8 @@ MATRIX_TOPOLOGY = Field(
         **{k: _int(None, min=-1) for k in ("cpus", "package", "core", "llc", "node")},
         "order": _int(None, min=0),
         "notes": Field("str", (None,)),
+        # "" on a host of one kind of core; files from before lack it.
+        "core_type": Field("str", (None,), required=False),
     },
 )
 WAKE_PERCENTILES = ("p50", "p90", "p99", "p99.9")
