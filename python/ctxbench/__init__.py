@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from . import store as store
     from ._ab import ab as ab
     from ._compare import compare as compare
+    from ._host_plan import matrix_plan as matrix_plan
+    from ._host_plan import sizes_plan as sizes_plan
     from ._knees import knees as knees
     from ._matrix import matrix as matrix
     from ._plan import plan as plan
@@ -56,6 +58,8 @@ _HOME = {
     "compare": "._compare",
     "format_comparison": ".report",
     "matrix": "._matrix",
+    "matrix_plan": "._host_plan",
+    "sizes_plan": "._host_plan",
     "plan": "._plan",
     "Topology": "._topology",
     "topology": "._topology",

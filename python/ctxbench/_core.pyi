@@ -29,9 +29,14 @@ __all__ = [
     "ab",
     "topology",
     "cache_plan",
+    "matrix_plan",
+    "ring_estimate",
     "matrix",
     "RELATIONS",
     "MATRIX_PER_CLASS",
+    "MATRIX_MIN_PER_CLASS",
+    "TIME_BUDGET_S",
+    "LONG_RUN_S",
     "cache_sweep",
     "DEFAULT_ROUNDS",
     "REFILL_ABOVE_STREAM",
@@ -105,6 +110,9 @@ DOORS: tuple[str, ...]
 __version__: str
 RELATIONS: tuple[str, ...]
 MATRIX_PER_CLASS: int
+MATRIX_MIN_PER_CLASS: int
+TIME_BUDGET_S: float
+LONG_RUN_S: float
 
 _Floats = NDArray[np.float64]
 _Ints = NDArray[np.int64]
@@ -711,6 +719,7 @@ def matrix(
     priority: int | None = ...,
     nice: int | None = ...,
     per_class: int | None = None,
+    full: bool = False,
     passes: int = 1,
     memory_node: str | int | None = ...,
     progress: Callable[[int, int], object] | None = None,
@@ -827,7 +836,8 @@ class CacheDict(TypedDict):
 @type_check_only
 class TopologyDict(TypedDict):
     """What `topology` returns: per CPU of `cpus` (every present CPU), -1 where sysfs says
-    nothing; `relations[a][b]` indexes `RELATIONS` (present only from `topology`)."""
+    nothing (`core_type`: "" on a host of one kind of core); `relations[a][b]` indexes
+    `RELATIONS` (present only from `topology`)."""
 
     sysfs: str
     cpus: _Ints
@@ -839,6 +849,7 @@ class TopologyDict(TypedDict):
     core: _Ints
     node: _Ints
     llc: _Ints
+    core_type: list[str]
     smt_siblings: list[_Ints]
     cpu_caches: list[_Ints]
     caches: list[CacheDict]
@@ -874,3 +885,38 @@ class CachePlanDict(TypedDict):
 def cache_plan(
     procs: int | Sequence[int], sizes_kb: Sequence[int] | None = None, **kwargs: object
 ) -> CachePlanDict: ...
+
+@type_check_only
+class MatrixClassPlanDict(TypedDict):
+    """One class of a matrix's plan: its relation, NUMA distance (None on one node) and
+    name, its ordered pairs among the CPUs, and the cells measured of them per pass."""
+
+    relation: str
+    numa_distance: int | None
+    name: str
+    pairs: int
+    cells: int
+
+@type_check_only
+class MatrixPlanDict(TypedDict):
+    """What `matrix_plan` returns: the cells a matrix would measure on the host (the sysfs
+    tree it read, its CPUs, the cells per class, None for every pair), each class's, the
+    cells in all and the full matrix's, the seconds a cell and the whole take at most (the
+    full matrix's beside), the bytes one cell holds, and what bounded the default."""
+
+    sysfs: str
+    cpus: list[int]
+    per_class: int | None
+    classes: list[MatrixClassPlanDict]
+    cells: int
+    full_cells: int
+    cell_s: float
+    estimated_s: float
+    full_estimated_s: float
+    memory_bytes: int
+    notes: list[str]
+
+def matrix_plan(
+    cpus: Sequence[int] | None = None, *, sysfs: str | None = None, **kwargs: object
+) -> MatrixPlanDict: ...
+def ring_estimate(procs: int | Sequence[int], **kwargs: object) -> float: ...

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import grid as grids
+from ._host_plan import say_if_long
 from ._progress import progress_bar
 from .api import ring
 from .files import PathLike
@@ -91,6 +92,9 @@ def sweep(
     frames = []
     kept = 0
     with grids.OutFile.open(out, hostname=hostname) as book:
+        if measure is ring and progress is not False:
+            left = [p for p in points if not book.done(p.key(machine))]
+            say_if_long("ctxbench sweep", left)
         bar = progress_bar(progress, len(points), "ctxbench sweep")
         try:
             for point in points:

@@ -63,6 +63,9 @@ TABLE_COLUMNS: dict[str, Field] = {
         for what in ("package", "llc", "core", "node", "rank")
         for end in ("from", "to")
     },
+    # On a hybrid host: the kind of core of waker and wakee ("P-core", "capacity 381").
+    "core_type_from": Field("str"),
+    "core_type_to": Field("str"),
     "memory_node_asked": _int(min=-1),
     "memory_node_seen": _int(min=-1),
     "clock_offset_bound_ns": _float(min=0, inf=True),

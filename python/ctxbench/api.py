@@ -18,9 +18,11 @@ from .result import PingpongResult, RingResult
 
 def result_metadata() -> dict[str, object]:
     """The machine's metadata now, as every result records it (and ``ctxbench info`` prints)."""
+    from ._topology import core_types_here
+
     return metadata.collect(
         version=_core.__version__,
-        extra={"compiler": _core.COMPILER or None},
+        extra={"compiler": _core.COMPILER or None, "core_types": core_types_here()},
     )
 
 

@@ -7,6 +7,7 @@ switch bends and names the cache each one leaves. See docs/guide/cache.md.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
@@ -151,6 +152,10 @@ def cache_sweep(
     if out is not None:
         format_of(out)
         check_writable(out)
+    if progress is not False and plan["estimated_s"] > _core.LONG_RUN_S:
+        from ._host_plan import sizes_starting
+
+        print(f"ctxbench sizes: {sizes_starting(plan)}", file=sys.stderr)
     for p in counts:  # every ring size, before any is measured
         _core.ring_check([p], size_kb=max(grids[p]), repetitions=_core.BLOCK_REPETITIONS, **ring)
     meta = result_metadata()

@@ -85,6 +85,13 @@ pub fn matrix(
     let started = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
+    // The cells the host's default chooses (every pair, or a sample by class), resolved.
+    let planned = crate::host::matrix::plan_on(&topo, cfg)?;
+    let cfg = &MatrixConfig {
+        per_class: planned.per_class,
+        full: planned.per_class.is_none(),
+        ..cfg.clone()
+    };
     let m = crate::matrix::run(&topo, cfg, interrupt, &mut |done, of, _| progress(done, of))?;
     Ok((MatrixRecord::new(cfg, &m, started), topo))
 }

@@ -315,7 +315,10 @@ pub const PARAMS: &[Param] = {
         "history", History, F::None, &[Ring, Pingpong], [],
             "earlier runs of each point on this machine";
         "per_class", OptCount(config::PER_CLASS), F::None, &[Matrix], ["--per-class"],
-            "cells per class of CPU pairs (default: every pair)";
+            "cells per class of CPU pairs (default: every pair within the time budget, else \
+             as many per class as it holds)";
+        "full", Switch, F::Switch(false), &[Matrix], ["--full"],
+            "every ordered pair of CPUs, whatever it takes";
         "passes", Count(config::PASSES), F::Int(1), &[Matrix], ["--passes"],
             "passes over the cells, every other one backwards";
         "memory_node", Memory, F::Derived("the waker's node"), &[Matrix], ["--memory-node"],

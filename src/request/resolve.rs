@@ -159,10 +159,19 @@ impl Request {
                  SCHED_DEADLINE for pinned tasks",
             ));
         }
+        let per_class = self.maybe_count("per_class")?;
+        let full = self.switch("full")?;
+        if full && per_class.is_some() {
+            return Err(Error::invalid(
+                "full",
+                "measures every ordered pair, per_class a sample of each class: name one",
+            ));
+        }
         Ok(MatrixConfig {
             cpus: self.counts("cpus")?,
             ring,
-            per_class: self.maybe_count("per_class")?,
+            per_class,
+            full,
             passes: self.count("passes")?,
             memory,
         })

@@ -74,6 +74,12 @@ def _add_sizes(sub: Any) -> None:
     )
     sz.set_defaults(func=_sizes)
     _flags.door_flags(sz, "cache_sweep")
+    sz.add_argument(
+        "--plan",
+        action="store_true",
+        help="print the sizes it would measure, the memory and the time, and measure nothing "
+        "(CTXBENCH_SYSFS=ROOT: the host that sysfs tree describes)",
+    )
     _flags.output_flags(
         sz,
         out="save every ring result here (.json, .csv, …)",
@@ -164,6 +170,12 @@ def _sizes(args: argparse.Namespace) -> int:
     sizes = asked.pop("sizes_kb", ["auto"])
     if "auto" in sizes and sizes != ["auto"]:
         raise ValueError(f"--sizes: expected 'auto' or KiB as integers, got {sizes}")
+    if args.plan:
+        from .._host_plan import format_sizes_plan, sizes_plan
+
+        grid = "auto" if sizes == ["auto"] else sizes
+        print(format_sizes_plan(sizes_plan(args.procs, grid, **asked)), end="")
+        return 0
     sweep = cache_sweep(
         sizes_kb="auto" if sizes == ["auto"] else sizes,
         out=args.out,  # checked first, written as each ring size finishes
