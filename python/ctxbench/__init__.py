@@ -25,6 +25,8 @@ from ._core import __version__ as __version__
 if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on first use
     from . import plot as plot
     from ._ab import ab as ab
+    from ._changes import change_at as change_at
+    from ._changes import changes as changes
     from ._compare import compare as compare
     from ._knees import knees as knees
     from ._matrix import matrix as matrix
@@ -68,6 +70,9 @@ _HOME = {
     "PingpongResult": ".result",
     "RingResult": ".result",
     "sweep": "._sweep",
+    # change points over time (issue 32)
+    "changes": "._changes",
+    "change_at": "._changes",
 }
 
 __all__ = sorted(["FIXED_MIN_TIME", "PRECISION_MIN_TIME", "MAX_PROCS", "__version__", *_HOME])

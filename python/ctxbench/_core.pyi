@@ -870,6 +870,8 @@ class ChangeDict(TypedDict):
 class ScanDict(TypedDict):
     status: Literal["scanned", "too short"]
     runs: int
+    level: float
+    min_runs: int
     changes: list[ChangeDict]
 
 @type_check_only

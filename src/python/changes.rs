@@ -56,7 +56,7 @@ fn change_list<'py>(py: Python<'py>, found: &[Change]) -> PyResult<Bound<'py, Py
 /// The change points of each series (`changes::change_points`): `series` as (key, ln
 /// figures oldest first) pairs; the chance of any false change point in the whole scan held
 /// at `level` (Holm). One dict per series: {"status": "scanned" | "too short", "runs",
-/// "changes": [...]} in the order given.
+/// "changes": [...], and the scan's "level" and "min_runs"} in the order given.
 #[pyfunction]
 #[pyo3(signature = (series, level=None, min_runs=None, permutations=None, seed=None))]
 fn change_points<'py>(
@@ -78,6 +78,8 @@ fn change_points<'py>(
     let rows = scans.iter().zip(&series).map(|(scan, (_, xs))| {
         let d = PyDict::new(py);
         d.set_item("runs", xs.len())?;
+        d.set_item("level", s.level)?;
+        d.set_item("min_runs", s.min_runs)?;
         match scan {
             Scan::TooShort { .. } => {
                 d.set_item("status", "too short")?;

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from .._core import __version__
 from .._exclusive import patience
 from . import _ab, _matrix, _measure, _workflow
+from . import _changes as _changes_cli
 
 # Exit status of a writer whose reader went away (128 + SIGPIPE), as `yes | head` gives.
 BROKEN_PIPE = 141
@@ -27,6 +28,7 @@ def parser() -> argparse.ArgumentParser:
     _workflow.add_parsers(sub)
     _matrix.add_parsers(sub)
     _ab.add_parsers(sub)
+    _changes_cli.add_parsers(sub)
     return p
 
 
