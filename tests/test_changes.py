@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 from store_standin import StandinStore
@@ -89,3 +90,12 @@ def test_the_command_names_the_run_and_what_was_not_scanned(
     assert [r["index"] for r in recs] == [20]
     assert main(["changes", "--level", "2"]) == 2
     assert "--level" in capsys.readouterr().err
+
+
+def test_a_store_not_made_yet_is_said_and_not_created(tmp_path: Path) -> None:
+    where = tmp_path / "store.sqlite3"
+    with pytest.raises(ValueError, match="no results store at"):
+        ctxbench.changes(where)
+    assert not where.exists()
+    with pytest.raises(ValueError, match="off"):
+        ctxbench.changes("off")

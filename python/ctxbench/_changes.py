@@ -41,19 +41,21 @@ COLUMNS = (
 
 
 def opened(store: Any) -> Any:
-    """The store to read: ``store`` itself where it is one (has ``series``), else
-    ``ctxbench.store.open(store)``. ``ValueError`` where the store is off."""
+    """The store to read: ``store`` itself where it is one (has ``series``), else the store
+    at that path (``ctxbench.store.open``; None: the default one), never created here.
+    ``ValueError`` where the store is off or holds nothing yet."""
     if hasattr(store, "series"):
         return store
-    try:
-        from . import store as store_module  # type: ignore[attr-defined,unused-ignore]
-    except ImportError as e:
-        raise ImportError(
-            "change points read the results store (ctxbench.store), which this build lacks"
-        ) from e
-    found = store_module.open(store)
+    from . import store as store_module
+
+    found = store_module.open(store, create=False)
     if found is None:
-        raise ValueError("store: the results store is off (CTXBENCH_STORE=off); name one")
+        where = store if store is not None else store_module.default_path()
+        raise ValueError(
+            "store: "
+            + (f"no results store at {where} yet" if where else "the results store is off")
+            + " (runs are kept there by ctxbench's commands, ctxbench.save and the plugin)"
+        )
     return found
 
 

@@ -8,6 +8,8 @@ import json
 import sys
 from typing import Any
 
+from . import _flags
+
 
 def add_parsers(sub: Any) -> None:
     """Add the subcommands to ``ctxbench``'s subparsers."""
@@ -36,14 +38,6 @@ def add_parsers(sub: Any) -> None:
     _scan_flags(pu)
 
 
-def label(text: str) -> tuple[str, str]:
-    """``--label name=value``."""
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    return name, value
-
-
 def _scan_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--store",
@@ -54,7 +48,7 @@ def _scan_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--point", help="only this point's series (its point id)")
     p.add_argument(
         "--label",
-        type=label,
+        type=_flags.label,
         action="append",
         default=[],
         metavar="NAME=VALUE",
@@ -70,7 +64,7 @@ def _scan_args(args: argparse.Namespace) -> dict[str, Any]:
         "store": args.store,
         "machine": args.machine,
         "point": args.point,
-        "labels": dict(args.label) or None,
+        "labels": _flags.labels_of(args.label) or None,
         "level": args.level,
         "min_runs": args.min_runs,
         "seed": args.seed,
