@@ -99,3 +99,30 @@ def test_a_store_not_made_yet_is_said_and_not_created(tmp_path: Path) -> None:
     assert not where.exists()
     with pytest.raises(ValueError, match="off"):
         ctxbench.changes("off")
+
+
+def test_the_real_store_series_are_scanned_and_published(tmp_path: Path) -> None:
+    # One tiny measured ring, kept 30 times with seeded figures: slower by 1.3 from the 16th
+    # run on, under commit=b.
+    import dataclasses
+
+    from ctxbench import store
+    from ctxbench._publish import publish
+
+    r = ctxbench.lat_ctx([2], placement="single", min_time=0.002, max_time=0.05,
+                         repetitions=3, history=False)  # fmt: skip
+    where = tmp_path / "data"
+    where.mkdir(mode=0o700)
+    rng = random.Random(3)
+    with store.open(where / "store.sqlite3") as s:  # type: ignore[union-attr]
+        for i in range(30):
+            f = (1.3 if i >= 15 else 1.0) * rng.lognormvariate(0, 0.02)
+            copy = dataclasses.replace(
+                r, latency_us=r.latency_us * f, metadata={**r.metadata, "run_id": f"run {i}"}
+            )
+            s.keep(copy, {"commit": "b" if i >= 15 else "a"})
+    frame = ctxbench.changes(where / "store.sqlite3")
+    assert list(frame["index"]) == [15] and list(frame["label.commit"]) == ["b"]
+    assert frame.attrs["series_scanned"] == 1
+    index = publish(tmp_path / "site", store=where / "store.sqlite3")
+    assert "change points: 1" in index.read_text()
