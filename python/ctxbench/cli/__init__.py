@@ -16,6 +16,7 @@ from .._exclusive import patience
 from .._terminate import terminations_raise
 from ..store import using
 from . import _ab, _flags, _matrix, _measure, _store, _workflow
+from . import _changes as _changes_cli
 
 # Exit status of a writer whose reader went away (128 + SIGPIPE), as `yes | head` gives.
 BROKEN_PIPE = 141
@@ -30,6 +31,7 @@ def parser() -> argparse.ArgumentParser:
     _matrix.add_parsers(sub)
     _ab.add_parsers(sub)
     _store.add_parsers(sub)
+    _changes_cli.add_parsers(sub)
     return p
 
 
