@@ -69,6 +69,9 @@ __all__ = [
     "RECORDS",
     "PRESETS",
     "DOORS",
+    # change points (src/changes)
+    "change_points",
+    "change_at",
 ]
 
 FIXED_MIN_TIME: float
@@ -920,3 +923,56 @@ def matrix_plan(
     cpus: Sequence[int] | None = None, *, sysfs: str | None = None, **kwargs: object
 ) -> MatrixPlanDict: ...
 def ring_estimate(procs: int | Sequence[int], **kwargs: object) -> float: ...
+
+# Change points over time (src/changes, src/python/changes.rs).
+@type_check_only
+class ChangeDict(TypedDict):
+    """One change point of a series: the index of the first run after it, its permutation
+    p-value and the level it passed (Holm's for a series' first, the strictest after), the
+    energy statistic,
+    the runs in the segments before and after it, and its size after/before
+    (Hodges-Lehmann) with its distribution-free interval at `confidence`."""
+
+    index: int
+    p: float
+    level: float
+    statistic: float
+    runs_before: int
+    runs_after: int
+    ratio: float
+    ratio_lo: float
+    ratio_hi: float
+    confidence: float
+
+@type_check_only
+class ScanDict(TypedDict):
+    status: Literal["scanned", "too short"]
+    runs: int
+    level: float
+    min_runs: int
+    changes: list[ChangeDict]
+
+@type_check_only
+class ChangeAtDict(TypedDict):
+    status: Literal["change", "none found", "too few runs"]
+    change: ChangeDict | None
+    changes: list[ChangeDict]
+    runs_before: int
+    runs_after: int
+
+def change_points(
+    series: Sequence[tuple[str, Sequence[float]]],
+    level: float | None = None,
+    min_runs: int | None = None,
+    permutations: int | None = None,
+    seed: int | None = None,
+) -> list[ScanDict]: ...
+def change_at(
+    key: str,
+    ln_values: Sequence[float],
+    index: int,
+    level: float | None = None,
+    min_runs: int | None = None,
+    permutations: int | None = None,
+    seed: int | None = None,
+) -> ChangeAtDict: ...
