@@ -71,13 +71,21 @@ def format_matrix_plan(plan: Mapping[str, Any]) -> str:
 
 
 def sizes_plan(
-    procs: int | Sequence[int] = (2, 8), sizes_kb: Sequence[int] | str = "auto", **kwargs: Any
+    procs: int | Sequence[int] | None = None,
+    sizes_kb: Sequence[int] | str = "auto",
+    **kwargs: Any,
 ) -> dict[str, Any]:
     """What ``ctxbench.cache_sweep(procs, sizes_kb, **kwargs)`` would measure on the host,
     before anything runs (``_core.cache_plan``): ``cpus``, ``caches`` (the per-CPU shares
     of the CPUs used, KiB), ``line_bytes``, ``stream_kb``, ``sizes_kb`` (one grid per ring
     size), ``memory_bytes``, ``estimated_s`` and ``notes`` (what bounded a default), with
-    ``procs``, the ring sizes in order."""
+    ``procs``, the ring sizes in order (cache_sweep's default where None)."""
+    if procs is None:  # cache_sweep's default, from the parameter table
+        procs = next(
+            p["default"]
+            for p in _core.PARAMETERS
+            if p["name"] == "procs" and "cache_sweep" in p["doors"]
+        )
     counts = [procs] if isinstance(procs, int) else list(procs)
     named = None if isinstance(sizes_kb, str) else list(sizes_kb)
     if isinstance(sizes_kb, str) and sizes_kb != "auto":
