@@ -13,6 +13,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import ctxbench
@@ -37,7 +38,10 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One tiny ring result of two points, saved (into a store of its own)."""
     where = tmp_path_factory.mktemp("measured")
     r = ctxbench.lat_ctx([2, 3], **QUICK, repetitions=3, history=False)
-    ctxbench.save(r, where / "ring.json", store="off")
+    # Under load a point's net figure can fall to 0 or below (below the method's
+    # resolution), and is then not kept: these tests are of the store, so each has one.
+    net = np.where(r.latency_us > 0, r.latency_us, r.raw_us)
+    ctxbench.save(dataclasses.replace(r, latency_us=net), where / "ring.json", store="off")
     return where / "ring.json"
 
 
@@ -82,8 +86,9 @@ def test_measuring_and_saving_keep_a_run_once(place: Path, tmp_path: Path) -> No
     p = ctxbench.pingpong(**QUICK)
     with store.open() as s:  # type: ignore[union-attr]
         runs = s.runs()
+        # (A point below the method's resolution, net <= 0 under load, has no figure to keep.)
         assert [(x["kind"], x["source"], x["points"]) for x in runs] == [
-            ("ring", "measured", 1), ("pingpong", "measured", 1)
+            ("ring", "measured", int(r.latency_us[0] > 0)), ("pingpong", "measured", 1)
         ]  # fmt: skip
         (pp,) = s.series("engine=process kind=pingpong min_time=None placement=single "
                          "procs=2 transport=pipe", machine=store.machine_of(p))  # fmt: skip
