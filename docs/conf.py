@@ -41,7 +41,7 @@ nitpick_ignore_regex = [
     (r"py:class", r"(NDArray|Figure|Axes|DataFrame|Client|Placement|PathLike|StrPath|Size)"),
     (r"py:class", r"ctxbench\.plot\._style\..*"),
     (r"py:class", r"(ctxbench\._core\.)?(RingDict|PingpongDict|AbDict)"),
-    (r"py:class", r"(collections\.abc|typing|os|pathlib)\..*"),
+    (r"py:class", r"(collections\.abc|typing|os|pathlib|sqlite3)\..*"),
 ]
 
 myst_enable_extensions = ["colon_fence", "deflist"]

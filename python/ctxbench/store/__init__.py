@@ -1,6 +1,6 @@
 """The results store: every run ctxbench measures or saves, kept as one row set in one SQLite
 file (see ``_place`` for where, ``_schema`` for what, ``_db`` for how writers share it), so
-that a baseline is a series of runs rather than one run.
+that a baseline is a series of runs rather than one run::
 
     from ctxbench import store
     with store.open() as s:                       # None when the store is off
