@@ -83,6 +83,8 @@ html_static_path: list[str] = []
 # that runs of a point differ as much as 0.05-second runs do.
 os.environ.setdefault("CI", "true")
 os.environ.setdefault("CTXBENCH_HISTORY", "off")
+# Nor do the commands the pages run keep their runs in the user's results store.
+os.environ.setdefault("CTXBENCH_STORE", "off")
 
 
 def _draw_gallery(app: object) -> None:
