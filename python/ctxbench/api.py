@@ -243,6 +243,7 @@ def pingpong(
     cpu: int | None = None,
     min_time: float | None = None,
     timeout: float = 10.0,
+    record_hops: bool = False,
     counters: str = "evidence",
     policy: str | None = None,
     priority: int | None = None,
@@ -253,6 +254,7 @@ def pingpong(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
+    interference: Mapping[str, float] | None = None,
     # END written by `python -m ctxbench._codegen`
     history: bool = True,
 ) -> PingpongResult:

@@ -62,8 +62,10 @@ class CacheSweep:
     ``refill_kib_per_us`` (KiB brought back per µs of indirect cost) with its interval,
     ``refill_note`` (the core's: "" for a plain figure; "below resolution" where the
     indirect cost's interval reaches zero and "nothing to refill" at size 0, both with the
-    rate NaN; "above streaming read" where the rate exceeds the streaming read, which no
-    refill from memory can: ``REFILL_ABOVE_STREAM`` says how it happens),
+    rate NaN; "above streaming read" where the working set is past the largest cache share
+    and the rate still exceeds the streaming read, which no refill from memory can:
+    ``REFILL_ABOVE_STREAM`` says how it happens; nearer, where a refill from a cache is
+    faster as a rule, a rate is not set against it),
     ``stream_kib_per_us`` (the median of the streaming reads timed in the rounds of that
     ring size), ``resident_kb``. ``frame()`` is the tidy frame of every repetition, what
     ``knees`` and ``plot.sizes`` read.

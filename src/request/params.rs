@@ -263,7 +263,7 @@ pub const PARAMS: &[Param] = {
         "timeout", Real(config::TIMEOUT), F::Real(config::DEFAULT_TIMEOUT), MEASURING,
             ["--timeout"],
             "seconds without progress before a ring counts as hung";
-        "record_hops", Switch, F::Switch(false), &[Ring, Matrix], ["--record-hops"],
+        "record_hops", Switch, F::Switch(false), &[Ring, Pingpong, Matrix], ["--record-hops"],
             "record every hop's wake-to-run latency";
         "counters", Choice(COUNTERS), F::Name("evidence"), RINGS, ["--counters"],
             "who watches the timed repetitions: evidence, off, or timed (perf through them)";
@@ -291,7 +291,7 @@ pub const PARAMS: &[Param] = {
             "how many groups deep each leaf sits under ctxbench's own group";
         "cgroup_weight", OptCount(crate::cgroups::WEIGHT), F::None, CGROUPED, ["--cgroup-weight"],
             "cpu.weight of every group made (v1: cpu.shares = weight x 1024 / 100)";
-        "interference", Interference, F::None, &[Ring], ["--interference"],
+        "interference", Interference, F::None, &[Ring, Pingpong], ["--interference"],
             "neighbours on the measured CPUs, as key=number pairs";
         "history", History, F::None, &[Ring, Pingpong], [],
             "earlier runs of each point on this machine";
