@@ -22,6 +22,12 @@ os.environ["CTXBENCH_HISTORY"] = "off"
 # at the end; `user_store_unchanged` checks that the user's was not touched.
 SUITE_STORE = Path(tempfile.mkdtemp(prefix="ctxbench-suite-store-"))
 os.environ["CTXBENCH_STORE"] = str(SUITE_STORE / "store.sqlite3")
+# And a process of the suite that drops $CTXBENCH_STORE finds its default store there too,
+# never in the user's data directory: `user_store_unchanged` fails if one did.
+USER_DATA = [Path.home() / ".local" / "share"]
+if os.path.isabs(os.environ.get("XDG_DATA_HOME", "")):
+    USER_DATA.append(Path(os.environ["XDG_DATA_HOME"]))
+os.environ["XDG_DATA_HOME"] = str(SUITE_STORE / "data")
 # At exit: the plugin keeps the session's runs after every fixture has ended.
 atexit.register(shutil.rmtree, SUITE_STORE, True)
 # The suite tests this machine: a described host is named by the tests that want one.
@@ -79,14 +85,10 @@ def checkout_unchanged() -> Iterator[None]:
 
 def user_store_state() -> dict[str, tuple[int, int, int]]:
     """Every file in the user's default results store directories (``~/.local/share/ctxbench``
-    and ``$XDG_DATA_HOME/ctxbench``; the store, its ``-wal`` and ``-shm`` files) with its
-    size, modification time and inode."""
-    places = [Path.home() / ".local" / "share" / "ctxbench"]
-    xdg = os.environ.get("XDG_DATA_HOME", "")
-    if os.path.isabs(xdg):
-        places.append(Path(xdg) / "ctxbench")
+    and ``$XDG_DATA_HOME/ctxbench`` as the user set it; the store, its ``-wal`` and ``-shm``
+    files) and the suite's default one, with its size, modification time and inode."""
     state = {}
-    for place in places:
+    for place in [p / "ctxbench" for p in USER_DATA] + [SUITE_STORE / "data" / "ctxbench"]:
         for path in sorted(place.glob("*")) if place.is_dir() else []:
             st = path.lstat()
             state[str(path)] = (st.st_size, st.st_mtime_ns, st.st_ino)
@@ -96,13 +98,17 @@ def user_store_state() -> dict[str, tuple[int, int, int]]:
 
 @pytest.fixture(scope="session", autouse=True)
 def user_store_unchanged() -> Iterator[None]:
-    """Fails the session if the suite touched the user's results store (tests keep runs in
-    ``SUITE_STORE`` or a store under their ``tmp_path``)."""
+    """Fails the session if the suite touched the user's results store, or a process of it
+    fell back to a default store (tests keep runs in ``SUITE_STORE`` or a store under their
+    ``tmp_path``). Another program writing the user's store meanwhile fails it too: on a
+    shared machine, run the suite where nothing else uses the store."""
     before = user_store_state()
     yield
     after = user_store_state()
     changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
-    assert not changed, f"the suite touched the user's results store: {changed}"
+    assert not changed, (
+        f"the suite wrote the user's results store or fell back to a default one: {changed}"
+    )
 
 
 def children() -> set[int]:

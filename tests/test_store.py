@@ -323,3 +323,20 @@ def test_saving_a_run_measuring_kept_adds_its_labels_and_a_tests_id(
         assert run["labels"] == {"commit": "abc", "test": "tests/t.py::test_x"}
         s.keep(r, {"commit": "other"})
         assert s.runs()[0]["labels"]["commit"] == "abc", "a label kept keeps its value"
+
+
+def test_a_ping_pong_is_kept_per_switch_and_every_per_point_field_of_its_record(
+    place: Path,
+) -> None:
+    from ctxbench.schema import RECORDS
+
+    p = ctxbench.pingpong(**QUICK)
+    with store.open() as s:  # type: ignore[union-attr]
+        ((run,),) = [s.run_points(r["run_id"]) for r in s.runs()]
+    # Its interval is of a round trip: kept per switch, as its figure is.
+    assert run["value_us"] == pytest.approx(p.usecs_per_switch)
+    low, high = p.stats["ci_low"][0] / 2, p.stats["ci_high"][0] / 2
+    assert (run["ci_low"], run["ci_high"]) == pytest.approx((low, high), nan_ok=True)
+    # The record's fields of its one point are kept (from the core's field table).
+    kept = {n for n, f in RECORDS["pingpong"].items() if f.shape == () and f.type == "float"}
+    assert {"usecs_per_op", "elapsed_s"} <= kept & set(run)
