@@ -22,6 +22,12 @@ os.environ["CTXBENCH_HISTORY"] = "off"
 # at the end; `user_store_unchanged` checks that the user's was not touched.
 SUITE_STORE = Path(tempfile.mkdtemp(prefix="ctxbench-suite-store-"))
 os.environ["CTXBENCH_STORE"] = str(SUITE_STORE / "store.sqlite3")
+# And a process of the suite that drops $CTXBENCH_STORE finds its default store there too,
+# never in the user's data directory: `user_store_unchanged` fails if one did.
+USER_DATA = [Path.home() / ".local" / "share"]
+if os.path.isabs(os.environ.get("XDG_DATA_HOME", "")):
+    USER_DATA.append(Path(os.environ["XDG_DATA_HOME"]))
+os.environ["XDG_DATA_HOME"] = str(SUITE_STORE / "data")
 # At exit: the plugin keeps the session's runs after every fixture has ended.
 atexit.register(shutil.rmtree, SUITE_STORE, True)
 # The suite tests this machine: a described host is named by the tests that want one.
@@ -79,14 +85,10 @@ def checkout_unchanged() -> Iterator[None]:
 
 def user_store_state() -> dict[str, tuple[int, int, int]]:
     """Every file in the user's default results store directories (``~/.local/share/ctxbench``
-    and ``$XDG_DATA_HOME/ctxbench``; the store, its ``-wal`` and ``-shm`` files) with its
-    size, modification time and inode."""
-    places = [Path.home() / ".local" / "share" / "ctxbench"]
-    xdg = os.environ.get("XDG_DATA_HOME", "")
-    if os.path.isabs(xdg):
-        places.append(Path(xdg) / "ctxbench")
+    and ``$XDG_DATA_HOME/ctxbench`` as the user set it; the store, its ``-wal`` and ``-shm``
+    files) and the suite's default one, with its size, modification time and inode."""
     state = {}
-    for place in places:
+    for place in [p / "ctxbench" for p in USER_DATA] + [SUITE_STORE / "data" / "ctxbench"]:
         for path in sorted(place.glob("*")) if place.is_dir() else []:
             st = path.lstat()
             state[str(path)] = (st.st_size, st.st_mtime_ns, st.st_ino)
@@ -96,13 +98,17 @@ def user_store_state() -> dict[str, tuple[int, int, int]]:
 
 @pytest.fixture(scope="session", autouse=True)
 def user_store_unchanged() -> Iterator[None]:
-    """Fails the session if the suite touched the user's results store (tests keep runs in
-    ``SUITE_STORE`` or a store under their ``tmp_path``)."""
+    """Fails the session if the suite touched the user's results store, or a process of it
+    fell back to a default store (tests keep runs in ``SUITE_STORE`` or a store under their
+    ``tmp_path``). Another program writing the user's store meanwhile fails it too: on a
+    shared machine, run the suite where nothing else uses the store."""
     before = user_store_state()
     yield
     after = user_store_state()
     changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
-    assert not changed, f"the suite touched the user's results store: {changed}"
+    assert not changed, (
+        f"the suite wrote the user's results store or fell back to a default one: {changed}"
+    )
 
 
 def children() -> set[int]:
@@ -122,8 +128,25 @@ def children() -> set[int]:
     return found
 
 
+STORE_FILES = (".sqlite3", ".sqlite3-wal", ".sqlite3-shm")
+
+
+def _target(fd: int) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return "(closed)"
+
+
 def open_fds() -> set[int]:
-    return {int(fd) for fd in os.listdir("/proc/self/fd")}
+    """This process's descriptors, but a results store's (its file, log and index): a
+    process keeps its store open across runs on purpose (``store.kept_open``)."""
+    fds = set()
+    for fd in os.listdir("/proc/self/fd"):
+        target = _target(int(fd))  # "(closed)": listdir's own, closed since
+        if target != "(closed)" and not target.endswith(STORE_FILES):
+            fds.add(int(fd))
+    return fds
 
 
 @pytest.fixture
@@ -132,8 +155,8 @@ def no_leaks() -> Iterator[None]:
     fds, kids = open_fds(), children()
     yield
     assert children() - kids == set(), "child processes left behind"
-    # listdir itself opens a descriptor; compare the sets, not the counts.
-    assert open_fds() - fds == set(), "file descriptors leaked"
+    leaked = open_fds() - fds
+    assert not leaked, f"file descriptors leaked: {[_target(fd) for fd in sorted(leaked)]}"
 
 
 @pytest.fixture(scope="session")

@@ -167,11 +167,8 @@ def _with_store(use: Callable[[Any], T], create: bool = False) -> T | None:
     """``use(store)`` of the results store; None when it is off, absent (reading) or not
     usable, the last with one warning naming it and why."""
     try:
-        s = store.open(create=create)
-        if s is None:
-            return None
-        with s:
-            return use(s)
+        with store.kept_open(create=create) as s:
+            return None if s is None else use(s)
     except OSError as e:
         _warn_once(f"not used: {e.strerror or e}")
         return None

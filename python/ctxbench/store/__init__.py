@@ -1,6 +1,6 @@
 """The results store: every run ctxbench measures or saves, kept as one row set in one SQLite
 file (see ``_place`` for where, ``_schema`` for what, ``_db`` for how writers share it), so
-that a baseline is a series of runs rather than one run.
+that a baseline is a series of runs rather than one run::
 
     from ctxbench import store
     with store.open() as s:                       # None when the store is off
@@ -13,6 +13,7 @@ pytest plugin and the fleet keep their runs here (``keep_quietly``); the run his
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import warnings
@@ -34,6 +35,7 @@ __all__ = [
     "StoreRefused",
     "default_path",
     "keep_quietly",
+    "kept_open",
     "machine_of",
     "open",
     "parse_label",
@@ -57,16 +59,89 @@ def open(path: str | os.PathLike[str] | None = None, *, create: bool = True) -> 
     ``StoreRefused`` (an ``OSError``) naming the path when it is not usable: a file that
     is not a ctxbench store, a damaged one, one of a newer schema, a link, a directory
     other users may write."""
-    if path is None:
-        where = _default_path()
-    elif _place.is_off(os.fspath(path)):
-        where = None
-    else:
-        where = _place.named(path)
+    where = _where(path)
     if where is None:
         return None
     db = _db.connect(where, create)
     return None if db is None else Store(where, db)
+
+
+# Stores this process keeps open (by path): the pid that opened each, the file's identity
+# then, and the store. Opening and closing a store for each run would cost a WAL file made
+# and checkpointed each time (40 ms here, where a JSON save takes 15); kept open, a run
+# costs its transaction. A store is checked again at each use, and opened anew when the
+# file at its path is another (replaced, removed) or this is a forked child.
+_kept: dict[Path, tuple[int, tuple[object, ...], Store]] = {}
+_forked: list[Store] = []  # a parent's connections: never used, never closed in a child
+
+
+@contextlib.contextmanager
+def kept_open(
+    path: str | os.PathLike[str] | None = None, *, create: bool = True
+) -> Iterator[Store | None]:
+    """The store at ``path`` (as ``open``), kept open for this process's next runs (the
+    caller never closes it), its files' identity taken again when the caller is done."""
+    s = _kept_open(path, create)
+    try:
+        yield s
+    finally:
+        if s is not None and s.path in _kept:
+            pid, _, kept = _kept[s.path]
+            _kept[s.path] = (pid, _identity(s.path), kept)
+
+
+def _kept_open(path: str | os.PathLike[str] | None, create: bool) -> Store | None:
+    where = _where(path)
+    if where is None:
+        return None
+    hit = _kept.pop(where, None)
+    if hit is not None:
+        pid, identity, s = hit
+        if pid != os.getpid():
+            _forked.append(s)
+        else:
+            try:
+                now = _identity(where) if _place.check(where, create=False) else None
+            except OSError:
+                s.close()
+                raise
+            if now == identity:
+                _kept[where] = hit
+                return s
+            s.close()
+    s = open(where, create=create)
+    if s is not None:
+        _kept[where] = (os.getpid(), _identity(where), s)
+    return s
+
+
+def _identity(where: Path) -> tuple[object, ...]:
+    """Which files the store and its write-ahead log are (a log removed or replaced under
+    an open store is another store's)."""
+    out: list[object] = []
+    for path in (where, Path(f"{where}-wal")):
+        try:
+            st = os.stat(path)
+            out.append((st.st_dev, st.st_ino))
+        except FileNotFoundError:
+            out.append(None)
+    return tuple(out)
+
+
+@atexit.register
+def _close_kept() -> None:
+    for pid, _, s in _kept.values():
+        if pid == os.getpid():
+            s.close()
+    _kept.clear()
+
+
+def _where(path: str | os.PathLike[str] | None) -> Path | None:
+    if path is None:
+        return _default_path()
+    if _place.is_off(os.fspath(path)):
+        return None
+    return _place.named(path)
 
 
 @contextlib.contextmanager
@@ -115,11 +190,8 @@ def keep_quietly(
     if isinstance(results, (list, tuple)) and not results:
         return 0
     try:
-        s = open(path)
-        if s is None:
-            return 0
-        with s:
-            return s.keep(results, {**_labels, **(labels or {})}, **how)
+        with kept_open(path) as s:
+            return 0 if s is None else s.keep(results, {**_labels, **(labels or {})}, **how)
     except OSError as e:
         warn_once(f"run not kept: {e.strerror or e}")
         return 0

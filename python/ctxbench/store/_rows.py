@@ -171,26 +171,54 @@ def _stat(stats: dict[str, Any], name: str, i: int) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-_FIGURES = ("min", "median", "mean", "max", "stdev", "cv", "se", "se_within", "sd_run",
-            "runs_seen", "df", "level", "verdict", "instances")  # fmt: skip
+# The point columns of the store's rows of its own; every other per-point field of a kind's
+# record (``schema.RECORDS``, the core's ``_core.RECORDS``) is kept in ``figures``.
+_OWN = ("point_id", "latency_us", "switches_per_hop", "samples_us")
+
+
+def _per_point(kind: str) -> tuple[list[str], list[str]]:
+    """The fields of a kind's record that hold one value per point (a ring's arrays over its
+    points; a ping-pong's scalars, its one point, but not its settings, which its point id
+    holds), and those of its ``stats``, as the record declares them."""
+    from ..schema import RECORDS
+
+    fields = RECORDS[kind]
+    one = ("points",) if kind == "ring" else ()
+    scalar = ("int", "float", "str", "bool")
+    top = [n for n, f in fields.items() if f.shape == one and f.type in scalar
+           and n not in _OWN and not (kind != "ring" and f.config)]  # fmt: skip
+    # A ping-pong's stats are a ring's, of one point (its record leaves them undeclared).
+    stats = fields["stats"].fields or RECORDS["ring"]["stats"].fields or {}
+    own = ("ci_low", "ci_high")  # columns of their own, per switch as value_us is
+    listed = [n for n, f in stats.items() if f.shape == ("points",) and f.type in scalar]
+    return top, [n for n in listed if n not in own]
 
 
 def _point(pid: str, value: float, se: Any, stats: dict[str, Any], i: int, **more: Any) -> dict:
     rel = _number(se)
     rel = max(rel / value, 1e-6) if rel is not None and 0 < rel <= value else None
-    figures = {k: v for k in _FIGURES if (v := _json_safe(_stat(stats, k, i))) is not None}
-    figures.update({k: v for k, v in more.pop("figures", {}).items() if v is not None})
+    factor = more.pop("per_value", 1.0)
+    figures = {k: v for k, v in more.pop("figures", {}).items() if v is not None}
+    for k in more.pop("stats_fields"):
+        v = _json_safe(_stat(stats, k, i))
+        if v is not None:
+            figures.setdefault(k, v)
     return {
         "point_id": pid,
         "point_key": point(pid)[0],
         "value_us": value,
         "ln_value": math.log(value),
         "rel_se": rel,
-        "ci_low": _number(_stat(stats, "ci_low", i)),
-        "ci_high": _number(_stat(stats, "ci_high", i)),
+        "ci_low": _scaled(_stat(stats, "ci_low", i), factor),
+        "ci_high": _scaled(_stat(stats, "ci_high", i), factor),
         **more,
         "figures": json.dumps(figures, sort_keys=True),
     }
+
+
+def _scaled(value: Any, factor: float) -> float | None:
+    x = _number(value)
+    return None if x is None else x * factor
 
 
 def _json_safe(value: Any) -> Any:
@@ -212,6 +240,7 @@ def _ring_points(r: Any, ids: list[str] | None) -> list[dict[str, Any]]:
     blocks = _seq(getattr(r, "block", None))
     shapes = _seq(getattr(r, "instance_blocks", None))
     se = r.stats.get("se_within")
+    top, stats_fields = _per_point("ring")
     rows = []
     for i, pid in enumerate(ids):
         value = _number(r.latency_us[i])
@@ -227,8 +256,8 @@ def _ring_points(r: Any, ids: list[str] | None) -> list[dict[str, Any]]:
             pid, value, None if se is None else se[i], r.stats, i,
             switches_per_hop=_number(hop[i]) if i < hop.size else None,
             instances_us=json.dumps(inst),
-            figures={"min_us": _number(r.min_us[i]),
-                     "stopped": r.stopped[i] if i < len(r.stopped or []) else None},
+            figures={k: _json_safe(_item(getattr(r, k, None), i)) for k in top},
+            stats_fields=stats_fields,
         ))  # fmt: skip
     return rows
 
@@ -243,11 +272,27 @@ def _pingpong_points(r: Any, ids: list[str] | None) -> list[dict[str, Any]]:
     samples = np.asarray(r.samples_us, dtype=np.float64) / 2
     inst = _instances(samples, r.block or 1, _seq(getattr(r, "instance_blocks", None)))
     op_se = None if se is None or len(se) == 0 else se[0]
+    top, stats_fields = _per_point("pingpong")
     return [_point(
         pid, value, None if op_se is None else op_se / 2, stats, 0,
         switches_per_hop=None, instances_us=json.dumps(inst),
-        figures={"usecs_per_op": _number(r.usecs_per_op), "stopped": r.stopped},
+        per_value=0.5,  # its interval is of a round trip, two switches: value_us is one
+        figures={k: _json_safe(_item(getattr(r, k, None), None)) for k in top},
+        stats_fields=stats_fields,
     )]  # fmt: skip
+
+
+def _item(value: Any, i: int | None) -> Any:
+    """A field's value of point ``i`` (None: a scalar), as JSON holds it; None where absent."""
+    if value is None:
+        return None
+    if i is not None:
+        try:
+            value = value[i]
+        except (IndexError, TypeError, KeyError):
+            return None
+    value = value.item() if hasattr(value, "item") else value
+    return value if isinstance(value, (int, float, str, bool)) else None
 
 
 def _words(r: Any, **more: Any) -> str:

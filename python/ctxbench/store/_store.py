@@ -99,7 +99,10 @@ class Store:
         items = result if isinstance(result, (list, tuple)) else [result]
         sets = []
         for r in items:
-            text = json.dumps(encode(r), allow_nan=False, separators=(",", ":")).encode()
+            if getattr(r, "kind", None) not in _rows.KINDS:
+                continue  # a matrix, an A/B result: not one figure per point and run
+            # As a results file holds it (a file's JSON, whatever figures it has).
+            text = json.dumps(encode(r), separators=(",", ":")).encode()
             rows = _rows.row_set(r, text, labels=user, source=source, **how)
             if rows is not None:
                 rows.record = zlib.compress(text, 1)
