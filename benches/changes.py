@@ -97,6 +97,7 @@ def main() -> None:
         f"{args.shift_at}; wall {wall:.0f} s; load (1-min) min {min(loads):.2f} "
         f"median {statistics.median(loads):.2f} max {max(loads):.2f}"
     )
+    print(f"runs with a net figure <= 0, measured again (the store keeps none): {unusable}")
     print(
         f"pooled ratio after/before (medians): "
         f"{statistics.median(after) / statistics.median(before):.3f}"
