@@ -29,6 +29,7 @@ __all__ = [
     "ab",
     "topology",
     "cache_plan",
+    "restrictions",
     "matrix",
     "RELATIONS",
     "MATRIX_PER_CLASS",
@@ -842,3 +843,15 @@ class CachePlanDict(TypedDict):
 def cache_plan(
     procs: int | Sequence[int], sizes_kb: Sequence[int] | None = None, **kwargs: object
 ) -> CachePlanDict: ...
+
+@type_check_only
+class RestrictionDict(TypedDict):
+    """One restriction of the host (`restrictions`): its name, what was read, what to do."""
+
+    name: str
+    detail: str
+    hint: str
+
+def restrictions(
+    sysfs: str | None = None, proc: str | None = None, boot: str | None = None
+) -> list[RestrictionDict]: ...

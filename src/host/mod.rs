@@ -5,6 +5,7 @@
 //! cache sweep are `cache`'s.
 
 pub mod cache;
+pub mod restrictions;
 
 use crate::error::Result;
 use crate::memory;

@@ -1,0 +1,200 @@
+"""Restricted hosts: each restriction named by the core (``_core.restrictions``), in
+``ctxbench info`` and in the metadata, on described hosts (planted under ``tmp_path``) and
+for real on this machine where it can be made (tests/restricted.py; root only), and each
+refused feature refused naming it and what to do."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import Described
+
+from ctxbench import _core
+from ctxbench import metadata as md
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
+
+# What each restriction is planted as on a described host (relative to its sysfs root; its
+# /proc is ROOT/proc), and the words its detail says.
+PLANTED = {
+    "cpuset": ({"fs/cgroup/cpuset.cpus.effective": "1"}, "allows 1 of the 2 online CPUs (1)"),
+    "cpu_quota": ({"fs/cgroup/cpu.max": "50000 100000"}, "0.50 CPU: 50000 µs every 100000 µs"),
+    "cgroup_read_only": (
+        {"proc/self/mountinfo": "30 1 0:30 / /sys/fs/cgroup ro,nosuid - cgroup2 cgroup2 ro"},
+        "mounted read-only: /sys/fs/cgroup",
+    ),
+    "perf_event_paranoid": (
+        {"proc/sys/kernel/perf_event_paranoid": "3"},
+        "kernel.perf_event_paranoid = 3: a process without CAP_PERFMON may open no perf event",
+    ),
+    "io_uring_refused": (
+        {"proc/sys/kernel/io_uring_disabled": "2"},
+        "io_uring_setup is refused to every process",
+    ),
+    "no_kernel_config": ({}, "config.gz (CONFIG_IKCONFIG_PROC) and no"),
+}
+
+
+def plant(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n")
+    return root
+
+
+def guest(described: Described, name: str) -> Path:
+    """The 2-vCPU AMD guest with restriction `name` planted, and nothing else restricted."""
+    files, _ = PLANTED[name]
+    config = {} if name == "no_kernel_config" else {"proc/config.gz": "only there"}
+    return plant(described("amd-epyc-guest"), {**config, **files})
+
+
+def names(found: list[_core.RestrictionDict]) -> list[str]:
+    return [r["name"] for r in found]
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "ctxbench", *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
+
+
+@pytest.mark.parametrize("name", list(PLANTED))
+def test_a_planted_restriction_is_named_with_what_was_read_and_what_to_do(
+    described: Described, name: str
+) -> None:
+    root = guest(described, name)
+    found = _core.restrictions(str(root))
+    assert names(found) == [name]
+    assert PLANTED[name][1] in found[0]["detail"]
+    assert len(found[0]["hint"]) > 40
+    env = {**os.environ, "CTXBENCH_SYSFS": str(root)}
+    out = cli("info", env=env)
+    assert out.returncode == 0, out.stderr
+    assert f"restrictions.{name}:" in out.stdout
+    assert f"what_to_do.{name}:" in out.stdout
+    assert found[0]["hint"] in " ".join(out.stdout.split())
+
+
+def test_a_host_without_restrictions_says_none_in_info(described: Described) -> None:
+    root = plant(described("amd-epyc-guest"), {"proc/config.gz": "only there"})
+    assert _core.restrictions(str(root)) == []
+    out = cli("info", env={**os.environ, "CTXBENCH_SYSFS": str(root)})
+    assert out.returncode == 0, out.stderr
+    rows = dict(line.split(":", 1) for line in out.stdout.splitlines() if ":" in line)
+    assert rows["restrictions"].strip() == "(none)"
+    assert "what_to_do." not in out.stdout
+
+
+def test_the_metadata_names_the_restrictions_of_the_roots_it_reads(tmp_path: Path) -> None:
+    proc, sys_root = tmp_path / "proc", tmp_path / "sys"
+    plant(tmp_path, {"proc/self/cgroup": "0::/job", "sys/fs/cgroup/job/cpu.max": "25000 100000"})
+    meta = md._collect(proc, sys_root, tmp_path / "boot", version="x", extra=None)
+    found = meta["restrictions"]
+    assert isinstance(found, dict)
+    assert found["cpu_quota"].startswith("0.25 CPU: 25000 µs every 100000 µs")
+    assert "no_kernel_config" in found and "io_uring_refused" not in found
+    text = md.format_metadata({"restrictions": found})
+    assert "restrictions.cpu_quota:" in text
+
+
+# --- for real -----------------------------------------------------------------------------
+
+LIVE = "import json, ctxbench._core as c; print(json.dumps(c.restrictions('/sys')))"
+# A transport that needs io_uring, tried: the refusal's words, or "ran". (With cgroups for
+# the transport: the cgroups axis, tried.)
+URING_RING = """
+import ctxbench
+try:
+    ctxbench.ring(2, transport="msg_ring", repetitions=3, history=False)
+    print("ran")
+except OSError as e:
+    print(e)
+"""
+
+
+def live(argv_prefix: list[str] | None = None) -> dict[str, str]:
+    argv = [*(argv_prefix or []), sys.executable, "-c", LIVE]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return {r["name"]: r["detail"] for r in json.loads(out.stdout)}
+
+
+def uring_ring(argv_prefix: list[str] | None = None) -> str:
+    argv = [*(argv_prefix or []), sys.executable, "-c", URING_RING]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+@pytest.mark.parametrize("code", [errno.EPERM, errno.ENOSYS])
+def test_a_seccomp_filter_on_io_uring_is_named_and_the_uring_transports_refused(
+    code: int,
+) -> None:
+    import restricted
+
+    filtered = live(restricted.seccomp_argv(code, []))
+    assert "refused by a seccomp filter" in filtered["io_uring_refused"], filtered
+    said = uring_ring(restricted.seccomp_argv(code, []))
+    assert "restriction io_uring_refused: io_uring_setup was refused by a seccomp" in said
+    assert "choose another (eventfd, futex)" in said
+    assert "io_uring_refused" not in live(), "only the filtered child is restricted"
+
+
+def test_io_uring_disabled_by_sysctl_is_named_and_the_uring_transports_refused() -> None:
+    import restricted
+
+    # Every process of the machine is refused io_uring meanwhile: the block is kept short.
+    with restricted.sysctl("kernel.io_uring_disabled", "2"):
+        found = live()
+        said = uring_ring()
+    assert "kernel.io_uring_disabled = 2, EPERM" in found["io_uring_refused"], found
+    assert "restriction io_uring_refused: io_uring_setup was refused" in said
+    assert "kernel.io_uring_disabled = 2" in said and "io_uring_disabled=0" in said
+
+
+def test_perf_event_paranoid_3_is_named_for_a_process_it_restricts() -> None:
+    import restricted
+
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
+    with restricted.sysctl("kernel.perf_event_paranoid", "3"):
+        as_root = live()
+        as_nobody = live(nobody)
+    assert "perf_event_paranoid" not in as_root, "root's capabilities lift it"
+    assert as_nobody["perf_event_paranoid"].startswith("kernel.perf_event_paranoid = 3")
+
+
+def test_a_read_only_cgroup_mount_is_named_and_the_cgroups_axis_refused() -> None:
+    import restricted
+    from cgroups import _hierarchy
+
+    mount, _ = _hierarchy("cpu")
+    ro = restricted.read_only_cgroups_argv(str(mount), [])
+    found = live(ro)
+    assert str(mount) in found["cgroup_read_only"], found
+    code = URING_RING.replace('transport="msg_ring"', 'cgroups="same"')
+    out = subprocess.run([*ro, sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "(restriction cgroup_read_only)" in out.stdout, out.stdout
+    assert "hint: the cgroups axis cannot make its groups" in out.stdout
+    assert "cgroup_read_only" not in live(), "only the namespace's mount is read-only"
+
+
+def test_a_one_cpu_cpuset_is_named() -> None:
+    from cgroups import configured, run_in
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("a cpuset of 1 CPU restricts nothing on a 1-CPU machine")
+    one = {"cpuset.cpus": "0", "cpuset.mems": "0"}
+    with configured("cpuset", one, {"cpuset.cpus": "0"}) as group:
+        out = run_in(group, LIVE)
+    assert out.returncode == 0, out.stderr
+    found = {r["name"]: r["detail"] for r in json.loads(out.stdout)}
+    assert "our cgroup's cpuset allows 1 of the " in found["cpuset"], found
+    assert found["cpuset"].endswith("online CPUs (0)")
