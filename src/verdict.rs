@@ -24,6 +24,9 @@ pub enum Verdict {
     Unstable,
     /// Its samples fall in two well separated groups: the median describes neither.
     Bimodal,
+    /// A CPU quota throttled the run's groups while it was timed (restriction `cpu_quota`):
+    /// its figure holds the throttle's stalls, not a switch's cost, whatever its spread.
+    Throttled,
 }
 
 impl Verdict {
@@ -33,6 +36,7 @@ impl Verdict {
             Verdict::Noisy => "noisy",
             Verdict::Unstable => "unstable",
             Verdict::Bimodal => "bimodal",
+            Verdict::Throttled => "throttled",
         }
     }
 }
@@ -380,11 +384,15 @@ mod tests {
             Verdict::Noisy,
             Verdict::Unstable,
             Verdict::Bimodal,
+            Verdict::Throttled,
         ]
         .iter()
         .map(|v| v.as_str())
         .collect();
-        assert_eq!(names, ["stable", "noisy", "unstable", "bimodal"]);
+        assert_eq!(
+            names,
+            ["stable", "noisy", "unstable", "bimodal", "throttled"]
+        );
     }
 
     #[test]

@@ -198,3 +198,46 @@ def test_a_one_cpu_cpuset_is_named() -> None:
     found = {r["name"]: r["detail"] for r in json.loads(out.stdout)}
     assert "our cgroup's cpuset allows 1 of the " in found["cpuset"], found
     assert found["cpuset"].endswith("online CPUs (0)")
+
+
+# A ring of 2 in the group given as argv[1], joined once ctxbench is imported (so that the
+# quota meets the ring, not the interpreter's start): its verdicts, warnings and the report's
+# lines, with the group's own count of throttled periods around the ring.
+THROTTLED_RING = """
+import json, os, sys
+import ctxbench
+from ctxbench import report
+
+group = sys.argv[1]
+stat = lambda: int(open(group + "/cpu.stat").read().split("nr_throttled ")[1].split()[0])
+open(group + "/cgroup.procs", "w").write(str(os.getpid()))
+before = stat()
+r = ctxbench.ring(2, repetitions=10, min_time=0.05, history=False)
+print(json.dumps({
+    "grew": stat() - before,
+    "verdicts": [str(v) for v in r.stats["verdict"]],
+    "warnings": list(r.warnings),
+    "lines": [f"{line.kind}: {line.text}" for line in report.lines(r)],
+}))
+"""
+
+
+def test_a_ring_a_half_cpu_quota_throttles_is_flagged_throttled_not_a_switch_cost() -> None:
+    from cgroups import configured
+
+    # The group's weight at its highest, so that the ring gets the CPU it asks for, more than
+    # half a CPU, whatever else runs: the quota throttles it, not the machine's load.
+    v1 = {"cpu.shares": "262144", "cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": "50000"}
+    v2 = {"cpu.weight": "10000", "cpu.max": "50000 100000"}
+    with configured("cpu", v1, v2) as group:
+        argv = [sys.executable, "-c", THROTTLED_RING, str(group)]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    said = json.loads(out.stdout)
+    assert said["grew"] > 0, said
+    assert said["verdicts"] == ["throttled"], said
+    (warning,) = [w for w in said["warnings"] if "throttled" in w]
+    assert warning.startswith("2 procs: throttled: the CPU quota stopped this run's groups in ")
+    assert "(restriction cpu_quota: 0.50 CPU: 50000 µs every 100000 µs" in warning
+    assert "its figure is not a switch's" in warning
+    assert any(line.startswith("warning: 2 procs: throttled") for line in said["lines"])

@@ -155,7 +155,7 @@ class ComparisonDict(TypedDict):
 
 # BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
 _Engine = Literal["process", "thread", "fiber"]
-_Verdict = Literal["stable", "noisy", "unstable", "bimodal"]
+_Verdict = Literal["stable", "noisy", "unstable", "bimodal", "throttled"]
 _Level = Literal["repetition", "block", "instance", "run"]
 _SwitchSource = Literal["kernel", "perf", "rusage"]
 _Stopped = Literal["repetitions", "precision", "max_repetitions", "time_cap", "run_spread"]

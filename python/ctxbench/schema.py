@@ -63,7 +63,7 @@ HOP_PERCENTILES = ("p50", "p90", "p99", "p99.9", "max")
 # The variance model's levels, innermost first (``ctxbench._core.estimate``).
 LEVELS = ("repetition", "block", "instance", "run")
 STOPPED = ("repetitions", "precision", "max_repetitions", "time_cap", "run_spread")
-VERDICTS = ("stable", "noisy", "unstable", "bimodal")
+VERDICTS = ("stable", "noisy", "unstable", "bimodal", "throttled")
 PHASES = ("calibration", "warmup", "measure", "setup_teardown", "observer_wait")
 # Phases a file from before them lacks.
 _LATER_PHASES = ("observer_wait",)

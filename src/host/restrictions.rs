@@ -349,6 +349,41 @@ pub fn throttled_periods(host: &Host) -> Option<u64> {
     counts.reduce(|a, b| a + b)
 }
 
+/// The throttling of this machine's groups from a start: what a timed window reads before
+/// and after (a run is measured here whatever host `CTXBENCH_SYSFS` describes).
+pub struct Throttle {
+    host: Host,
+    start: Option<u64>,
+}
+
+impl Throttle {
+    pub fn start() -> Throttle {
+        let host = Host::at(Path::new(super::LIVE_SYSFS));
+        let start = throttled_periods(&host);
+        Throttle { host, start }
+    }
+
+    /// Periods throttled since `start`; `None` where no group has a limit.
+    pub fn periods(&self) -> Option<u64> {
+        Some(throttled_periods(&self.host)?.saturating_sub(self.start?))
+    }
+}
+
+/// What a run's result says of a point the quota throttled: how often, the limit, and the
+/// restriction's hint (that its figure is no switch's, and what to do).
+pub fn throttled_warning(procs: usize, periods: u64) -> String {
+    let kind = Kind::CpuQuota;
+    let quota = quota(&Host::at(Path::new(super::LIVE_SYSFS)));
+    let limit = quota.map_or_else(String::new, |q| format!(": {}", q.detail()));
+    format!(
+        "{procs} procs: throttled: the CPU quota stopped this run's groups in {periods} \
+         period{} while it was timed (restriction {}{limit}): {}",
+        if periods == 1 { "" } else { "s" },
+        kind.name(),
+        kind.hint()
+    )
+}
+
 /// Which cgroup mounts are read-only (`ro` among a mount's own options in mountinfo).
 fn read_only_cgroups(host: &Host) -> Option<String> {
     let text = host.proc_file("self/mountinfo")?;

@@ -257,7 +257,9 @@ fn point_here(
     if let Some(n) = neighbours.as_mut() {
         n.mark();
     }
+    let throttle = crate::host::restrictions::Throttle::start();
     let (outcome, watched) = drive_all(&mut rings, &*members, &run, &seats, &tasks, asked);
+    let throttled = throttle.periods();
     let interference = neighbours.as_ref().map(Neighbours::achieved);
     drop(neighbours);
     let stopped = outcome.iter().all(Result::is_ok);
@@ -284,6 +286,7 @@ fn point_here(
         report,
         rings: totals,
         watched,
+        throttled,
     };
     Ok(assemble(&run, &drivers, evidence, &tasks, t0, cpus.one_cpu))
 }
@@ -471,6 +474,7 @@ struct Evidence {
     /// What every participant ran under (`sched::participants`).
     sched: sched::Sched,
     interference: Option<Achieved>,
+    throttled: Option<u64>,
 }
 
 /// The `Point`: the drivers' series as `[repetition][ring]`, and the evidence beside them.
@@ -488,6 +492,7 @@ fn assemble(
         watched: (accounting, counters),
         sched,
         interference,
+        throttled,
     } = evidence;
     let expected = run.cfg.shape().map_or(0, |s| s.expected_sum());
     let check = |&(passes, sum): &(u64, u64)| sum == passes.wrapping_mul(expected) && passes > 0;
@@ -552,6 +557,7 @@ fn assemble(
         one_cpu,
         sched,
         interference,
+        throttled,
     }
 }
 
