@@ -30,14 +30,11 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Each one's name, in the enum's order.
+    pub const NAMES: [&'static str; 5] = ["stable", "noisy", "unstable", "bimodal", "throttled"];
+
     pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Stable => "stable",
-            Verdict::Noisy => "noisy",
-            Verdict::Unstable => "unstable",
-            Verdict::Bimodal => "bimodal",
-            Verdict::Throttled => "throttled",
-        }
+        Self::NAMES[self as usize]
     }
 }
 

@@ -24,6 +24,7 @@ from ._core import __version__ as __version__
 
 if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on first use
     from . import plot as plot
+    from . import store as store
     from ._ab import ab as ab
     from ._compare import compare as compare
     from ._knees import knees as knees
@@ -38,6 +39,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .cache import CacheSweep as CacheSweep
     from .cache import cache_sweep as cache_sweep
     from .files import load as load
+    from .files import save as save
     from .frame import concat as concat
     from .report import format_comparison as format_comparison
     from .result import AbResult as AbResult
@@ -48,6 +50,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
 # Public name -> the module that defines it (None: the name is that submodule).
 _HOME = {
     "plot": None,
+    "store": None,
     "ab": "._ab",
     "AbResult": ".result",
     "compare": "._compare",
@@ -63,6 +66,7 @@ _HOME = {
     "cache_sweep": ".cache",
     "knees": "._knees",
     "load": ".files",
+    "save": ".files",
     "concat": ".frame",
     "MatrixResult": ".result",
     "PingpongResult": ".result",

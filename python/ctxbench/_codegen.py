@@ -112,17 +112,10 @@ def class_field(name: str, spec: Field) -> str:
 
 
 def class_fields(fields: Mapping[str, Field]) -> list[str]:
-    """The field lines of a result class, in declaration order."""
-    seen_optional = None
-    for name, spec in fields.items():
-        if not spec.required:
-            seen_optional = seen_optional or name
-        elif seen_optional:
-            raise ValueError(
-                f"{name}: a required field after the optional {seen_optional}: declare every "
-                "required field first (a dataclass needs its defaults last)"
-            )
-    return [class_field(name, spec) for name, spec in fields.items()]
+    """The field lines of a result class: the required fields, then the optional ones (a
+    dataclass needs its defaults last), each in declaration order."""
+    ordered = sorted(fields.items(), key=lambda item: not item[1].required)
+    return [class_field(name, spec) for name, spec in ordered]
 
 
 # --- _core.pyi --------------------------------------------------------------------------------
@@ -150,7 +143,7 @@ def _stub_type(spec: Field, name: str = "") -> str:
     elif spec.type == "dict":
         text = spec.name or "dict[str, Any]"
     elif spec.type == "str":
-        text = _alias(name) if values else "str"
+        text = (spec.name or _alias(name)) if values else "str"
         text = f"list[{text}]" if spec.shape else text
     elif not spec.shape:
         text = _SCALARS[spec.type]
@@ -190,7 +183,7 @@ def _literals(fields: Mapping[str, Field], found: dict[str, tuple[str, ...]]) ->
     for key, spec in fields.items():
         values = spec.literals or spec.choices
         if spec.type == "str" and values and not spec.stub:
-            alias = _alias(key)
+            alias = spec.name or _alias(key)
             if found.setdefault(alias, tuple(values)) != tuple(values):
                 raise ValueError(f"two different sets of strings are both called {alias}")
         if spec.fields is not None:

@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import ctxbench
-from ctxbench import report
+from ctxbench import report, store
 from ctxbench.record import encode
 from ctxbench.result import KINDS, from_record
 
@@ -419,6 +419,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             }
         )
         return
+    # Each run kept in the results store (measuring kept it already) with its test's id.
+    store.keep_quietly(tagged, source="pytest")
     path = config.getoption("--ctxbench-save")
     if path or config.getoption("--ctxbench-autosave"):
         from .files import save

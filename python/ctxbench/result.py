@@ -79,25 +79,14 @@ class RingResult:
     tsc: dict[str, Any]
     precision: float | None = None
     max_time: float | None = None
-    stopped: list[str] = field(default_factory=list)
-    repetitions_made: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    block: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    instance_blocks: list[np.ndarray] = field(default_factory=list)
     max_repetitions: int | None = None
     cpu: int | None = None
     timeout: float | None = None
     record_hops: bool | None = None
-    one_cpu: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
     stride_bytes: int | None = None
-    resident_kb: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    cpu_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
-    cpu_user_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
-    cpu_sys_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
-    runq_wait_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     cgroups: str | None = None
     cgroup_depth: int | None = None
     cgroup_weight: int | None = None
-    cgroup_hierarchy: str | None = None
     counters: str | None = None
     policy: str | None = None
     priority: int | None = None
@@ -107,6 +96,17 @@ class RingResult:
     dl_period_us: int | None = None
     point_id: list[str] = field(default_factory=list)
     interference: dict[str, Any] | None = None
+    cpu_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    cpu_user_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    cpu_sys_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    runq_wait_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    stopped: list[str] = field(default_factory=list)
+    repetitions_made: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    block: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    instance_blocks: list[np.ndarray] = field(default_factory=list)
+    one_cpu: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
+    resident_kb: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    cgroup_hierarchy: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 
@@ -185,23 +185,23 @@ class PingpongResult:
     precision: float | None = None
     max_time: float | None = None
     min_time: float | None = None
+    counters: str | None = None
+    cgroups: str | None = None
+    cgroup_depth: int | None = None
+    cgroup_weight: int | None = None
+    cgroup_hierarchy: str | None = None
     samples_us: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     stats: dict[str, Any] = field(default_factory=dict)
     stopped: str | None = None
     block: int | None = None
     instance_blocks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     phase_s: dict[str, Any] = field(default_factory=dict)
-    counters: str | None = None
     policy: str | None = None
     priority: int | None = None
     nice: int | None = None
     dl_runtime_us: int | None = None
     dl_deadline_us: int | None = None
     dl_period_us: int | None = None
-    cgroups: str | None = None
-    cgroup_depth: int | None = None
-    cgroup_weight: int | None = None
-    cgroup_hierarchy: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 
@@ -292,7 +292,6 @@ class MatrixResult:
     memory_node: str
     cpus: np.ndarray
     started_unix_s: float
-    topology: dict[str, Any]
     cpu_from: np.ndarray
     cpu_to: np.ndarray
     relation: list[str]
@@ -322,6 +321,7 @@ class MatrixResult:
     clock_untrusted: np.ndarray
     wake_us: dict[str, Any] | None
     warnings: list[str]
+    topology: dict[str, Any]
     block: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     instance_blocks: list[np.ndarray] = field(default_factory=list)
     policy: str | None = None

@@ -11,7 +11,7 @@ mod topo;
 
 use crate::request::{known, Fallback, Kind, Known, PARAMS};
 use numpy::IntoPyArray;
-use pyo3::exceptions::PyImportError;
+use pyo3::exceptions::{PyImportError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -142,6 +142,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     numbers::register(m)?;
     topo::register(m)?;
     m.add("PARAMETERS", parameters(m.py())?)?;
+    let records = crate::record::table::records().map_err(PyValueError::new_err)?;
+    m.add("RECORDS", pythonize::pythonize(m.py(), &records)?)?;
     for (name, value) in known() {
         m.add(name, known_object(m.py(), &value)?)?;
     }

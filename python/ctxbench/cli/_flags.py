@@ -73,6 +73,47 @@ def output_flags(
         action="store_true",
         help=f"this machine's name as '(withheld)' in {writes}",
     )
+    store_flags(p)
+
+
+def store_flags(p: argparse.ArgumentParser) -> None:
+    """``--store PATH`` and ``--label k=v``: where the runs a command measures or saves are
+    kept (``ctxbench.store``), and the labels each is kept with."""
+    p.add_argument(
+        "--store",
+        metavar="PATH",
+        default=None,
+        help="the results store every run is kept in (default: $CTXBENCH_STORE, else "
+        "$XDG_DATA_HOME/ctxbench/store.sqlite3); off keeps none",
+    )
+    p.add_argument(
+        "--label",
+        metavar="KEY=VALUE",
+        action="append",
+        type=label,
+        default=[],
+        help="a label every run is kept with, e.g. --label commit=abc123 --label "
+        "kernel=6.18-rc2 (repeat for more; default: none)",
+    )
+
+
+def label(text: str) -> tuple[str, str]:
+    """``--label k=v`` checked (``store.parse_label``)."""
+    from ..store import parse_label
+
+    try:
+        return parse_label(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def labels_of(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """The ``--label`` pairs as one dict; a key given twice with two values is an error."""
+    out: dict[str, str] = {}
+    for key, value in pairs:
+        if out.setdefault(key, value) != value:
+            raise ValueError(f"--label: {key} given twice ({out[key]!r} and {value!r})")
+    return out
 
 
 def no_wait_flag(p: argparse.ArgumentParser) -> None:
