@@ -163,11 +163,19 @@ def test_perf_event_paranoid_3_is_named_for_a_process_it_restricts() -> None:
     import restricted
 
     nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"]
+    counted = "import ctxbench\nprint(ctxbench.ring(2, repetitions=3, history=False)"
+    counted += ".counters_unavailable_reason)"
     with restricted.sysctl("kernel.perf_event_paranoid", "3"):
         as_root = live()
         as_nobody = live(nobody)
+        # history=False: nobody writes nothing (no history, no store).
+        out = restricted.run([*nobody, sys.executable, "-c", counted])
     assert "perf_event_paranoid" not in as_root, "root's capabilities lift it"
     assert as_nobody["perf_event_paranoid"].startswith("kernel.perf_event_paranoid = 3")
+    assert out.returncode == 0, out.stderr
+    said = out.stdout
+    assert "not permitted (restriction perf_event_paranoid: kernel.perf_event_paranoid = 3" in said
+    assert "reported unavailable, never as zero" in said
 
 
 def test_a_read_only_cgroup_mount_is_named_and_the_cgroups_axis_refused() -> None:
@@ -192,12 +200,18 @@ def test_a_one_cpu_cpuset_is_named() -> None:
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("a cpuset of 1 CPU restricts nothing on a 1-CPU machine")
     one = {"cpuset.cpus": "0", "cpuset.mems": "0"}
+    spread = URING_RING.replace('transport="msg_ring"', 'placement="spread"')
     with configured("cpuset", one, {"cpuset.cpus": "0"}) as group:
         out = run_in(group, LIVE)
+        refused = run_in(group, spread)
     assert out.returncode == 0, out.stderr
     found = {r["name"]: r["detail"] for r in json.loads(out.stdout)}
     assert "our cgroup's cpuset allows 1 of the " in found["cpuset"], found
     assert found["cpuset"].endswith("online CPUs (0)")
+    # A placement the cpuset cannot give is refused, naming it.
+    assert "ValueError" in refused.stderr, refused.stdout
+    assert '"spread" puts participants on different CPUs' in refused.stderr
+    assert "(restriction cpuset: our cgroup's cpuset allows 1 of the " in refused.stderr
 
 
 # A ring of 2 in the group given as argv[1], joined once ctxbench is imported (so that the

@@ -9,6 +9,7 @@
 //! `ROOT/boot/...` (a sysfs tree has no such directories) and whose groups are read at its
 //! root unless `ROOT/proc/self/cgroup` says otherwise.
 
+use crate::error::Error;
 use crate::topology;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -274,6 +275,18 @@ fn cpu_groups(host: &Host) -> Vec<(bool, PathBuf)> {
         }
     }
     groups
+}
+
+/// `e`, a refusal a restriction of `kind` may explain (a placement beyond the cpuset), with
+/// that restriction of this machine named where it is under one.
+pub fn naming(e: Error, kind: Kind) -> Error {
+    match (e, find(&Host::at(Path::new(super::LIVE_SYSFS)), kind)) {
+        (Error::Invalid { param, message }, Some(r)) => Error::Invalid {
+            param,
+            message: format!("{message} (restriction {})", r.describe()),
+        },
+        (e, _) => e,
+    }
 }
 
 /// A CPU bandwidth limit: the tightest on this process's groups.

@@ -10,6 +10,7 @@ use crate::counters::{self, Counters, Totals};
 use crate::engine::{self, Engine, Group, Members, Report, Ring, TransportKind};
 use crate::error::{Error, Result};
 use crate::hops;
+use crate::host::restrictions::{self, Kind};
 use crate::interference::{Achieved, Neighbours};
 use crate::measure::{run_driver, DriverRun, PointRun, Seat, Series, Timing, Unwatched};
 use crate::memory;
@@ -61,7 +62,8 @@ pub fn check(cfg: &Config) -> Result<Vec<(usize, Resolved)>> {
     let allowed = sys::allowed_cpus()?;
     let mut placements = Vec::with_capacity(cfg.procs.len());
     for &procs in &cfg.procs {
-        let cpus = cfg.placement.resolve(&allowed, procs, cfg.parallel)?;
+        let cpus = cfg.placement.resolve(&allowed, procs, cfg.parallel);
+        let cpus = cpus.map_err(|e| restrictions::naming(e, Kind::Cpuset))?;
         placement::check_one_cpu(cfg.transport, &cpus)?;
         placements.push((procs, cpus));
     }
