@@ -26,7 +26,11 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from . import plot as plot
     from . import store as store
     from ._ab import ab as ab
+    from ._changes import change_at as change_at
+    from ._changes import changes as changes
     from ._compare import compare as compare
+    from ._host_plan import matrix_plan as matrix_plan
+    from ._host_plan import sizes_plan as sizes_plan
     from ._knees import knees as knees
     from ._matrix import matrix as matrix
     from ._plan import plan as plan
@@ -56,6 +60,8 @@ _HOME = {
     "compare": "._compare",
     "format_comparison": ".report",
     "matrix": "._matrix",
+    "matrix_plan": "._host_plan",
+    "sizes_plan": "._host_plan",
     "plan": "._plan",
     "Topology": "._topology",
     "topology": "._topology",
@@ -72,6 +78,9 @@ _HOME = {
     "PingpongResult": ".result",
     "RingResult": ".result",
     "sweep": "._sweep",
+    # change points over time (issue 32)
+    "changes": "._changes",
+    "change_at": "._changes",
 }
 
 __all__ = sorted(["FIXED_MIN_TIME", "PRECISION_MIN_TIME", "MAX_PROCS", "__version__", *_HOME])

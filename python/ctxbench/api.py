@@ -18,9 +18,11 @@ from .result import PingpongResult, RingResult
 
 def result_metadata() -> dict[str, object]:
     """The machine's metadata now, as every result records it (and ``ctxbench info`` prints)."""
+    from ._topology import core_types_here
+
     return metadata.collect(
         version=_core.__version__,
-        extra={"compiler": _core.COMPILER or None},
+        extra={"compiler": _core.COMPILER or None, "core_types": core_types_here()},
     )
 
 
@@ -243,6 +245,7 @@ def pingpong(
     cpu: int | None = None,
     min_time: float | None = None,
     timeout: float = 10.0,
+    record_hops: bool = False,
     counters: str = "evidence",
     policy: str | None = None,
     priority: int | None = None,
@@ -253,6 +256,7 @@ def pingpong(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
+    interference: Mapping[str, float] | None = None,
     # END written by `python -m ctxbench._codegen`
     history: bool = True,
 ) -> PingpongResult:

@@ -229,6 +229,10 @@ def sweep(
     require("distributed", "ctxbench fleet runs", install=INSTALL)
     points = grids.grid(axes, repetitions, ring_kwargs, here=False)
     json.dumps([p.kwargs for p in points])  # the arguments must travel: fail here, not there
+    if progress is not False:
+        from ._host_plan import say_if_long
+
+        say_if_long("ctxbench fleet sweep", points, " on each machine, one at a time per kernel")
     with grids.OutFile.open(out, hostname=hostname) as book:
         return _sweep(points, book, out, progress, scheduler, client, connect_timeout, poll)
 

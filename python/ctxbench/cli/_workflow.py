@@ -225,7 +225,17 @@ def _sweep(args: argparse.Namespace) -> int:
     else:
         print(show(df), end="")
     points = df.groupby(list(_SERIES) + ["procs"]).ngroups
-    report.say([report.Line("note", f"{points} points in {args.out}")])
+    said = [report.Line("note", f"{points} points in {args.out}")]
+    kept, asked = int(df.attrs.get("kept", 0)), int(df.attrs.get("points", 0))
+    if kept:
+        again = "to measure again, name another --out or remove it"
+        how = (
+            f"every point was already in {args.out}: nothing measured"
+            if kept == asked
+            else f"{kept} of {asked} points were already in {args.out}, not measured again"
+        )
+        said.append(report.Line("note", f"{how}; {again}"))
+    report.say(said)
     return 0
 
 
