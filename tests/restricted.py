@@ -1,7 +1,7 @@
-"""Restricted hosts made for real, each undone on every path: a seccomp filter refusing
-io_uring_setup (in the child only), a sysctl set for the length of a block, a cgroup
-file system read-only in a mount namespace of the child's own. Tests skip, with the
-reason, where the machine does not let us (not root, no such file, no unshare).
+"""Restricted processes made for real, each in a child only (never a machine-wide setting:
+other tests run meanwhile): a seccomp filter refusing io_uring_setup, a user without
+capabilities, a cgroup file system read-only in a mount namespace of the child's own.
+Tests skip, with the reason, where the machine does not let us (not root, no unshare).
 
 ``python3 tests/restricted.py seccomp-io-uring ERRNO -- ARGV...`` runs ARGV under a filter
 that answers io_uring_setup with ERRNO (stdlib only: the filter is installed before exec).
@@ -15,8 +15,6 @@ import shutil
 import struct
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -74,23 +72,13 @@ def _root() -> None:
         pytest.skip("needs root")
 
 
-@contextmanager
-def sysctl(name: str, value: str) -> Iterator[None]:
-    """`/proc/sys/<name>` set to `value` for the block, and what it was put back on every
-    path (an exception, a failed assertion, Ctrl-C)."""
+def unprivileged_argv(argv: list[str]) -> list[str]:
+    """`argv` as user nobody, without capabilities (perf_event_paranoid then applies)."""
     _root()
-    path = Path("/proc/sys") / name.replace(".", "/")
-    if not path.exists():
-        pytest.skip(f"no {path} on this kernel")
-    was = path.read_text().strip()
-    try:
-        path.write_text(value)
-    except OSError as e:
-        pytest.skip(f"cannot set {name}: {e}")
-    try:
-        yield
-    finally:
-        path.write_text(was)
+    if shutil.which("setpriv") is None:
+        pytest.skip("no setpriv(1)")
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+            *argv]  # fmt: skip
 
 
 def read_only_cgroups_argv(mount: str, argv: list[str]) -> list[str]:
