@@ -391,6 +391,7 @@ mod tests {
             one_cpu: true,
             interference: None,
             sched: crate::sched::Sched::default(),
+            throttled: None,
         }
     }
 

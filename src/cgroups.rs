@@ -198,9 +198,19 @@ impl Hierarchy {
     }
 }
 
-/// An OSError saying why groups cannot be made here.
+/// An OSError saying why groups cannot be made here; a read-only cgroup file system is a
+/// restriction of the host, with its own hint.
 fn refusal(errno: Option<i32>, why: String) -> Error {
-    Error::os(errno.unwrap_or(libc::EIO), format!("cgroups: {why}"))
+    let errno = errno.unwrap_or(libc::EIO);
+    let context = format!("cgroups: {why}");
+    match errno {
+        libc::EROFS => Error::Os {
+            errno,
+            context,
+            hint: crate::host::restrictions::Kind::CgroupReadOnly.hint(),
+        },
+        _ => Error::os(errno, context),
+    }
 }
 
 /// One step of placing the participants.
@@ -293,7 +303,9 @@ pub fn plan(
 /// What the kernel's errno means here.
 fn cause(e: &std::io::Error) -> &'static str {
     let why = match e.raw_os_error() {
-        Some(libc::EROFS) => "the cgroup file system is mounted read-only",
+        Some(libc::EROFS) => {
+            "the cgroup file system is mounted read-only (restriction cgroup_read_only)"
+        }
         Some(libc::EACCES) | Some(libc::EPERM) => {
             "not permitted: making cgroups needs root (or a delegated group)"
         }

@@ -224,6 +224,11 @@ fn a_read_only_hierarchy_is_refused_naming_the_path_and_the_cause() {
         e.contains("read-only") && e.contains(dir.to_str().unwrap()),
         "{e}"
     );
+    assert!(e.contains("(restriction cgroup_read_only)"), "{e}");
+    assert!(
+        e.contains("hint: the cgroups axis cannot make its groups"),
+        "{e}"
+    );
 }
 
 /// The real hierarchy of this machine, where this process may make groups in it.

@@ -132,10 +132,15 @@ fn reason(what: &str, e: &std::io::Error) -> String {
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "?".into());
     match e.raw_os_error() {
-        Some(libc::EACCES) | Some(libc::EPERM) => format!(
-            "{what}: not permitted (perf_event_paranoid={paranoid}; counting kernel-side events \
-             needs <= 1 or CAP_PERFMON)"
-        ),
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            let kind = crate::host::restrictions::Kind::PerfParanoid;
+            format!(
+                "{what}: not permitted (restriction {}: kernel.perf_event_paranoid = \
+                 {paranoid}; counting kernel-side events needs <= 1 or CAP_PERFMON): {}",
+                kind.name(),
+                kind.hint()
+            )
+        }
         Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) => {
             format!("{what}: not supported by this CPU or hypervisor")
         }

@@ -24,11 +24,14 @@ pub enum Verdict {
     Unstable,
     /// Its samples fall in two well separated groups: the median describes neither.
     Bimodal,
+    /// A CPU quota throttled the run's groups while it was timed (restriction `cpu_quota`):
+    /// its figure holds the throttle's stalls, not a switch's cost, whatever its spread.
+    Throttled,
 }
 
 impl Verdict {
     /// Each one's name, in the enum's order.
-    pub const NAMES: [&'static str; 4] = ["stable", "noisy", "unstable", "bimodal"];
+    pub const NAMES: [&'static str; 5] = ["stable", "noisy", "unstable", "bimodal", "throttled"];
 
     pub fn as_str(self) -> &'static str {
         Self::NAMES[self as usize]
@@ -378,11 +381,15 @@ mod tests {
             Verdict::Noisy,
             Verdict::Unstable,
             Verdict::Bimodal,
+            Verdict::Throttled,
         ]
         .iter()
         .map(|v| v.as_str())
         .collect();
-        assert_eq!(names, ["stable", "noisy", "unstable", "bimodal"]);
+        assert_eq!(
+            names,
+            ["stable", "noisy", "unstable", "bimodal", "throttled"]
+        );
     }
 
     #[test]

@@ -54,12 +54,24 @@ def _hierarchy(controller: str) -> tuple[Path, bool]:
 @contextmanager
 def limited(controller: str, value: int) -> Iterator[Path]:
     """A new cgroup whose `controller` limit is `value`; removed afterwards."""
-    parent, v2 = _hierarchy(controller)
+    v1_file, v2_file = LIMIT_FILES[controller]
+    with configured(controller, {v1_file: str(value)}, {v2_file: str(value)}) as group:
+        yield group
+
+
+@contextmanager
+def configured(controller: str, v1: dict[str, str], v2: dict[str, str]) -> Iterator[Path]:
+    """A new cgroup in the hierarchy of `controller`, its files written in order (`v1`'s or
+    `v2`'s, whichever the hierarchy is); removed afterwards."""
+    parent, is_v2 = _hierarchy(controller)
     group = parent / f"ctxbench-test-{uuid.uuid4().hex[:8]}"
     try:
         group.mkdir()
-        (group / LIMIT_FILES[controller][v2]).write_text(str(value))
+        for name, value in (v2 if is_v2 else v1).items():
+            (group / name).write_text(value)
     except OSError as e:
+        if group.exists():
+            group.rmdir()
         pytest.skip(f"cannot make a {controller} cgroup under {parent}: {e}")
     try:
         yield group

@@ -46,6 +46,7 @@ EXPECTED_TYPES: dict[str, tuple[type, ...]] = {
     "loadavg": (list,),
     "runnable_per_cpu": (float,),
     "perf_event_paranoid": (int,),
+    "restrictions": (dict,),
     "mem_total_kb": (int,),
     "cache_kb": (dict,),
     "python_version": (str,),

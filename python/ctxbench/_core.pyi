@@ -29,6 +29,7 @@ __all__ = [
     "ab",
     "topology",
     "cache_plan",
+    "restrictions",
     "matrix_plan",
     "ring_estimate",
     "matrix",
@@ -174,7 +175,7 @@ _Cgroups = Literal["none", "same", "split"]
 _Counters = Literal["evidence", "off", "timed"]
 _Policy = Literal["other", "batch", "idle", "fifo", "rr", "deadline"]
 _Level = Literal["repetition", "block", "instance", "run"]
-_Verdict = Literal["stable", "noisy", "unstable", "bimodal"]
+_Verdict = Literal["stable", "noisy", "unstable", "bimodal", "throttled"]
 _SwitchSource = Literal["kernel", "perf", "rusage"]
 _Stopped = Literal["repetitions", "precision", "max_repetitions", "time_cap", "run_spread"]
 _Relation = Literal[
@@ -976,3 +977,15 @@ def change_at(
     permutations: int | None = None,
     seed: int | None = None,
 ) -> ChangeAtDict: ...
+
+@type_check_only
+class RestrictionDict(TypedDict):
+    """One restriction of the host (`restrictions`): its name, what was read, what to do."""
+
+    name: str
+    detail: str
+    hint: str
+
+def restrictions(
+    sysfs: str | None = None, proc: str | None = None, boot: str | None = None
+) -> list[RestrictionDict]: ...

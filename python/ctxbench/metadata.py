@@ -59,6 +59,7 @@ KEYS: tuple[str, ...] = (
     "loadavg",
     "runnable_per_cpu",
     "perf_event_paranoid",
+    "restrictions",
     "mem_total_kb",
     "cache_kb",
     "python_version",
@@ -309,6 +310,16 @@ def _cgroup_cpu_quota(proc: Path, sys_root: Path) -> float | None:
     return None
 
 
+def restrictions(proc: Path, sys_root: Path, boot: Path) -> dict[str, str]:
+    """What the host is restricted in (a cpuset, a CPU quota, a read-only cgroup file system,
+    perf_event_paranoid, io_uring refused, no kernel config), each restriction's name and what
+    was read: the core's (``_core.restrictions``), which also says what to do."""
+    from . import _core
+
+    found = _core.restrictions(str(sys_root), str(proc), str(boot))
+    return {r["name"]: r["detail"] for r in found}
+
+
 def _affinity() -> list[int] | None:
     try:
         return sorted(os.sched_getaffinity(0))
@@ -445,6 +456,8 @@ def _collect(
         "perf_event_paranoid": _parse_int(
             _read_value(proc / "sys" / "kernel" / "perf_event_paranoid")
         ),
+        # What a container or a locked-down kernel takes away (none: an empty dict).
+        "restrictions": restrictions(proc, sys_root, boot),
         "mem_total_kb": _mem_total_kb(proc),
         # The working-set sizes where the lat_ctx curve steps up (plot.sizes draws them).
         "cache_kb": _cache_kb(cpu_dir),

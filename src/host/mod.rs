@@ -6,6 +6,7 @@
 
 pub mod cache;
 pub mod matrix;
+pub mod restrictions;
 pub mod time;
 
 use crate::error::Result;

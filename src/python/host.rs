@@ -1,12 +1,14 @@
 //! The binding of the host's defaults: `cache_plan`, what a cache sweep would measure here
 //! (`host::cache::plan`), as the `CachePlanDict` of `_core.pyi`; `matrix_plan`, the cells of
 //! a matrix (`host::matrix::plan`), as its `MatrixPlanDict`; `ring_estimate`, the seconds a
-//! ring call takes at most.
+//! ring call takes at most; `restrictions`, what the host is restricted in
+//! (`host::restrictions`), as `RestrictionDict`s.
 
 use super::convert::{core_err, request};
 use crate::request::Door;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
+use std::path::Path;
 
 /// What `cache_sweep(procs, sizes_kb, **kwargs)` would measure on the host (`sizes_kb` None:
 /// each ring size's automatic grid), and what it would hold and take.
@@ -109,8 +111,38 @@ fn ring_estimate<'py>(
     Ok(crate::host::time::ring_s(&cfg))
 }
 
+/// Every restriction of the host `sysfs` describes (default: `host::sysfs_root`), its
+/// /proc and /boot where given (default: the live ones for `/sys`, else under `sysfs`),
+/// each its name, what was read and what to do.
+#[pyfunction]
+#[pyo3(signature = (sysfs=None, proc=None, boot=None))]
+fn restrictions<'py>(
+    py: Python<'py>,
+    sysfs: Option<&str>,
+    proc: Option<&str>,
+    boot: Option<&str>,
+) -> PyResult<Bound<'py, PyList>> {
+    use crate::host::restrictions::{detect, Host};
+    let at = sysfs.map_or_else(Host::this, |root| Host::at(Path::new(root)));
+    let host = Host::with_roots(
+        &at.sys,
+        proc.map_or(at.proc.as_path(), Path::new),
+        boot.map_or(at.boot.as_path(), Path::new),
+    );
+    let list = PyList::empty(py);
+    for r in detect(&host) {
+        let d = PyDict::new(py);
+        d.set_item("name", r.name())?;
+        d.set_item("detail", &r.detail)?;
+        d.set_item("hint", r.hint())?;
+        list.append(d)?;
+    }
+    Ok(list)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ring_estimate, m)?)?;
     m.add_function(wrap_pyfunction!(cache_plan, m)?)?;
-    m.add_function(wrap_pyfunction!(matrix_plan, m)?)
+    m.add_function(wrap_pyfunction!(matrix_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(restrictions, m)?)
 }

@@ -7,6 +7,7 @@ use crate::clock::{self, Tsc};
 use crate::config::Config;
 use crate::engine::{Engine, TransportKind};
 use crate::hops;
+use crate::host::restrictions;
 use crate::observer::{Accounting, PerHop};
 use crate::ring::{Phases, Point};
 use crate::stats::{self, Description, Estimate, Layout, RunLevel, Spreads, Uncertainty};
@@ -89,6 +90,9 @@ pub struct RingSummary {
     /// The scheduling policy every task ran under, read back (every point's is the same:
     /// the one asked, or the caller's); None without points.
     pub sched: Option<crate::sched::Sched>,
+    /// Periods a CPU quota throttled the point's groups while it was timed, per point (None:
+    /// no quota). A point throttled at all has the verdict `Throttled` and a warning.
+    pub throttled: Vec<Option<u64>>,
 }
 
 /// What the statistics say of one point's samples: their description, the point's figure
@@ -145,6 +149,18 @@ impl PointStats {
             ci_high,
             spreads: stats::spreads(&layout),
             instances: instance_blocks.len(),
+        }
+    }
+
+    /// These statistics of a point a CPU quota throttled `periods` times while it was
+    /// timed: `Throttled`, whatever its spread (one stall can sit inside a narrow interval).
+    pub fn throttled(self, periods: Option<u64>) -> Self {
+        match periods {
+            Some(1..) => PointStats {
+                verdict: Verdict::Throttled,
+                ..self
+            },
+            _ => self,
         }
     }
 }
@@ -299,6 +315,7 @@ fn summarize_with(points: &[Point], model: Model, cfg: &Config) -> RingSummary {
         .enumerate()
         .map(|(j, (p, v))| {
             PointStats::of(v, p.block, &p.instance_blocks, &cfg.stop, cfg.run_level(j))
+                .throttled(p.throttled)
         })
         .collect();
     let all_overhead: Vec<f64> = points
@@ -336,9 +353,14 @@ fn summarize_with(points: &[Point], model: Model, cfg: &Config) -> RingSummary {
         .first()
         .map(|p| p.counters.clone())
         .unwrap_or_default();
+    let throttled = points.iter().filter_map(|p| match p.throttled {
+        Some(n @ 1..) => Some(restrictions::throttled_warning(p.procs, n)),
+        _ => None,
+    });
     let warnings = points
         .iter()
         .filter_map(|p| check_model(model, p, per_hop(p).0))
+        .chain(throttled)
         .collect();
     let tsc = clock::tsc();
     let tsc_cycles_per_switch = tsc.is_ok().then(|| {
@@ -387,6 +409,7 @@ fn summarize_with(points: &[Point], model: Model, cfg: &Config) -> RingSummary {
         one_cpu: points.iter().map(|p| p.one_cpu).collect(),
         interference: points.iter().map(|p| p.interference.clone()).collect(),
         sched: points.first().map(|p| p.sched),
+        throttled: points.iter().map(|p| p.throttled).collect(),
         cpus: points.iter().map(|p| p.cpus.clone()).collect(),
         trips: points.iter().map(|p| p.trips[0]).collect(),
         overhead_rounds: points.iter().map(|p| p.overhead_rounds[0]).collect(),
@@ -446,7 +469,8 @@ pub fn pingpong(cfg: &Config, p: &Point) -> PingPong {
     let loops = trips * samples_us.len() as u64;
     let elapsed_s = samples_us.iter().sum::<f64>() * trips as f64 / 1e6;
     let run = cfg.run_level(0);
-    let stats = PointStats::of(&samples_us, p.block, &p.instance_blocks, &cfg.stop, run);
+    let stats = PointStats::of(&samples_us, p.block, &p.instance_blocks, &cfg.stop, run)
+        .throttled(p.throttled);
     let usecs_per_op = stats.description.median;
     PingPong {
         loops,

@@ -35,6 +35,7 @@ fn point(procs: usize, raw: &[f64], overhead: &[f64]) -> Point {
         one_cpu: true,
         sched: crate::sched::Sched::default(),
         interference: None,
+        throttled: None,
     }
 }
 
@@ -70,6 +71,34 @@ fn a_switch_below_the_overhead_is_flagged_not_dropped() {
     let s = summarize_with(&[point(2, &[1000.0], &[1500.0])], Model::Blocking, &fixed());
     assert_eq!(s.stats[0].description.median, -0.5);
     assert_eq!(s.below_resolution, vec![true]);
+}
+
+#[test]
+fn a_point_a_quota_throttled_is_flagged_throttled_and_warned_whatever_its_spread() {
+    let steady = [3000.0, 3000.0, 3000.0];
+    let mut p = point(2, &steady, &[1000.0; 3]);
+    let quiet = summarize_with(std::slice::from_ref(&p), Model::Blocking, &fixed());
+    assert_ne!(quiet.stats[0].verdict, Verdict::Throttled);
+    p.throttled = Some(0);
+    let none = summarize_with(std::slice::from_ref(&p), Model::Blocking, &fixed());
+    assert_eq!(
+        none.stats[0].verdict, quiet.stats[0].verdict,
+        "a quota, never hit"
+    );
+    assert!(none.warnings.is_empty(), "{:?}", none.warnings);
+    p.throttled = Some(3);
+    let hit = summarize_with(&[p], Model::Blocking, &fixed());
+    assert_eq!(hit.stats[0].verdict, Verdict::Throttled);
+    assert_eq!(hit.throttled, vec![Some(3)]);
+    let said = hit.warnings.join("\n");
+    assert!(
+        said.contains("2 procs: throttled: the CPU quota stopped this run's groups in 3 periods"),
+        "{said}"
+    );
+    assert!(
+        said.contains("restriction cpu_quota") && said.contains("is not a switch's"),
+        "{said}"
+    );
 }
 
 #[test]

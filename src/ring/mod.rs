@@ -10,6 +10,7 @@ use crate::counters::{self, Counters, Totals};
 use crate::engine::{self, Engine, Group, Members, Report, Ring, TransportKind};
 use crate::error::{Error, Result};
 use crate::hops;
+use crate::host::restrictions::{self, Kind};
 use crate::interference::{Achieved, Neighbours};
 use crate::measure::{run_driver, DriverRun, PointRun, Seat, Series, Timing, Unwatched};
 use crate::memory;
@@ -61,7 +62,8 @@ pub fn check(cfg: &Config) -> Result<Vec<(usize, Resolved)>> {
     let allowed = sys::allowed_cpus()?;
     let mut placements = Vec::with_capacity(cfg.procs.len());
     for &procs in &cfg.procs {
-        let cpus = cfg.placement.resolve(&allowed, procs, cfg.parallel)?;
+        let cpus = cfg.placement.resolve(&allowed, procs, cfg.parallel);
+        let cpus = cpus.map_err(|e| restrictions::naming(e, Kind::Cpuset))?;
         placement::check_one_cpu(cfg.transport, &cpus)?;
         placements.push((procs, cpus));
     }
@@ -257,7 +259,9 @@ fn point_here(
     if let Some(n) = neighbours.as_mut() {
         n.mark();
     }
+    let throttle = crate::host::restrictions::Throttle::start();
     let (outcome, watched) = drive_all(&mut rings, &*members, &run, &seats, &tasks, asked);
+    let throttled = throttle.periods();
     let interference = neighbours.as_ref().map(Neighbours::achieved);
     drop(neighbours);
     let stopped = outcome.iter().all(Result::is_ok);
@@ -284,6 +288,7 @@ fn point_here(
         report,
         rings: totals,
         watched,
+        throttled,
     };
     Ok(assemble(&run, &drivers, evidence, &tasks, t0, cpus.one_cpu))
 }
@@ -471,6 +476,7 @@ struct Evidence {
     /// What every participant ran under (`sched::participants`).
     sched: sched::Sched,
     interference: Option<Achieved>,
+    throttled: Option<u64>,
 }
 
 /// The `Point`: the drivers' series as `[repetition][ring]`, and the evidence beside them.
@@ -488,6 +494,7 @@ fn assemble(
         watched: (accounting, counters),
         sched,
         interference,
+        throttled,
     } = evidence;
     let expected = run.cfg.shape().map_or(0, |s| s.expected_sum());
     let check = |&(passes, sum): &(u64, u64)| sum == passes.wrapping_mul(expected) && passes > 0;
@@ -552,6 +559,7 @@ fn assemble(
         one_cpu,
         sched,
         interference,
+        throttled,
     }
 }
 

@@ -59,6 +59,9 @@ pub struct Point {
     pub sched: Sched,
     /// What the interference neighbours achieved over the rings' driving, if any ran.
     pub interference: Option<Achieved>,
+    /// Periods a CPU quota on our groups throttled them while the rings were driven
+    /// (`host::restrictions::Throttle`); `None` where no group has a quota.
+    pub throttled: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -125,6 +128,10 @@ impl Point {
             p.resident_kb = p.resident_kb.zip(q.resident_kb).map(|(a, b)| a.min(b));
             p.interference = match (p.interference.take(), q.interference) {
                 (Some(a), Some(b)) => Some(a.merge(&b)),
+                (a, b) => a.or(b),
+            };
+            p.throttled = match (p.throttled, q.throttled) {
+                (Some(a), Some(b)) => Some(a + b),
                 (a, b) => a.or(b),
             };
         }

@@ -6,6 +6,8 @@
 //! "missing" for those: how tests show the refusal of a kernel this machine is not.
 
 use crate::error::Error;
+use crate::host::restrictions::{self, Host, Kind};
+use std::path::Path;
 use std::sync::OnceLock;
 
 /// What a transport needs from the kernel.
@@ -99,14 +101,19 @@ pub fn require(transport: &str, needs: &[Need]) -> crate::error::Result<()> {
     Ok(())
 }
 
+/// The refusal of `transport` for lack of `need`. io_uring itself refused is a restriction
+/// of the host (`host::restrictions`), named with its cause and what to do.
 fn refusal(transport: &str, need: Need, errno: i32) -> Error {
-    let why = match (need, errno) {
-        (Need::IoUring, libc::EPERM | libc::EACCES) => format!(
-            "io_uring_setup was refused (kernel.io_uring_disabled = {}, or a seccomp policy)",
-            std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
-                .map_or_else(|_| "unreadable".into(), |s| s.trim().to_string()),
+    let (why, hint) = match need {
+        Need::IoUring => {
+            let kind = Kind::IoUringRefused;
+            let cause = restrictions::io_uring_cause(&Host::at(Path::new("/sys")), errno);
+            (format!("restriction {}: {cause}", kind.name()), kind.hint())
+        }
+        _ => (
+            "this kernel does not offer it".to_string(),
+            "choose another transport, e.g. \"eventfd\" or \"futex\"",
         ),
-        _ => "this kernel does not offer it".to_string(),
     };
     Error::Os {
         errno,
@@ -116,8 +123,14 @@ fn refusal(transport: &str, need: Need, errno: i32) -> Error {
             need.since(),
             kernel_release(),
         ),
-        hint: "choose another transport, e.g. \"eventfd\" or \"futex\"",
+        hint,
     }
+}
+
+/// Whether io_uring_setup is refused to this process now, with its errno: asked afresh each
+/// time (`host::restrictions` names it; a transport asks `require`, once per process).
+pub fn io_uring_errno() -> Option<i32> {
+    uring_op_errno(None)
 }
 
 /// `uname -r`.
@@ -184,7 +197,8 @@ mod tests {
             "{e}"
         );
         let e = refusal("uring_futex", Need::IoUring, libc::EPERM).to_string();
-        assert!(e.contains("kernel.io_uring_disabled = "), "{e}");
+        assert!(e.contains("restriction io_uring_refused: "), "{e}");
+        assert!(e.contains("io_uring_disabled=0"), "names what to do: {e}");
     }
 
     #[test]

@@ -95,7 +95,8 @@ def _add_info(sub: Any) -> None:
         description="Print this machine's metadata as every result records it: kernel, CPU "
         "model and count, affinity, SMT, governor, clocksource, hypervisor, the kernel's "
         "preemption model, sched_ext scheduler, rseq registration and CPU vulnerabilities, "
-        "isolcpus/nohz_full, cgroup CPU quota, load, perf_event_paranoid, cache sizes, and "
+        "isolcpus/nohz_full, cgroup CPU quota, load, perf_event_paranoid, the restrictions of a "
+        "container or locked-down kernel (each with what to do), cache sizes, and "
         "the ctxbench, Python and rustc versions. Differences here explain differences in "
         "results. Last, where the run history is, what it holds and how to turn it off.",
     )
@@ -249,14 +250,19 @@ def _refill_text(row: Any) -> str:
 
 
 def _info(args: argparse.Namespace) -> int:
-    from .. import _history
+    from .. import _core, _history
 
     meta = result_metadata()
+    # The restrictions of the host src/host plans for: a described one under CTXBENCH_SYSFS.
+    found = _core.restrictions()
+    meta["restrictions"] = {r["name"]: r["detail"] for r in found}
     text = metadata.format_metadata(meta)
     print(text)
     summary = _history.summary(meta, _history.Conditions())
     # In the metadata's column: "key:" padded to where the values start.
     first = text.splitlines()[0] if text else "x: "
     width = len(first) - len(first.split(":", 1)[1].lstrip())
+    for r in found:
+        print(f"{'what_to_do.' + r['name'] + ':':<{width}}{r['hint']}")
     print(f"{'run_history:':<{width}}{_history.headline(summary)}")
     return 0

@@ -30,6 +30,7 @@ BAND_TEXT = {
 FLAGS = {
     "below_resolution": ("v", "below resolution (net ≤ 0)"),
     "bimodal": ("D", "bimodal (two modes: the median is neither)"),
+    "throttled": ("X", "throttled (a CPU quota stalled it: no switch's cost)"),
 }
 # A band or bar cut at 0 µs, where its interval reaches below (no time is negative): a
 # filled triangle at 0 under the point.
@@ -113,10 +114,12 @@ def points(g: pd.DataFrame, x: str, band: str | None) -> pd.DataFrame:
     if "below_resolution" in g.columns:
         flagged = g["below_resolution"].astype(object).fillna(False).astype(bool)
         out["below_resolution"] = flagged.groupby(g[x]).any().reindex(out.index, fill_value=False)
-    out["bimodal"] = False
-    if "verdict" in g.columns:
-        bimodal = (g["verdict"] == "bimodal").groupby(g[x]).any()
-        out["bimodal"] = bimodal.reindex(out.index, fill_value=False)
+    # The verdicts drawn as flags: a point where any row has it.
+    for word in ("bimodal", "throttled"):
+        out[word] = False
+        if "verdict" in g.columns:
+            has = (g["verdict"] == word).groupby(g[x]).any()
+            out[word] = has.reindex(out.index, fill_value=False)
     return out
 
 

@@ -88,7 +88,7 @@ def lat_ctx(
     the medians and their intervals, never to single samples, so one disturbed repetition
     cannot squash the curves. ``log=True`` puts µs on a log axis (pinned ~1 µs and unpinned
     ~30 µs curves in one figure); medians ≤ 0 then cannot be drawn and the title counts
-    them. Points flagged below resolution or bimodal get a hollow marker.
+    them. Points flagged below resolution, bimodal or throttled get a hollow marker.
 
     ``size``: "page" (default) or "column" width of a two-column paper, or (width, height)
     in inches; ``title``: False for none (a paper's caption says it), or a string; ``fig``:
