@@ -60,6 +60,9 @@ pub struct Round {
     pub b_us: f64,
     pub a_first: bool,
     pub end_s: f64,
+    /// Context switches per hop each side made (NaN where not measured: a replay).
+    pub a_switches: f64,
+    pub b_switches: f64,
 }
 
 /// Why the rounds stopped.
@@ -143,7 +146,7 @@ pub fn run(
     let start = Instant::now();
     let mut next = || -> Result<Option<Round>> {
         let a_first = rng.random::<bool>();
-        let (a_us, b_us) = if a_first {
+        let ((a_us, a_switches), (b_us, b_switches)) = if a_first {
             let x = figure(a, interrupt)?;
             (x, figure(b, interrupt)?)
         } else {
@@ -156,6 +159,8 @@ pub fn run(
             b_us,
             a_first,
             end_s,
+            a_switches,
+            b_switches,
         }))
     };
     let mut out = drive(plan, &mut next, round)?;
@@ -203,6 +208,8 @@ pub fn replay_columns(
             b_us: b_us[k],
             a_first: false,
             end_s: end_s[k],
+            a_switches: f64::NAN,
+            b_switches: f64::NAN,
         })
         .collect();
     Ok(replay(&rounds, &plan))
@@ -286,10 +293,15 @@ fn outcome(
 
 /// One side's figure of one round: a fresh ring instance of `ROUND_BLOCKS` blocks, its net
 /// samples' median in µs.
-fn figure(cfg: &Config, interrupt: Interrupt) -> Result<f64> {
+/// A side's figure in one round (µs per hop, its net median) and the switches per hop it
+/// made.
+fn figure(cfg: &Config, interrupt: Interrupt) -> Result<(f64, f64)> {
     let p = ring::instance(cfg, ROUND_BLOCKS, interrupt)?;
     debug_assert_eq!(p.raw_ns.len(), ROUND_BLOCKS * BLOCK_REPETITIONS);
-    Ok(stats::median(&p.net_ns()) / 1000.0)
+    Ok((
+        stats::median(&p.net_ns()) / 1000.0,
+        crate::result::per_hop(&p).0,
+    ))
 }
 
 #[cfg(test)]
@@ -398,6 +410,8 @@ mod tests {
                 b_us: 11.0 * (1.0 + 0.01 * ((k % 5) as f64 - 2.0)),
                 a_first: k % 2 == 0,
                 end_s: (k + 1) as f64 * 0.1,
+                a_switches: 1.0,
+                b_switches: 1.0,
             })
             .collect();
         let out = replay(&rounds, &plan);

@@ -124,6 +124,8 @@ def test_a_nan_figure_reads_back_as_nan(aa: AbResult, tmp_path: Path) -> None:
         b_us=np.array([1.0]),
         end_s=np.array([0.1]),
         a_first=np.array([True]),
+        a_switches_per_hop=np.array([1.0]),
+        b_switches_per_hop=np.array([1.0]),
         ratio=math.nan,
         ratio_low=math.nan,
         ratio_high=math.nan,
@@ -222,6 +224,7 @@ def test_a_file_is_checked_against_what_a_run_makes(aa: AbResult, tmp_path: Path
     doc = json.loads(path.read_text())
     rec = doc["results"][0]
     rec.update(a_us=[1.0, 1.0], b_us=[1.1, 1.2], end_s=[0.1, 0.2], a_first=[True, False])
+    rec.update(a_switches_per_hop=[1.0, 1.0], b_switches_per_hop=[1.0, 1.0])
     rec.update(ratio=1.15, ratio_low=0.5, ratio_high=2.0, stopped="budget")
     rec.update(verdict="inconclusive", decided=False)
     path.write_text(json.dumps(doc))
@@ -238,3 +241,19 @@ def test_a_file_is_checked_against_what_a_run_makes(aa: AbResult, tmp_path: Path
         path.write_text(json.dumps(bad))
         with pytest.raises(ValueError, match=words):
             load_results(path)
+
+
+def test_a_change_in_switches_per_hop_between_the_sides_is_said(aa: AbResult) -> None:
+    """The figures are per hop: a side that makes 1.39 switches a hop (4 and more pinned)
+    against one that makes 1.0 differs partly in what it counts."""
+    from dataclasses import replace
+
+    from ctxbench.report import ab_lines
+
+    n = len(aa.a_us)
+    assert len(aa.a_switches_per_hop) == len(aa.b_switches_per_hop) == n
+    more = replace(aa, a_switches_per_hop=np.full(n, 1.0), b_switches_per_hop=np.full(n, 1.4))
+    (said,) = [line.text for line in ab_lines(more) if line.kind == "note"]
+    assert said.startswith("A made 1.00 context switches per hop, B 1.40: the figures are per")
+    same = replace(aa, a_switches_per_hop=np.full(n, 1.0), b_switches_per_hop=np.full(n, 1.02))
+    assert not [line for line in ab_lines(same) if line.kind == "note"]

@@ -520,6 +520,8 @@ class AbDict(TypedDict):
     b_us: list[float]
     a_first: list[bool]
     end_s: list[float]
+    a_switches_per_hop: list[float]
+    b_switches_per_hop: list[float]
     ratio: float
     ratio_low: float
     ratio_high: float

@@ -31,6 +31,8 @@ MAX_RECORD_BYTES = {"ring": 64 << 20, "pingpong": 64 << 20, "matrix": 1 << 30, "
 
 
 def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and value != value:
+        return None  # a scalar NaN (an A/B run's ratio before a round had one) is null too
     if hasattr(value, "tolist"):  # numpy arrays and numpy scalars
         return _nan_to_none(value.tolist())
     if isinstance(value, dict):

@@ -419,6 +419,8 @@ class AbResult:
     stopped: str
     elapsed_s: float
     data_factor: float
+    a_switches_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    b_switches_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 

@@ -27,6 +27,11 @@ record! {
         pub b_us: Vec<f64> = "[rounds]",
         pub a_first: Vec<bool> = "[rounds]",
         pub end_s: Vec<f64> = "[rounds] min=0",
+        /// Context switches per hop each side made in each round: the figures are per hop,
+        /// and a side that makes more switches a hop costs more per hop (files from before
+        /// lack them).
+        pub a_switches_per_hop: Vec<f64> = "[rounds] min=0 nan holes optional",
+        pub b_switches_per_hop: Vec<f64> = "[rounds] min=0 nan holes optional",
         /// B / A with its anytime-valid 95 % interval: NaN (null) before a round has a ratio,
         /// bounds 0 and +inf while too few rounds bound it.
         pub ratio: f64 = "min=0 nan holes",
@@ -58,6 +63,8 @@ impl AbRecord {
             seed: asked.plan.seed,
             a_us: out.rounds.iter().map(|r| r.a_us).collect(),
             b_us: out.rounds.iter().map(|r| r.b_us).collect(),
+            a_switches_per_hop: out.rounds.iter().map(|r| r.a_switches).collect(),
+            b_switches_per_hop: out.rounds.iter().map(|r| r.b_switches).collect(),
             a_first: out.rounds.iter().map(|r| r.a_first).collect(),
             end_s: out.rounds.iter().map(|r| r.end_s).collect(),
             ratio: out.ratio,

@@ -322,15 +322,7 @@ fn summarize_with(points: &[Point], model: Model, cfg: &Config) -> RingSummary {
         .iter()
         .flat_map(|p| p.overhead_ns.iter().flatten().map(|x| x / NS_PER_US))
         .collect();
-    // Wake-up preemption makes many ring switches involuntary: every source counts both kinds.
-    let per_hop = |p: &Point| match (&p.accounting, p.counters.switches) {
-        (Ok(a), _) if a.hops > 0 => (a.switches as f64 / a.hops as f64, "kernel"),
-        (_, Some(sw)) => (sw as f64 / p.observed_hops.max(1) as f64, "perf"),
-        _ => (
-            (p.rusage.voluntary + p.rusage.involuntary) as f64 / p.rusage.passes.max(1) as f64,
-            "rusage",
-        ),
-    };
+
     let migrations = |p: &Point| match (&p.accounting, p.counters.migrations) {
         (
             Ok(Accounting {
@@ -458,6 +450,20 @@ pub struct PingPong {
     /// The hops' latencies where recorded, and what the neighbours achieved where any ran.
     pub hops: Option<HopSummary>,
     pub interference: Option<crate::interference::Achieved>,
+}
+
+/// The context switches a point made per hop, and who counted them: the kernel's accounting
+/// of the timed windows, else perf's count, else the participants' lifetime rusage. Wake-up
+/// preemption makes many ring switches involuntary: every source counts both kinds.
+pub(crate) fn per_hop(p: &Point) -> (f64, &'static str) {
+    match (&p.accounting, p.counters.switches) {
+        (Ok(a), _) if a.hops > 0 => (a.switches as f64 / a.hops as f64, "kernel"),
+        (_, Some(sw)) => (sw as f64 / p.observed_hops.max(1) as f64, "perf"),
+        _ => (
+            (p.rusage.voluntary + p.rusage.involuntary) as f64 / p.rusage.passes.max(1) as f64,
+            "rusage",
+        ),
+    }
 }
 
 /// The `PingPong` of the point a `ring::pingpong_config` run measured.

@@ -8,6 +8,8 @@ import html
 import math
 from typing import Any
 
+import numpy as np
+
 from .._format import interval, plain
 from ._comparison import FAR_MORE
 from ._to import LABELS, Line
@@ -102,9 +104,10 @@ def ab_why(r: Any) -> str:
 
 
 def ab_lines(r: Any) -> list[Line]:
-    """What is said of an A/B run: its verdict and why, then how its rounds stopped."""
+    """What is said of an A/B run: its verdict and why, then how its rounds stopped, and
+    where the sides made different context switches per hop, that the figures count it."""
     firsts = int(sum(bool(x) for x in r.a_first))
-    return [
+    out = [
         Line("verdict", f"{ab_verdict(r)}; {ab_why(r)}"),
         Line(
             "stopped",
@@ -112,6 +115,28 @@ def ab_lines(r: Any) -> list[Line]:
             f"{len(r.a_us)} rounds (seed {r.seed})",
         ),
     ]
+    switches = ab_switches(r)
+    return out + ([Line("note", switches)] if switches else [])
+
+
+# Switches per hop further apart than this (relative) make the sides' figures count
+# different things.
+SWITCHES_APART = 0.05
+
+
+def ab_switches(r: Any) -> str:
+    """ "" unless the sides made different context switches per hop (medians over the
+    rounds): the figures are per hop, so B/A then counts the extra switches too."""
+    sides = [getattr(r, f"{k}_switches_per_hop", None) for k in ("a", "b")]
+    if any(s is None or not len(s) for s in sides):
+        return ""
+    a, b = (float(np.nanmedian(np.asarray(s, dtype=float))) for s in sides)
+    if not (math.isfinite(a) and math.isfinite(b)) or abs(b - a) <= SWITCHES_APART * max(a, b):
+        return ""
+    return (
+        f"A made {a:.2f} context switches per hop, B {b:.2f}: the figures are per hop, so "
+        f"B/A counts the extra switches too (per switch about {r.ratio * a / b:.3g}x)"
+    )
 
 
 def format_ab(r: Any) -> str:
