@@ -90,6 +90,7 @@ def sweep(
     points = grids.grid(axes, repetitions, ring_kwargs)
     machine = machine_identity()["machine"]
     frames = []
+    kept = 0
     with grids.OutFile.open(out, hostname=hostname) as book:
         if measure is ring and progress is not False:
             left = [p for p in points if not book.done(p.key(machine))]
@@ -100,7 +101,9 @@ def sweep(
                 key = point.key(machine)
                 if bar is not None:
                     bar.set_postfix_str(point.label())
-                if not book.done(key):
+                if book.done(key):
+                    kept += 1
+                else:
                     rec = encode(measure(point.procs, **point.kwargs), hostname=hostname)
                     rec["metadata"].setdefault("machine", machine)
                     book.add(key, rec)
@@ -110,4 +113,7 @@ def sweep(
         finally:
             if bar is not None:
                 bar.close()
-    return concat(frames)
+    df = concat(frames)
+    # How many of the grid's points the out file already held (not measured again).
+    df.attrs.update(kept=kept, points=len(points))
+    return df

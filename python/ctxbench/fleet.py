@@ -53,7 +53,7 @@ from concurrent.futures import CancelledError
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from . import _core, report
+from . import _core, report, store
 from . import grid as grids
 from ._aside import aside, measured_cpus
 from ._field import show
@@ -65,6 +65,7 @@ from .frame import concat, require
 from .grid import Placement
 from .metadata import machine_identity
 from .record import MAX_RECORD_BYTES, check_arrived
+from .result import from_record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -356,6 +357,8 @@ def _add(
         failed[f"{worker}: {point.label()}"] = f"its record was refused: {e}"
         return
     book.add(point.key(machine), rec)
+    # The client's results store keeps every machine's runs (a worker's own keeps its own).
+    store.keep_quietly(from_record(rec), source="fleet")
 
 
 def _lost(address: str, error: BaseException, measured: int, out: PathLike | None) -> str:

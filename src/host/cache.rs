@@ -77,6 +77,12 @@ impl CachePlan {
             )),
         }
     }
+
+    /// The largest cache share the participants compete for, KiB (0: none known): past it
+    /// a refill comes from memory, as the streaming read does.
+    pub fn largest_share_kb(&self) -> u64 {
+        largest_kb(&self.caches)
+    }
 }
 
 /// The plan of `c` on the host (`host::topology`), within `host::memory_budget`.

@@ -64,7 +64,14 @@ pub fn cache_sweep(
     let plan = crate::host::cache::plan(c)?;
     let grid = plan.grid()?;
     let sweep = crate::cache::sweep(&c.base, grid, c.rounds, plan.stream_kb, interrupt, progress)?;
-    Ok(CacheRecord::new(&c.base, &sweep, c.rounds, plan.line_bytes))
+    let largest = plan.largest_share_kb();
+    Ok(CacheRecord::new(
+        &c.base,
+        &sweep,
+        c.rounds,
+        plan.line_bytes,
+        largest,
+    ))
 }
 
 /// The CPU matrix of this host (its topology from /sys), measured and recorded with the

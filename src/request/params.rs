@@ -157,7 +157,24 @@ pub enum Fallback {
     Real(f64),
     Switch(bool),
     Name(&'static str),
+    /// Counts (a cache sweep's ring sizes).
+    Ints(&'static [i64]),
     Derived(&'static str),
+}
+
+impl Fallback {
+    /// The default as a caller would give it; None where there is none or a rule decides.
+    pub fn value(self) -> Option<super::Value> {
+        use super::Value;
+        Some(match self {
+            Fallback::Int(i) => Value::Int(i),
+            Fallback::Real(x) => Value::Real(x),
+            Fallback::Switch(b) => Value::Switch(b),
+            Fallback::Name(n) => Value::Name(n.into()),
+            Fallback::Ints(v) => Value::Ints(v.to_vec()),
+            Fallback::None | Fallback::Derived(_) => return None,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -211,8 +228,10 @@ pub const PARAMS: &[Param] = {
     use Fallback as F;
     use Kind::*;
     params! {
-        "procs", Counts, F::None, &[Ring, Cache], [],
+        "procs", Counts, F::None, &[Ring], [],
             "participant counts, e.g. 2 4 8 16 20";
+        "procs", Counts, F::Ints(&[2, 8]), &[Cache], ["--procs"],
+            "ring sizes: participant counts";
         "loops", OptCount(config::LOOPS), F::None, &[Pingpong], ["-l", "--loops"],
             "perf's form: this many round trips timed as one run; default: until --precision";
         "threads", Switch, F::Switch(false), &[Pingpong], ["-T", "--threaded"],
@@ -263,7 +282,7 @@ pub const PARAMS: &[Param] = {
         "timeout", Real(config::TIMEOUT), F::Real(config::DEFAULT_TIMEOUT), MEASURING,
             ["--timeout"],
             "seconds without progress before a ring counts as hung";
-        "record_hops", Switch, F::Switch(false), &[Ring, Matrix], ["--record-hops"],
+        "record_hops", Switch, F::Switch(false), &[Ring, Pingpong, Matrix], ["--record-hops"],
             "record every hop's wake-to-run latency";
         "counters", Choice(COUNTERS), F::Name("evidence"), RINGS, ["--counters"],
             "who watches the timed repetitions: evidence, off, or timed (perf through them)";
@@ -291,7 +310,7 @@ pub const PARAMS: &[Param] = {
             "how many groups deep each leaf sits under ctxbench's own group";
         "cgroup_weight", OptCount(crate::cgroups::WEIGHT), F::None, CGROUPED, ["--cgroup-weight"],
             "cpu.weight of every group made (v1: cpu.shares = weight x 1024 / 100)";
-        "interference", Interference, F::None, &[Ring], ["--interference"],
+        "interference", Interference, F::None, &[Ring, Pingpong], ["--interference"],
             "neighbours on the measured CPUs, as key=number pairs";
         "history", History, F::None, &[Ring, Pingpong], [],
             "earlier runs of each point on this machine";

@@ -120,6 +120,8 @@ impl Request {
             observer: self.observer()?,
             sched: self.sched()?,
             cgroups: self.cgroups()?,
+            record_hops: self.switch("record_hops")?,
+            interference: self.interference()?,
             ..cfg
         };
         cfg.validate()?;
