@@ -174,7 +174,7 @@ def _sizes(args: argparse.Namespace) -> int:
         from .._host_plan import format_sizes_plan, sizes_plan
 
         grid = "auto" if sizes == ["auto"] else sizes
-        print(format_sizes_plan(sizes_plan(args.procs, grid, **asked)), end="")
+        print(format_sizes_plan(sizes_plan(sizes_kb=grid, **asked)), end="")
         return 0
     sweep = cache_sweep(
         sizes_kb="auto" if sizes == ["auto"] else sizes,
