@@ -346,3 +346,28 @@ fn a_line_size_that_is_no_positive_number_is_noted_not_taken() {
         );
     }
 }
+
+#[test]
+fn one_core_pmu_alone_or_one_capacity_everywhere_is_no_hybrid() {
+    use super::CoreType::Capacity;
+    let laptop = Described::new("intel-hybrid-laptop");
+    std::fs::remove_dir_all(laptop.root.join("devices/cpu_atom")).unwrap();
+    assert!(laptop.topology().core_types().is_empty());
+    let board = Described::new("rk3399-big-little");
+    let capacity = |cpu: usize| {
+        board
+            .root
+            .join(format!("devices/system/cpu/cpu{cpu}/cpu_capacity"))
+    };
+    std::fs::write(capacity(4), "fast\n").unwrap();
+    let t = board.topology();
+    assert_eq!(
+        t.cpu(4).unwrap().core_type,
+        None,
+        "what cannot be read is no kind"
+    );
+    assert_eq!(t.cpu(5).unwrap().core_type, Some(Capacity(1024)));
+    assert_noted(&t, &["cpu4/cpu_capacity: cannot read \"fast\""]);
+    std::fs::write(capacity(5), "381\n").unwrap();
+    assert!(board.topology().core_types().is_empty());
+}
