@@ -38,7 +38,8 @@ def capped(r: ctxbench.RingResult) -> ctxbench.RingResult:
 def test_a_ring_says_how_its_points_stopped_below_resolution_warnings_and_hints(
     ring: ctxbench.RingResult,
 ) -> None:
-    said = report.lines(capped(ring))
+    # Notes on what the figure counts (switches per hop not 1 under load) are said too.
+    said = [line for line in report.lines(capped(ring)) if line.kind != "note"]
     kinds = [line.kind for line in said]
     assert kinds[:3] == ["stopped", "below_resolution", "warning"]
     assert set(kinds[3:]) == {"hint"}
