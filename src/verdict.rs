@@ -95,16 +95,23 @@ pub enum Why {
     TooWide,
     /// The ratio sits on the threshold: no amount of data decides it soon.
     AtThreshold,
+    /// Judged against a series with fewer comparable runs than `judge::MIN_SERIES`.
+    ShortSeries,
+    /// The new run lies inside a mode its series already holds, other than the series'
+    /// main one: the machine's known regime, not a change of the code.
+    KnownMode,
 }
 
 impl Why {
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 8] = [
         "decided",
         "one sample",
         "below resolution",
         "under load",
         "too wide",
         "at threshold",
+        "short series",
+        "known mode",
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -115,6 +122,8 @@ impl Why {
             Why::Loaded => "under load",
             Why::TooWide => "too wide",
             Why::AtThreshold => "at threshold",
+            Why::ShortSeries => "short series",
+            Why::KnownMode => "known mode",
         }
     }
 }
