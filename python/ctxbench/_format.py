@@ -46,6 +46,19 @@ def interval(
     return f"±{(high - low) / 2 / center:.1%}"
 
 
+def ratio_bound(value: float) -> str:
+    """A ratio or a bound of its interval with three significant digits, or more where three
+    would put it on the other side of 1 or on 1 itself: 1.004 prints as "1.004", not "1", so
+    that an interval printed beside "lies above 1" shows it does (0.9996 is "0.9996")."""
+    text = f"{value:.3g}"
+    for digits in range(4, 16):
+        printed = float(text)
+        if (printed > 1) == (value > 1) and (printed < 1) == (value < 1):
+            break
+        text = f"{value:.{digits}g}"
+    return text
+
+
 def plain(value: object) -> str:
     """``value`` as text safe to print on a terminal: every character that is not printable
     (escape sequences, carriage returns, newlines, other control characters) written as its

@@ -8,7 +8,7 @@ import html
 import math
 from typing import Any
 
-from .._format import interval, plain
+from .._format import interval, plain, ratio_bound
 from ._comparison import FAR_MORE
 from ._to import LABELS, Line
 
@@ -41,7 +41,7 @@ def ab_side(side: dict[str, Any]) -> str:
 def _ratio(r: Any) -> str:
     if math.isnan(r.ratio):
         return "no ratio"
-    spread = interval(r.ratio, r.ratio_low, r.ratio_high, lambda v: f"{v:.3g}")
+    spread = interval(r.ratio, r.ratio_low, r.ratio_high, ratio_bound)
     return f"{r.ratio:.3g}x {spread}"
 
 
