@@ -10,8 +10,10 @@ use crate::limit::Limit;
 use crate::stats::{self, Difference, Estimate, Layout, RunLevel, ASSUMED_RUN_LEVEL};
 use crate::stop::CONFIDENCE;
 
-/// Relative half-width above which a point is `Unstable` rather than `Noisy`.
-const NOISY_HALF_WIDTH: f64 = 0.10;
+/// Relative half-width above which a point is `Unstable` rather than `Noisy`; also the CV
+/// of its samples above which a table says a point's samples are noisy, whatever its word
+/// (a median can be steady while its samples scatter by 29 %).
+pub const NOISY_HALF_WIDTH: f64 = 0.10;
 
 /// The word that describes a point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,7 @@ store is built beside them; and tidy frames of synthetic runs to judge."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -47,6 +47,26 @@ class Store:
         self.runs.append(Run(len(self.runs) + 1, t, pid, machine, value_us, math.log(value_us),
                              0.005, (), load, None, dict(labels or {})))  # fmt: skip
 
+    def keep(self, result: Any, labels: dict[str, str] | None = None) -> int:
+        """A ring result's points as runs, stamped with its date (whole seconds, as the
+        store's are)."""
+        date = pd.Timestamp(result.metadata.get("date", 0), tz="UTC").timestamp()
+        se = result.stats["se"]
+        for i, pid in enumerate(result.point_id):
+            value = float(result.latency_us[i])
+            rel = float(se[i]) / value
+            run = Run(len(self.runs) + 1, date, pid, MACHINE, value, math.log(value), rel)
+            self.runs.append(replace(run, labels=dict(labels or {})))
+        return len(result.point_id)
+
+    def points(self, *, machine: str | None = None,
+               labels: dict[str, str] | None = None) -> list[tuple[str, str]]:  # fmt: skip
+        def has(r: Run) -> bool:
+            return all(r.labels.get(k) == v for k, v in (labels or {}).items())
+
+        return sorted({(r.point_id, r.machine) for r in self.runs
+                       if machine in (None, r.machine) and has(r)})  # fmt: skip
+
     def series(self, point_id: str, *, machine: str, labels: dict[str, str] | None = None,
                newest: int | None = None) -> list[Run]:  # fmt: skip
         self.asked.append({"point_id": point_id, "machine": machine, "labels": labels})
@@ -54,11 +74,6 @@ class Store:
         out = [r for r in out if all(r.labels.get(k) == v for k, v in (labels or {}).items())]
         out.sort(key=lambda r: (r.time, r.run_id))
         return out[-newest:] if newest else out
-
-    def points(self, *, machine: str | None = None,
-               labels: dict[str, str] | None = None) -> list[tuple[str, str]]:  # fmt: skip
-        return sorted({(r.point_id, r.machine) for r in self.runs
-                       if machine in (None, r.machine)})  # fmt: skip
 
     def machines(self) -> list[str]:
         return sorted({r.machine for r in self.runs})

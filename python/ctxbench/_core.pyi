@@ -52,6 +52,7 @@ __all__ = [
     "MIN_SERIES",
     "SERIES_WINDOW",
     "FAMILY_ALPHA",
+    "NOISY_CV",
     "MAX_PROCS",
     "MAX_CPUS",
     "ENGINES",
@@ -85,6 +86,7 @@ MIN_RUNS: int
 MIN_SERIES: int
 SERIES_WINDOW: int
 FAMILY_ALPHA: float
+NOISY_CV: float
 MAX_PROCS: int
 MAX_CPUS: int
 DEFAULT_ROUNDS: int

@@ -82,13 +82,14 @@ def baseline(
     load: float | None,
     started: float | None,
     new: Sequence[float],
+    earlier_only: bool,
 ) -> list[Any]:
-    """The comparable stored runs of a point, oldest first, at most ``SERIES_WINDOW``:
-    without ``labels``, only runs before the new one (and never the new run itself, which
-    the CLI keeps in the store as it measures it)."""
+    """The comparable stored runs of a point carrying ``labels``, oldest first, at most
+    ``SERIES_WINDOW``; ``earlier_only``: only runs before the new one, and never the new run
+    itself (the CLI keeps it in the store as it measures it)."""
     runs = store.series(point_id, machine=machine, labels=labels or None, newest=_READ)
     kept = [r for r in runs if comparable(r, load) and r.value_us > 0]
-    if not labels:
+    if earlier_only:
         kept = [r for r in kept if started is None or r.time <= started]
         kept = [r for r in kept if not any(math.isclose(r.value_us, v) for v in new)]
     return kept[-_core.SERIES_WINDOW :]
@@ -103,6 +104,7 @@ def judge(
     threshold: float = _core.DEFAULT_PRECISION,
     family_alpha: float = _core.FAMILY_ALPHA,
     by: Sequence[str] = (),
+    earlier_only: bool | None = None,
 ) -> pd.DataFrame:
     """Every point of ``new`` (what ``compare`` takes) judged against its series in
     ``store``: one row per point, with ``runs`` (comparable stored runs read), ``new_runs``,
@@ -125,7 +127,8 @@ def judge(
     points, rows = [], []
     for values, g in groups:
         figures, load, started = _new_runs(g)
-        base = baseline(store, values[-1], machine, labels, load, started, figures)
+        earlier = not labels if earlier_only is None else earlier_only
+        base = baseline(store, values[-1], machine, labels, load, started, figures, earlier)
         points.append(([r.value_us for r in base], [r.rel_se or 0.0 for r in base], figures))
         rows.append({**dict(zip(key, values)), "new_runs": len(figures)})
     judged = _core.judge_series(points, threshold, family_alpha) if points else []

@@ -46,6 +46,7 @@ pub fn known() -> Vec<(&'static str, Known)> {
         ("MIN_SERIES", int(judge::MIN_SERIES)),
         ("SERIES_WINDOW", int(judge::SERIES_WINDOW)),
         ("FAMILY_ALPHA", Real(judge::FAMILY_ALPHA)),
+        ("NOISY_CV", Real(verdict::NOISY_HALF_WIDTH)),
         ("FIXED_MIN_TIME", Real(stop::FIXED_MIN_TIME)),
         ("PRECISION_MIN_TIME", Real(stop::PRECISION_MIN_TIME)),
         ("DEFAULT_ROUNDS", int(cache::DEFAULT_ROUNDS)),

@@ -64,3 +64,16 @@ def format_series(df: pd.DataFrame) -> str:
         f"±{df.attrs.get('threshold', 0):.0%}"
     )
     return "\n".join(text)
+
+
+def series_regressed(test: str, table: pd.DataFrame) -> str:
+    """Why a test fails the gate against its series: each point called slower, both
+    figures, the ratio's interval and the series it rests on."""
+    lines = [f"ctxbench: {test} is slower than its stored series:"]
+    for row in table[table["regressed"]].itertuples(index=False):
+        lines.append(
+            f"  {point(row)}: {row.new_us:.3f} µs, series level {row.base_us:.3f} µs "
+            f"({series_ratio(row)} at {row.confidence:.2%}, Holm's level for the point; "
+            f"series of {row.runs} runs)"
+        )
+    return "\n".join(lines)
