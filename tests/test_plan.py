@@ -29,8 +29,13 @@ def test_the_core_plans_more_runs_for_a_wider_spread_and_a_smaller_change() -> N
 def test_a_point_without_runs_says_so_and_a_pilot_measures_it(kept: Path) -> None:
     empty = ctxbench.plan(0.05, [2], **RUN)
     assert [(p.procs, p.runs, p.spread, p.runs_per_side) for p in empty] == [(2, 0, None, None)]
-    piloted = ctxbench.plan(0.05, [2], pilot=_core.MIN_RUNS, **RUN)[0]
-    assert piloted.runs == _core.MIN_RUNS and piloted.spread is not None
+    piloted = ctxbench.plan(0.05, [2], pilot=_core.MIN_SERIES, **RUN)[0]
+    # Each pilot run is comparable to now while the load stays within the history's
+    # tolerance: under a changing load a few may not be, and then there is no spread yet.
+    assert 1 <= piloted.runs <= _core.MIN_SERIES
+    assert (piloted.spread is not None) == (piloted.runs >= _core.MIN_SERIES)
+    if piloted.spread is None:
+        return
     assert piloted.runs_per_side >= 2 and piloted.rounds >= 6
     assert piloted.seconds_per_side == pytest.approx(piloted.runs_per_side * RUN["max_time"])
     # The pilot's runs are in the history: the next plan reads them without measuring.
@@ -40,10 +45,12 @@ def test_a_point_without_runs_says_so_and_a_pilot_measures_it(kept: Path) -> Non
 
 
 def test_plan_reads_the_same_points_as_ring(kept: Path) -> None:
-    for _ in range(_core.MIN_RUNS):
+    for _ in range(_core.MIN_SERIES):
         ctxbench.ring([2, 3], **RUN)
     plans = ctxbench.plan(0.05, [2, 3], **RUN)
-    assert [p.runs for p in plans] == [_core.MIN_RUNS] * 2
+    # Both points of one call ran in the same conditions: both comparable to now, or not
+    # (under a changing load some runs may not be).
+    assert 1 <= plans[0].runs == plans[1].runs <= _core.MIN_SERIES
     # Another size is another point: nothing known of it.
     assert ctxbench.plan(0.05, [2], size_kb=64, **RUN)[0].runs == 0
 
@@ -60,7 +67,7 @@ def test_the_command_prints_each_point_and_what_the_figures_assume(
     assert main(["plan", "--detect", "5%", "--placement", "single", "2", "3"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "to tell a change of 5% with 80% probability on this machine now:"
-    assert "fewer than 3 comparable runs in the history" in out[2]
+    assert f"0 of the {_core.MIN_SERIES} comparable runs a spread needs" in out[2]
     assert out[-1].startswith("runs: comparable runs of the point in the run history")
     assert main(["plan", "--detect", "0.1", "--placement", "single", "2"]) == 0
     assert "a change of 10%" in capsys.readouterr().out

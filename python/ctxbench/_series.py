@@ -114,7 +114,8 @@ def judge(
     ``why``, ``modes``, ``known_mode``, ``mode_ratio``, ``sd`` (spread within modes, ln),
     ``runs_to_decide``, ``reason`` and ``regressed``; ``by`` adds columns of ``new`` to
     the point's key (the pytest gate's ``test``). ``attrs``: ``threshold``,
-    ``family_alpha``, ``machine``, ``labels``."""
+    ``family_alpha``, ``machine``, ``labels``, ``below_resolution`` (the point ids whose new
+    figures are all at or below 0: not judged)."""
     pd = require("pandas", "ctxbench.compare")
     frame = as_frame(new).dropna(subset=["value"])
     if "point_id" not in frame:
@@ -124,9 +125,14 @@ def judge(
         raise ValueError("new: the results name no machine to find a series of")
     key = [*POINT_KEY, *by, "point_id"]
     groups = list(frame.groupby(key, sort=True, dropna=False))
-    points, rows = [], []
+    points, rows, unjudged = [], [], []
     for values, g in groups:
         figures, load, started = _new_runs(g)
+        # A figure at or below 0 is below the method's resolution: no ratio to judge.
+        figures = [f for f in figures if f > 0 and math.isfinite(f)]
+        if not figures:
+            unjudged.append(values[-1])
+            continue
         earlier = not labels if earlier_only is None else earlier_only
         base = baseline(store, values[-1], machine, labels, load, started, figures, earlier)
         points.append(([r.value_us for r in base], [r.rel_se or 0.0 for r in base], figures))
@@ -135,6 +141,7 @@ def judge(
     out = pd.DataFrame([{**row, **_columns(j)} for row, j in zip(rows, judged)])
     out.attrs.update(threshold=threshold, family_alpha=family_alpha, machine=machine)
     out.attrs["labels"] = dict(labels or {})
+    out.attrs["below_resolution"] = unjudged
     return out
 
 
@@ -162,6 +169,20 @@ def _columns(j: Any) -> dict[str, Any]:
         "reason": series_reason(j),
         "regressed": j["verdict"] == "slower",
     }
+
+
+def series_spread(us: Sequence[float], rel_se: Sequence[float]) -> float | None:
+    """One run's relative spread in a series of run figures ``us``, as the judge measures it
+    (the spread within the series' modes, ln scale, Hampel-screened; at least the runs' own
+    error), read through ``_core.judge_series`` (the spread is the series' alone, whatever
+    run is judged against it). None below ``_core.MIN_SERIES`` usable runs."""
+    usable = [(v, e) for v, e in zip(us, rel_se) if v > 0 and math.isfinite(v)]
+    if len(usable) < _core.MIN_SERIES:
+        return None
+    figures = [v for v, _ in usable]
+    middle = sorted(figures)[len(figures) // 2]
+    sd = _core.judge_series([(figures, [e for _, e in usable], [middle])], 0.0)[0]["sd"]
+    return sd if math.isfinite(sd) else None
 
 
 def series_reason(j: Any) -> str:

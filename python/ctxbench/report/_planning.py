@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._core import MIN_RUNS
+from .._core import MIN_SERIES
+from .._history import LOAD_TOLERANCE
 
 
 def format_plan(plans: list[Any], detect: float, power: float) -> str:
@@ -18,8 +19,10 @@ def format_plan(plans: list[Any], detect: float, power: float) -> str:
     for p in plans:
         if p.spread is None:
             lines.append(
-                f"{p.procs:>5} {p.runs:>5} {'-':>7}  fewer than {MIN_RUNS} comparable "
-                "runs in the history: run the point a few times, or --pilot N"
+                f"{p.procs:>5} {p.runs:>5} {'-':>7}  {p.runs} of the {MIN_SERIES} comparable "
+                "runs a spread needs (runs of the last day in conditions like now's: other "
+                f"tasks runnable within ±{LOAD_TOLERANCE:g} per CPU): run the point a few "
+                "times, or --pilot N"
             )
             continue
         per_side = "more" if p.runs_per_side is None else str(p.runs_per_side)
@@ -31,8 +34,8 @@ def format_plan(plans: list[Any], detect: float, power: float) -> str:
         )
     lines.append(
         "runs: comparable runs of the point in the run history; spread: one run's relative "
-        "spread (its own error and the spread between runs); compare: runs per side for "
-        "Welch's t at 95 %; ab: rounds of its anytime-valid interval, which stops as soon as "
-        "it decides"
+        "spread (its own error and the spread between runs, within the modes of its series); "
+        "compare: runs per side for Welch's t at 95 %; ab: rounds of its anytime-valid "
+        "interval, which stops as soon as it decides"
     )
     return "\n".join(lines)
