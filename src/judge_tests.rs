@@ -248,6 +248,31 @@ fn a_a_families_with_a_slow_mode_rarely_call_anything() {
 }
 
 #[test]
+fn a_broad_scatter_is_one_mode_not_many_pairs() {
+    // Runs a factor of two apart (ln sd 0.6: this machine at load 13 on 2 CPUs): gaps of
+    // 10 % everywhere, no mode. Split at every such gap, the series fell into pairs of
+    // near-zero spread and a fifth of one-run A/A draws were called.
+    let broad = Machine {
+        sd: 0.6,
+        slow_share: 0.0,
+        slow: 0.0,
+    };
+    let mut rng = Rng(51);
+    let runs: Vec<f64> = broad
+        .runs(&mut rng, 10, 1.0)
+        .iter()
+        .map(|v| v.ln())
+        .collect();
+    assert_eq!(series(&runs, &[]).unwrap().regimes(), 1);
+    for (seed, n) in [(52, 10), (53, 30)] {
+        let (slower, _) = calls(broad, seed, 300, 4, n, 1.0, Change::Slower);
+        let (faster, _) = calls(broad, seed + 10, 300, 4, n, 1.0, Change::Faster);
+        // 5 % of families plus 3 standard errors of 300 (0.0126 each).
+        assert!(slower + faster <= 0.09, "{n}: {slower} {faster}");
+    }
+}
+
+#[test]
 fn a_series_of_ten_calls_real_changes() {
     // 8 % slower, one new run against 10 baseline runs of 2 % spread, one point: >= 80 %.
     let (_, at_8) = calls(QUIET, 41, 1000, 1, 10, 1.08, Change::Slower);

@@ -91,7 +91,14 @@ pub fn series(ln_figures: &[f64], rel_se: &[f64]) -> Option<Series> {
             .collect::<Vec<_>>(),
     );
     let own = if own.is_finite() { own } else { 0.0 };
-    let mut groups = split(&y, 0.0);
+    // The first cut uses half the series' robust spread (1.4826 × MAD), not none: from none,
+    // a broad scatter (runs a factor of two apart under load) falls apart at every 10 % gap
+    // into pairs whose spread is near zero, and each new run then lies outside them all.
+    // Half, not all of it: a minority mode 30 % away (one run in five) inflates the MAD by
+    // about half again, and the whole of it would merge the modes it should cut.
+    let center = median(&y);
+    let robust = MAD_TO_SD * median(&y.iter().map(|v| (v - center).abs()).collect::<Vec<_>>());
+    let mut groups = split(&y, (robust / 2.0).max(own));
     for _ in 0..MAX_ROUNDS {
         let spread = pooled_sd(&modes_of(&groups)).0;
         let next = split(&y, spread);
@@ -120,7 +127,6 @@ pub fn series(ln_figures: &[f64], rel_se: &[f64]) -> Option<Series> {
     let main = (0..modes.len())
         .max_by_key(|&i| (modes[i].runs, std::cmp::Reverse(i)))
         .expect("at least one mode");
-    let center = median(&y);
     let deviations: Vec<f64> = y.iter().map(|v| (v - center).abs()).collect();
     let lone = modes.iter().filter(|m| m.runs < MIN_MODE_RUNS).count();
     Some(Series {
