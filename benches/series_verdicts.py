@@ -10,8 +10,10 @@ Measured for real, each run a default precision-mode ``ctxbench.ring`` (``histor
 pinned to one CPU (``placement="single"``):
 
 - A/A: ``--runs`` back-to-back runs of ``procs 2 4 8 16`` (the issue's sweep). The store
-  fills as it goes: run i is judged against runs max(0, i-30) .. i-1 (``_core.judge_series``,
-  the four points one family, as ``compare NEW`` does), from the ``MIN_SERIES``-th run on.
+  fills as it goes: run i is judged against the newest 30 runs before it whose load was within
+  the history's tolerance of its own, as ``compare NEW`` reads the store (then against all 30
+  before it, loads aside), the four points one family (``_core.judge_series``), from the
+  ``MIN_SERIES``-th run on.
   Printed: the share of runs where ``compare`` would exit 1 (any point "slower") and where
   any point was called (slower or faster), with the binomial 95 % upper bound of each.
 - Power: ``--power-runs`` runs each of pipe, futex and thread rings of 2 (pinned), in a
@@ -80,13 +82,35 @@ def aa(runs: int, max_time: float | None) -> None:
     made = [ctxbench.ring(list(SWEEP), history=False, **asked) for _ in range(runs)]
     values = [figures(r) for r in made]
     errors = [rel_se(r) for r in made]
-    exits = calls = judged = skipped = 0
-    for i in range(_core.MIN_SERIES, runs):
-        lo = max(0, i - _core.SERIES_WINDOW)
+    loads = [r.metadata.get("runnable_per_cpu") for r in made]
+    for comparable in (True, False):
+        judge_all(values, errors, loads, comparable)
+    spread = [np.std(np.log([v[p] for v in values if v[p] > 0]), ddof=1) for p in range(len(SWEEP))]
+    print("  spread of run figures (ln sd) per procs: "
+          + ", ".join(f"{n}: {s:.3f}" for n, s in zip(SWEEP, spread)))  # fmt: skip
+    print(f"  after: {load()}")
+
+
+def judge_all(values: list, errors: list, loads: list, comparable: bool) -> None:
+    """Each run from the 5th on judged against the runs before it (newest 30): only those
+    whose load was within the history's tolerance of its own (``comparable``: as
+    ``compare NEW`` reads the store), or all of them."""
+    from ctxbench._history import LOAD_TOLERANCE
+
+    exits = calls = judged = short = skipped = 0
+    for i in range(_core.MIN_SERIES, len(values)):
+        before = [
+            j
+            for j in range(i)
+            if not comparable
+            or loads[i] is None
+            or loads[j] is None
+            or abs(loads[i] - loads[j]) <= LOAD_TOLERANCE
+        ][-_core.SERIES_WINDOW :]
         points = []
         for p in range(len(SWEEP)):
             # As the store keeps them: figures at or below 0 (below resolution) are no run.
-            kept = [(v[p], e[p]) for v, e in zip(values[lo:i], errors[lo:i]) if v[p] > 0]
+            kept = [(values[j][p], errors[j][p]) for j in before if values[j][p] > 0]
             if values[i][p] <= 0:
                 skipped += 1
                 continue
@@ -95,17 +119,15 @@ def aa(runs: int, max_time: float | None) -> None:
         words = [j["verdict"] for j in out]
         exits += "slower" in words
         calls += "slower" in words or "faster" in words
+        short += sum(j["why"] == "short series" for j in out)
         judged += 1
     print(
-        f"  judged {judged} runs (the {_core.MIN_SERIES}th on): compare would exit 1 in "
-        f"{exits} ({exits / judged:.1%}, 95 % upper bound {upper95(exits, judged):.1%}); any "
-        f"call in {calls} ({calls / judged:.1%}, upper bound {upper95(calls, judged):.1%}); "
+        f"  {'comparable loads (±' + str(LOAD_TOLERANCE) + ')' if comparable else 'all runs'}:"
+        f" judged {judged} runs: compare would exit 1 in {exits} ({exits / judged:.1%}, 95 % "
+        f"upper bound {upper95(exits, judged):.1%}); any call in {calls} ({calls / judged:.1%},"
+        f" upper bound {upper95(calls, judged):.1%}); {short} points short of a series; "
         f"{skipped} new points at or below 0 µs not judged"
     )
-    spread = [np.std(np.log([v[p] for v in values if v[p] > 0]), ddof=1) for p in range(len(SWEEP))]
-    print("  spread of run figures (ln sd) per procs: "
-          + ", ".join(f"{n}: {s:.3f}" for n, s in zip(SWEEP, spread)))  # fmt: skip
-    print(f"  after: {load()}")
 
 
 def power(runs: int, draws: int, rng: np.random.Generator, max_time: float | None) -> None:
@@ -121,17 +143,18 @@ def power(runs: int, draws: int, rng: np.random.Generator, max_time: float | Non
         a, b = np.array(made[fast]), np.array(made[slow])
         a, b = a[a > 0], b[b > 0]
         ratio = float(np.median(b) / np.median(a))
-        slower = same = 0
+        slower = same = known = 0
         for _ in range(draws):
             base = rng.choice(a, size=min(10, len(a)), replace=False)
             new = [float(rng.choice(b))]
             out = _core.judge_series([(base.tolist(), [], new)], _core.DEFAULT_PRECISION)[0]
             slower += out["verdict"] == "slower"
             same += out["verdict"] == "no change"
+            known += out["why"] == "known mode"
         print(
             f"  {slow} vs {fast}: pooled ratio {ratio:.3f} ({len(a)} and {len(b)} runs); one "
             f"run against 10: called slower in {slower / draws:.1%} of {draws} draws, "
-            f"'no change' in {same / draws:.1%}"
+            f"'no change' in {same / draws:.1%} (of which 'known mode' {known / draws:.1%})"
         )
     print(f"  after: {load()}")
 
