@@ -110,12 +110,19 @@ fn queued_tasks_spin_under_sched_idle_and_stay_runnable() {
     let cpu = crate::sys::allowed_cpus().unwrap()[0];
     let asked = Interference::from_pairs(&pairs(&[("queued", 2.0)])).unwrap();
     let mut n = Neighbours::start(&asked, &[cpu]).unwrap();
-    std::thread::sleep(Duration::from_millis(20));
-    for pid in n.pids() {
-        // SAFETY: asking the policy of our own child.
-        let policy = unsafe { libc::sched_getscheduler(pid) };
-        assert_eq!(policy, libc::SCHED_IDLE, "{pid}");
+    // SAFETY: asking the policy of our own children.
+    let policies = || -> Vec<i32> {
+        let each = n.pids().into_iter();
+        each.map(|pid| unsafe { libc::sched_getscheduler(pid) })
+            .collect()
+    };
+    // Each sets its own policy once it first runs: on a loaded machine that may be long
+    // after the start (a fixed 20 ms wait failed there), so wait for it, bounded.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while policies() != [libc::SCHED_IDLE; 2] && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
     }
+    assert_eq!(policies(), [libc::SCHED_IDLE; 2]);
     n.mark();
     std::thread::sleep(Duration::from_millis(100));
     let a = n.achieved();

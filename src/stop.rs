@@ -144,14 +144,17 @@ pub enum Stopped {
 }
 
 impl Stopped {
+    /// Each one's name, in the enum's order.
+    pub const NAMES: [&'static str; 5] = [
+        "repetitions",
+        "precision",
+        "max_repetitions",
+        "time_cap",
+        "run_spread",
+    ];
+
     pub fn as_str(self) -> &'static str {
-        match self {
-            Stopped::Repetitions => "repetitions",
-            Stopped::Precision => "precision",
-            Stopped::MaxRepetitions => "max_repetitions",
-            Stopped::TimeCap => "time_cap",
-            Stopped::RunSpread => "run_spread",
-        }
+        Self::NAMES[self as usize]
     }
 }
 

@@ -29,13 +29,11 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Each one's name, in the enum's order.
+    pub const NAMES: [&'static str; 4] = ["stable", "noisy", "unstable", "bimodal"];
+
     pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Stable => "stable",
-            Verdict::Noisy => "noisy",
-            Verdict::Unstable => "unstable",
-            Verdict::Bimodal => "bimodal",
-        }
+        Self::NAMES[self as usize]
     }
 }
 

@@ -50,16 +50,21 @@ FUNCTIONS = (
     ("ab", "ab", ("a", "b"), True, "AbDict"),
 )
 # The API functions whose keyword parameters are the table's: (module, function, door, the
-# table's names it takes another way). Their blocks sit inside the signature, between the
-# positional parameters and the function's own (history, progress, out ...).
+# table's names it takes another way, the table's positional ones it writes with their
+# defaults). The keywords' block sits inside the signature, between the positional
+# parameters and the function's own (history, progress, out ...); the positional ones' first.
 API = (
-    ("api.py", "ring", "ring", ("procs", "history")),
-    ("api.py", "pingpong", "pingpong", ("loops", "history")),
-    ("_matrix.py", "matrix", "matrix", ("cpus", "per_class")),
+    ("api.py", "ring", "ring", ("procs", "history"), ()),
+    ("api.py", "pingpong", "pingpong", ("loops", "history"), ()),
+    ("_matrix.py", "matrix", "matrix", ("cpus", "per_class"), ()),
+    ("cache.py", "cache_sweep", "cache_sweep", ("procs", "sizes_kb"), ("procs",)),
 )
 # The sweeps whose leading parameters are the grid's axes (``grid.AXES``): (module, function).
 SWEEPS = (("_sweep.py", "sweep"), ("fleet.py", "sweep"))
 BEGIN_AXES = "# BEGIN written by `python -m ctxbench._codegen` from grid.AXES; edit there"
+BEGIN_POSITIONAL = (
+    "# BEGIN written by `python -m ctxbench._codegen` from _core.PARAMETERS: positional"
+)
 # Positional parameters that are no row of the table: an A/B run's sides.
 _SIDES = "tuple[str, Mapping[str, object]]"
 _EMPTY = {"int": "np.int64", "float": "np.float64", "bool": "np.bool_"}
@@ -112,17 +117,10 @@ def class_field(name: str, spec: Field) -> str:
 
 
 def class_fields(fields: Mapping[str, Field]) -> list[str]:
-    """The field lines of a result class, in declaration order."""
-    seen_optional = None
-    for name, spec in fields.items():
-        if not spec.required:
-            seen_optional = seen_optional or name
-        elif seen_optional:
-            raise ValueError(
-                f"{name}: a required field after the optional {seen_optional}: declare every "
-                "required field first (a dataclass needs its defaults last)"
-            )
-    return [class_field(name, spec) for name, spec in fields.items()]
+    """The field lines of a result class: the required fields, then the optional ones (a
+    dataclass needs its defaults last), each in declaration order."""
+    ordered = sorted(fields.items(), key=lambda item: not item[1].required)
+    return [class_field(name, spec) for name, spec in ordered]
 
 
 # --- _core.pyi --------------------------------------------------------------------------------
@@ -150,7 +148,7 @@ def _stub_type(spec: Field, name: str = "") -> str:
     elif spec.type == "dict":
         text = spec.name or "dict[str, Any]"
     elif spec.type == "str":
-        text = _alias(name) if values else "str"
+        text = (spec.name or _alias(name)) if values else "str"
         text = f"list[{text}]" if spec.shape else text
     elif not spec.shape:
         text = _SCALARS[spec.type]
@@ -190,7 +188,7 @@ def _literals(fields: Mapping[str, Field], found: dict[str, tuple[str, ...]]) ->
     for key, spec in fields.items():
         values = spec.literals or spec.choices
         if spec.type == "str" and values and not spec.stub:
-            alias = _alias(key)
+            alias = spec.name or _alias(key)
             if found.setdefault(alias, tuple(values)) != tuple(values):
                 raise ValueError(f"two different sets of strings are both called {alias}")
         if spec.fields is not None:
@@ -265,10 +263,14 @@ def function_block() -> list[str]:
     return [*lines, ""]  # a blank line before the next statement, as ruff format has it
 
 
-def api_block(door: str, skip: tuple[str, ...]) -> list[str]:
-    """An API function's keyword parameters from the table: its defaults, None where the core
-    derives one."""
-    rows = [r for r in _core.PARAMETERS if door in r["doors"] and r["name"] not in skip]
+def api_block(door: str, skip: tuple[str, ...], only: tuple[str, ...] = ()) -> list[str]:
+    """An API function's keyword parameters from the table (or ``only`` those named): its
+    defaults, None where the core derives one."""
+    rows = [
+        r
+        for r in _core.PARAMETERS
+        if door in r["doors"] and (r["name"] in only if only else r["name"] not in skip)
+    ]
     return [
         f"{r['name']}: {_KINDS[r['kind']][0]} = "
         + ("None" if r["derived"] is not None else _default(r))
@@ -322,9 +324,12 @@ def _signature_block(text: str, function: str, lines: list[str], begin: str) -> 
 def _api_py(path: Path, text: str) -> str:
     """``text`` of the module ``path`` with each of its functions' blocks written: the
     table's parameters, a sweep's axes."""
-    for module, function, door, skip in API:
+    for module, function, door, skip, positional in API:
         if module == path.name:
             text = _signature_block(text, function, api_block(door, skip), BEGIN_FUNCTIONS)
+        if module == path.name and positional:
+            lines = api_block(door, skip, only=positional)
+            text = _signature_block(text, function, lines, BEGIN_POSITIONAL)
     for module, function in SWEEPS:
         if module == path.name:
             text = _signature_block(text, function, axes_block(), BEGIN_AXES)

@@ -30,9 +30,14 @@ __all__ = [
     "ab",
     "topology",
     "cache_plan",
+    "matrix_plan",
+    "ring_estimate",
     "matrix",
     "RELATIONS",
     "MATRIX_PER_CLASS",
+    "MATRIX_MIN_PER_CLASS",
+    "TIME_BUDGET_S",
+    "LONG_RUN_S",
     "cache_sweep",
     "DEFAULT_ROUNDS",
     "REFILL_ABOVE_STREAM",
@@ -66,8 +71,12 @@ __all__ = [
     "__version__",
     "COMPILER",
     "PARAMETERS",
+    "RECORDS",
     "PRESETS",
     "DOORS",
+    # change points (src/changes)
+    "change_points",
+    "change_at",
 ]
 
 FIXED_MIN_TIME: float
@@ -103,12 +112,19 @@ COMPILER: str
 # One dict per parameter as src/request/params.rs declares it: name, kind, expected, default,
 # derived, lo, hi, choices, doors, flags, help.
 PARAMETERS: tuple[dict[str, Any], ...]
+# Each result kind's fields as src/record/ declares them (``record!``), in order: name, type,
+# shape, min, nullable, nan, inf, holes, choices, literals, required, ragged, unsigned,
+# column, config, alias, fields (an object's, the same way, or None), doc.
+RECORDS: dict[str, list[dict[str, Any]]]
 # Each preset's figures by name: {"precision": fraction, "max_time": seconds}.
 PRESETS: dict[str, dict[str, float]]
 DOORS: tuple[str, ...]
 __version__: str
 RELATIONS: tuple[str, ...]
 MATRIX_PER_CLASS: int
+MATRIX_MIN_PER_CLASS: int
+TIME_BUDGET_S: float
+LONG_RUN_S: float
 
 _Floats = NDArray[np.float64]
 _Ints = NDArray[np.int64]
@@ -163,17 +179,34 @@ class ComparisonDict(TypedDict):
 
 # BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
 _Engine = Literal["process", "thread", "fiber"]
-_Verdict = Literal["stable", "noisy", "unstable", "bimodal"]
-_Level = Literal["repetition", "block", "instance", "run"]
-_SwitchSource = Literal["kernel", "perf", "rusage"]
-_Stopped = Literal["repetitions", "precision", "max_repetitions", "time_cap", "run_spread"]
 _Cgroups = Literal["none", "same", "split"]
 _Counters = Literal["evidence", "off", "timed"]
 _Policy = Literal["other", "batch", "idle", "fifo", "rr", "deadline"]
+_Level = Literal["repetition", "block", "instance", "run"]
+_Verdict = Literal["stable", "noisy", "unstable", "bimodal"]
+_SwitchSource = Literal["kernel", "perf", "rusage"]
+_Stopped = Literal["repetitions", "precision", "max_repetitions", "time_cap", "run_spread"]
 _Relation = Literal[
     "same-cpu", "smt-sibling", "shared-l2", "shared-llc", "same-package", "cross-package"
 ]
 _Measure = Literal["ring", "pingpong"]
+_Change = Literal["slower", "faster", "no change", "inconclusive"]
+_AbStopped = Literal["decided", "budget", "below resolution", "max rounds", "no more rounds"]
+
+@type_check_only
+class InterferenceDict(TypedDict):
+    hogs: int
+    duty: float
+    thrash_kb: int
+    rings: int
+    queued: int
+    span_s: list[float]
+    hog_duty: list[list[list[float]]]
+    thrash_duty: list[float]
+    thrash_resident_kb: list[int]
+    ring_duty: list[list[list[float]]]
+    queued_duty: list[list[list[float]]]
+    queued_runnable: list[int]
 
 @type_check_only
 class StatsDict(TypedDict):
@@ -181,23 +214,23 @@ class StatsDict(TypedDict):
     median: list[float]
     mean: list[float]
     max: list[float]
-    ci_low: list[float]
-    ci_high: list[float]
     stdev: list[float]
     cv: list[float]
-    outliers: list[int]
-    clusters: list[int]
-    verdict: list[_Verdict]
+    ci_low: list[float]
+    ci_high: list[float]
     se: list[float]
     se_within: list[float]
-    sd_run: list[float]
-    runs_seen: list[float]
     df: list[float]
     level: list[_Level]
     sd_repetition: list[float]
     sd_block: list[float]
     sd_instance: list[float]
+    sd_run: list[float]
+    runs_seen: list[float]
     instances: list[int]
+    outliers: list[int]
+    clusters: list[int]
+    verdict: list[_Verdict]
 
 @type_check_only
 class PhasesDict(TypedDict):
@@ -238,21 +271,6 @@ class TscDict(TypedDict):
     unavailable_reason: str | None
 
 @type_check_only
-class InterferenceDict(TypedDict):
-    hogs: int
-    thrash_kb: int
-    rings: int
-    queued: int
-    duty: float
-    span_s: list[float]
-    hog_duty: list[list[list[float]]]
-    thrash_duty: list[float]
-    thrash_resident_kb: list[int]
-    ring_duty: list[list[list[float]]]
-    queued_duty: list[list[list[float]]]
-    queued_runnable: list[int]
-
-@type_check_only
 class RingDict(TypedDict):
     """What `ring` returns: the fields of `ctxbench.RingResult` but `metadata`."""
 
@@ -264,6 +282,25 @@ class RingDict(TypedDict):
     warmup: int
     parallel: int
     min_time: float
+    precision: float | None
+    max_time: float | None
+    max_repetitions: int | None
+    cpu: int | None
+    timeout: float
+    record_hops: bool
+    stride_bytes: int | None
+    cgroups: _Cgroups
+    cgroup_depth: int | None
+    cgroup_weight: int | None
+    counters: _Counters
+    policy: _Policy
+    priority: int
+    nice: int
+    dl_runtime_us: int | None
+    dl_deadline_us: int | None
+    dl_period_us: int | None
+    point_id: list[str]
+    interference: InterferenceDict | None
     procs: list[int]
     latency_us: list[float]
     min_us: list[float]
@@ -286,6 +323,10 @@ class RingDict(TypedDict):
     counted_us: list[float]
     involuntary_switches: list[int]
     migrations: list[int]
+    cpu_us_per_hop: list[float]
+    cpu_user_us_per_hop: list[float]
+    cpu_sys_us_per_hop: list[float]
+    runq_wait_us_per_hop: list[float]
     hardware: HardwareDict
     counters_unavailable_reason: str | None
     warnings: list[str]
@@ -293,36 +334,13 @@ class RingDict(TypedDict):
     hop_histogram: HopHistogramDict | None
     tsc_cycles_per_switch: list[float] | None
     tsc: TscDict
-    precision: float | None
-    max_time: float | None
     stopped: list[_Stopped]
     repetitions_made: list[int]
     block: list[int]
     instance_blocks: list[list[list[int]]]
-    max_repetitions: int | None
-    cpu: int | None
-    timeout: float
-    record_hops: bool
     one_cpu: list[bool]
-    stride_bytes: int | None
     resident_kb: list[int]
-    cpu_us_per_hop: list[float]
-    cpu_user_us_per_hop: list[float]
-    cpu_sys_us_per_hop: list[float]
-    runq_wait_us_per_hop: list[float]
-    cgroups: _Cgroups
-    cgroup_depth: int | None
-    cgroup_weight: int | None
     cgroup_hierarchy: str | None
-    counters: _Counters
-    policy: _Policy
-    priority: int
-    nice: int
-    dl_runtime_us: int | None
-    dl_deadline_us: int | None
-    dl_period_us: int | None
-    point_id: list[str]
-    interference: InterferenceDict | None
 
 @type_check_only
 class RingConfigDict(TypedDict):
@@ -364,6 +382,15 @@ class PingpongDict(TypedDict):
     engine: _Engine
     transport: str
     placement: str
+    repetitions: int | None
+    precision: float | None
+    max_time: float | None
+    min_time: float
+    counters: _Counters
+    cgroups: _Cgroups
+    cgroup_depth: int | None
+    cgroup_weight: int | None
+    cgroup_hierarchy: str | None
     elapsed_s: float
     usecs_per_op: float
     ops_per_sec: float
@@ -371,27 +398,20 @@ class PingpongDict(TypedDict):
     cycles_per_switch: float | None
     tsc: TscDict
     cpus: list[int]
-    repetitions: int | None
-    precision: float | None
-    max_time: float | None
-    min_time: float
     samples_us: list[float]
     stats: StatsDict
     stopped: _Stopped
     block: int
     instance_blocks: list[int]
     phase_s: PhasesDict
-    counters: _Counters
     policy: _Policy
     priority: int
     nice: int
     dl_runtime_us: int | None
     dl_deadline_us: int | None
     dl_period_us: int | None
-    cgroups: _Cgroups
-    cgroup_depth: int | None
-    cgroup_weight: int | None
-    cgroup_hierarchy: str | None
+    hop_percentiles_us: _HopPercentilesDict | None
+    interference: InterferenceDict | None
 
 _WakeDict = TypedDict(
     "_WakeDict",
@@ -416,7 +436,6 @@ class MatrixDict(TypedDict):
     memory_node: str
     cpus: list[int]
     started_unix_s: float
-    topology: TopologyDict
     cpu_from: list[int]
     cpu_to: list[int]
     relation: list[_Relation]
@@ -438,6 +457,8 @@ class MatrixDict(TypedDict):
     below_resolution: list[bool]
     switches_per_hop: list[float]
     migrations: list[int]
+    block: list[int]
+    instance_blocks: list[list[list[int]]]
     work_verified: list[bool]
     cpus_seen: list[list[int]]
     memory_node_asked: list[int]
@@ -446,14 +467,21 @@ class MatrixDict(TypedDict):
     clock_untrusted: list[bool]
     wake_us: _WakeDict | None
     warnings: list[str]
-    block: list[int]
-    instance_blocks: list[list[list[int]]]
     policy: _Policy
     priority: int
     nice: int
     dl_runtime_us: int | None
     dl_deadline_us: int | None
     dl_period_us: int | None
+    topology: TopologyDict
+
+@type_check_only
+class InterferenceAskedDict(TypedDict):
+    hogs: int
+    duty: float
+    thrash_kb: int
+    rings: int
+    queued: int
 
 @type_check_only
 class AbSideDict(TypedDict):
@@ -462,19 +490,30 @@ class AbSideDict(TypedDict):
     engine: _Engine
     transport: str
     placement: str
-    cpu: int | None
     size_kb: int
-    stride_bytes: int | None
     repetitions: int | None
-    precision: float | None
-    max_time: float | None
-    max_repetitions: int | None
     warmup: int
     parallel: int
     min_time: float
+    precision: float | None
+    max_time: float | None
+    max_repetitions: int | None
+    cpu: int | None
     timeout: float
     record_hops: bool
+    stride_bytes: int | None
+    cgroups: _Cgroups
+    cgroup_depth: int | None
+    cgroup_weight: int | None
     counters: _Counters
+    policy: _Policy
+    priority: int
+    nice: int
+    dl_runtime_us: int | None
+    dl_deadline_us: int | None
+    dl_period_us: int | None
+    point_id: list[str]
+    interference: InterferenceAskedDict | None
 
 @type_check_only
 class AbDict(TypedDict):
@@ -492,9 +531,9 @@ class AbDict(TypedDict):
     ratio: float
     ratio_low: float
     ratio_high: float
-    verdict: Literal["slower", "faster", "no change", "inconclusive"]
+    verdict: _Change
     decided: bool
-    stopped: str
+    stopped: _AbStopped
     elapsed_s: float
     data_factor: float
 
@@ -612,6 +651,7 @@ def pingpong(
     cpu: int | None = None,
     min_time: float | None = ...,
     timeout: float = 10.0,
+    record_hops: bool = False,
     counters: str = "evidence",
     policy: str | None = ...,
     priority: int | None = ...,
@@ -622,6 +662,7 @@ def pingpong(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
+    interference: Mapping[str, float] | None = None,
     history: _Histories | Callable[[list[str]], _Histories] | None = None,
 ) -> PingpongDict: ...
 def pingpong_config(
@@ -639,6 +680,7 @@ def pingpong_config(
     cpu: int | None = None,
     min_time: float | None = ...,
     timeout: float = 10.0,
+    record_hops: bool = False,
     counters: str = "evidence",
     policy: str | None = ...,
     priority: int | None = ...,
@@ -649,6 +691,7 @@ def pingpong_config(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
+    interference: Mapping[str, float] | None = None,
     history: _Histories | Callable[[list[str]], _Histories] | None = None,
 ) -> RingConfigDict: ...
 def cache_sweep(
@@ -688,6 +731,7 @@ def matrix(
     priority: int | None = ...,
     nice: int | None = ...,
     per_class: int | None = None,
+    full: bool = False,
     passes: int = 1,
     memory_node: str | int | None = ...,
     progress: Callable[[int, int], object] | None = None,
@@ -850,7 +894,8 @@ class CacheDict(TypedDict):
 @type_check_only
 class TopologyDict(TypedDict):
     """What `topology` returns: per CPU of `cpus` (every present CPU), -1 where sysfs says
-    nothing; `relations[a][b]` indexes `RELATIONS` (present only from `topology`)."""
+    nothing (`core_type`: "" on a host of one kind of core); `relations[a][b]` indexes
+    `RELATIONS` (present only from `topology`)."""
 
     sysfs: str
     cpus: _Ints
@@ -862,6 +907,7 @@ class TopologyDict(TypedDict):
     core: _Ints
     node: _Ints
     llc: _Ints
+    core_type: list[str]
     smt_siblings: list[_Ints]
     cpu_caches: list[_Ints]
     caches: list[CacheDict]
@@ -897,3 +943,91 @@ class CachePlanDict(TypedDict):
 def cache_plan(
     procs: int | Sequence[int], sizes_kb: Sequence[int] | None = None, **kwargs: object
 ) -> CachePlanDict: ...
+
+@type_check_only
+class MatrixClassPlanDict(TypedDict):
+    """One class of a matrix's plan: its relation, NUMA distance (None on one node) and
+    name, its ordered pairs among the CPUs, and the cells measured of them per pass."""
+
+    relation: str
+    numa_distance: int | None
+    name: str
+    pairs: int
+    cells: int
+
+@type_check_only
+class MatrixPlanDict(TypedDict):
+    """What `matrix_plan` returns: the cells a matrix would measure on the host (the sysfs
+    tree it read, its CPUs, the cells per class, None for every pair), each class's, the
+    cells in all and the full matrix's, the seconds a cell and the whole take at most (the
+    full matrix's beside), the bytes one cell holds, and what bounded the default."""
+
+    sysfs: str
+    cpus: list[int]
+    per_class: int | None
+    classes: list[MatrixClassPlanDict]
+    cells: int
+    full_cells: int
+    cell_s: float
+    estimated_s: float
+    full_estimated_s: float
+    memory_bytes: int
+    notes: list[str]
+
+def matrix_plan(
+    cpus: Sequence[int] | None = None, *, sysfs: str | None = None, **kwargs: object
+) -> MatrixPlanDict: ...
+def ring_estimate(procs: int | Sequence[int], **kwargs: object) -> float: ...
+
+# Change points over time (src/changes, src/python/changes.rs).
+@type_check_only
+class ChangeDict(TypedDict):
+    """One change point of a series: the index of the first run after it, its permutation
+    p-value and the level it passed (Holm's for a series' first, the strictest after), the
+    energy statistic,
+    the runs in the segments before and after it, and its size after/before
+    (Hodges-Lehmann) with its distribution-free interval at `confidence`."""
+
+    index: int
+    p: float
+    level: float
+    statistic: float
+    runs_before: int
+    runs_after: int
+    ratio: float
+    ratio_lo: float
+    ratio_hi: float
+    confidence: float
+
+@type_check_only
+class ScanDict(TypedDict):
+    status: Literal["scanned", "too short"]
+    runs: int
+    level: float
+    min_runs: int
+    changes: list[ChangeDict]
+
+@type_check_only
+class ChangeAtDict(TypedDict):
+    status: Literal["change", "none found", "too few runs"]
+    change: ChangeDict | None
+    changes: list[ChangeDict]
+    runs_before: int
+    runs_after: int
+
+def change_points(
+    series: Sequence[tuple[str, Sequence[float]]],
+    level: float | None = None,
+    min_runs: int | None = None,
+    permutations: int | None = None,
+    seed: int | None = None,
+) -> list[ScanDict]: ...
+def change_at(
+    key: str,
+    ln_values: Sequence[float],
+    index: int,
+    level: float | None = None,
+    min_runs: int | None = None,
+    permutations: int | None = None,
+    seed: int | None = None,
+) -> ChangeAtDict: ...

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Union
 import numpy as np
 
 from . import files, report, xgraph
-from ._format import interval, us
+from ._format import interval, reaches_zero, us
 from .files import PathLike, read_records
 from .record import decode
 
@@ -79,25 +79,14 @@ class RingResult:
     tsc: dict[str, Any]
     precision: float | None = None
     max_time: float | None = None
-    stopped: list[str] = field(default_factory=list)
-    repetitions_made: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    block: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    instance_blocks: list[np.ndarray] = field(default_factory=list)
     max_repetitions: int | None = None
     cpu: int | None = None
     timeout: float | None = None
     record_hops: bool | None = None
-    one_cpu: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
     stride_bytes: int | None = None
-    resident_kb: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    cpu_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
-    cpu_user_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
-    cpu_sys_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
-    runq_wait_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     cgroups: str | None = None
     cgroup_depth: int | None = None
     cgroup_weight: int | None = None
-    cgroup_hierarchy: str | None = None
     counters: str | None = None
     policy: str | None = None
     priority: int | None = None
@@ -107,6 +96,17 @@ class RingResult:
     dl_period_us: int | None = None
     point_id: list[str] = field(default_factory=list)
     interference: dict[str, Any] | None = None
+    cpu_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    cpu_user_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    cpu_sys_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    runq_wait_us_per_hop: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    stopped: list[str] = field(default_factory=list)
+    repetitions_made: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    block: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    instance_blocks: list[np.ndarray] = field(default_factory=list)
+    one_cpu: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
+    resident_kb: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    cgroup_hierarchy: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 
@@ -120,13 +120,16 @@ class RingResult:
         ended says what would narrow it (``ctxbench.report.stop_line``)."""
         return report.stop_line(self)
 
-    def to_xgraph(self) -> str:
-        """lat_ctx's output: a title line with size and overhead, then "procs µs" pairs.
+    def to_xgraph(self, per_switch: bool = False) -> str:
+        """lat_ctx's output: a title line with size and overhead, then "procs µs" pairs, µs
+        per hop as lat_ctx's (``per_switch``: per context switch, the hop's figure divided by
+        the switches it made, ``switches_per_hop``).
 
         Unlike lat_ctx, a point below the method's resolution (net <= 0) is printed, not
         dropped; ``below_resolution`` flags it.
         """
-        points = zip(self.procs.tolist(), self.latency_us.tolist())
+        figures = report.per_switch(self) if per_switch else self.latency_us.tolist()
+        points = zip(self.procs.tolist(), figures)
         return xgraph.block(self.size_kb, self.overhead_us, points)
 
     def to_frame(self) -> pd.DataFrame:
@@ -185,23 +188,25 @@ class PingpongResult:
     precision: float | None = None
     max_time: float | None = None
     min_time: float | None = None
+    counters: str | None = None
+    cgroups: str | None = None
+    cgroup_depth: int | None = None
+    cgroup_weight: int | None = None
+    cgroup_hierarchy: str | None = None
     samples_us: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     stats: dict[str, Any] = field(default_factory=dict)
     stopped: str | None = None
     block: int | None = None
     instance_blocks: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     phase_s: dict[str, Any] = field(default_factory=dict)
-    counters: str | None = None
     policy: str | None = None
     priority: int | None = None
     nice: int | None = None
     dl_runtime_us: int | None = None
     dl_deadline_us: int | None = None
     dl_period_us: int | None = None
-    cgroups: str | None = None
-    cgroup_depth: int | None = None
-    cgroup_weight: int | None = None
-    cgroup_hierarchy: str | None = None
+    hop_percentiles_us: dict[str, Any] | None = None
+    interference: dict[str, Any] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 
@@ -219,11 +224,14 @@ class PingpongResult:
             median, low, high = (float(self.stats[k][0]) for k in ("median", "ci_low", "ci_high"))
             spread = interval(median, low, high, lambda v: f"{v:.6f}")
             text = f"  {spread} 95% interval\n"
+            if reaches_zero(low, high):  # the figures above are then perf's layout, no more
+                text = f"  not known: its 95% interval [{low:.6f}, {high:.6f}] reaches 0\n"
         return (
             "# Running 'sched/pipe' benchmark:\n"
             f"# Executed {self.loops} {self.transport} operations between two {between}\n\n"
             f"     Total time: {self.elapsed_s:.3f} [sec]\n\n"
             f"{self.usecs_per_op:15.6f} usecs/op\n"
+            + self._mean_line()
             + text
             + f"{int(self.ops_per_sec):15d} ops/sec\n"
             f"{self.usecs_per_switch:15.6f} usecs/switch\n"
@@ -233,6 +241,14 @@ class PingpongResult:
                 else ""
             )
         )
+
+    def _mean_line(self) -> str:
+        """Beside neighbours, the mean round trip under the median one: perf's figure (total
+        time / loops), which holds what the neighbours cost."""
+        if not self.interference or not self.loops:
+            return ""
+        mean = self.elapsed_s * 1e6 / self.loops
+        return f"{mean:15.6f} usecs/op mean beside neighbours (perf's: total time / loops)\n"
 
     def to_frame(self) -> pd.DataFrame:
         """The tidy pandas frame: one row per repetition; see ``ctxbench.frame``."""
@@ -292,7 +308,6 @@ class MatrixResult:
     memory_node: str
     cpus: np.ndarray
     started_unix_s: float
-    topology: dict[str, Any]
     cpu_from: np.ndarray
     cpu_to: np.ndarray
     relation: list[str]
@@ -322,6 +337,7 @@ class MatrixResult:
     clock_untrusted: np.ndarray
     wake_us: dict[str, Any] | None
     warnings: list[str]
+    topology: dict[str, Any]
     block: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     instance_blocks: list[np.ndarray] = field(default_factory=list)
     policy: str | None = None
@@ -436,7 +452,7 @@ class AbResult:
 
     def __repr__(self) -> str:
         return (
-            f"AbResult({report.ab_side(self.a)} vs {report.ab_side(self.b)}: "
+            f"AbResult({report.ab_side(self.a, self.b)} vs {report.ab_side(self.b, self.a)}: "
             f"{report.ab_verdict(self)})"
         )
 

@@ -3,6 +3,7 @@
 //! It converts; it does not decide: every default and mode is the request's
 //! (`crate::request`), every word and figure the core's.
 
+mod changes;
 mod convert;
 mod host;
 mod measuring;
@@ -11,7 +12,7 @@ mod topo;
 
 use crate::request::{known, Fallback, Kind, Known, PARAMS};
 use numpy::IntoPyArray;
-use pyo3::exceptions::PyImportError;
+use pyo3::exceptions::{PyImportError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -34,6 +35,7 @@ fn parameters(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
                 None,
             ),
             Fallback::Name(n) => (Some(n.into_pyobject(py)?.into_any()), None),
+            Fallback::Ints(v) => (Some(PyTuple::new(py, v)?.into_any()), None),
             Fallback::Derived(how) => (None, Some(how)),
         };
         d.set_item("default", default)?;
@@ -137,11 +139,14 @@ fn known_object<'py>(py: Python<'py>, k: &Known) -> PyResult<Bound<'py, PyAny>> 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     load_numpy(m.py())?;
+    changes::register(m)?;
     host::register(m)?;
     measuring::register(m)?;
     numbers::register(m)?;
     topo::register(m)?;
     m.add("PARAMETERS", parameters(m.py())?)?;
+    let records = crate::record::table::records().map_err(PyValueError::new_err)?;
+    m.add("RECORDS", pythonize::pythonize(m.py(), &records)?)?;
     for (name, value) in known() {
         m.add(name, known_object(m.py(), &value)?)?;
     }

@@ -4,42 +4,43 @@
 use super::RingConfigRecord;
 use crate::ab::Outcome;
 use crate::request::AbRequest;
-use serde::Serialize;
 
-/// What one side was asked: what it measures ("ring" or "pingpong"), its participant count
-/// and its ring's parameters.
-#[derive(Debug, Clone, Serialize)]
-pub struct SideRecord {
-    pub measure: &'static str,
-    pub procs: usize,
-    #[serde(flatten)]
-    pub config: RingConfigRecord,
-}
+record! {
+    /// What one side was asked: what it measures ("ring" or "pingpong"), its participant
+    /// count and its ring's parameters.
+    pub struct SideRecord as "AbSideDict" {
+        pub measure: &'static str = "oneof=ring|pingpong",
+        pub procs: usize = "min=2",
+        #[serde(flatten)]
+        pub config: RingConfigRecord = "",
+    }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct AbRecord {
-    pub a: SideRecord,
-    pub b: SideRecord,
-    pub budget_s: f64,
-    pub threshold: f64,
-    pub seed: u64,
-    /// Each round's figures (µs per switch), which side ran first, and when it ended.
-    pub a_us: Vec<f64>,
-    pub b_us: Vec<f64>,
-    pub a_first: Vec<bool>,
-    pub end_s: Vec<f64>,
-    /// B / A with its anytime-valid 95 % interval, the word, whether the interval decided it
-    /// (else the budget ended first), and how many times the rounds an undecided run would
-    /// take (NaN otherwise).
-    pub ratio: f64,
-    pub ratio_low: f64,
-    pub ratio_high: f64,
-    pub verdict: &'static str,
-    pub decided: bool,
-    /// Why the rounds stopped (`ab::Stopped`'s names).
-    pub stopped: &'static str,
-    pub elapsed_s: f64,
-    pub data_factor: f64,
+    pub struct AbRecord {
+        pub a: SideRecord = "",
+        pub b: SideRecord = "",
+        pub budget_s: f64 = "min=0",
+        pub threshold: f64 = "min=0",
+        pub seed: u64 = "min=0",
+        /// Each round's figures (µs per switch: net, may be <= 0 below resolution), which side
+        /// ran first, and when it ended (seconds since the start).
+        pub a_us: Vec<f64> = "[rounds]",
+        pub b_us: Vec<f64> = "[rounds]",
+        pub a_first: Vec<bool> = "[rounds]",
+        pub end_s: Vec<f64> = "[rounds] min=0",
+        /// B / A with its anytime-valid 95 % interval: NaN (null) before a round has a ratio,
+        /// bounds 0 and +inf while too few rounds bound it.
+        pub ratio: f64 = "min=0 nan holes",
+        pub ratio_low: f64 = "min=0 nan holes",
+        pub ratio_high: f64 = "min=0 nan inf holes",
+        pub verdict: &'static str = "oneof=CHANGES alias=_Change",
+        /// Whether the interval decided it (else the budget ended first).
+        pub decided: bool = "",
+        /// Why the rounds stopped (`ab::Stopped`'s names).
+        pub stopped: &'static str = "oneof=AB_STOPS alias=_AbStopped",
+        pub elapsed_s: f64 = "min=0",
+        /// How many times the rounds an undecided run would take; NaN (null) otherwise.
+        pub data_factor: f64 = "min=0 nan holes",
+    }
 }
 
 impl AbRecord {

@@ -3,64 +3,66 @@
 
 use super::by_repetition;
 use crate::matrix::{Cell, Matrix, MatrixConfig};
-use serde::Serialize;
 
-#[derive(Debug, Clone, Serialize)]
-pub struct MatrixRecord {
-    pub engine: &'static str,
-    pub transport: &'static str,
-    pub size_kb: usize,
-    pub repetitions: Option<usize>,
-    pub precision: Option<f64>,
-    pub max_time: Option<f64>,
-    pub warmup: usize,
-    pub min_time: f64,
-    pub record_hops: bool,
-    pub per_class: Option<usize>,
-    pub passes: usize,
-    pub memory_node: String,
-    pub cpus: Vec<usize>,
-    pub started_unix_s: f64,
-    pub cpu_from: Vec<usize>,
-    pub cpu_to: Vec<usize>,
-    pub relation: Vec<&'static str>,
-    /// -1: one node, or unknown.
-    pub numa_distance: Vec<i64>,
-    pub pass_index: Vec<usize>,
-    pub started_s: Vec<f64>,
-    pub elapsed_s: Vec<f64>,
-    pub latency_us: Vec<f64>,
-    pub min_us: Vec<f64>,
-    pub ci_low: Vec<f64>,
-    pub ci_high: Vec<f64>,
-    pub cv: Vec<f64>,
-    pub verdict: Vec<&'static str>,
-    pub stopped: Vec<&'static str>,
-    pub repetitions_made: Vec<usize>,
-    pub samples_us: Vec<Vec<f64>>,
-    pub raw_samples_us: Vec<Vec<f64>>,
-    pub overhead_samples_us: Vec<Vec<f64>>,
-    pub below_resolution: Vec<bool>,
-    pub switches_per_hop: Vec<f64>,
-    pub migrations: Vec<i64>,
-    pub block: Vec<usize>,
-    pub instance_blocks: Vec<Vec<usize>>,
-    pub work_verified: Vec<bool>,
-    /// The CPU each of the cell's two participants was last on.
-    pub cpus_seen: Vec<[i32; 2]>,
-    /// -1: not placed.
-    pub memory_node_asked: Vec<i64>,
-    pub memory_node_seen: Vec<i64>,
-    pub clock_offset_bound_ns: Vec<f64>,
-    pub clock_untrusted: Vec<bool>,
-    /// Wake-to-run percentiles of the hops into the wakee, when every cell recorded them.
-    #[serde(serialize_with = "super::in_order")]
-    pub wake_us: Option<Vec<(&'static str, Vec<f64>)>>,
-    pub warnings: Vec<String>,
-    /// What every cell's tasks ran under: the first cell's, read back (each cell ran the
-    /// one asked, or the caller's).
-    #[serde(flatten)]
-    pub sched: super::SchedRecord,
+record! {
+    /// A CPU×CPU matrix: what was asked, then one entry per cell (`cpu_from` -> `cpu_to`).
+    pub struct MatrixRecord {
+        pub engine: &'static str = "oneof=ENGINES",
+        pub transport: &'static str = "",
+        pub size_kb: usize = "min=0",
+        /// Null: precision mode.
+        pub repetitions: Option<usize> = "min=1",
+        pub precision: Option<f64> = "min=0",
+        pub max_time: Option<f64> = "min=0",
+        pub warmup: usize = "min=0",
+        pub min_time: f64 = "min=0",
+        pub record_hops: bool = "",
+        /// Null: every pair.
+        pub per_class: Option<usize> = "min=1",
+        pub passes: usize = "min=1",
+        pub memory_node: String = "",
+        pub cpus: Vec<usize> = "min=0",
+        pub started_unix_s: f64 = "min=0",
+        pub cpu_from: Vec<usize> = "[C] min=0",
+        pub cpu_to: Vec<usize> = "[C] min=0",
+        pub relation: Vec<&'static str> = "[C] oneof=RELATIONS",
+        /// -1: one node, or unknown.
+        pub numa_distance: Vec<i64> = "[C] min=-1",
+        pub pass_index: Vec<usize> = "[C] min=0",
+        pub started_s: Vec<f64> = "[C] min=0",
+        pub elapsed_s: Vec<f64> = "[C] min=0",
+        pub latency_us: Vec<f64> = "[C]",
+        pub min_us: Vec<f64> = "[C]",
+        /// NaN: no interval (a cell with one unit to go on).
+        pub ci_low: Vec<f64> = "[C] nan holes",
+        pub ci_high: Vec<f64> = "[C] nan holes",
+        pub cv: Vec<f64> = "[C] min=0 inf",
+        pub verdict: Vec<&'static str> = "[C]",
+        pub stopped: Vec<&'static str> = "[C]",
+        pub repetitions_made: Vec<usize> = "[C] min=0",
+        pub samples_us: Vec<Vec<f64>> = "[R,C] holes",
+        pub raw_samples_us: Vec<Vec<f64>> = "[R,C] min=0 holes",
+        pub overhead_samples_us: Vec<Vec<f64>> = "[R,C] min=0 holes",
+        pub below_resolution: Vec<bool> = "[C]",
+        pub switches_per_hop: Vec<f64> = "[C] min=0",
+        pub migrations: Vec<i64> = "[C] min=-1",
+        pub block: Vec<usize> = "[C] min=1 optional",
+        pub instance_blocks: Vec<Vec<usize>> = "[C,*] min=0 optional ragged",
+        pub work_verified: Vec<bool> = "[C]",
+        pub cpus_seen: Vec<[i32; 2]> = "[C,2] min=-1",
+        /// -1: not placed.
+        pub memory_node_asked: Vec<i64> = "[C] min=-1",
+        pub memory_node_seen: Vec<i64> = "[C] min=-1",
+        /// NaN (null): not checked (no hops); +inf: the clocks allowed no bound.
+        pub clock_offset_bound_ns: Vec<f64> = "[C] min=0 nan inf holes",
+        pub clock_untrusted: Vec<bool> = "[C]",
+        #[serde(serialize_with = "super::in_order")]
+        pub wake_us: Option<Vec<(&'static str, Vec<f64>)>> =
+            "keys=p50|p90|p99|p99.9 [C] min=0 nan holes alias=_WakeDict",
+        pub warnings: Vec<String> = "",
+        #[serde(flatten)]
+        pub sched: super::SchedRecord = "",
+    }
 }
 
 fn known<T: TryInto<i64>>(v: Option<T>) -> i64 {

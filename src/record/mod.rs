@@ -1,8 +1,9 @@
 //! The record of each result, as result files hold it and every front door receives it: one
-//! serde struct per kind, its fields named and laid out as `python/ctxbench/schema.py`
-//! declares them (per-point arrays side by side, NaN where a sample is missing). The Python
-//! binding hands a record over as it is (`pythonize`); `ctxbench.record.decode` makes the
-//! numpy arrays, the same way for what the core returns and what a file holds.
+//! serde struct per kind, declared with its table of fields (`record!`, `table.rs`: per-point
+//! arrays side by side, NaN where a sample is missing), which `ctxbench.schema` reads as
+//! `_core.RECORDS`. The Python binding hands a record over as it is (`pythonize`);
+//! `ctxbench.record.decode` makes the numpy arrays, the same way for what the core returns and
+//! what a file holds.
 
 use crate::clock::Tsc;
 use crate::config::Config;
@@ -10,7 +11,9 @@ use crate::interference::Achieved;
 use crate::measure::Phases;
 use crate::result::{HopSummary, PingPong, PointStats, RingSummary};
 use crate::sched::{self, Policy, Sched};
-use serde::Serialize;
+
+#[macro_use]
+pub mod table;
 
 /// Named series as a map in their order ("p50" before "max"), or null.
 pub(crate) fn in_order<S: serde::Serializer>(
@@ -23,49 +26,68 @@ pub(crate) fn in_order<S: serde::Serializer>(
     }
 }
 
-/// What a ring was asked: the parameters as the run used them (defaults filled in), which
-/// with its participant counts and machine make a point of a sweep the same point.
-#[derive(Debug, Clone, Serialize)]
-pub struct RingConfigRecord {
-    pub engine: &'static str,
-    pub transport: &'static str,
-    pub placement: String,
-    pub cpu: Option<usize>,
-    pub size_kb: usize,
-    pub stride_bytes: usize,
-    pub repetitions: Option<usize>,
-    pub precision: Option<f64>,
-    pub max_time: Option<f64>,
-    pub max_repetitions: Option<usize>,
-    pub warmup: usize,
-    pub parallel: usize,
-    pub min_time: f64,
-    pub timeout: f64,
-    pub record_hops: bool,
-    pub counters: &'static str,
-    #[serde(flatten)]
-    pub sched: SchedRecord,
-    /// The cgroups the participants were placed in ("same" or "split"; "none": they stayed
-    /// in the caller's), how deep and with what weight.
-    pub cgroups: &'static str,
-    pub cgroup_depth: Option<usize>,
-    pub cgroup_weight: Option<u64>,
-    /// The neighbours asked, every key resolved; left out where none (a ring's record says
-    /// them with what they achieved, in its own `interference`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub interference: Option<InterferenceAsked>,
-    /// Each participant count's canonical identity (`point::identities`).
-    pub point_id: Vec<String>,
-}
+record! {
+    /// What a ring was asked: the parameters as the run used them (defaults filled in), which
+    /// with its participant counts and machine make a point of a sweep the same point.
+    pub struct RingConfigRecord {
+        pub engine: &'static str = "oneof=ENGINES",
+        pub transport: &'static str = "",
+        pub placement: String = "",
+        pub size_kb: usize = "min=0",
+        /// Null: precision mode.
+        pub repetitions: Option<usize> = "min=1",
+        pub warmup: usize = "min=0",
+        pub parallel: usize = "min=1",
+        pub min_time: f64 = "min=0",
+        pub precision: Option<f64> = "min=0 optional",
+        pub max_time: Option<f64> = "min=0 optional",
+        pub max_repetitions: Option<usize> = "min=1 optional",
+        /// The CPU given to placement "single" (null: the first allowed one, or another
+        /// placement).
+        pub cpu: Option<usize> = "min=0 optional",
+        pub timeout: f64 = "min=0 optional",
+        pub record_hops: bool = "optional",
+        pub stride_bytes: usize = "min=8 null optional",
+        /// The cgroups the participants were placed in ("same" or "split"; "none": they stayed
+        /// in the caller's), how deep and with what weight.
+        pub cgroups: &'static str = "literal=none|same|split optional",
+        pub cgroup_depth: Option<usize> = "min=1 optional",
+        pub cgroup_weight: Option<u64> = "min=1 optional",
+        /// Who watched the timed windows.
+        pub counters: &'static str = "literal=COUNTERS optional",
+        #[serde(flatten)]
+        pub sched: SchedRecord = "",
+        /// Each participant count's canonical identity (`point::identities`): what the run
+        /// history, a sweep's out file and a store key a point by.
+        pub point_id: Vec<String> = "[P] optional column",
+        /// The neighbours asked, every key resolved; left out where none (a ring's record says
+        /// them with what they achieved, in its own `interference`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub interference: Option<InterferenceAsked> = "optional",
+    }
 
-/// The neighbours a ring asked for, as `interference::Interference` resolved them.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct InterferenceAsked {
-    pub hogs: usize,
-    pub duty: f64,
-    pub thrash_kb: usize,
-    pub rings: usize,
-    pub queued: usize,
+    /// The neighbours a ring asked for, as `interference::Interference` resolved them.
+    #[derive(Copy)]
+    pub struct InterferenceAsked as "InterferenceAskedDict" {
+        pub hogs: usize = "min=0",
+        pub duty: f64 = "min=0",
+        pub thrash_kb: usize = "min=0",
+        pub rings: usize = "min=0",
+        pub queued: usize = "min=0 optional",
+    }
+
+    /// The scheduling policy every task of a run had: as read back after a run, as asked (or,
+    /// with nothing asked, the calling thread's, which every task inherits) before one.
+    pub struct SchedRecord {
+        /// Checked in files: a policy is the kernel's word, not a newer ctxbench's.
+        pub policy: &'static str = "oneof=POLICIES optional",
+        pub priority: u32 = "min=0 optional",
+        pub nice: i32 = "min=-20 optional",
+        /// SCHED_DEADLINE's runtime, deadline and period in µs; null under the other policies.
+        pub dl_runtime_us: Option<u64> = "min=0 optional",
+        pub dl_deadline_us: Option<u64> = "min=0 optional",
+        pub dl_period_us: Option<u64> = "min=0 optional",
+    }
 }
 
 impl From<crate::interference::Interference> for InterferenceAsked {
@@ -78,19 +100,6 @@ impl From<crate::interference::Interference> for InterferenceAsked {
             queued: i.queued,
         }
     }
-}
-
-/// The scheduling policy every task of a run had: as read back after a run, as asked (or,
-/// with nothing asked, the calling thread's, which every task inherits) before one.
-#[derive(Debug, Clone, Serialize)]
-pub struct SchedRecord {
-    pub policy: &'static str,
-    pub priority: u32,
-    pub nice: i32,
-    /// SCHED_DEADLINE's runtime, deadline and period in µs; null under the other policies.
-    pub dl_runtime_us: Option<u64>,
-    pub dl_deadline_us: Option<u64>,
-    pub dl_period_us: Option<u64>,
 }
 
 impl From<Sched> for SchedRecord {
@@ -159,30 +168,34 @@ fn cgroup_hierarchy(cfg: &Config) -> Option<String> {
     cfg.cgroups.as_ref().map(|c| c.hierarchy.describe())
 }
 
-/// Each point's statistics, one array per figure.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct StatsRecord {
-    pub min: Vec<f64>,
-    pub median: Vec<f64>,
-    pub mean: Vec<f64>,
-    pub max: Vec<f64>,
-    pub stdev: Vec<f64>,
-    pub cv: Vec<f64>,
-    pub ci_low: Vec<f64>,
-    pub ci_high: Vec<f64>,
-    pub se: Vec<f64>,
-    pub se_within: Vec<f64>,
-    pub df: Vec<f64>,
-    pub level: Vec<&'static str>,
-    pub sd_repetition: Vec<f64>,
-    pub sd_block: Vec<f64>,
-    pub sd_instance: Vec<f64>,
-    pub sd_run: Vec<f64>,
-    pub runs_seen: Vec<f64>,
-    pub instances: Vec<usize>,
-    pub outliers: Vec<usize>,
-    pub clusters: Vec<usize>,
-    pub verdict: Vec<&'static str>,
+record! {
+    /// Each point's statistics, one array per figure.
+    #[derive(Default)]
+    pub struct StatsRecord as "StatsDict" {
+        pub min: Vec<f64> = "[P]",
+        pub median: Vec<f64> = "[P]",
+        pub mean: Vec<f64> = "[P]",
+        pub max: Vec<f64> = "[P]",
+        pub stdev: Vec<f64> = "[P] min=0",
+        pub cv: Vec<f64> = "[P] min=0 inf",
+        /// NaN: no interval (a point with one unit to go on).
+        pub ci_low: Vec<f64> = "[P] nan holes",
+        pub ci_high: Vec<f64> = "[P] nan holes",
+        /// The variance model (files from before it lack these).
+        pub se: Vec<f64> = "[P] min=0 nan holes optional",
+        pub se_within: Vec<f64> = "[P] min=0 nan holes optional",
+        pub df: Vec<f64> = "[P] min=0 optional",
+        pub level: Vec<&'static str> = "[P] oneof=LEVELS optional",
+        pub sd_repetition: Vec<f64> = "[P] min=0 nan holes optional",
+        pub sd_block: Vec<f64> = "[P] min=0 nan holes optional",
+        pub sd_instance: Vec<f64> = "[P] min=0 nan holes optional",
+        pub sd_run: Vec<f64> = "[P] min=0 nan holes optional",
+        pub runs_seen: Vec<f64> = "[P] min=0 optional",
+        pub instances: Vec<usize> = "[P] min=1 optional",
+        pub outliers: Vec<usize> = "[P] min=0",
+        pub clusters: Vec<usize> = "[P] min=1",
+        pub verdict: Vec<&'static str> = "[P] literal=VERDICTS",
+    }
 }
 
 /// An unknown standard error (one unit to go on) is NaN, as the interval is.
@@ -225,14 +238,16 @@ impl From<&[PointStats]> for StatsRecord {
     }
 }
 
-/// Seconds per phase, one array per phase (one value per point).
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct PhasesRecord {
-    pub calibration: Vec<f64>,
-    pub warmup: Vec<f64>,
-    pub measure: Vec<f64>,
-    pub setup_teardown: Vec<f64>,
-    pub observer_wait: Vec<f64>,
+record! {
+    /// Seconds per phase, one array per phase (one value per point).
+    #[derive(Default)]
+    pub struct PhasesRecord as "PhasesDict" {
+        pub calibration: Vec<f64> = "[P] min=0",
+        pub warmup: Vec<f64> = "[P] min=0",
+        pub measure: Vec<f64> = "[P] min=0",
+        pub setup_teardown: Vec<f64> = "[P] min=0",
+        pub observer_wait: Vec<f64> = "[P] min=0 optional",
+    }
 }
 
 impl From<&[Phases]> for PhasesRecord {
@@ -248,12 +263,13 @@ impl From<&[Phases]> for PhasesRecord {
     }
 }
 
-/// The TSC's calibration, or why there is none.
-#[derive(Debug, Clone, Serialize)]
-pub struct TscRecord {
-    pub ghz: Option<f64>,
-    pub read_cost_cycles: Option<f64>,
-    pub unavailable_reason: Option<String>,
+record! {
+    /// The TSC's calibration, or why there is none.
+    pub struct TscRecord as "TscDict" {
+        pub ghz: Option<f64> = "min=0",
+        pub read_cost_cycles: Option<f64> = "min=0",
+        pub unavailable_reason: Option<String> = "",
+    }
 }
 
 impl From<&Result<Tsc, String>> for TscRecord {
@@ -266,91 +282,100 @@ impl From<&Result<Tsc, String>> for TscRecord {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct HardwareRecord {
-    pub cycles_per_switch: Option<Vec<f64>>,
-    pub instructions_per_switch: Option<Vec<f64>>,
-    pub cache_misses_per_switch: Option<Vec<f64>>,
-    pub dtlb_misses_per_switch: Option<Vec<f64>>,
-    pub unavailable_reason: Option<String>,
-}
+record! {
+    pub struct HardwareRecord as "HardwareDict" {
+        pub cycles_per_switch: Option<Vec<f64>> = "[P] min=0",
+        pub instructions_per_switch: Option<Vec<f64>> = "[P] min=0",
+        /// Issue 19; files from before it lack them.
+        pub cache_misses_per_switch: Option<Vec<f64>> = "[P] min=0 optional",
+        pub dtlb_misses_per_switch: Option<Vec<f64>> = "[P] min=0 optional",
+        pub unavailable_reason: Option<String> = "",
+    }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct HistogramRecord {
-    pub edges_us: Vec<f64>,
-    pub counts: Vec<Vec<u64>>,
-}
+    pub struct HistogramRecord as "HopHistogramDict" {
+        pub edges_us: Vec<f64> = "min=0",
+        pub counts: Vec<Vec<u64>> = "[P,*] min=0 unsigned",
+    }
 
-/// A ring result: what was asked and everything measured, per point.
-#[derive(Debug, Clone, Serialize)]
-pub struct RingRecord {
-    #[serde(flatten)]
-    pub config: RingConfigRecord,
-    pub procs: Vec<usize>,
-    pub latency_us: Vec<f64>,
-    pub min_us: Vec<f64>,
-    /// `[repetition][point]`, NaN below a point's last repetition.
-    pub samples_us: Vec<Vec<f64>>,
-    pub raw_us: Vec<f64>,
-    pub raw_samples_us: Vec<Vec<f64>>,
-    pub overhead_us: f64,
-    pub overhead_point_us: Vec<f64>,
-    pub overhead_samples_us: Vec<Vec<f64>>,
-    pub ring_us: Vec<Vec<f64>>,
-    pub below_resolution: Vec<bool>,
-    pub stats: StatsRecord,
-    pub cpus: Vec<Vec<Vec<i32>>>,
-    pub trips: Vec<u64>,
-    pub overhead_rounds: Vec<u64>,
-    pub work_verified: Vec<bool>,
-    pub phase_s: PhasesRecord,
-    pub switches_per_hop: Vec<f64>,
-    pub switch_source: Vec<&'static str>,
-    pub counted_us: Vec<f64>,
-    pub involuntary_switches: Vec<i64>,
-    pub migrations: Vec<i64>,
-    /// CPU time per hop of every observed task (user + system, then each) and their wait on a
-    /// run queue, in µs; NaN where the kernel did not show it.
-    pub cpu_us_per_hop: Vec<f64>,
-    pub cpu_user_us_per_hop: Vec<f64>,
-    pub cpu_sys_us_per_hop: Vec<f64>,
-    pub runq_wait_us_per_hop: Vec<f64>,
-    pub hardware: HardwareRecord,
-    pub counters_unavailable_reason: Option<String>,
-    pub warnings: Vec<String>,
-    #[serde(serialize_with = "in_order")]
-    pub hop_percentiles_us: Option<Vec<(&'static str, Vec<f64>)>>,
-    pub hop_histogram: Option<HistogramRecord>,
-    pub tsc_cycles_per_switch: Option<Vec<f64>>,
-    pub tsc: TscRecord,
-    pub stopped: Vec<&'static str>,
-    pub repetitions_made: Vec<usize>,
-    pub block: Vec<usize>,
-    pub instance_blocks: Vec<Vec<usize>>,
-    pub one_cpu: Vec<bool>,
-    /// -1 where pagemap could not be read.
-    pub resident_kb: Vec<i64>,
-    pub cgroup_hierarchy: Option<String>,
-    /// The neighbours asked and what they achieved per point; null where none ran.
-    pub interference: Option<InterferenceRecord>,
-}
+    /// A ring result: what was asked and everything measured, per point.
+    pub struct RingRecord {
+        #[serde(flatten)]
+        pub config: RingConfigRecord = "config",
+        pub procs: Vec<usize> = "[P] min=2",
+        pub latency_us: Vec<f64> = "[P]",
+        pub min_us: Vec<f64> = "[P]",
+        /// `[repetition][point]`, NaN below a point's last repetition.
+        pub samples_us: Vec<Vec<f64>> = "[R,P] holes",
+        pub raw_us: Vec<f64> = "[P] min=0",
+        pub raw_samples_us: Vec<Vec<f64>> = "[R,P] min=0 holes",
+        pub overhead_us: f64 = "min=0",
+        pub overhead_point_us: Vec<f64> = "[P] min=0",
+        pub overhead_samples_us: Vec<Vec<f64>> = "[R,P] min=0 holes",
+        pub ring_us: Vec<Vec<f64>> = "[P,parallel]",
+        pub below_resolution: Vec<bool> = "[P]",
+        pub stats: StatsRecord = "",
+        /// `[point][ring][participant]`.
+        pub cpus: Vec<Vec<Vec<i32>>> = "[P,parallel,*] min=-1 ragged",
+        pub trips: Vec<u64> = "[P] min=0",
+        pub overhead_rounds: Vec<u64> = "[P] min=0",
+        pub work_verified: Vec<bool> = "[P]",
+        pub phase_s: PhasesRecord = "",
+        pub switches_per_hop: Vec<f64> = "[P] min=0 column",
+        pub switch_source: Vec<&'static str> = "[P] literal=kernel|perf|rusage",
+        /// NaN: no evidence repetition (no hardware counters, or counters="off").
+        pub counted_us: Vec<f64> = "[P] min=0 nan holes",
+        pub involuntary_switches: Vec<i64> = "[P] min=0 column",
+        /// -1: counters unavailable.
+        pub migrations: Vec<i64> = "[P] min=-1 column",
+        /// CPU time per hop of every observed task (user + system, then each) and their wait on
+        /// a run queue, in µs; NaN where the kernel did not show it.
+        pub cpu_us_per_hop: Vec<f64> = "[P] min=0 nan holes column optional",
+        pub cpu_user_us_per_hop: Vec<f64> = "[P] min=0 nan holes column optional",
+        pub cpu_sys_us_per_hop: Vec<f64> = "[P] min=0 nan holes column optional",
+        pub runq_wait_us_per_hop: Vec<f64> = "[P] min=0 nan holes column optional",
+        pub hardware: HardwareRecord = "",
+        pub counters_unavailable_reason: Option<String> = "",
+        pub warnings: Vec<String> = "",
+        /// NaN where a point has no hops.
+        #[serde(serialize_with = "in_order")]
+        pub hop_percentiles_us: Option<Vec<(&'static str, Vec<f64>)>> =
+            "keys=p50|p90|p99|p99.9|max [P] min=0 nan holes alias=_HopPercentilesDict",
+        pub hop_histogram: Option<HistogramRecord> = "",
+        /// Net: may be negative.
+        pub tsc_cycles_per_switch: Option<Vec<f64>> = "[P]",
+        pub tsc: TscRecord = "",
+        pub stopped: Vec<&'static str> = "[P] literal=STOPPED optional column",
+        pub repetitions_made: Vec<usize> = "[P] min=0 optional column",
+        /// Repetitions per block and blocks per ring instance.
+        pub block: Vec<usize> = "[P] min=1 optional",
+        pub instance_blocks: Vec<Vec<usize>> = "[P,*] min=0 optional ragged",
+        /// Every participant of the point ran on one CPU: a pinned one, the same one in a CPU
+        /// list, or the only one the caller may use.
+        pub one_cpu: Vec<bool> = "[P] optional",
+        /// -1 where pagemap could not be read.
+        pub resident_kb: Vec<i64> = "[P] min=-1 optional column",
+        /// The hierarchy the groups were made in ("v1:<mount>" or "v2:<mount>").
+        pub cgroup_hierarchy: Option<String> = "optional",
+        /// The neighbours asked and what they achieved per point; null where none ran.
+        pub interference: Option<InterferenceRecord> = "optional",
+    }
 
-/// Interference asked (`interference::Interference`) and achieved, per point: each hog's
-/// and each neighbour ring's CPU time over the span the ring was driven / that span, the
-/// thrasher's (NaN: none) and its buffer's resident KiB (-1: none, or unreadable), each
-/// queued task's CPU time over the span / that span, and how many queued tasks were still
-/// runnable at its end (the fewest over the point's instances).
-#[derive(Debug, Clone, Serialize)]
-pub struct InterferenceRecord {
-    #[serde(flatten)]
-    pub asked: InterferenceAsked,
-    pub span_s: Vec<f64>,
-    pub hog_duty: Vec<Vec<f64>>,
-    pub thrash_duty: Vec<f64>,
-    pub thrash_resident_kb: Vec<i64>,
-    pub ring_duty: Vec<Vec<f64>>,
-    pub queued_duty: Vec<Vec<f64>>,
-    pub queued_runnable: Vec<i64>,
+    /// Interference asked (`interference::Interference`) and achieved, per point: each hog's
+    /// and each neighbour ring's CPU time over the span the ring was driven / that span, the
+    /// thrasher's (NaN: none) and its buffer's resident KiB (-1: none, or unreadable), each
+    /// queued task's CPU time over the span / that span, and how many queued tasks were still
+    /// runnable at its end (the fewest over the point's instances).
+    pub struct InterferenceRecord as "InterferenceDict" {
+        #[serde(flatten)]
+        pub asked: InterferenceAsked = "",
+        pub span_s: Vec<f64> = "[P] min=0 nan holes",
+        pub hog_duty: Vec<Vec<f64>> = "[P,*] min=0 nan holes ragged",
+        pub thrash_duty: Vec<f64> = "[P] min=0 nan holes",
+        pub thrash_resident_kb: Vec<i64> = "[P] min=-1",
+        pub ring_duty: Vec<Vec<f64>> = "[P,*] min=0 nan holes ragged",
+        pub queued_duty: Vec<Vec<f64>> = "[P,*] min=0 nan holes ragged optional",
+        pub queued_runnable: Vec<i64> = "[P] min=-1 optional",
+    }
 }
 
 impl InterferenceRecord {
@@ -473,38 +498,48 @@ impl RingRecord {
     }
 }
 
-/// A ping-pong result, perf's fields first.
-#[derive(Debug, Clone, Serialize)]
-pub struct PingpongRecord {
-    pub loops: u64,
-    pub threads: bool,
-    pub engine: &'static str,
-    pub transport: &'static str,
-    pub placement: String,
-    pub repetitions: Option<usize>,
-    pub precision: Option<f64>,
-    pub max_time: Option<f64>,
-    pub min_time: f64,
-    pub counters: &'static str,
-    pub cgroups: &'static str,
-    pub cgroup_depth: Option<usize>,
-    pub cgroup_weight: Option<u64>,
-    pub cgroup_hierarchy: Option<String>,
-    pub elapsed_s: f64,
-    pub usecs_per_op: f64,
-    pub ops_per_sec: f64,
-    pub usecs_per_switch: f64,
-    pub cycles_per_switch: Option<f64>,
-    pub tsc: TscRecord,
-    pub cpus: Vec<i32>,
-    pub samples_us: Vec<f64>,
-    pub stats: StatsRecord,
-    pub stopped: &'static str,
-    pub block: usize,
-    pub instance_blocks: Vec<usize>,
-    pub phase_s: PhasesRecord,
-    #[serde(flatten)]
-    pub sched: SchedRecord,
+record! {
+    /// A ping-pong result, perf's fields first.
+    pub struct PingpongRecord {
+        pub loops: u64 = "min=1",
+        pub threads: bool = "",
+        pub engine: &'static str = "oneof=ENGINES",
+        pub transport: &'static str = "",
+        pub placement: String = "",
+        /// Measured until precise, as a ring point (files from before lack these).
+        pub repetitions: Option<usize> = "min=1 optional",
+        pub precision: Option<f64> = "min=0 optional",
+        pub max_time: Option<f64> = "min=0 optional",
+        pub min_time: f64 = "min=0 optional",
+        pub counters: &'static str = "literal=COUNTERS optional",
+        pub cgroups: &'static str = "literal=none|same|split optional",
+        pub cgroup_depth: Option<usize> = "min=1 optional",
+        pub cgroup_weight: Option<u64> = "min=1 optional",
+        pub cgroup_hierarchy: Option<String> = "optional",
+        pub elapsed_s: f64 = "min=0",
+        pub usecs_per_op: f64 = "min=0",
+        pub ops_per_sec: f64 = "min=0",
+        pub usecs_per_switch: f64 = "min=0",
+        pub cycles_per_switch: Option<f64> = "min=0",
+        pub tsc: TscRecord = "",
+        pub cpus: Vec<i32> = "[2] min=-1",
+        pub samples_us: Vec<f64> = "min=0 optional",
+        /// As a ring's, of one point.
+        pub stats: StatsRecord = "optional opaque",
+        pub stopped: &'static str = "literal=STOPPED optional",
+        pub block: usize = "min=1 optional",
+        pub instance_blocks: Vec<usize> = "min=0 optional",
+        pub phase_s: PhasesRecord = "optional",
+        #[serde(flatten)]
+        pub sched: SchedRecord = "",
+        /// The hops' percentiles where recorded, one value each (files from before lack
+        /// them).
+        #[serde(serialize_with = "in_order")]
+        pub hop_percentiles_us: Option<Vec<(&'static str, Vec<f64>)>> =
+            "keys=p50|p90|p99|p99.9|max [P] min=0 nan holes alias=_HopPercentilesDict optional",
+        /// The neighbours asked and what they achieved; null where none ran.
+        pub interference: Option<InterferenceRecord> = "optional",
+    }
 }
 
 impl PingpongRecord {
@@ -539,6 +574,8 @@ impl PingpongRecord {
             instance_blocks: p.instance_blocks,
             phase_s: std::slice::from_ref(&p.phase_s).into(),
             sched: p.sched.into(),
+            hop_percentiles_us: p.hops.map(|h| h.percentiles_us),
+            interference: InterferenceRecord::new(cfg, std::slice::from_ref(&p.interference)),
         }
     }
 }

@@ -151,14 +151,10 @@ impl Request {
         let Some(param) = params::find(self.door, name) else {
             return Ok(None);
         };
-        let default = match param.default {
-            Fallback::Int(i) => Value::Int(i),
-            Fallback::Real(x) => Value::Real(x),
-            Fallback::Switch(b) => Value::Switch(b),
-            Fallback::Name(n) => Value::Name(n.into()),
-            Fallback::None | Fallback::Derived(_) => return Ok(None),
-        };
-        parse(param, default)
+        match param.default.value() {
+            Some(default) => parse(param, default),
+            None => Ok(None),
+        }
     }
 
     /// The value of `name`, which the table defaults: an error naming it where it does not.

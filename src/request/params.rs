@@ -157,7 +157,24 @@ pub enum Fallback {
     Real(f64),
     Switch(bool),
     Name(&'static str),
+    /// Counts (a cache sweep's ring sizes).
+    Ints(&'static [i64]),
     Derived(&'static str),
+}
+
+impl Fallback {
+    /// The default as a caller would give it; None where there is none or a rule decides.
+    pub fn value(self) -> Option<super::Value> {
+        use super::Value;
+        Some(match self {
+            Fallback::Int(i) => Value::Int(i),
+            Fallback::Real(x) => Value::Real(x),
+            Fallback::Switch(b) => Value::Switch(b),
+            Fallback::Name(n) => Value::Name(n.into()),
+            Fallback::Ints(v) => Value::Ints(v.to_vec()),
+            Fallback::None | Fallback::Derived(_) => return None,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -211,8 +228,10 @@ pub const PARAMS: &[Param] = {
     use Fallback as F;
     use Kind::*;
     params! {
-        "procs", Counts, F::None, &[Ring, Cache], [],
+        "procs", Counts, F::None, &[Ring], [],
             "participant counts, e.g. 2 4 8 16 20";
+        "procs", Counts, F::Ints(&[2, 8]), &[Cache], ["--procs"],
+            "ring sizes: participant counts";
         "loops", OptCount(config::LOOPS), F::None, &[Pingpong], ["-l", "--loops"],
             "perf's form: this many round trips timed as one run; default: until --precision";
         "threads", Switch, F::Switch(false), &[Pingpong], ["-T", "--threaded"],
@@ -263,7 +282,7 @@ pub const PARAMS: &[Param] = {
         "timeout", Real(config::TIMEOUT), F::Real(config::DEFAULT_TIMEOUT), MEASURING,
             ["--timeout"],
             "seconds without progress before a ring counts as hung";
-        "record_hops", Switch, F::Switch(false), &[Ring, Matrix], ["--record-hops"],
+        "record_hops", Switch, F::Switch(false), &[Ring, Pingpong, Matrix], ["--record-hops"],
             "record every hop's wake-to-run latency";
         "counters", Choice(COUNTERS), F::Name("evidence"), RINGS, ["--counters"],
             "who watches the timed repetitions: evidence, off, or timed (perf through them)";
@@ -291,12 +310,15 @@ pub const PARAMS: &[Param] = {
             "how many groups deep each leaf sits under ctxbench's own group";
         "cgroup_weight", OptCount(crate::cgroups::WEIGHT), F::None, CGROUPED, ["--cgroup-weight"],
             "cpu.weight of every group made (v1: cpu.shares = weight x 1024 / 100)";
-        "interference", Interference, F::None, &[Ring], ["--interference"],
+        "interference", Interference, F::None, &[Ring, Pingpong], ["--interference"],
             "neighbours on the measured CPUs, as key=number pairs";
         "history", History, F::None, &[Ring, Pingpong], [],
             "earlier runs of each point on this machine";
         "per_class", OptCount(config::PER_CLASS), F::None, &[Matrix], ["--per-class"],
-            "cells per class of CPU pairs (default: every pair)";
+            "cells per class of CPU pairs (default: every pair within the time budget, else \
+             as many per class as it holds)";
+        "full", Switch, F::Switch(false), &[Matrix], ["--full"],
+            "every ordered pair of CPUs, whatever it takes";
         "passes", Count(config::PASSES), F::Int(1), &[Matrix], ["--passes"],
             "passes over the cells, every other one backwards";
         "memory_node", Memory, F::Derived("the waker's node"), &[Matrix], ["--memory-node"],

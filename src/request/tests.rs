@@ -136,14 +136,9 @@ fn the_matrix_measures_threads_over_futexes_by_default() {
 fn defaults_given(door: Door, base: Request) -> Request {
     let mut r = base;
     for p in params::of(door) {
-        let v = match p.default {
-            Fallback::Int(i) => Value::Int(i),
-            Fallback::Real(x) => Value::Real(x),
-            Fallback::Switch(b) => Value::Switch(b),
-            Fallback::Name(n) => Value::Name(n.into()),
-            Fallback::None | Fallback::Derived(_) => continue,
-        };
-        r.set(p.name, v).unwrap();
+        if let Some(v) = p.default.value() {
+            r.set(p.name, v).unwrap();
+        }
     }
     r
 }
@@ -178,8 +173,12 @@ fn the_table_s_defaults_are_the_ones_resolve_uses() {
         ),
     );
     let mut cache = Request::new(Door::Cache);
-    cache.set("procs", Value::Int(2)).unwrap();
     let sizes = cache.clone();
+    assert_eq!(
+        sizes.cache().unwrap().base.procs,
+        [2, 8],
+        "the table's ring sizes"
+    );
     assert_eq!(sizes.cache().unwrap().sizes_kb, None, "left to the host");
     cache.set("sizes_kb", Value::Ints(vec![0, 64])).unwrap();
     same(

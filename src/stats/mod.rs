@@ -121,13 +121,11 @@ pub enum Level {
 }
 
 impl Level {
+    /// Each one's name, innermost first.
+    pub const NAMES: [&'static str; 4] = ["repetition", "block", "instance", "run"];
+
     pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Repetition => "repetition",
-            Level::Block => "block",
-            Level::Instance => "instance",
-            Level::Run => "run",
-        }
+        Self::NAMES[self as usize]
     }
 }
 
