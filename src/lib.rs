@@ -17,6 +17,7 @@ pub mod error;
 pub mod hops;
 pub mod host;
 pub mod interference;
+pub mod judge;
 pub mod limit;
 pub mod matrix;
 pub mod measure;

@@ -10,8 +10,10 @@ use crate::limit::Limit;
 use crate::stats::{self, Difference, Estimate, Layout, RunLevel, ASSUMED_RUN_LEVEL};
 use crate::stop::CONFIDENCE;
 
-/// Relative half-width above which a point is `Unstable` rather than `Noisy`.
-const NOISY_HALF_WIDTH: f64 = 0.10;
+/// Relative half-width above which a point is `Unstable` rather than `Noisy`; also the CV
+/// of its samples above which a table says a point's samples are noisy, whatever its word
+/// (a median can be steady while its samples scatter by 29 %).
+pub const NOISY_HALF_WIDTH: f64 = 0.10;
 
 /// The word that describes a point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,16 +98,23 @@ pub enum Why {
     TooWide,
     /// The ratio sits on the threshold: no amount of data decides it soon.
     AtThreshold,
+    /// Judged against a series with fewer comparable runs than `judge::MIN_SERIES`.
+    ShortSeries,
+    /// The new run lies inside a mode its series already holds, other than the series'
+    /// main one: the machine's known regime, not a change of the code.
+    KnownMode,
 }
 
 impl Why {
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 8] = [
         "decided",
         "one sample",
         "below resolution",
         "under load",
         "too wide",
         "at threshold",
+        "short series",
+        "known mode",
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -116,6 +125,8 @@ impl Why {
             Why::Loaded => "under load",
             Why::TooWide => "too wide",
             Why::AtThreshold => "at threshold",
+            Why::ShortSeries => "short series",
+            Why::KnownMode => "known mode",
         }
     }
 }

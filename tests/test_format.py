@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from ctxbench._format import figure, interval, plain, us
+from ctxbench._format import figure, interval, plain, ratio_bound, us
 from ctxbench.report._comparison import _ratio_text, point, ratio_interval
 from ctxbench.report._measurement import stop_phrase
 
@@ -62,6 +62,22 @@ def test_every_printer_of_an_interval_prints_a_wide_one_as_a_factor() -> None:
     row = pd.Series({"ratio": 1.0, "ratio_low": 0.1, "ratio_high": 10.0})
     assert _ratio_text(row) == "1.000x ×/÷ 10"
     assert ratio_interval(row) == "×/÷ 10"
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(1.004, "1.004"), (0.9996, "0.9996"), (1.18, "1.18"), (1.0, "1"), (0.74, "0.74"),
+     (1.0000004, "1.0000004"), (1.25, "1.25")],
+)  # fmt: skip
+def test_a_ratio_bound_is_printed_on_its_side_of_1(value: float, text: str) -> None:
+    assert ratio_bound(value) == text
+
+
+def test_an_interval_above_1_prints_bounds_above_1() -> None:
+    # The "[1, 1.18]" beside "the interval lies above 1".
+    row = pd.Series({"ratio": 1.09, "ratio_low": 1.004, "ratio_high": 1.18})
+    assert ratio_interval(row) == "[1.004, 1.18]"
+    assert _ratio_text(row) == "1.090x [1.004, 1.18]"
 
 
 def test_plain_text_escapes_what_a_terminal_would_obey() -> None:

@@ -43,11 +43,11 @@ def _usable(kept: Path, point: str) -> int:
 def test_a_point_without_runs_says_so_and_a_pilot_measures_it(kept: Path) -> None:
     empty = ctxbench.plan(0.05, [2], **RUN)
     assert [(p.procs, p.runs, p.spread, p.runs_per_side) for p in empty] == [(2, 0, None, None)]
-    piloted = ctxbench.plan(0.05, [2], pilot=_core.MIN_RUNS, **RUN)[0]
+    piloted = ctxbench.plan(0.05, [2], pilot=_core.MIN_SERIES, **RUN)[0]
     ((key, _),) = ctxbench.api.ring_points([2], **RUN)  # type: ignore[misc]
     # Every run the pilot kept that a run level can use is counted (the others, whose own
     # error passed their figure under load, are left out).
-    assert piloted.runs == _usable(kept, key) <= _core.MIN_RUNS
+    assert piloted.runs == _usable(kept, key) <= _core.MIN_SERIES
     # (No count at all where the spread is too wide for any: runs_to_detect's None.)
     if piloted.spread is not None and piloted.runs_per_side is not None:
         assert piloted.runs_per_side >= 2
@@ -65,7 +65,7 @@ def test_a_point_without_runs_says_so_and_a_pilot_measures_it(kept: Path) -> Non
 
 
 def test_plan_reads_the_same_points_as_ring(kept: Path) -> None:
-    for _ in range(_core.MIN_RUNS):
+    for _ in range(_core.MIN_SERIES):
         ctxbench.ring([2, 3], **RUN)
     plans = ctxbench.plan(0.05, [2, 3], **RUN)
     keys = [key for key, _ in ctxbench.api.ring_points([2, 3], **RUN)]  # type: ignore[union-attr]
@@ -86,7 +86,7 @@ def test_the_command_prints_each_point_and_what_the_figures_assume(
     assert main(["plan", "--detect", "5%", "--placement", "single", "2", "3"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "to tell a change of 5% with 80% probability on this machine now:"
-    assert "fewer than 3 comparable runs in the history" in out[2]
+    assert f"0 of the {_core.MIN_SERIES} comparable runs a spread needs" in out[2]
     assert out[-1].startswith("runs: comparable runs of the point in the run history")
     assert main(["plan", "--detect", "0.1", "--placement", "single", "2"]) == 0
     assert "a change of 10%" in capsys.readouterr().out

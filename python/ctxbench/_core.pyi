@@ -16,6 +16,7 @@ __all__ = [
     "run_side",
     "runs_estimate",
     "compare_estimates",
+    "judge_series",
     "run_level",
     "runs_to_detect",
     "rounds_to_detect",
@@ -54,6 +55,10 @@ __all__ = [
     "DEFAULT_MAX_REPETITIONS",
     "MAX_POINTS",
     "MIN_RUNS",
+    "MIN_SERIES",
+    "SERIES_WINDOW",
+    "FAMILY_ALPHA",
+    "NOISY_CV",
     "MAX_PROCS",
     "MAX_CPUS",
     "ENGINES",
@@ -88,6 +93,10 @@ DEFAULT_MAX_TIME: float
 DEFAULT_MAX_REPETITIONS: int
 MAX_POINTS: int
 MIN_RUNS: int
+MIN_SERIES: int
+SERIES_WINDOW: int
+FAMILY_ALPHA: float
+NOISY_CV: float
 MAX_PROCS: int
 MAX_CPUS: int
 DEFAULT_ROUNDS: int
@@ -792,6 +801,52 @@ def compare_estimates(
     new_replicated: bool,
     threshold: float,
 ) -> ComparisonDict: ...
+
+@type_check_only
+class SeriesJudgementDict(TypedDict):
+    """One point's new runs against its series: the word, why, the level judged against and
+    the new runs' (geometric means, µs), new / base with its prediction interval at
+    ``confidence`` (Holm's level for the point) and its 90 % equivalence interval, the p-value
+    and Holm's adjusted one, the runs read, the modes (of two runs or more), whether the new
+    runs lie in a known mode other than the main one and that mode's level over the main
+    one's, the runs set aside from the spread, the spread within modes (ln) with its degrees
+    of freedom, and the new runs that would decide an inconclusive point."""
+
+    verdict: Literal["slower", "faster", "no change", "inconclusive"]
+    why: Literal[
+        "decided",
+        "one sample",
+        "below resolution",
+        "under load",
+        "too wide",
+        "at threshold",
+        "short series",
+        "known mode",
+    ]
+    base_us: float
+    new_us: float
+    ratio: float
+    low: float
+    high: float
+    confidence: float
+    equivalent_low: float
+    equivalent_high: float
+    p_value: float
+    adjusted_p: float
+    runs: int
+    modes: int
+    known_mode: bool
+    mode_ratio: float
+    set_aside: int
+    sd: float
+    df: float
+    runs_to_decide: int | None
+
+def judge_series(
+    points: Sequence[tuple[Sequence[float], Sequence[float], Sequence[float]]],
+    threshold: float,
+    family_alpha: float = ...,
+) -> list[SeriesJudgementDict]: ...
 def run_level(
     log_figures: Sequence[float], rel_se: Sequence[float], ages_s: Sequence[float]
 ) -> RunLevelDict | None: ...

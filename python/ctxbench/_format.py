@@ -47,6 +47,19 @@ def interval(
     return f"±{(high - low) / 2 / center:.1%}"
 
 
+def ratio_bound(value: float) -> str:
+    """A ratio or a bound of its interval with three significant digits, or more where three
+    would put it on the other side of 1 or on 1 itself: 1.004 prints as "1.004", not "1", so
+    that an interval printed beside "lies above 1" shows it does (0.9996 is "0.9996")."""
+    text = f"{value:.3g}"
+    for digits in range(4, 16):
+        printed = float(text)
+        if (printed > 1) == (value > 1) and (printed < 1) == (value < 1):
+            break
+        text = f"{value:.{digits}g}"
+    return text
+
+
 def reaches_zero(low: float, high: float) -> bool:
     """Whether an interval [``low``, ``high``] reaches 0: its figure is then not known, and
     is printed as such, never as a figure (``figure``)."""

@@ -9,12 +9,12 @@ too few runs in the history says so, or, with ``pilot``, is measured that many t
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from . import _core, _history
+from ._series import series_spread
 from .api import result_metadata, ring, ring_points
 
 # lat_ctx's classic sweep: the points a plan is for when none are named.
@@ -27,7 +27,7 @@ POWER = _core.DEFAULT_POWER
 class PointPlan:
     """One point's plan: its runs in the history comparable to now, the relative spread of
     one run's figure (its own error and the spread between runs; None with fewer than
-    ``_core.MIN_RUNS`` runs), the runs per side a comparison needs and about how long they
+    ``_core.MIN_SERIES`` runs), the runs per side a comparison needs and about how long they
     take, and the rounds ``ab`` needs (None: more than the core plans, or nothing known)."""
 
     procs: int
@@ -40,15 +40,13 @@ class PointPlan:
 
 
 def _spread(history: _history.History | None) -> tuple[int, float | None]:
-    """How many comparable runs, and the relative spread of one run's figure."""
+    """How many comparable runs, and the relative spread of one run's figure among them
+    (the series' spread within its modes, as ``compare NEW`` judges by: ``_series``)."""
     if history is None:
         return 0, None
-    figures, errors, ages = history
-    level = _core.run_level(figures, errors, ages)
-    if level is None:
-        return len(figures), None
-    own = statistics.median(errors)
-    return len(figures), math.hypot(level["sd"], own)
+    figures, errors, _ = history
+    us = [math.exp(y) for y in figures]
+    return len(figures), series_spread(us, errors)
 
 
 def plan(
@@ -61,7 +59,7 @@ def plan(
 ) -> list[PointPlan]:
     """Per point of ``ring(procs, **ring_kwargs)``: what telling a change of ``detect`` (a
     fraction: 0.05 is 5 %) takes on this machine now. ``pilot=N`` measures a point that has
-    fewer than ``_core.MIN_RUNS`` comparable runs N times first (each run goes into the
+    fewer than ``_core.MIN_SERIES`` comparable runs N times first (each run goes into the
     history, as any run does); ``max_time`` is the seconds one run of a point takes at most,
     for the time a side takes.
 

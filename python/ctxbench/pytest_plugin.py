@@ -29,8 +29,21 @@ Options (``pytest --help``, group "ctxbench"):
     absence) does to its test: fail it, warn (the default: a ``CtxbenchInconclusive``
     warning per test, naming the point and the reason), or pass. Never "no change" in
     silence: every inconclusive point is listed at the end of the session either way.
+``--ctxbench-store [PATH]``
+    judge each test's points against the store's series of the same test's same points on
+    this machine (``ctxbench._gate``; PATH: the default store when omitted), and keep the
+    test's runs there, labelled ``test=<node id>``, for the next session. A point is slower
+    when the prediction interval around its series' level lies above 1 and the ratio is
+    beyond the threshold (``--ctxbench-compare-fail``); Holm within each test at its share
+    of the session's 5 %, so that the chance of any false call in the session is at most
+    5 %. Fewer than 5 stored runs: inconclusive ("short series").
+``--ctxbench-unmatched fail|warn``
+    with ``--ctxbench-store``: what a stored point the test no longer measures does to it
+    (a changed engine changes every point's key): fail (the default) or warn; named either
+    way.
 ``--ctxbench-budget S``
-    with ``--ctxbench-compare``: a test whose comparison is inconclusive measures again (its
+    with ``--ctxbench-compare`` or ``--ctxbench-store``: a test whose comparison is
+    inconclusive measures again (its
     same calls, each a further run of the current side) for up to S seconds, until every
     point is decided; the runs then compare as runs.
 
@@ -61,7 +74,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import ctxbench
-from ctxbench import report, store
+from ctxbench import _gate, report, store
 from ctxbench.record import encode
 from ctxbench.result import KINDS, from_record
 
@@ -85,6 +98,9 @@ class _State:
     # nodeid -> the comparison table of that test's points (``ctxbench.compare``).
     comparisons: dict[str, pd.DataFrame] = dataclasses.field(default_factory=dict)
     autosaved: Path | None = None
+    # --ctxbench-store: the gate, and per test the stored points it did not measure.
+    gate: _gate.Gate | None = None
+    missing: dict[str, list[str]] = dataclasses.field(default_factory=dict)
 
 
 STATE = pytest.StashKey[_State]()
@@ -95,6 +111,11 @@ INCONCLUSIVE_POLICIES = ("fail", "warn", "pass")
 class CtxbenchInconclusive(UserWarning):
     """A test's comparison with the baseline could not decide: the data show neither a
     change nor its absence."""
+
+
+class CtxbenchUnmatched(UserWarning):
+    """A test no longer measures points it has a stored series of (--ctxbench-unmatched
+    warn)."""
 
 
 class Recorder:
@@ -175,6 +196,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="warn",
         help="with --ctxbench-compare: what a comparison that cannot decide does to its test "
         "(default: warn, naming the reason)",
+    )
+    group.addoption(
+        "--ctxbench-store",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="PATH",
+        help="judge each test's points against the store's series of them and keep its runs "
+        "there (PATH: the default store when omitted)",
+    )
+    group.addoption(
+        "--ctxbench-unmatched",
+        choices=_gate.UNMATCHED,
+        default="fail",
+        help="with --ctxbench-store: what a stored point a test no longer measures does to "
+        "it (default fail)",
     )
     group.addoption(
         "--ctxbench-budget",
@@ -300,8 +337,10 @@ def pytest_configure(config: pytest.Config) -> None:
     fail = config.getoption("--ctxbench-compare-fail")
     run = config.getoption("--ctxbench-compare")
     if fail is not None:
-        if run is None:
-            raise pytest.UsageError("--ctxbench-compare-fail needs --ctxbench-compare")
+        if run is None and config.getoption("--ctxbench-store") is None:
+            raise pytest.UsageError(
+                "--ctxbench-compare-fail needs --ctxbench-compare or --ctxbench-store"
+            )
         state.fail = _percent(fail)
     state.inconclusive = config.getoption("--ctxbench-inconclusive")
     budget = config.getoption("--ctxbench-budget")
@@ -310,10 +349,36 @@ def pytest_configure(config: pytest.Config) -> None:
             f"--ctxbench-budget {budget:g}: expected seconds from 0 to {MAX_BUDGET_S:g}"
         )
     state.budget = budget
+    where = config.getoption("--ctxbench-store")
+    if where is not None:
+        if run is not None:
+            raise pytest.UsageError("--ctxbench-store and --ctxbench-compare: choose one")
+        try:
+            kept = _gate.open_store(where)
+        except (OSError, ValueError) as e:
+            raise pytest.UsageError(f"--ctxbench-store: {e}") from None
+        if kept is None:
+            raise pytest.UsageError("--ctxbench-store: the store is off ($CTXBENCH_STORE)")
+        threshold = state.fail if state.fail is not None else _core_threshold()
+        state.gate = _gate.Gate(kept, _gate.machine_now(), config.getoption(
+            "--ctxbench-unmatched"), threshold)  # fmt: skip
     if run is not None:
         # Resolved before this session autosaves, so "latest" is the previous run.
         state.baseline_path = _baseline_path(run, config.rootpath / STORAGE)
         state.baseline = _load_baseline(state.baseline_path)
+
+
+def _core_threshold() -> float:
+    from ._compare import DEFAULT_THRESHOLD
+
+    return DEFAULT_THRESHOLD
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The gate's family: the stored points of every collected test."""
+    state = session.config.stash.get(STATE, None)
+    if state is not None and state.gate is not None:
+        state.gate.count([item.nodeid for item in session.items])
 
 
 # Named through the decorator so the function does not shadow the ctxbench module here.
@@ -356,6 +421,9 @@ def _compare_test(state: _State, nodeid: str, results: list[Any]) -> pd.DataFram
     from ._compare import compare
     from .frame import concat
 
+    if state.gate is not None:
+        table, state.missing[nodeid] = state.gate.judge(nodeid, results)
+        return table
     assert state.baseline is not None
     base = state.baseline[state.baseline["test"] == nodeid]
     if base.empty or not results:
@@ -388,12 +456,22 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     outcome = yield
     state = item.config.stash[STATE]
     recorder = item.stash.get(RECORDER, None)
-    if state.baseline is None or recorder is None:
+    if (state.baseline is None and state.gate is None) or recorder is None:
         return outcome
     table = _decide(state, item, recorder)
+    if state.gate is not None:
+        state.gate.keep(item.nodeid, [r for r in recorder.results if _is_result(r)])
+        missing = state.missing.get(item.nodeid)
+        if missing:
+            said = _gate.unmatched_message(item.nodeid, missing)
+            if state.gate.unmatched == "fail":
+                pytest.fail(said, pytrace=False)
+            warnings.warn(said, CtxbenchUnmatched, stacklevel=1)
     if table is None:
         return outcome
     state.comparisons[item.nodeid] = table
+    if state.gate is not None and table["regressed"].any():
+        pytest.fail(report.series_regressed(item.nodeid, table), pytrace=False)
     if state.fail is not None and table["regressed"].any():
         pytest.fail(report.regressed(item.nodeid, table, state.fail), pytrace=False)
     if not report.undecided(table).empty:
@@ -469,7 +547,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if state is None:
         return
     recorded = [(nodeid, r) for nodeid, r in state.recorded if _is_result(r)]
-    comparing = state.comparisons if state.baseline is not None else None
+    comparing = state.comparisons if state.baseline is not None or state.gate else None
     table = report.summary_table(recorded, comparing)
     if table:
         terminalreporter.write_sep("-", "ctxbench")
@@ -483,9 +561,12 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     for path in (config.getoption("--ctxbench-save"), state.autosaved):
         if path:
             said.say(report.saved(len(recorded), path))
-    if state.baseline_path is not None:
+    against = state.baseline_path
+    if state.gate is not None:
+        against = f"the store's series ({getattr(state.gate.store, 'path', 'store')})"
+    if against is not None:
         tables = list(state.comparisons.values())
-        said.say(report.compared(state.baseline_path, tables, state.fail))
+        said.say(report.compared(against, tables, state.fail))
         for nodeid, t in sorted(state.comparisons.items()):
             report.say(report.inconclusive_lines(t, nodeid), said)
         context = sorted({note for t in tables for note in t.attrs.get("context") or []})

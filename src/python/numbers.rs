@@ -1,11 +1,11 @@
 //! The core's statistics and small questions, for the Python side: a point's estimate, a
-//! comparison's word, a run level, a plan, a workload's checksum, a placement's name.
+//! comparison's word, a judgement against a series, a run level, a plan, a workload's checksum, a placement's name.
 
 use super::convert::{core_err, earlier_runs, int, value};
 use crate::engine::Engine;
 use crate::request::{params, Door, Kind, Request};
 use crate::stats::{self, Estimate, Layout, Level, RunLevel, Uncertainty};
-use crate::verdict;
+use crate::{judge, verdict};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -139,6 +139,56 @@ fn compare_estimates<'py>(
     out.set_item("needed_half_width", c.needed_half_width)?;
     out.set_item("data_factor", c.data_factor)?;
     Ok(out)
+}
+
+/// Each point's new runs judged against its series (`judge::judge`): per point a tuple of
+/// the series' figures in µs (oldest first; the newest `SERIES_WINDOW` are read), their
+/// relative standard errors (or an empty list) and the new runs' figures; `threshold` as in
+/// `compare_estimates`, `family_alpha` the chance of any false call among all the points
+/// (Holm). One dict per point.
+#[pyfunction]
+#[pyo3(signature = (points, threshold, family_alpha=crate::judge::FAMILY_ALPHA))]
+fn judge_series(
+    py: Python<'_>,
+    points: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)>,
+    threshold: f64,
+    family_alpha: f64,
+) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    let family: Vec<judge::Point> = points
+        .iter()
+        .map(|(baseline, rel_se, new)| judge::Point {
+            baseline,
+            baseline_rel_se: rel_se,
+            new,
+        })
+        .collect();
+    let judged = judge::judge(&family, threshold, family_alpha).map_err(core_err)?;
+    judged.iter().map(|j| judgement_dict(py, j)).collect()
+}
+
+fn judgement_dict<'py>(py: Python<'py>, j: &judge::Judgement) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("verdict", j.change.as_str())?;
+    d.set_item("why", j.why.as_str())?;
+    d.set_item("base_us", j.base)?;
+    d.set_item("new_us", j.new)?;
+    d.set_item("ratio", j.ratio)?;
+    d.set_item("low", j.low)?;
+    d.set_item("high", j.high)?;
+    d.set_item("confidence", j.confidence)?;
+    d.set_item("equivalent_low", j.equivalent_low)?;
+    d.set_item("equivalent_high", j.equivalent_high)?;
+    d.set_item("p_value", j.p_value)?;
+    d.set_item("adjusted_p", j.adjusted_p)?;
+    d.set_item("runs", j.runs)?;
+    d.set_item("modes", j.modes)?;
+    d.set_item("known_mode", j.mode != j.main_mode)?;
+    d.set_item("mode_ratio", j.mode_ratio)?;
+    d.set_item("set_aside", j.set_aside)?;
+    d.set_item("sd", j.sd)?;
+    d.set_item("df", j.df)?;
+    d.set_item("runs_to_decide", j.runs_to_decide)?;
+    Ok(d)
 }
 
 /// Runs per side a comparison needs to tell a change of `detect` with probability `power`
@@ -287,6 +337,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runs_estimate, m)?)?;
     m.add_function(wrap_pyfunction!(run_side, m)?)?;
     m.add_function(wrap_pyfunction!(compare_estimates, m)?)?;
+    m.add_function(wrap_pyfunction!(judge_series, m)?)?;
     m.add_function(wrap_pyfunction!(run_level, m)?)?;
     m.add_function(wrap_pyfunction!(runs_to_detect, m)?)?;
     m.add_function(wrap_pyfunction!(rounds_to_detect, m)?)?;

@@ -6,7 +6,7 @@
 use super::{Door, Preset};
 use crate::engine::Engine;
 use crate::{ab, cache, config, host, interference, matrix, observer, placement, sched, stats};
-use crate::{stop, sys};
+use crate::{judge, stop, sys};
 use crate::{topology, verdict};
 
 /// A value as Python receives it: an int, a float, a tuple of names, or a dict by name.
@@ -43,6 +43,10 @@ pub fn known() -> Vec<(&'static str, Known)> {
         ("DOORS", Names(Door::ALL.iter().map(|d| d.name()).collect())),
         ("PRESETS", Known::ByName(presets.to_vec())),
         ("MIN_RUNS", int(stats::MIN_RUNS)),
+        ("MIN_SERIES", int(judge::MIN_SERIES)),
+        ("SERIES_WINDOW", int(judge::SERIES_WINDOW)),
+        ("FAMILY_ALPHA", Real(judge::FAMILY_ALPHA)),
+        ("NOISY_CV", Real(verdict::NOISY_HALF_WIDTH)),
         ("FIXED_MIN_TIME", Real(stop::FIXED_MIN_TIME)),
         ("PRECISION_MIN_TIME", Real(stop::PRECISION_MIN_TIME)),
         ("DEFAULT_ROUNDS", int(cache::DEFAULT_ROUNDS)),

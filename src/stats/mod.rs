@@ -21,8 +21,10 @@ use crate::error::{Error, Result};
 use statrs::distribution::{ContinuousCDF, FisherSnedecor, Normal, StudentsT};
 
 mod runs;
+mod series;
 pub use runs::RUN_HALF_LIFE_S;
 pub use runs::{run_level, run_levels, EarlierRun, RunLevel, ASSUMED_RUN_LEVEL, MIN_RUNS};
+pub use series::{series, Mode, Series, MODE_GAP, MODE_GAP_SPREADS};
 
 /// Tukey's fences: samples beyond 1.5 IQR of the quartiles are outliers.
 const TUKEY_K: f64 = 1.5;
@@ -376,7 +378,7 @@ pub fn t_quantile(confidence: f64, df: f64) -> f64 {
 }
 
 /// Two-sided p-value of a t statistic.
-fn t_p_value(t: f64, df: f64) -> f64 {
+pub fn t_p_value(t: f64, df: f64) -> f64 {
     if df.is_nan() || df <= 0.0 || !t.is_finite() {
         return if t.is_infinite() { 0.0 } else { 1.0 };
     }

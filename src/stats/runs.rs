@@ -133,7 +133,7 @@ pub fn run_level(runs: &[EarlierRun]) -> Option<RunLevel> {
 /// at 6 runs, 6.7 at 10, 4.75 at 30; 15.6 at 4 and 114 at 3), so that about one set of
 /// runs in a hundred that differ only by chance loses one (0.8-1.5 % from 6 to 30 runs).
 /// The usual fixed 3.5 would take a run from 12 % of such sets of 10 and 28 % of sets of 3.
-fn outlier_scales(n: usize) -> f64 {
+pub(super) fn outlier_scales(n: usize) -> f64 {
     4.0 + 26.0 / (n as f64 - 2.0)
 }
 

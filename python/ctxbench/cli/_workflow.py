@@ -113,15 +113,39 @@ def _add_plot(sub: Any) -> None:
 def _add_compare(sub: Any) -> None:
     cp = sub.add_parser(
         "compare",
-        help="compare two result files point by point; exit 1 when a point regressed",
-        description="Per point: the ratio new/base with its 95% interval, each side's "
-        "uncertainty from its ring instances (or its runs, where a file holds several). A "
-        "point is slower when the interval lies above 1 and the ratio exceeds 1 + "
+        help="judge a results file against the store's series of its points (or against a "
+        "second file); exit 1 when a point regressed",
+        description="NEW alone: each point judged against the store's earlier runs of it on "
+        "this machine in comparable conditions (or the runs carrying --baseline-label): a "
+        "prediction interval around the level of the nearest mode of its series, Holm across "
+        "all points (the chance of any false call at most 5%%); fewer than 5 comparable runs "
+        "is inconclusive. BASE NEW: per point the ratio new/base with its 95%% interval, each "
+        "side's uncertainty from its ring instances (or its runs, where a file holds several). "
+        "A point is slower when the interval lies above 1 and the ratio exceeds 1 + "
         "--threshold. Exit status 0 when no point is slower, 1 when one is.",
     )
     cp.set_defaults(func=_compare)
-    cp.add_argument("base", help="the reference results file")
-    cp.add_argument("new", help="the results file to judge")
+    cp.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="NEW (judged against the store), or BASE NEW (two results files)",
+    )
+    cp.add_argument(
+        "--store",
+        metavar="PATH",
+        default=None,
+        help="the results store to read series from (default: $CTXBENCH_STORE, else the "
+        "user's data directory)",
+    )
+    cp.add_argument(
+        "--baseline-label",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="judge NEW against the stored runs carrying this label (repeatable), e.g. "
+        "kernel=6.18-rc1, whenever they ran",
+    )
     cp.add_argument(
         "--threshold",
         type=float,
@@ -320,13 +344,41 @@ def _compare(args: argparse.Namespace) -> int:
     from .._compare import compare
     from ..fleet import select
 
-    base, new = files.load(args.base), files.load(args.new)
+    if len(args.files) == 1:
+        return _compare_series(args)
+    if len(args.files) > 2 or args.baseline_label:
+        raise ValueError(
+            "compare: give NEW (judged against the store, --baseline-label allowed) or BASE NEW"
+        )
+    base, new = files.load(args.files[0]), files.load(args.files[1])
     if args.base_host is not None:
         base = select(base, args.base_host)
     if args.new_host is not None:
         new = select(new, args.new_host)
     table = compare(base, new, threshold=args.threshold)
     print(report.format_comparison(table))
+    return 1 if table["regressed"].any() else 0
+
+
+def _compare_series(args: argparse.Namespace) -> int:
+    """``compare NEW``: each point of NEW judged against the store's series of it."""
+    from .. import files, store
+    from .._series import judge
+    from ..fleet import select
+
+    new = files.load(args.files[0])
+    if args.new_host is not None:
+        new = select(new, args.new_host)
+    labels = dict(store.parse_label(text) for text in args.baseline_label)
+    kept = store.open(args.store, create=False)
+    if kept is None:
+        raise ValueError(
+            "compare: no results store to judge against (off, or none yet): give BASE NEW, "
+            "or keep runs in a store first (--store PATH, $CTXBENCH_STORE)"
+        )
+    with kept:
+        table = judge(new, kept, labels=labels, threshold=args.threshold)
+    print(report.format_series(table))
     return 1 if table["regressed"].any() else 0
 
 

@@ -33,6 +33,7 @@ from ._counts import per_switch
 from ._lock import busy, holder, step, waited, waiting
 from ._measurement import ONE_THREAD_ENGINES, heard, hints, lines, stop_line, stop_phrase
 from ._planning import format_plan
+from ._series import format_series, series_ratio, series_regressed, series_verdict
 from ._summary import saved, summary_table
 from ._to import LABELS, Line, Lines, Record, Report, Reports, Terminal, current, say, saying
 
@@ -59,6 +60,10 @@ __all__ = [
     "format_ab",
     "format_comparison",
     "format_plan",
+    "format_series",
+    "series_ratio",
+    "series_regressed",
+    "series_verdict",
     "heard",
     "hints",
     "holder",

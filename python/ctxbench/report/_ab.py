@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .._format import interval, plain
+from .._format import interval, plain, ratio_bound
 from ._comparison import FAR_MORE
 from ._to import LABELS, Line
 
@@ -64,7 +64,7 @@ def _value(value: Any) -> str:
 def _ratio(r: Any) -> str:
     if math.isnan(r.ratio):
         return "no ratio"
-    spread = interval(r.ratio, r.ratio_low, r.ratio_high, lambda v: f"{v:.3g}")
+    spread = interval(r.ratio, r.ratio_low, r.ratio_high, ratio_bound)
     return f"{r.ratio:.3g}x {spread}"
 
 

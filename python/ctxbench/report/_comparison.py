@@ -8,7 +8,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from .._core import ASSUMED_RUN_SD, CHANGES, DEFAULT_PRECISION, LOADED_RUNNABLE
-from .._format import interval, plain
+from .._format import interval, plain, ratio_bound
 from .._table_schema import POINT_IDENTITY, identity_text
 from ._to import Line
 
@@ -130,7 +130,7 @@ def switches_lines(df: pd.DataFrame) -> list[str]:
 
 def ratio_interval(row: Any) -> str:
     """A compared point's ratio interval in its bounds: "[1.02, 1.09]"."""
-    return interval(row.ratio, row.ratio_low, row.ratio_high, lambda v: f"{v:.3g}")
+    return interval(row.ratio, row.ratio_low, row.ratio_high, ratio_bound)
 
 
 def _ratio_text(r: Any) -> str:
@@ -138,7 +138,7 @@ def _ratio_text(r: Any) -> str:
         return "n/a"
     if math.isinf(r.ratio_high) or math.isnan(r.ratio_low):
         return f"{r.ratio:.3f}x"
-    return f"{r.ratio:.3f}x {interval(r.ratio, r.ratio_low, r.ratio_high, lambda v: f'{v:.3g}')}"
+    return f"{r.ratio:.3f}x {interval(r.ratio, r.ratio_low, r.ratio_high, ratio_bound)}"
 
 
 def change(row: Any) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from .._core import NOISY_CV
 from .._table_schema import POINT_KEY
 from ._comparison import change
 from ._to import Line
@@ -63,10 +64,19 @@ def _rows(
                 "placement": str(r.placement), "procs": str(procs), "size": f"{size}k",
                 "P": str(parallel), "median µs": f"{median:.3f}",
                 "CV": "" if math.isnan(cv) else f"{100 * cv:.1f}%",
-                "verdict": verdict + (" (below resolution)" if low else ""),
+                "verdict": _word(verdict, cv) + (" (below resolution)" if low else ""),
                 "change": "" if comparisons is None else ("new" if row is None else change(row)),
             })  # fmt: skip
     return rows
+
+
+def _word(verdict: str, cv: float) -> str:
+    """A point's word as the table prints it beside its CV: "stable" only where its samples
+    are too (CV at most ``_core.NOISY_CV``); a steady median of samples scattered by 29 % is
+    no stable point to the eye that reads the CV beside it."""
+    if verdict == "stable" and cv > NOISY_CV:
+        return "steady median, noisy samples"
+    return verdict
 
 
 def saved(count: int, path: object) -> Line:

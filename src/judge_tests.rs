@@ -1,0 +1,290 @@
+//! Tests of judging runs against a series: the modes, the short series, and simulated
+//! families of points (seeded): the chance of any false call with a slow mode present, and
+//! the power at the ratios the issue names.
+use super::*;
+use crate::stats::series;
+
+/// splitmix64 with Box-Muller: deterministic noise, so a simulation never flakes.
+struct Rng(u64);
+
+impl Rng {
+    fn unit(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn normal(&mut self) -> f64 {
+        let (u1, u2) = (1.0 - self.unit(), self.unit());
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+}
+
+/// A machine whose runs of a point scatter by `sd` (ln scale) around 10 µs and fall, with
+/// probability `slow_share`, into a mode `slow` (ln) above.
+#[derive(Clone, Copy)]
+struct Machine {
+    sd: f64,
+    slow_share: f64,
+    slow: f64,
+}
+
+impl Machine {
+    fn run(&self, rng: &mut Rng, ratio: f64) -> f64 {
+        let mode = if rng.unit() < self.slow_share {
+            self.slow
+        } else {
+            0.0
+        };
+        10.0 * ratio * (mode + self.sd * rng.normal()).exp()
+    }
+
+    fn runs(&self, rng: &mut Rng, n: usize, ratio: f64) -> Vec<f64> {
+        (0..n).map(|_| self.run(rng, ratio)).collect()
+    }
+}
+
+const QUIET: Machine = Machine {
+    sd: 0.02,
+    slow_share: 0.0,
+    slow: 0.0,
+};
+/// Runs 35 % slower one run in five: the pinned 2-process ring's modes on this machine kind.
+const MODAL: Machine = Machine {
+    sd: 0.03,
+    slow_share: 0.2,
+    slow: 0.30,
+};
+
+/// Of `families` families of `points` points, each with a series of `baseline` runs and one
+/// new run `ratio` × the series' level: the share of families with any point called
+/// `word`, and the share of points called it.
+fn calls(
+    machine: Machine,
+    seed: u64,
+    families: usize,
+    points: usize,
+    baseline: usize,
+    ratio: f64,
+    word: Change,
+) -> (f64, f64) {
+    let mut rng = Rng(seed);
+    let (mut any, mut called) = (0, 0);
+    for _ in 0..families {
+        let data: Vec<(Vec<f64>, Vec<f64>)> = (0..points)
+            .map(|_| {
+                let base = machine.runs(&mut rng, baseline, 1.0);
+                (base, vec![machine.run(&mut rng, ratio)])
+            })
+            .collect();
+        let family: Vec<Point> = data
+            .iter()
+            .map(|(b, n)| Point {
+                baseline: b,
+                baseline_rel_se: &[],
+                new: n,
+            })
+            .collect();
+        let out = judge(&family, 0.02, FAMILY_ALPHA).unwrap();
+        let n = out.iter().filter(|j| j.change == word).count();
+        any += usize::from(n > 0);
+        called += n;
+    }
+    let shares = (
+        any as f64 / families as f64,
+        called as f64 / (families * points) as f64,
+    );
+    println!("{families} families of {points}, ratio {ratio}: {word:?} {shares:?}");
+    shares
+}
+
+#[test]
+fn a_series_splits_into_modes_at_wide_gaps_only() {
+    let mut rng = Rng(3);
+    let quiet: Vec<f64> = (0..30).map(|_| 0.03 * rng.normal()).collect();
+    let s = series(&quiet, &[]).unwrap();
+    assert_eq!(s.modes.len(), 1, "{s:?}");
+    assert!((s.sd - 0.03).abs() < 0.01, "{s:?}");
+    // Six runs 35 % up: a second mode; the spread is the one within modes.
+    let mut modal = quiet.clone();
+    modal.extend((0..6).map(|_| 0.30 + 0.03 * rng.normal()));
+    let s = series(&modal, &[]).unwrap();
+    assert_eq!(s.modes.len(), 2, "{s:?}");
+    assert_eq!((s.main, s.modes[1].runs), (0, 6), "{s:?}");
+    assert!(s.sd < 0.045, "{s:?}");
+    // One run 50 % up: a mode of one, not part of the spread.
+    let mut lone = quiet.clone();
+    lone.push(0.4);
+    let s = series(&lone, &[]).unwrap();
+    assert_eq!(s.modes.iter().map(|m| m.runs).collect::<Vec<_>>(), [30, 1]);
+    // A 10 % step in a wide spread is no gap: 6 pooled spreads are wider.
+    let wide: Vec<f64> = (0..30).map(|_| 0.08 * rng.normal()).collect();
+    assert_eq!(series(&wide, &[]).unwrap().modes.len(), 1);
+    // The spread is at least the runs' own error.
+    let flat = [0.0; 8];
+    assert_eq!(series(&flat, &[0.01; 8]).unwrap().sd, 0.01);
+}
+
+#[test]
+fn a_short_series_is_inconclusive_and_says_how_short() {
+    let base = [10.0, 10.1, 9.9, 10.0];
+    let out = judge(
+        &[Point {
+            baseline: &base,
+            baseline_rel_se: &[],
+            new: &[20.0],
+        }],
+        0.02,
+        FAMILY_ALPHA,
+    )
+    .unwrap();
+    assert_eq!(
+        (out[0].change, out[0].why),
+        (Change::Inconclusive, Why::ShortSeries)
+    );
+    assert_eq!(out[0].runs, 4);
+    assert!((out[0].ratio - 2.0).abs() < 0.02);
+}
+
+#[test]
+fn a_run_in_a_known_slow_mode_is_no_change_and_a_new_level_is_a_change() {
+    let mut rng = Rng(9);
+    let base: Vec<f64> = (0..30)
+        .map(|i| 10.0 * ((if i % 5 == 0 { 0.3 } else { 0.0 }) + 0.02 * rng.normal()).exp())
+        .collect();
+    let one = |new: f64| {
+        judge(
+            &[Point {
+                baseline: &base,
+                baseline_rel_se: &[],
+                new: &[new],
+            }],
+            0.02,
+            FAMILY_ALPHA,
+        )
+        .unwrap()
+        .remove(0)
+    };
+    let known = one(10.0 * 0.3f64.exp());
+    assert_eq!(
+        (known.change, known.why),
+        (Change::NoChange, Why::KnownMode)
+    );
+    assert!((known.mode_ratio - 0.3f64.exp()).abs() < 0.05, "{known:?}");
+    // Between the modes: slower than the level most runs hold, and said against it.
+    let between = one(12.0);
+    assert_eq!(between.change, Change::Slower, "{between:?}");
+    assert!(between.low > 1.0 && (between.ratio - 1.2).abs() < 0.03);
+    assert_eq!(one(8.0).change, Change::Faster);
+    let same = one(10.05);
+    assert_eq!(same.change, Change::Inconclusive, "{same:?}");
+    assert!(same.low < 1.0 && same.high > 1.0);
+}
+
+#[test]
+fn holm_holds_the_family_and_steps_down() {
+    let h = holm(&[0.01, 0.04, 0.03, 0.5]);
+    // Sorted 0.01, 0.03, 0.04, 0.5: 4·0.01, 3·0.03, max(2·0.04, 0.09), 0.5.
+    let adjusted: Vec<f64> = h.iter().map(|x| x.0).collect();
+    let want = [0.04, 0.09, 0.09, 0.5];
+    for (a, w) in adjusted.iter().zip(want) {
+        assert!((a - w).abs() < 1e-12, "{adjusted:?}");
+    }
+    assert_eq!(h[0].1, 0.25);
+    assert_eq!(h[3].1, 1.0);
+}
+
+#[test]
+fn bad_input_names_its_parameter() {
+    let p = |b: &'static [f64], n: &'static [f64]| Point {
+        baseline: b,
+        baseline_rel_se: &[],
+        new: n,
+    };
+    let err = |r: Result<Vec<Judgement>>| r.unwrap_err().to_string();
+    assert!(err(judge(&[p(&[1.0, -1.0], &[1.0])], 0.02, 0.05)).contains("baseline"));
+    assert!(err(judge(&[p(&[1.0], &[])], 0.02, 0.05)).contains("new"));
+    assert!(err(judge(&[p(&[1.0], &[1.0])], 1.5, 0.05)).contains("threshold"));
+    assert!(err(judge(&[p(&[1.0], &[1.0])], 0.02, 0.0)).contains("family_alpha"));
+}
+
+#[test]
+fn one_point_a_a_calls_at_about_the_stated_level() {
+    // Threshold 0: every rejection is a call, so the rate is the prediction interval's.
+    let mut rng = Rng(21);
+    let reps = 4000;
+    let mut called = 0;
+    for _ in 0..reps {
+        let base = QUIET.runs(&mut rng, 10, 1.0);
+        let new = [QUIET.run(&mut rng, 1.0)];
+        let out = judge(
+            &[Point {
+                baseline: &base,
+                baseline_rel_se: &[],
+                new: &new,
+            }],
+            0.0,
+            FAMILY_ALPHA,
+        )
+        .unwrap();
+        called += usize::from(matches!(out[0].change, Change::Slower | Change::Faster));
+    }
+    let rate = called as f64 / reps as f64;
+    // 0.05 ± 3 binomial standard errors (0.0034 each at 4000).
+    assert!((0.04..=0.06).contains(&rate), "{rate}");
+}
+
+#[test]
+fn a_a_families_with_a_slow_mode_rarely_call_anything() {
+    // 20 points a family, 30 runs a series, one run in five 35 % slower.
+    let (any, _) = calls(MODAL, 31, 500, 20, 30, 1.0, Change::Slower);
+    let (any_faster, _) = calls(MODAL, 32, 500, 20, 30, 1.0, Change::Faster);
+    // At most the family's 5 % plus 3 standard errors of 500 families (0.0097 each).
+    assert!(any + any_faster <= 0.08, "{any} {any_faster}");
+    let (quiet, _) = calls(QUIET, 33, 500, 20, 30, 1.0, Change::Slower);
+    assert!(quiet <= 0.08, "{quiet}");
+}
+
+#[test]
+fn a_broad_scatter_is_one_mode_not_many_pairs() {
+    // Runs a factor of two apart (ln sd 0.6: this machine at load 13 on 2 CPUs): gaps of
+    // 10 % everywhere, no mode. Split at every such gap, the series fell into pairs of
+    // near-zero spread and a fifth of one-run A/A draws were called.
+    let broad = Machine {
+        sd: 0.6,
+        slow_share: 0.0,
+        slow: 0.0,
+    };
+    let mut rng = Rng(51);
+    let runs: Vec<f64> = broad
+        .runs(&mut rng, 10, 1.0)
+        .iter()
+        .map(|v| v.ln())
+        .collect();
+    assert_eq!(series(&runs, &[]).unwrap().regimes(), 1);
+    for (seed, n) in [(52, 10), (53, 30)] {
+        let (slower, _) = calls(broad, seed, 300, 4, n, 1.0, Change::Slower);
+        let (faster, _) = calls(broad, seed + 10, 300, 4, n, 1.0, Change::Faster);
+        // 5 % of families plus 3 standard errors of 300 (0.0126 each).
+        assert!(slower + faster <= 0.09, "{n}: {slower} {faster}");
+    }
+}
+
+#[test]
+fn a_series_of_ten_calls_real_changes() {
+    // 8 % slower, one new run against 10 baseline runs of 2 % spread, one point: >= 80 %.
+    let (_, at_8) = calls(QUIET, 41, 1000, 1, 10, 1.08, Change::Slower);
+    assert!(at_8 >= 0.8, "{at_8}");
+    // 25 % slower: always, in a family of 20 and with the slow mode present.
+    let (_, at_25) = calls(QUIET, 42, 50, 20, 10, 1.25, Change::Slower);
+    assert_eq!(at_25, 1.0);
+    // With the slow mode 35 % up, a run 25 % up may be in it: one run cannot tell (the
+    // word is then "no change (known mode)"); a doubling is beyond every mode.
+    let (_, modal_double) = calls(MODAL, 43, 50, 20, 30, 2.0, Change::Slower);
+    assert_eq!(modal_double, 1.0);
+    // A difference of twice the threshold or more is never "no change".
+    let (_, none) = calls(QUIET, 44, 50, 20, 10, 1.04, Change::NoChange);
+    assert_eq!(none, 0.0);
+}

@@ -1,0 +1,93 @@
+"""An in-memory stand-in of the results store's reading API (``ctxbench.store``: ``series``,
+``points``, ``machines``, ``Run``), for the tests of judging runs against a series while the
+store is built beside them; and tidy frames of synthetic runs to judge."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pandas as pd
+
+MACHINE = "m0"
+POINT = {"benchmark": "ring", "engine": "process", "transport": "pipe", "placement": "single",
+         "size_kb": 0, "parallel": 1}  # fmt: skip
+
+
+def point_id(procs: int) -> str:
+    return f"engine=process parallel=1 placement=single procs={procs} size_kb=0 transport=pipe"
+
+
+@dataclass(frozen=True)
+class Run:
+    run_id: int
+    time: float
+    point_id: str
+    machine: str
+    value_us: float
+    ln_value: float
+    rel_se: float
+    instances_us: tuple[float, ...] = ()
+    load: float | None = None
+    steal: float | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    switches_per_hop: float | None = None
+
+
+class Store:
+    """Runs kept in a list; ``series`` answers as the store's does (oldest first)."""
+
+    def __init__(self) -> None:
+        self.runs: list[Run] = []
+        self.asked: list[dict[str, Any]] = []
+
+    def add(self, pid: str, value_us: float, *, t: float, load: float | None = 0.0,
+            labels: dict[str, str] | None = None, machine: str = MACHINE) -> None:  # fmt: skip
+        self.runs.append(Run(len(self.runs) + 1, t, pid, machine, value_us, math.log(value_us),
+                             0.005, (), load, None, dict(labels or {})))  # fmt: skip
+
+    def keep(self, result: Any, labels: dict[str, str] | None = None) -> int:
+        """A ring result's points as runs, stamped with its date (whole seconds, as the
+        store's are)."""
+        date = pd.Timestamp(result.metadata.get("date", 0), tz="UTC").timestamp()
+        se = result.stats["se"]
+        for i, pid in enumerate(result.point_id):
+            value = float(result.latency_us[i])
+            rel = float(se[i]) / value
+            run = Run(len(self.runs) + 1, date, pid, MACHINE, value, math.log(value), rel)
+            self.runs.append(replace(run, labels=dict(labels or {})))
+        return len(result.point_id)
+
+    def points(self, *, machine: str | None = None,
+               labels: dict[str, str] | None = None) -> list[tuple[str, str]]:  # fmt: skip
+        def has(r: Run) -> bool:
+            return all(r.labels.get(k) == v for k, v in (labels or {}).items())
+
+        return sorted({(r.point_id, r.machine) for r in self.runs
+                       if machine in (None, r.machine) and has(r)})  # fmt: skip
+
+    def series(self, point_id: str, *, machine: str, labels: dict[str, str] | None = None,
+               newest: int | None = None) -> list[Run]:  # fmt: skip
+        self.asked.append({"point_id": point_id, "machine": machine, "labels": labels})
+        out = [r for r in self.runs if r.point_id == point_id and r.machine == machine]
+        out = [r for r in out if all(r.labels.get(k) == v for k, v in (labels or {}).items())]
+        out.sort(key=lambda r: (r.time, r.run_id))
+        return out[-newest:] if newest else out
+
+    def machines(self) -> list[str]:
+        return sorted({r.machine for r in self.runs})
+
+
+def frame(figures: dict[int, float], *, t: float = 1e9, load: float = 0.0,
+          test: str | None = None, run: str = "new") -> pd.DataFrame:  # fmt: skip
+    """A tidy frame of one run: per procs count, its figure (three samples around it)."""
+    date = pd.Timestamp(t, unit="s", tz="UTC").strftime("%Y-%m-%dT%H:%M:%SZ")
+    rows = []
+    for procs, us in figures.items():
+        for rep, v in enumerate((us * 0.999, us, us * 1.001)):
+            rows.append({**POINT, "procs": procs, "repetition": rep, "value": v, "unit": "us",
+                         "latency_us": us, "point_id": point_id(procs), "run_id": run,
+                         "date": date, "runnable_per_cpu": load, "machine": f"{MACHINE}-b",
+                         **({"test": test} if test else {})})  # fmt: skip
+    return pd.DataFrame(rows)

@@ -1,0 +1,114 @@
+"""The pytest gate against the store's series (``--ctxbench-store``, ``ctxbench._gate``): a
+test whose stored points it no longer measures fails naming it, a test far slower than its
+series fails, a short series is inconclusive, and every test's runs are kept labelled with
+its id. The store is an in-memory stand-in of its API (tests/series_store.py)."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import pytest
+from series_store import MACHINE, Store
+
+from ctxbench import _core, _gate
+from ctxbench.report._summary import _word
+
+pytest_plugins = ["pytester"]
+
+TINY = {"min_time": 0.002, "repetitions": 3, "warmup": 0}
+INNER = """
+def test_ring(ctxbench):
+    ctxbench.ring([2], engine="{engine}", placement="single", min_time=0.002, repetitions=3,
+                  warmup=0)
+"""
+NODE = "test_g.py::test_ring"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _pandas_loaded_before_pytester() -> None:
+    # As in test_pytest_plugin.py: pandas cannot be imported twice in one process.
+    pd = pytest.importorskip("pandas")
+    pd.read_csv(io.StringIO("a\nx\n"), dtype={"a": str})
+
+
+@pytest.fixture
+def stand_in(monkeypatch: pytest.MonkeyPatch) -> Store:
+    s = Store()
+    monkeypatch.setattr(_gate, "open_store", lambda path: s)
+    monkeypatch.setattr(_gate, "machine_now", lambda: MACHINE)
+    return s
+
+
+def point_of(engine: str) -> str:
+    asked = {"engine": engine, "placement": "single", **TINY}
+    return _core.ring_config([2], **asked)["point_id"][0]
+
+
+def stored(s: Store, engine: str, us: float, n: int = 8) -> None:
+    for i in range(n):
+        s.add(point_of(engine), us * (1 + 0.01 * (i % 3)), t=1e6 + i, load=None,
+              labels={"test": NODE})  # fmt: skip
+
+
+def test_a_test_whose_engine_changed_fails_naming_it(
+    pytester: pytest.Pytester, stand_in: Store
+) -> None:
+    stored(stand_in, "thread", 1.0)
+    pytester.makepyfile(test_g=INNER.format(engine="process"))
+    run = pytester.runpytest("--ctxbench-store")
+    run.assert_outcomes(failed=1)
+    text = run.stdout.str()
+    assert f"{NODE} no longer measures 1 point(s)" in text
+    assert "engine=thread" in text
+    # Warned, not failed, where asked; named either way.
+    again = pytester.runpytest("--ctxbench-store", "--ctxbench-unmatched", "warn")
+    again.assert_outcomes(passed=1, warnings=2)  # unmatched, and a series of one run
+    assert f"{NODE} no longer measures" in again.stdout.str()
+
+
+def test_a_test_far_slower_than_its_series_fails(
+    pytester: pytest.Pytester, stand_in: Store
+) -> None:
+    stored(stand_in, "process", 0.001)  # a series of a ring far faster than any real one
+    pytester.makepyfile(test_g=INNER.format(engine="process"))
+    run = pytester.runpytest("--ctxbench-store")
+    if "below resolution" in run.stdout.str():
+        return  # a net figure at or below 0 under load: no ratio to judge, and said so
+    run.assert_outcomes(failed=1)
+    assert f"{NODE} is slower than its stored series" in run.stdout.str()
+    assert "series of 8 runs" in run.stdout.str()
+
+
+def test_a_short_series_is_inconclusive_and_the_run_is_kept(
+    pytester: pytest.Pytester, stand_in: Store
+) -> None:
+    stored(stand_in, "process", 1.0, n=3)
+    pytester.makepyfile(test_g=INNER.format(engine="process"))
+    run = pytester.runpytest("--ctxbench-store")
+    run.assert_outcomes(passed=1, warnings=1)
+    assert f"short series (3 of {_core.MIN_SERIES} comparable runs)" in run.stdout.str()
+    kept = [r for r in stand_in.runs if r.labels == {"test": NODE}]
+    assert len(kept) == 4 and kept[-1].point_id == point_of("process")
+
+
+def test_a_test_with_no_series_yet_passes_and_starts_one(
+    pytester: pytest.Pytester, stand_in: Store
+) -> None:
+    pytester.makepyfile(test_g=INNER.format(engine="process"))
+    pytester.runpytest("--ctxbench-store").assert_outcomes(passed=1, warnings=1)
+    assert [r.labels for r in stand_in.runs] == [{"test": NODE}]
+
+
+def test_gate_usage_errors(pytester: pytest.Pytester, stand_in: Store) -> None:
+    pytester.makepyfile(test_g=INNER.format(engine="process"))
+    run = pytester.runpytest("--ctxbench-store", "--ctxbench-compare", "x.json")
+    assert "choose one" in run.stderr.str()
+
+
+def test_stable_is_said_only_where_the_samples_are() -> None:
+    assert _word("stable", 0.29) == "steady median, noisy samples"
+    assert _word("stable", 0.02) == "stable"
+    assert _word("noisy", 0.29) == "noisy"
+    assert _word("stable", math.nan) == "stable"
+    assert _core.NOISY_CV == 0.10
