@@ -147,9 +147,7 @@ fn compare_estimates<'py>(
 #[pyfunction]
 #[pyo3(signature = (spread, detect, power=None))]
 fn runs_to_detect(spread: f64, detect: f64, power: Option<f64>) -> PyResult<Option<usize>> {
-    let power = power.unwrap_or(verdict::DEFAULT_POWER);
-    verdict::check_plan(spread, detect, power).map_err(core_err)?;
-    Ok(verdict::runs_to_detect(spread, detect, power))
+    verdict::planned(spread, detect, power, false).map_err(core_err)
 }
 
 /// Rounds `ab` needs for the same (`verdict::rounds_to_detect`), when one round's ln ratio
@@ -157,9 +155,7 @@ fn runs_to_detect(spread: f64, detect: f64, power: Option<f64>) -> PyResult<Opti
 #[pyfunction]
 #[pyo3(signature = (spread, detect, power=None))]
 fn rounds_to_detect(spread: f64, detect: f64, power: Option<f64>) -> PyResult<Option<usize>> {
-    let power = power.unwrap_or(verdict::DEFAULT_POWER);
-    verdict::check_plan(spread, detect, power).map_err(core_err)?;
-    Ok(verdict::rounds_to_detect(spread, detect, power))
+    verdict::planned(spread, detect, power, true).map_err(core_err)
 }
 
 /// What `ab` would have said of rounds already measured (`ab::replay`): each round's
@@ -206,9 +202,7 @@ fn estimate_of(d: &Bound<'_, PyDict>) -> PyResult<Estimate> {
             .ok_or_else(|| PyValueError::new_err(format!("estimate: missing {key:?}")))
     };
     let word: String = item("level")?.extract()?;
-    let level = [Level::Repetition, Level::Block, Level::Instance, Level::Run]
-        .into_iter()
-        .find(|l| l.as_str() == word)
+    let level = Level::parse(&word)
         .ok_or_else(|| PyValueError::new_err(format!("estimate: unknown level {word:?}")))?;
     Ok(Estimate {
         center: item("center")?.extract()?,
