@@ -6,7 +6,7 @@ more than 1.5x the interval of the same run without history.)
 
 1. Seed: two CPU-bound processes (`python -c 'while 1: pass'`) start; after a second,
    `--loaded` runs of `lat_ctx(procs, placement="single")` are made with the history on, in a
-   fresh temporary `$CTXBENCH_HISTORY`; the hogs are killed (the hog phase lasts a few
+   fresh temporary results store (`$CTXBENCH_STORE`); the hogs are killed (the hog phase lasts a few
    seconds).
 2. Quiet rounds, alternated: the same measurement with a fresh copy of the seeded history
    (so that quiet runs do not teach it a quiet level of their own), and without history.
@@ -95,6 +95,13 @@ def seeded_runs(
         _history.comparable = saved  # type: ignore[assignment]
 
 
+def _use(where: Path) -> None:
+    """Runs read and keep their history in a results store of their own in ``where``."""
+    where.mkdir(mode=0o700, exist_ok=True)
+    os.environ[_history.ENV] = "on"
+    os.environ["CTXBENCH_STORE"] = str(where / "store.sqlite3")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--loaded", type=int, default=5, help="runs seeded under the hogs")
@@ -105,7 +112,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="ctxbench-history-bench-"))
     seeded = tmp / "seeded"
     try:
-        os.environ[_history.ENV] = str(seeded)
+        _use(seeded)
         hogs = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(2)]
         try:
             time.sleep(1.0)
@@ -132,7 +139,7 @@ def main() -> None:
         for k in range(args.rounds):
             scratch = tmp / f"round-{k}"
             shutil.copytree(seeded, scratch)
-            os.environ[_history.ENV] = str(scratch)
+            _use(scratch)
             order = [True, False] if k % 2 == 0 else [False, True]
             runs = {h: ctxbench.lat_ctx(args.procs, history=h, **kw) for h in order}
             loads.append((read[-1].load or 0.0, os.getloadavg()[0]))
@@ -181,7 +188,7 @@ def main() -> None:
                 for p, r in zip(args.procs, ratios[key])
             )
             print(f"  {name:<40} {cells}")
-        os.environ[_history.ENV] = str(seeded)
+        _use(seeded)
         from ctxbench.cli import main as cli
 
         cli(["history"])

@@ -41,7 +41,7 @@ nitpick_ignore_regex = [
     (r"py:class", r"(NDArray|Figure|Axes|DataFrame|Client|Placement|PathLike|StrPath|Size)"),
     (r"py:class", r"ctxbench\.plot\._style\..*"),
     (r"py:class", r"(ctxbench\._core\.)?(RingDict|PingpongDict|AbDict)"),
-    (r"py:class", r"(collections\.abc|typing|os|pathlib)\..*"),
+    (r"py:class", r"(collections\.abc|typing|os|pathlib|sqlite3)\..*"),
 ]
 
 myst_enable_extensions = ["colon_fence", "deflist"]
@@ -83,6 +83,8 @@ html_static_path: list[str] = []
 # that runs of a point differ as much as 0.05-second runs do.
 os.environ.setdefault("CI", "true")
 os.environ.setdefault("CTXBENCH_HISTORY", "off")
+# Nor do the commands the pages run keep their runs in the user's results store.
+os.environ.setdefault("CTXBENCH_STORE", "off")
 
 
 def _draw_gallery(app: object) -> None:

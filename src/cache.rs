@@ -185,10 +185,10 @@ impl Refill {
 
 /// Why a refill can read faster than the streaming read, which comes from memory.
 pub const ABOVE_STREAM: &str = "faster than the streaming read of the same run, which reads \
-     from memory: the refill came from a nearer cache (the working set still fits one), or \
-     the indirect cost undercounts it (the subtracted overhead, the same loop alone and hot, \
-     misses too once one participant's array exceeds a cache). Past the last-level cache no \
-     refill can be faster than the streaming read";
+     from memory, though the working set is past the largest cache share: the indirect cost \
+     undercounts the refill (the subtracted overhead, the same loop alone and hot, misses too \
+     once one participant's array exceeds a cache), or part of it still came from a cache. \
+     Nearer than that share a refill from a cache is faster as a rule, and is not marked";
 
 /// The indirect cost of one (size, procs) point against the same procs at size 0, both
 /// measured in the same rounds, and the refill bandwidth it implies.

@@ -15,8 +15,13 @@ pub const DEPTH: Limit<u64> = Limit::between("cgroup_depth", 1, 16);
 /// `cpu.weight`'s range (v2); v1's `cpu.shares` is `weight * 1024 / 100`, as systemd maps it.
 pub const WEIGHT: Limit<u64> = Limit::between("cgroup_weight", 1, 10_000);
 pub const NAMES: [&str; 2] = ["same", "split"];
-/// What the groups ctxbench makes are called: `ctxbench-<owner pid>-<sequence>`.
+/// What the groups ctxbench makes are called: `ctxbench-<owner pid>.<its start time>-<sequence>`
+/// (the start time tells the owner from a later process given its pid; names from before
+/// it lack it).
 const PREFIX: &str = "ctxbench-";
+/// Groups one point may make (its parent and each leaf's chain): each costs the kernel
+/// memory, and 4,000 participants split 16 deep made 64,001 (kernel memory 37 MB to 922 MB).
+pub const MAX_GROUPS: usize = 4096;
 
 /// How participants are placed in groups.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,7 +56,20 @@ impl Cgroups {
 
 /// What placing in groups cannot go with: fibers are one task, so nothing to split; the
 /// drivers of parallel rings start after the groups are made.
-pub fn check(cg: &Cgroups, engine: Engine, parallel: usize) -> Result<()> {
+pub fn check(cg: &Cgroups, engine: Engine, parallel: usize, procs: usize) -> Result<()> {
+    let groups = groups(cg, procs);
+    if groups > MAX_GROUPS {
+        return Err(Error::invalid(
+            "cgroup_depth",
+            format!(
+                "{procs} participants {} at depth {} make {groups} groups, more than the \
+                 {MAX_GROUPS} a point may (each costs the kernel memory): lower cgroup_depth \
+                 or procs, or use \"same\"",
+                if cg.split { "split" } else { "in one leaf" },
+                cg.depth
+            ),
+        ));
+    }
     if cg.split && engine == Engine::Fiber {
         return Err(Error::invalid(
             "cgroups",
@@ -192,6 +210,12 @@ pub enum Op {
     Write(PathBuf, String),
 }
 
+/// The groups a point of `procs` participants makes: its parent and each leaf's chain.
+pub fn groups(cg: &Cgroups, procs: usize) -> usize {
+    let leaves = if cg.split { procs } else { 1 };
+    leaves.saturating_mul(cg.depth).saturating_add(1)
+}
+
 /// The steps that place `tasks` (thread ids; `ours` tells which are threads of this process,
 /// `pid` its id) under `parent`: the groups, their weight, then the moves.
 pub fn plan(
@@ -302,7 +326,8 @@ pub fn place(cg: &Cgroups, tasks: &[libc::pid_t]) -> Result<Placed> {
     sweep(&h.base);
     let pid = std::process::id() as libc::pid_t;
     let seq = SEQUENCE.fetch_add(1, Ordering::Relaxed);
-    let parent = h.base.join(format!("{PREFIX}{pid}-{seq}"));
+    let start = started(pid as u32).unwrap_or(0);
+    let parent = h.base.join(format!("{PREFIX}{pid}.{start}-{seq}"));
     let me = crate::sys::gettid();
     let home = own_group(h, me).map(|dir| {
         let (file, id) = if h.v2 {
@@ -390,11 +415,16 @@ pub fn sweep(base: &Path) {
     let me = std::process::id();
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(owner) = name.to_str().and_then(owner_of) else {
+        let Some((owner, start)) = name.to_str().and_then(owner_of) else {
             continue;
         };
         // A dead owner's participants die with it (PR_SET_PDEATHSIG): wait for them to leave.
-        if !Path::new(&format!("/proc/{owner}")).exists() {
+        // An owner whose pid another process now has is dead too.
+        let alive = match start {
+            Some(start) => started(owner) == Some(start),
+            None => Path::new(&format!("/proc/{owner}")).exists(),
+        };
+        if !alive {
             remove_tree(&entry.path(), 50);
         } else if owner == me {
             remove_tree(&entry.path(), 1);
@@ -402,11 +432,20 @@ pub fn sweep(base: &Path) {
     }
 }
 
-/// The owner pid in a name ctxbench gave a group.
-fn owner_of(name: &str) -> Option<u32> {
-    let (pid, seq) = name.strip_prefix(PREFIX)?.split_once('-')?;
+/// The owner pid in a name ctxbench gave a group, and its start time where the name has it.
+fn owner_of(name: &str) -> Option<(u32, Option<u64>)> {
+    let (owner, seq) = name.strip_prefix(PREFIX)?.split_once('-')?;
     seq.parse::<u64>().ok()?;
-    pid.parse().ok()
+    match owner.split_once('.') {
+        Some((pid, start)) => Some((pid.parse().ok()?, Some(start.parse().ok()?))),
+        None => Some((owner.parse().ok()?, None)),
+    }
+}
+
+/// When process `pid` started (`/proc/<pid>/stat`), None where it is gone.
+fn started(pid: u32) -> Option<u64> {
+    let buf = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    crate::observer::parse_stat_start(&buf)
 }
 
 /// A group and every group below it, deepest first (a cgroup directory holds only control

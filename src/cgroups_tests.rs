@@ -146,10 +146,41 @@ fn on_v2_the_subtree_is_threaded_with_cpu_enabled_on_the_way() {
 
 #[test]
 fn the_owner_is_read_from_the_name() {
-    assert_eq!(owner_of("ctxbench-123-4"), Some(123));
+    assert_eq!(owner_of("ctxbench-123.98765-4"), Some((123, Some(98765))));
+    assert_eq!(owner_of("ctxbench-123-4"), Some((123, None)));
     assert_eq!(owner_of("ctxbench-123"), None);
+    assert_eq!(owner_of("ctxbench-123.x-4"), None);
     assert_eq!(owner_of("user.slice"), None);
     assert_eq!(owner_of("ctxbench-x-1"), None);
+}
+
+#[test]
+fn an_owner_is_its_pid_and_start_time() {
+    // This process's start time names it; another start time under its pid is another
+    // (dead) owner whose pid was reused.
+    let me = std::process::id();
+    let start = started(me).expect("this process has a start time");
+    assert!(start > 0 && started(me) == Some(start));
+    assert_eq!(started(u32::MAX), None);
+}
+
+#[test]
+fn the_groups_a_point_makes_are_bounded() {
+    let cg = |split, depth| Cgroups {
+        split,
+        depth,
+        weight: None,
+        hierarchy: Hierarchy {
+            v2: true,
+            mount: "/sys/fs/cgroup".into(),
+            base: "/sys/fs/cgroup".into(),
+        },
+    };
+    assert_eq!(groups(&cg(true, 4), 8), 33);
+    assert_eq!(groups(&cg(false, 16), 4000), 17);
+    assert!(check(&cg(true, 4), Engine::Process, 1, 8).is_ok());
+    let e = check(&cg(true, 16), Engine::Process, 1, 4000).unwrap_err();
+    assert!(e.to_string().contains("64001 groups"), "{e}");
 }
 
 fn root() -> bool {

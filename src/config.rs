@@ -173,7 +173,7 @@ impl Config {
             sched::check_run(s, self.transport, &self.placement)?;
         }
         if let Some(cg) = &self.cgroups {
-            crate::cgroups::check(cg, self.engine, self.parallel)?;
+            crate::cgroups::check(cg, self.engine, self.parallel, max_procs)?;
         }
         Ok(())
     }

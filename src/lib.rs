@@ -8,6 +8,7 @@ pub mod ab;
 pub mod barrier;
 pub mod cache;
 pub mod cgroups;
+pub mod changes;
 pub mod clock;
 pub mod config;
 pub mod counters;

@@ -386,6 +386,12 @@ fn parse_stat(buf: &[u8]) -> Option<(u64, u64)> {
     Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
 }
 
+/// `/proc/<pid>/stat`'s start time (field 22), in clock ticks since boot: with the pid it
+/// names one process, whose pid a later one may reuse.
+pub fn parse_stat_start(buf: &[u8]) -> Option<u64> {
+    stat_fields(buf)?.nth(19)?.parse().ok()
+}
+
 /// `/proc/<tid>/stat`'s state (field 3): R running or runnable, S sleeping, Z a zombie...
 pub fn parse_stat_state(buf: &[u8]) -> Option<&str> {
     stat_fields(buf)?.next()

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -12,9 +15,21 @@ import ctxbench
 from ctxbench import _history
 
 # Runs of one test must not widen another's intervals through the machine's run history
-# (ctxbench._history), nor the user's history be filled with tests' runs: off unless a test
-# turns it on in a directory of its own.
+# (ctxbench._history): off unless a test turns it on with a store of its own.
 os.environ["CTXBENCH_HISTORY"] = "off"
+# Nor may the suite keep its runs in the user's results store (ctxbench.store): each test
+# process keeps them in a store of its own (a directory only this user may use), removed
+# at the end; `user_store_unchanged` checks that the user's was not touched.
+SUITE_STORE = Path(tempfile.mkdtemp(prefix="ctxbench-suite-store-"))
+os.environ["CTXBENCH_STORE"] = str(SUITE_STORE / "store.sqlite3")
+# And a process of the suite that drops $CTXBENCH_STORE finds its default store there too,
+# never in the user's data directory: `user_store_unchanged` fails if one did.
+USER_DATA = [Path.home() / ".local" / "share"]
+if os.path.isabs(os.environ.get("XDG_DATA_HOME", "")):
+    USER_DATA.append(Path(os.environ["XDG_DATA_HOME"]))
+os.environ["XDG_DATA_HOME"] = str(SUITE_STORE / "data")
+# At exit: the plugin keeps the session's runs after every fixture has ended.
+atexit.register(shutil.rmtree, SUITE_STORE, True)
 # The suite tests this machine: a described host is named by the tests that want one.
 os.environ.pop("CTXBENCH_SYSFS", None)
 # Conditions of a machine with nothing else to run (the `kept` fixture's).
@@ -68,6 +83,34 @@ def checkout_unchanged() -> Iterator[None]:
     assert not changed, f"the suite changed the checkout (write under tmp_path): {changed}"
 
 
+def user_store_state() -> dict[str, tuple[int, int, int]]:
+    """Every file in the user's default results store directories (``~/.local/share/ctxbench``
+    and ``$XDG_DATA_HOME/ctxbench`` as the user set it; the store, its ``-wal`` and ``-shm``
+    files) and the suite's default one, with its size, modification time and inode."""
+    state = {}
+    for place in [p / "ctxbench" for p in USER_DATA] + [SUITE_STORE / "data" / "ctxbench"]:
+        for path in sorted(place.glob("*")) if place.is_dir() else []:
+            st = path.lstat()
+            state[str(path)] = (st.st_size, st.st_mtime_ns, st.st_ino)
+        state[str(place)] = (int(place.exists()), 0, 0)
+    return state
+
+
+@pytest.fixture(scope="session", autouse=True)
+def user_store_unchanged() -> Iterator[None]:
+    """Fails the session if the suite touched the user's results store, or a process of it
+    fell back to a default store (tests keep runs in ``SUITE_STORE`` or a store under their
+    ``tmp_path``). Another program writing the user's store meanwhile fails it too: on a
+    shared machine, run the suite where nothing else uses the store."""
+    before = user_store_state()
+    yield
+    after = user_store_state()
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, (
+        f"the suite wrote the user's results store or fell back to a default one: {changed}"
+    )
+
+
 def children() -> set[int]:
     """Pids whose parent is this process (zombies included)."""
     me = str(os.getpid())
@@ -85,8 +128,25 @@ def children() -> set[int]:
     return found
 
 
+STORE_FILES = (".sqlite3", ".sqlite3-wal", ".sqlite3-shm")
+
+
+def _target(fd: int) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return "(closed)"
+
+
 def open_fds() -> set[int]:
-    return {int(fd) for fd in os.listdir("/proc/self/fd")}
+    """This process's descriptors, but a results store's (its file, log and index): a
+    process keeps its store open across runs on purpose (``store.kept_open``)."""
+    fds = set()
+    for fd in os.listdir("/proc/self/fd"):
+        target = _target(int(fd))  # "(closed)": listdir's own, closed since
+        if target != "(closed)" and not target.endswith(STORE_FILES):
+            fds.add(int(fd))
+    return fds
 
 
 @pytest.fixture
@@ -95,8 +155,8 @@ def no_leaks() -> Iterator[None]:
     fds, kids = open_fds(), children()
     yield
     assert children() - kids == set(), "child processes left behind"
-    # listdir itself opens a descriptor; compare the sets, not the counts.
-    assert open_fds() - fds == set(), "file descriptors leaked"
+    leaked = open_fds() - fds
+    assert not leaked, f"file descriptors leaked: {[_target(fd) for fd in sorted(leaked)]}"
 
 
 @pytest.fixture(scope="session")
@@ -110,15 +170,15 @@ def results() -> list[ctxbench.RingResult]:
 
 @pytest.fixture
 def kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A run history of the test's own (a directory of its own in ``tmp_path``: a history's
-    directory holds nothing else), every run in the same conditions (``QUIET``): what a run
+    """A run history of the test's own (a results store in a directory of its own in
+    ``tmp_path``), every run in the same conditions (``QUIET``): what a run
     reads back then depends on nothing else on the machine."""
     where = tmp_path / "history"
     where.mkdir(mode=0o700)
-    monkeypatch.setenv(_history.ENV, str(where))
+    monkeypatch.setenv(_history.ENV, "on")
+    monkeypatch.setenv("CTXBENCH_STORE", str(where / "store.sqlite3"))
     monkeypatch.setattr(_history, "conditions", lambda: QUIET)
     monkeypatch.setattr(_history, "_warned", set())
-    monkeypatch.setattr(_history, "_damaged", set())
     return where
 
 

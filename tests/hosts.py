@@ -268,6 +268,133 @@ def cpuset() -> Host:
     return m
 
 
+# ---- big machines, hybrid cores, containers ---------------------------------------------------
+
+
+@profile
+def amd_genoa_x() -> Host:
+    """One AMD EPYC 9684X (Zen 4 with 3D V-Cache): 96 cores with 2 threads (siblings c and
+    c+96, as Linux numbers AMD's), 12 CCDs of 8 cores, each CCD an L3 of 96 MiB (32 MiB
+    plus 64 MiB stacked): 1152 MiB of L3 in all, the product page's figure (amd.com, "AMD
+    EPYC 9684X": 96 cores, 192 threads, L3 1152 MB). L1D and L1I 32 KiB and L2 1 MiB per
+    core: AMD's Software Optimization Guide for Zen 4 (publication 57647). NPS1: one node."""
+    m = Host(192)
+    for core in range(96):
+        pair = [core, core + 96]
+        for cpu in pair:
+            m.cpu(cpu, 0, core, pair)
+        m.cache(1, "Data", "32K", pair)
+        m.cache(1, "Instruction", "32K", pair)
+        m.cache(2, "Unified", "1024K", pair)
+    for ccd in range(12):
+        m.cache(3, "Unified", "98304K", [c for c in range(192) if (c % 96) // 8 == ccd])
+    m.one_node()
+    return m
+
+
+@profile
+def xeon6_2s_snc3() -> Host:
+    """Two Intel Xeon 6972P (Granite Rapids-AP) sockets of 96 cores with 2 threads: 384 CPUs,
+    numbered CPU = thread*192 + socket*96 + core as Linux numbers Intel's; 480 MB of L3 per
+    socket (Intel ARK, "Intel Xeon 6972P": 96 cores, 192 threads, 480 MB cache; the guest
+    above sees the same L3), 48K L1D, 32K L1I and 2 MiB L2 per core (Intel support article
+    000027820). Sub-NUMA clustering in 3 (SNC3, one node per compute die, the 6900P's
+    default): 6 nodes of 32 cores, the L3 still one per socket in sysfs. The distances,
+    10 / 12 / 21, are those numactl -H prints on SNC Xeons (illustrative)."""
+    m = Host(384)
+    for s in range(2):
+        for core in range(96):
+            pair = [s * 96 + core, 192 + s * 96 + core]
+            for cpu in pair:
+                m.cpu(cpu, s, core, pair)
+            m.cache(1, "Data", "48K", pair)
+            m.cache(1, "Instruction", "32K", pair)
+            m.cache(2, "Unified", "2048K", pair)
+        m.cache(3, "Unified", "491520K", [c for c in range(384) if (c % 192) // 96 == s])
+    for node in range(6):
+        s, die = divmod(node, 3)
+        m.nodes[node] = [c for c in range(384)
+                         if (c % 192) // 96 == s and (c % 96) // 32 == die]  # fmt: skip
+        m.distances[node] = [10 if n == node else 12 if n // 3 == s else 21 for n in range(6)]
+    return m
+
+
+@profile
+def ampere_altra() -> Host:
+    """An Ampere Altra Q80-30 (Arm Neoverse N1): 80 cores without SMT, 64 KiB L1I and L1D
+    and 1 MiB L2 per core (Ampere's Altra product brief). Its 32 MiB system-level cache is
+    memory-side and the ACPI tables describe no L3, so sysfs lists L1d, L1i and L2 only (as
+    lscpu shows on Altra). One node (monolithic mode)."""
+    m = Host(80)
+    for cpu in range(80):
+        m.cpu(cpu, 0, cpu, [cpu])
+        m.cache(1, "Data", "64K", [cpu])
+        m.cache(1, "Instruction", "64K", [cpu])
+        m.cache(2, "Unified", "1024K", [cpu])
+    m.one_node()
+    return m
+
+
+@profile
+def intel_hybrid_laptop() -> Host:
+    """An Intel Core i7-1260P (Alder Lake-P): 4 P-cores with 2 threads (CPUs 0-7, siblings
+    2k and 2k+1) and 8 E-cores (CPUs 8-15) in two modules of 4, 18 MB of L3 shared by all
+    (Intel ARK, "Intel Core i7-1260P": 12 cores, 4 P + 8 E, 16 threads, 18 MB cache).
+    P-core (Golden Cove): 48K L1D, 32K L1I, 1.25 MiB L2; E-core (Gracemont): 32K L1D, 64K
+    L1I, 2 MiB L2 per module of 4 (Intel's Architecture Day 2021). The kernel's two core
+    PMUs list each type's CPUs: /sys/devices/cpu_core/cpus and /sys/devices/cpu_atom/cpus
+    (linux tools/perf/Documentation/intel-hybrid.txt)."""
+    m = Host(16)
+    for core in range(4):
+        pair = [2 * core, 2 * core + 1]
+        for cpu in pair:
+            m.cpu(cpu, 0, 4 * core, pair)
+        m.cache(1, "Data", "48K", pair)
+        m.cache(1, "Instruction", "32K", pair)
+        m.cache(2, "Unified", "1280K", pair)
+    for cpu in range(8, 16):
+        m.cpu(cpu, 0, 8 + cpu, [cpu], cluster=(cpu - 8) // 4)
+        m.cache(1, "Data", "32K", [cpu])
+        m.cache(1, "Instruction", "64K", [cpu])
+    for module in range(2):
+        m.cache(2, "Unified", "2048K", list(range(8 + 4 * module, 12 + 4 * module)))
+    m.cache(3, "Unified", "18432K", list(range(16)))
+    m.one_node()
+    m.files["devices/cpu_core/cpus"] = "0-7"
+    m.files["devices/cpu_atom/cpus"] = "8-15"
+    return m
+
+
+@profile
+def rk3399_big_little() -> Host:
+    """A Rockchip RK3399 board: CPUs 0-3 Cortex-A53 (LITTLE) sharing a 512 KiB L2, CPUs 4-5
+    Cortex-A72 (big) sharing a 1 MiB L2, no L3 (Rockchip's RK3399 datasheet); L1D 32 KiB
+    each, L1I 32 KiB (A53) and 48 KiB (A72) (Arm's Cortex-A53 and A72 reference manuals,
+    as configured there). cpu_capacity 381 and 1024: the kernel scales the device tree's
+    capacity-dmips-mhz (485 and 1024 in linux arch/arm64/boot/dts/rockchip/rk3399.dtsi) by
+    each cluster's top frequency (1416 and 1800 MHz there): 485 x 1416 / 1800 = 381."""
+    m = Host(6)
+    for cpu in range(6):
+        big = cpu >= 4
+        m.cpu(cpu, 0, cpu - 4 if big else cpu, [cpu], cluster=int(big))
+        m.cache(1, "Data", "32K", [cpu])
+        m.cache(1, "Instruction", "48K" if big else "32K", [cpu])
+        m.files[f"devices/system/cpu/cpu{cpu}/cpu_capacity"] = "1024" if big else "381"
+    m.cache(2, "Unified", "512K", [0, 1, 2, 3])
+    m.cache(2, "Unified", "1024K", [4, 5])
+    m.one_node()
+    return m
+
+
+@profile
+def container_cpuset1() -> Host:
+    """A container on an 8-CPU host given one CPU (docker run --cpuset-cpus=5: its cgroup's
+    cpuset.cpus.effective is "5"); the host as ``plain`` describes it."""
+    m = plain(8)
+    m.cpuset = "5"
+    return m
+
+
 if __name__ == "__main__":
     if len(sys.argv) != 3:
         sys.exit(f"usage: python3 {sys.argv[0]} NAME DIR  (NAME one of {sorted(PROFILES)})")

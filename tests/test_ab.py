@@ -117,7 +117,21 @@ def test_saved_and_loaded_it_reads_back_the_same(aa: AbResult, tmp_path: Path, s
 def test_a_nan_figure_reads_back_as_nan(aa: AbResult, tmp_path: Path) -> None:
     from dataclasses import replace
 
-    undecided = replace(aa, ratio=math.nan, data_factor=math.nan)
+    # What a run whose first round was below resolution records: no ratio.
+    undecided = replace(
+        aa,
+        a_us=np.array([-0.1]),
+        b_us=np.array([1.0]),
+        end_s=np.array([0.1]),
+        a_first=np.array([True]),
+        ratio=math.nan,
+        ratio_low=math.nan,
+        ratio_high=math.nan,
+        stopped="below resolution",
+        verdict="inconclusive",
+        decided=False,
+        data_factor=math.nan,
+    )
     path = tmp_path / "nan.json"
     files.save(undecided, path)
     again = load_results(path)[0]
@@ -181,3 +195,46 @@ def test_a_replay_stops_where_a_run_would() -> None:
         _core.ab_replay(a, a[:3], end)
     with pytest.raises(ValueError, match="budget"):
         _core.ab_replay(a, a, end, budget=0.0)
+
+
+def test_sides_that_differ_never_read_the_same() -> None:
+    """The header named measure, procs, engine, transport, placement and size only: two sides
+    that differed in policy, cgroups or interference read the same twice."""
+    from ctxbench.report import ab_side
+
+    a = {"measure": "ring", "procs": 2, "engine": "process", "transport": "pipe",
+         "placement": "single", "size_kb": 0, "policy": "other", "cgroups": None,
+         "interference": {}}  # fmt: skip
+    b = {**a, "policy": "fifo", "cgroups": "split", "interference": {"hogs": 1.0}}
+    assert ab_side(a, b) != ab_side(b, a)
+    assert ab_side(b, a).endswith("cgroups=split interference=hogs=1 policy=fifo")
+    assert ab_side(a, b).endswith("cgroups=none interference=none policy=other")
+    assert ab_side(a, a) == ab_side(a) == "ring 2 procs process/pipe placement=single size=0k"
+
+
+def test_a_file_is_checked_against_what_a_run_makes(aa: AbResult, tmp_path: Path) -> None:
+    """load() took policy "evil", a NaN ratio after rounds that gave one, rounds below 0 in a
+    run that went on, and a ratio outside its own interval."""
+    import json
+
+    path = tmp_path / "ab.json"
+    aa.save(path)
+    doc = json.loads(path.read_text())
+    rec = doc["results"][0]
+    rec.update(a_us=[1.0, 1.0], b_us=[1.1, 1.2], end_s=[0.1, 0.2], a_first=[True, False])
+    rec.update(ratio=1.15, ratio_low=0.5, ratio_high=2.0, stopped="budget")
+    rec.update(verdict="inconclusive", decided=False)
+    path.write_text(json.dumps(doc))
+    load_results(path)  # as a run makes it
+    for change, words in [
+        ({"a": {**rec["a"], "policy": "evil"}}, r"a\.policy: 'evil' is not one of"),
+        ({"ratio": None}, r"ratio: is null after 2 rounds with a ratio"),
+        ({"a_us": [-1.0, 1.0]}, r"a_us\[0\]: a round at or below 0 before the last"),
+        ({"b_us": [1.1, -1.0]}, r"stopped: is 'budget' but the last round is at or below 0"),
+        ({"ratio_low": 1.5}, r"ratio: 1.15 is outside its interval \[1.5, 2.0\]"),
+    ]:
+        bad = json.loads(json.dumps(doc))
+        bad["results"][0].update(change)
+        path.write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match=words):
+            load_results(path)

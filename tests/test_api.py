@@ -651,10 +651,14 @@ def test_precision_mode_stops_on_its_interval_or_names_the_cap() -> None:
             assert made + 4 > 400
         else:
             # The first instance measures its share (two) of the four blocks an interval
-            # needs; no instance starts that would end more than halfway past the cap.
+            # needs. The cap stopped a point that had not met its precision: too few
+            # instances or blocks, or an interval wider than asked. (How long it measured is
+            # the machine's: under load one block can take the whole cap.)
             assert how == "time_cap", r.stopped
             assert shape[0] >= 2
-            assert sum(float(v[j]) for v in r.phase_s.values()) >= 0.3 / 2
+            unmet = len(shape) < 2 or made < 16 or half > 0.05 * r.latency_us[j]
+            assert unmet, (half, r.latency_us[j], shape)
+            assert "raise max_time" in r.stop_line()
     assert "instance" in r.stop_line()
 
 

@@ -325,8 +325,18 @@ def _refills_are_figures_only_where_resolved(t: pd.DataFrame) -> None:
     assert t.loc[empty, ["refill_kib_per_us", "refill_low", "refill_high"]].isna().all().all()
     figures = t[~empty]
     assert (figures["indirect_low_us"] > 0).all()
-    above = figures["refill_kib_per_us"] > figures["stream_kib_per_us"]
+    # Set against the streaming read (from memory) only past the largest cache share: a
+    # refill from a nearer cache outran it on nearly every row, and was marked on each.
+    past = figures["working_set_kb"] > largest_share_kb()
+    above = past & (figures["refill_kib_per_us"] > figures["stream_kib_per_us"])
     assert (figures["refill_note"] == np.where(above, "above streaming read", "")).all()
+
+
+def largest_share_kb() -> float:
+    """The largest cache share one CPU of this machine competes for (data or unified): a
+    cache shared by k CPUs counts a k-th, as the core's plan counts it for one CPU."""
+    caches = [c for c in ctxbench.topology().caches if c["type"] != "Instruction"]
+    return max((c["size_kb"] / max(1, len(c["cpus"])) for c in caches), default=math.inf)
 
 
 def test_the_sizes_table_prints_no_rate_that_is_not_one() -> None:
@@ -348,10 +358,11 @@ def test_the_sizes_table_prints_no_rate_that_is_not_one() -> None:
     ]
     lines = sizes_table(pd.DataFrame(rows)).splitlines()
     assert lines[2].split()[-2:] == ["resolution", "0"] and "below resolution" in lines[2]
-    assert "[-0.30, 0.33], includes 0" in lines[2]
+    # The indirect cost whose interval reaches 0 is not printed as a figure.
+    assert "not known: [-0.30, 0.33] reaches 0" in lines[2] and "0.01" not in lines[2]
     assert "80.0 *" in lines[3] and lines[4].split()[-2] == "16.0"
     assert lines[5].startswith("* 21.5 KiB/µs or more: faster than the streaming read")
-    assert "nearer cache" in lines[5]
+    assert "past the largest cache share" in lines[5]
 
 
 def test_the_sweep_dict_matches_the_stub() -> None:

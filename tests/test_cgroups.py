@@ -40,7 +40,7 @@ def _cpu_base() -> Path:
 
 
 def _ours(base: Path) -> list[Path]:
-    return sorted(base.glob(f"ctxbench-{os.getpid()}-*"))
+    return sorted(base.glob(f"ctxbench-{os.getpid()}.*"))
 
 
 def test_cgroups_are_recorded_and_removed_after() -> None:
@@ -79,7 +79,7 @@ def test_groups_of_a_killed_run_are_removed_by_the_next() -> None:
         deadline = time.monotonic() + 60
         while not left and time.monotonic() < deadline and child.poll() is None:
             time.sleep(0.05)
-            left = sorted(base.glob(f"ctxbench-{child.pid}-*"))
+            left = sorted(base.glob(f"ctxbench-{child.pid}.*"))
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
@@ -170,3 +170,43 @@ def test_a_real_time_policy_runs_in_groups_or_is_refused_naming_the_runtime(
     else:
         r = ctxbench.ring([2], policy=policy, cgroups=layout, **QUICK)
         assert r.policy == policy and r.cgroups == layout
+
+
+def _children(pid: int) -> set[int]:
+    """The processes ``pid``'s threads started, read from /proc."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found |= {int(c) for c in (task / "children").read_text().split()}
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_terminated_command_removes_its_groups_and_reaps_its_children(sig: int) -> None:
+    """SIGTERM and SIGHUP were not handled: 8 processes split at depth 4 left 33 groups in
+    12 of 16 kills. They end a command as Ctrl-C does, with exit status 128 + the signal."""
+    base = _cpu_base()
+    argv = ["ring", "--cgroups", "split", "--cgroup-depth", "4", "--placement", "single"]
+    argv += ["-N", "10000", "--min-time", "1", "-W", "0", "8"]
+    env = {**os.environ, "CTXBENCH_HISTORY": "off"}
+    child = subprocess.Popen([sys.executable, "-m", "ctxbench", *argv], env=env)
+    made: list[Path] = []
+    children: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        # Participant 0 is a thread of the command's process: 7 children.
+        while len(children) < 7 and time.monotonic() < deadline and child.poll() is None:
+            time.sleep(0.05)
+            made = sorted(base.glob(f"ctxbench-{child.pid}.*"))
+            children = _children(child.pid) if made else set()
+        assert made and len(children) >= 7, "the ring started in its groups"
+        child.send_signal(sig)
+        assert child.wait(timeout=60) == 128 + sig
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert not any(g.exists() for g in made), made
+    assert not [c for c in children if Path(f"/proc/{c}").exists()], "children left"

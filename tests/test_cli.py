@@ -54,6 +54,30 @@ def test_lmbench_sched_is_honoured_unless_a_flag_says_otherwise(sched: str, plac
     assert json.loads(p.stdout)["results"][0]["placement"] == "default"
 
 
+def test_lmbench_sched_custom_is_lmbench3s_cpu_list() -> None:
+    """lmbench3's ``CUSTOM <cpus>`` places participants on the CPUs named, in turn."""
+    p = run_cli("lat-ctx", *FAST_FLAGS, "--json", "2", env={"LMBENCH_SCHED": "CUSTOM 0 0"})
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["results"][0]["placement"] == "[0, 0]"
+    p = run_cli("lat-ctx", *FAST_FLAGS, "2", env={"LMBENCH_SCHED": "CUSTOM"})
+    assert p.returncode == 2 and "CUSTOM takes CPU numbers" in p.stderr
+
+
+def test_how_points_stopped_is_one_line_a_run_and_each_point_under_v() -> None:
+    """Every point's stop sentence on stderr was most runs' output here: one summary line a
+    run, each point's sentence with -v (and in the result: stop_line())."""
+    capped = ["--precision", "0.001", "--max-time", "0.02", "--min-time", "0.002", "-W", "0"]
+    p = run_cli("ring", *capped, "2", "3")
+    assert p.returncode == 0, p.stderr
+    (stopped,) = [line for line in p.stderr.splitlines() if "stopped:" in line]
+    assert stopped.startswith("ctxbench: stopped: 2 of 2 points by ")
+    assert stopped.endswith("(asked ±0.1%); each point: -v, or result.stop_line()")
+    assert "raise max_time" not in p.stderr
+    p = run_cli("ring", *capped, "-v", "2", "3")
+    (stopped,) = [line for line in p.stderr.splitlines() if "stopped:" in line]
+    assert stopped.count(" s; ") == 1 and "2: " in stopped and "3: " in stopped
+
+
 def test_an_unpinned_run_says_why_it_swings_and_a_pinned_one_does_not() -> None:
     unpinned = run_cli("lat-ctx", *FAST_FLAGS, "2")
     pinned = run_cli("lat-ctx", *FAST_FLAGS, "--placement", "single", "2")
@@ -160,7 +184,9 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_sweep_writes_and_prints(swept: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sweep_writes_and_prints(
+    swept: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert len(json.loads(swept.read_text())["results"]) == 4
     # Resumed: nothing measured again, the same four points printed.
     assert (
@@ -181,7 +207,10 @@ def test_sweep_writes_and_prints(swept: Path, capsys: pytest.CaptureFixture[str]
         )
         == 0
     )
-    out = capsys.readouterr().out.splitlines()
+    captured = capsys.readouterr()
+    # Said: every point was there, and how to measure again.
+    assert "every point was already in" in captured.err and "to measure again" in captured.err
+    out = captured.out.splitlines()
     # A table: a header, then one row per point in the grid's order.
     assert out[0].split() == [
         "engine", "transport", "placement", "size", "P", "procs", "median", "µs", "CV", "%",
@@ -197,6 +226,12 @@ def test_sweep_writes_and_prints(swept: Path, capsys: pytest.CaptureFixture[str]
         float(row.split()[6])
         float(row.split()[7])
     assert len(json.loads(swept.read_text())["results"]) == 4
+    # A grid larger than the file: what was kept is counted (in a copy: others read swept).
+    grown = tmp_path / "grown.json"
+    grown.write_bytes(swept.read_bytes())
+    argv = ["sweep", "--procs", "2", "3", "4", "--sizes", "0", "--out", str(grown)]
+    assert main([*argv, "--no-progress", *FAST_FLAGS]) == 0
+    assert "2 of 3 points were already in" in capsys.readouterr().err
 
 
 def test_sweep_xgraph_one_block_per_series(swept: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -422,3 +457,55 @@ def test_a_ring_too_big_for_the_memory_is_one_line_and_exit_2(args: list[str]) -
     last = p.stderr.splitlines()[-1]
     assert last.startswith("ctxbench: error: ") and "Traceback" not in p.stderr, p.stderr
     assert "MiB is available" in last, p.stderr
+
+
+def test_the_figure_says_what_it_counts() -> None:
+    """A ring of 4 or more makes about 1.39 switches a hop here (wake-up preemption): the
+    figure is per hop, as lat_ctx's, and nothing said so; --per-switch prints per switch."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from ctxbench import report
+
+    r = ctxbench.ring([2, 4], **{**FAST, "placement": "single"})
+    counted = replace(r, switches_per_hop=np.array([1.0, 1.4]), switch_source=["kernel"] * 2)
+    notes = [line.text for line in report.lines(counted) if line.kind == "note"]
+    assert [n.split(":")[0] for n in notes] == ["4 procs"]
+    assert notes[0].startswith("4 procs: 1.40 context switches per hop: the figure is µs per hop")
+    per_switch = xgraph.read(counted.to_xgraph(per_switch=True))["value"].tolist()
+    # xgraph prints two decimals.
+    assert per_switch == pytest.approx([r.latency_us[0], r.latency_us[1] / 1.4], abs=0.006)
+    p = run_cli("ring", *FAST_FLAGS, "--placement", "single", "--per-switch", "2")
+    assert p.returncode == 0, p.stderr
+
+
+@pytest.mark.parametrize("command", ["ring", "lat-ctx"])
+def test_recorded_hops_print_their_percentiles(command: str) -> None:
+    """`ring --record-hops` printed no percentiles (only --json held them)."""
+    p = run_cli(command, *FAST_FLAGS, "--placement", "single", "--record-hops", "2")
+    assert p.returncode == 0, p.stderr
+    (hops,) = [line for line in p.stderr.splitlines() if "hops (wake to run)" in line]
+    assert re.fullmatch(
+        r"ctxbench: 2 procs: hops \(wake to run\) p50 \S+, p99 \S+, p99\.9 \S+, max \S+ µs", hops
+    )
+
+
+def test_pipe_records_hops_and_runs_beside_neighbours(tmp_path: Path) -> None:
+    """`ctxbench pipe` refused --record-hops and --interference: the peer of `chrt -f 10 perf
+    bench sched pipe` under a hog had no shell path."""
+    argv = ["pipe", "-l", "2000", "--placement", "single", "--record-hops"]
+    p = run_cli(*argv, "--interference", "hogs=1")
+    assert p.returncode == 0, p.stderr
+    assert "usecs/op mean beside neighbours (perf's: total time / loops)" in p.stdout
+    (hops,) = [line for line in p.stderr.splitlines() if "hops (wake to run)" in line]
+    assert hops.startswith("ctxbench: ping-pong: hops (wake to run) p50 ")
+    assert "ctxbench: ping-pong: beside neighbours: median " in p.stderr
+    p = run_cli(*argv, "--json")
+    (rec,) = json.loads(p.stdout)["results"]
+    assert set(rec["hop_percentiles_us"]) == {"p50", "p90", "p99", "p99.9", "max"}
+    assert rec.get("interference") is None
+    path = tmp_path / "p.json"
+    path.write_text(p.stdout)
+    (back,) = ctxbench.result.load_results(path)
+    assert back.hop_percentiles_us["p99"][0] == rec["hop_percentiles_us"]["p99"][0]

@@ -369,3 +369,34 @@ def test_strings_from_the_files_print_with_their_control_characters_escaped(
     assert not any(c in text for c in "\x1b\x07\r"), repr(text)
     assert "\\x1b[2J\\x1b]0;owned\\x07\\r" in text
     assert "cpu_model A\\x1b[2J" in text.splitlines()[-1]
+
+
+def test_points_under_another_policy_cgroups_or_neighbours_are_other_points(
+    base: pd.DataFrame,
+) -> None:
+    """Plain against hogs=3 was compared as one point (5.26x); a file of plain, hogs=3 and
+    idle as "3 runs" of one. Each is a point of its own, named where the table shows it."""
+    crowded = scaled(base, 5.0).assign(interference_hogs=3)
+    with pytest.raises(ValueError, match="no point in common"):
+        compare(base, crowded)
+    idle = base.assign(policy="idle", run_id="idle")
+    mixed = pd.concat([base.assign(run_id="plain"), crowded.assign(run_id="crowded"), idle])
+    table = compare(base, mixed)
+    assert len(table) == 2 and (table["units_new"] == table["units_base"]).all()
+    assert table["ratio"].round(6).eq(1.0).all()
+    table = compare(mixed, mixed)
+    assert len(table) == 6
+    text = format_comparison(table)
+    assert "[interference_hogs=3]" in text and "[policy=idle]" in text
+    # A column one side lacks reads as the default it measured under: old files still pair.
+    assert len(compare(base.drop(columns=["policy"], errors="ignore"), base)) == 2
+
+
+def test_a_change_in_switches_per_hop_is_said(base: pd.DataFrame) -> None:
+    """The figures are per hop (lat_ctx's): where one side made more switches per hop, the
+    ratio partly counts switches, and the table says so."""
+    table = compare(base.assign(switches_per_hop=1.0), base.assign(switches_per_hop=1.4))
+    text = format_comparison(table)
+    assert "1.00 switches per hop in base, 1.40 in new" in text
+    assert "per switch: 0.714x" in text
+    assert "switches per hop in base" not in format_comparison(compare(base, base))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from ctxbench._format import interval, plain, us
+from ctxbench._format import figure, interval, plain, us
 from ctxbench.report._comparison import _ratio_text, point, ratio_interval
 from ctxbench.report._measurement import stop_phrase
 
@@ -38,7 +38,7 @@ def test_microseconds(value: float, text: str) -> None:
         # ±700 % of a positive figure: within a factor of 8, said so.
         (1.0, 0.125, 15.0, "×/÷ 15"),
         (1.0, 0.25, 3.0, "×/÷ 4"),
-        (0.01, -0.04, 0.05, "[-0.0400, 0.0500], includes 0"),
+        (0.01, -0.04, 0.05, "[-0.0400, 0.0500] reaches 0: not known"),
         (-0.02, -0.03, -0.01, "[-0.0300, -0.0100]"),
         (1.0, float("nan"), 2.0, "no interval"),
         (1.0, 0.5, float("inf"), "no interval"),
@@ -80,3 +80,18 @@ def test_matrix_text_and_regression_lines_escape_names_from_files() -> None:
     row = pd.Series({"engine": "process\x1b[1m", "transport": "pipe", "benchmark": "ring",
                      "placement": "single", "size_kb": 0, "parallel": 1, "procs": 2})  # fmt: skip
     assert point(row).startswith("process\\x1b[1m/pipe placement=single")
+
+
+def test_an_interval_reaching_zero_is_said_as_not_known() -> None:
+    """`2.27 usecs/op [-23.6, 28.1]` (unpinned) printed a figure nothing supported."""
+    from dataclasses import replace
+
+    import ctxbench
+
+    p = ctxbench.pingpong(max_time=0.05, min_time=0.002)
+    stats = {**p.stats, "median": [2.27], "ci_low": [-23.6], "ci_high": [28.1]}
+    text = replace(p, stats=stats).to_perf()
+    assert "not known: its 95% interval [-23.600000, 28.100000] reaches 0" in text
+    assert "95% interval\n" not in text
+    assert figure(2.27, -23.6, 28.1) == "not known: [-23.60, 28.10] reaches 0"
+    assert figure(2.27, 2.0, 2.5) == "2.27 [2.00, 2.50]"

@@ -3,8 +3,8 @@ estimator a few loaded runs cannot blow up, and the history shows itself."""
 
 from __future__ import annotations
 
-import json
 import math
+import sqlite3
 import time
 from pathlib import Path
 
@@ -15,6 +15,7 @@ from conftest import QUIET
 import ctxbench
 from ctxbench import _core, _history
 from ctxbench.cli import main
+from ctxbench.store._rows import RowSet
 
 META = {"hostname": "h", "cpu_model": "c", "kernel": "k", "ctxbench_version": "v"}
 POINT = _history.point("engine=process procs=2")
@@ -27,10 +28,15 @@ def test_each_run_keeps_the_conditions_it_ran_in(
     start = _history.Conditions(load=0.4, cpu_times=(100, 10_000))
     monkeypatch.setattr(_history, "_cpu_times", lambda: (130, 11_000))
     _history.remember(META, [POINT], [2.0], [0.02], start)
-    (line,) = _history.file_path(META).read_text().splitlines()  # type: ignore[union-attr]
-    rec = json.loads(line)
-    assert rec["l"] == 0.4 and rec["st"] == pytest.approx(0.03)
-    assert rec["w"] == "engine=process procs=2"
+    with sqlite3.connect(kept / "store.sqlite3") as db:
+        rows = db.execute(
+            "SELECT r.runnable_per_cpu, r.steal, p.point_id FROM runs r JOIN points p "
+            "ON p.run = r.id"
+        ).fetchall()
+    db.close()
+    ((load, steal, words),) = rows
+    assert load == 0.4 and steal == pytest.approx(0.03)
+    assert words == "engine=process procs=2"
 
 
 def test_the_conditions_a_run_starts_in_are_read_from_the_machine(
@@ -77,9 +83,19 @@ def _seeded(kept: Path) -> None:
         {"t": t - 300 + 10 * k, "p": POINT[0], "y": math.log(2.3 * f), "s": 0.01, "l": 0.02}
         for k, f in enumerate([1.0, 1.005, 0.995, 1.002, 0.998, 1.004, 1.8])
     ]  # fmt: skip
-    path = _history.file_path(META)
-    assert path is not None
-    path.write_text("".join(json.dumps(rec) + "\n" for rec in lines))
+    machine = ctxbench.store.machine_of({"metadata": META})
+    sets = [
+        RowSet(
+            {"run_key": f"seeded-{k}", "time": rec["t"], "machine": machine, "kernel": "k",
+             "version": "v", "kind": "history", "runnable_per_cpu": rec["l"],
+             "source": "history"},
+            [{"point_id": POINT[1], "point_key": POINT[0], "value_us": math.exp(rec["y"]),
+              "ln_value": rec["y"], "rel_se": rec["s"]}],
+        )
+        for k, rec in enumerate(lines)
+    ]  # fmt: skip
+    with ctxbench.store.open() as s:  # type: ignore[union-attr]
+        s.add(sets)
 
 
 def _quiet_run() -> tuple[list[float], list[int]]:
@@ -170,7 +186,7 @@ def test_history_shows_each_point_its_path_and_how_to_turn_it_off(
         kept += bool(0 < e <= x)
     assert main(["history"]) == 0
     out = capsys.readouterr().out
-    path = _history.file_path(ctxbench.api.result_metadata())
+    path = ctxbench.store.default_path()
     points = 1 if kept else 0
     said = f"run history: {path}: {kept} runs of {points} points"
     assert said in out and "CTXBENCH_HISTORY=off" in out
@@ -186,7 +202,10 @@ def test_history_shows_each_point_its_path_and_how_to_turn_it_off(
     info = capsys.readouterr().out.splitlines()[-1]
     assert info.startswith("run_history:") and f"{path}: {kept} runs" in info
     assert main(["history", "--clear"]) == 0
-    assert capsys.readouterr().out == f"removed {path}\n" and not path.exists()  # type: ignore[union-attr]
+    # Every run of the three, whether a run level could use it or not.
+    assert capsys.readouterr().out == f"removed 3 runs of the last 24 h from {path}\n"
+    assert main(["history"]) == 0
+    assert "0 runs of 0 points" in capsys.readouterr().out
 
 
 def test_info_says_when_the_history_is_off(capsys: pytest.CaptureFixture[str]) -> None:

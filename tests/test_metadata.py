@@ -29,6 +29,7 @@ EXPECTED_TYPES: dict[str, tuple[type, ...]] = {
     "cpu_count": (int,),
     "affinity": (list,),
     "smt": (str,),
+    "core_types": (dict,),
     "governor": (str,),
     "clocksource": (str,),
     "hypervisor": (bool,),

@@ -438,6 +438,15 @@ def test_compare_usage_errors(pytester: pytest.Pytester) -> None:
         (["--ctxbench-compare", "7"], "*--ctxbench-compare 7: no such run*"),
         (["--ctxbench-compare", "nope.json"], "*--ctxbench-compare nope.json: no such file*"),
         (["--ctxbench-compare-fail", "10%"], "*--ctxbench-compare-fail needs --ctxbench-compare*"),
+        # 0 % fails every difference; 1e9 s of budget is 31 years: typos, not plans.
+        (
+            ["--ctxbench-compare", "nope.json", "--ctxbench-compare-fail", "0%"],
+            "*--ctxbench-compare-fail 0%: expected a percentage above 0 and at most 1000%*",
+        ),
+        (
+            ["--ctxbench-compare", "nope.json", "--ctxbench-budget", "1e9"],
+            "*--ctxbench-budget 1e+09: expected seconds from 0 to 3600*",
+        ),
     ]:
         run = pytester.runpytest(*args)
         assert run.ret == pytest.ExitCode.USAGE_ERROR

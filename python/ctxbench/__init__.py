@@ -24,8 +24,13 @@ from ._core import __version__ as __version__
 
 if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on first use
     from . import plot as plot
+    from . import store as store
     from ._ab import ab as ab
+    from ._changes import change_at as change_at
+    from ._changes import changes as changes
     from ._compare import compare as compare
+    from ._host_plan import matrix_plan as matrix_plan
+    from ._host_plan import sizes_plan as sizes_plan
     from ._knees import knees as knees
     from ._matrix import matrix as matrix
     from ._plan import plan as plan
@@ -38,6 +43,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
     from .cache import CacheSweep as CacheSweep
     from .cache import cache_sweep as cache_sweep
     from .files import load as load
+    from .files import save as save
     from .frame import concat as concat
     from .report import format_comparison as format_comparison
     from .result import AbResult as AbResult
@@ -48,11 +54,14 @@ if TYPE_CHECKING:  # what type checkers see; at run time __getattr__ imports on 
 # Public name -> the module that defines it (None: the name is that submodule).
 _HOME = {
     "plot": None,
+    "store": None,
     "ab": "._ab",
     "AbResult": ".result",
     "compare": "._compare",
     "format_comparison": ".report",
     "matrix": "._matrix",
+    "matrix_plan": "._host_plan",
+    "sizes_plan": "._host_plan",
     "plan": "._plan",
     "Topology": "._topology",
     "topology": "._topology",
@@ -63,11 +72,15 @@ _HOME = {
     "cache_sweep": ".cache",
     "knees": "._knees",
     "load": ".files",
+    "save": ".files",
     "concat": ".frame",
     "MatrixResult": ".result",
     "PingpongResult": ".result",
     "RingResult": ".result",
     "sweep": "._sweep",
+    # change points over time (issue 32)
+    "changes": "._changes",
+    "change_at": "._changes",
 }
 
 __all__ = sorted(["FIXED_MIN_TIME", "PRECISION_MIN_TIME", "MAX_PROCS", "__version__", *_HOME])

@@ -19,10 +19,12 @@ rows.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from . import _core, metadata
-from ._table_schema import POINT_KEY
+from ._table_schema import POINT_IDENTITY as IDENTITY
+from ._table_schema import POINT_KEY, identity_text
 from .files import as_frame
 from .frame import require
 from .report import INCONCLUSIVE as INCONCLUSIVE
@@ -119,13 +121,37 @@ def _difference(column: str, a: list[str], b: list[str]) -> str:
     return f"{column} {', '.join(a)} vs {', '.join(b)}"
 
 
+def _identified(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """``frame`` with each of ``columns`` (``IDENTITY``'s) as text that pairs
+    (``identity_text``): what a run without the column measured under where it has none or
+    a cell is empty."""
+    frame = frame.copy()
+    for column in columns:
+        default = IDENTITY[column]
+        values = frame[column] if column in frame.columns else [default] * len(frame)
+        texts = [identity_text(v) for v in values]
+        frame[column] = [identity_text(default) if t == "-" else t for t in texts]
+    return frame
+
+
+def _switches_per_hop(rows: pd.DataFrame) -> float:
+    """The context switches per hop a side measured (median over its rows); NaN where not
+    recorded."""
+    if "switches_per_hop" not in rows.columns:
+        return math.nan
+    column = rows["switches_per_hop"].astype(float).dropna()
+    return float(column.median()) if len(column) else math.nan
+
+
 def compare(base: Any, new: Any, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
     """Compare two runs, as ``ctxbench compare`` does: each side is what that command and
     ``ctxbench.plot`` take (a results file of any format ``ctxbench.load`` reads, a result, a
     tidy frame, or a list of them: ``files.as_frame``).
 
     One row per point present in both runs (``POINT_KEY``, plus ``test`` when both name
-    the test that measured it): each side's figure (``base_us``, ``new_us``: medians, or the
+    the test that measured it, plus the policy, cgroups and neighbours it ran under,
+    ``POINT_IDENTITY``: a point under a CPU hog is never paired with a plain one): each side's
+    figure (``base_us``, ``new_us``: medians, or the
     mean of its runs' medians), how many samples and independent units it rests on and at
     which level (``units_base``, ``level_base``, ...), ``ratio`` = new / base with its 95 %
     interval (``ratio_low``, ``ratio_high``) and 90 % equivalence interval
@@ -134,7 +160,9 @@ def compare(base: Any, new: Any, threshold: float = DEFAULT_THRESHOLD) -> pd.Dat
     than ``threshold`` from 1), "no change" (the 90 % interval lies within ± ``threshold``),
     else "inconclusive", with the ``reason`` and what would decide it (``data_factor``: how
     many times each side's data a decision would take, if the ratio stayed). ``regressed``
-    is the verdict "slower". ``run_level_base``/``run_level_new`` say where a side's spread
+    is the verdict "slower". ``switches_per_hop_base``/``_new``: the context switches each
+    side made per hop (the figures are per hop, as lat_ctx's; ``format_comparison`` says
+    where they differ). ``run_level_base``/``run_level_new`` say where a side's spread
     between runs came from: "measured" (several runs), "earlier runs" (the run history),
     "assumed" (one run alone: ``_core.ASSUMED_RUN_SD``), "unknown" (one sample).
 
@@ -147,7 +175,10 @@ def compare(base: Any, new: Any, threshold: float = DEFAULT_THRESHOLD) -> pd.Dat
     if not (isinstance(threshold, (int, float)) and 0 <= threshold < 1):
         raise ValueError(f"threshold: must be a fraction >= 0 and < 1, got {threshold!r}")
     base, new = as_frame(base), as_frame(new)
+    under = [c for c in IDENTITY if c in base.columns or c in new.columns]
+    base, new = _identified(base, under), _identified(new, under)
     key = POINT_KEY + (("test",) if "test" in base.columns and "test" in new.columns else ())
+    key += tuple(under)
     base_groups = dict(tuple(base.groupby(list(key), sort=True, dropna=False)))
     new_groups = dict(tuple(new.groupby(list(key), sort=True, dropna=False)))
     rows = []
@@ -188,6 +219,8 @@ def compare(base: Any, new: Any, threshold: float = DEFAULT_THRESHOLD) -> pd.Dat
                 "reason": reason(c, units, unit, seconds, assumed),
                 "data_factor": c["data_factor"],
                 "regressed": c["verdict"] == "slower",
+                "switches_per_hop_base": _switches_per_hop(a),
+                "switches_per_hop_new": _switches_per_hop(b),
             }
         )
     if not rows:

@@ -29,9 +29,14 @@ __all__ = [
     "ab",
     "topology",
     "cache_plan",
+    "matrix_plan",
+    "ring_estimate",
     "matrix",
     "RELATIONS",
     "MATRIX_PER_CLASS",
+    "MATRIX_MIN_PER_CLASS",
+    "TIME_BUDGET_S",
+    "LONG_RUN_S",
     "cache_sweep",
     "DEFAULT_ROUNDS",
     "REFILL_ABOVE_STREAM",
@@ -64,6 +69,9 @@ __all__ = [
     "RECORDS",
     "PRESETS",
     "DOORS",
+    # change points (src/changes)
+    "change_points",
+    "change_at",
 ]
 
 FIXED_MIN_TIME: float
@@ -105,6 +113,9 @@ DOORS: tuple[str, ...]
 __version__: str
 RELATIONS: tuple[str, ...]
 MATRIX_PER_CLASS: int
+MATRIX_MIN_PER_CLASS: int
+TIME_BUDGET_S: float
+LONG_RUN_S: float
 
 _Floats = NDArray[np.float64]
 _Ints = NDArray[np.int64]
@@ -390,6 +401,8 @@ class PingpongDict(TypedDict):
     dl_runtime_us: int | None
     dl_deadline_us: int | None
     dl_period_us: int | None
+    hop_percentiles_us: _HopPercentilesDict | None
+    interference: InterferenceDict | None
 
 _WakeDict = TypedDict(
     "_WakeDict",
@@ -629,6 +642,7 @@ def pingpong(
     cpu: int | None = None,
     min_time: float | None = ...,
     timeout: float = 10.0,
+    record_hops: bool = False,
     counters: str = "evidence",
     policy: str | None = ...,
     priority: int | None = ...,
@@ -639,6 +653,7 @@ def pingpong(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
+    interference: Mapping[str, float] | None = None,
     history: _Histories | Callable[[list[str]], _Histories] | None = None,
 ) -> PingpongDict: ...
 def pingpong_config(
@@ -656,6 +671,7 @@ def pingpong_config(
     cpu: int | None = None,
     min_time: float | None = ...,
     timeout: float = 10.0,
+    record_hops: bool = False,
     counters: str = "evidence",
     policy: str | None = ...,
     priority: int | None = ...,
@@ -666,6 +682,7 @@ def pingpong_config(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
+    interference: Mapping[str, float] | None = None,
     history: _Histories | Callable[[list[str]], _Histories] | None = None,
 ) -> RingConfigDict: ...
 def cache_sweep(
@@ -705,6 +722,7 @@ def matrix(
     priority: int | None = ...,
     nice: int | None = ...,
     per_class: int | None = None,
+    full: bool = False,
     passes: int = 1,
     memory_node: str | int | None = ...,
     progress: Callable[[int, int], object] | None = None,
@@ -821,7 +839,8 @@ class CacheDict(TypedDict):
 @type_check_only
 class TopologyDict(TypedDict):
     """What `topology` returns: per CPU of `cpus` (every present CPU), -1 where sysfs says
-    nothing; `relations[a][b]` indexes `RELATIONS` (present only from `topology`)."""
+    nothing (`core_type`: "" on a host of one kind of core); `relations[a][b]` indexes
+    `RELATIONS` (present only from `topology`)."""
 
     sysfs: str
     cpus: _Ints
@@ -833,6 +852,7 @@ class TopologyDict(TypedDict):
     core: _Ints
     node: _Ints
     llc: _Ints
+    core_type: list[str]
     smt_siblings: list[_Ints]
     cpu_caches: list[_Ints]
     caches: list[CacheDict]
@@ -868,3 +888,91 @@ class CachePlanDict(TypedDict):
 def cache_plan(
     procs: int | Sequence[int], sizes_kb: Sequence[int] | None = None, **kwargs: object
 ) -> CachePlanDict: ...
+
+@type_check_only
+class MatrixClassPlanDict(TypedDict):
+    """One class of a matrix's plan: its relation, NUMA distance (None on one node) and
+    name, its ordered pairs among the CPUs, and the cells measured of them per pass."""
+
+    relation: str
+    numa_distance: int | None
+    name: str
+    pairs: int
+    cells: int
+
+@type_check_only
+class MatrixPlanDict(TypedDict):
+    """What `matrix_plan` returns: the cells a matrix would measure on the host (the sysfs
+    tree it read, its CPUs, the cells per class, None for every pair), each class's, the
+    cells in all and the full matrix's, the seconds a cell and the whole take at most (the
+    full matrix's beside), the bytes one cell holds, and what bounded the default."""
+
+    sysfs: str
+    cpus: list[int]
+    per_class: int | None
+    classes: list[MatrixClassPlanDict]
+    cells: int
+    full_cells: int
+    cell_s: float
+    estimated_s: float
+    full_estimated_s: float
+    memory_bytes: int
+    notes: list[str]
+
+def matrix_plan(
+    cpus: Sequence[int] | None = None, *, sysfs: str | None = None, **kwargs: object
+) -> MatrixPlanDict: ...
+def ring_estimate(procs: int | Sequence[int], **kwargs: object) -> float: ...
+
+# Change points over time (src/changes, src/python/changes.rs).
+@type_check_only
+class ChangeDict(TypedDict):
+    """One change point of a series: the index of the first run after it, its permutation
+    p-value and the level it passed (Holm's for a series' first, the strictest after), the
+    energy statistic,
+    the runs in the segments before and after it, and its size after/before
+    (Hodges-Lehmann) with its distribution-free interval at `confidence`."""
+
+    index: int
+    p: float
+    level: float
+    statistic: float
+    runs_before: int
+    runs_after: int
+    ratio: float
+    ratio_lo: float
+    ratio_hi: float
+    confidence: float
+
+@type_check_only
+class ScanDict(TypedDict):
+    status: Literal["scanned", "too short"]
+    runs: int
+    level: float
+    min_runs: int
+    changes: list[ChangeDict]
+
+@type_check_only
+class ChangeAtDict(TypedDict):
+    status: Literal["change", "none found", "too few runs"]
+    change: ChangeDict | None
+    changes: list[ChangeDict]
+    runs_before: int
+    runs_after: int
+
+def change_points(
+    series: Sequence[tuple[str, Sequence[float]]],
+    level: float | None = None,
+    min_runs: int | None = None,
+    permutations: int | None = None,
+    seed: int | None = None,
+) -> list[ScanDict]: ...
+def change_at(
+    key: str,
+    ln_values: Sequence[float],
+    index: int,
+    level: float | None = None,
+    min_runs: int | None = None,
+    permutations: int | None = None,
+    seed: int | None = None,
+) -> ChangeAtDict: ...

@@ -182,6 +182,7 @@ def check_record(rec: Mapping[str, Any], fields: Mapping[str, Field]) -> None:
             if bool(low) != (x <= 0):
                 raise Bad(f"{flag}[{i}]", f"is {low} but {figure}[{i}] is {x}")
     _check_median(rec, fields)
+    _check_rounds(rec, fields)
 
 
 def _check_median(rec: Mapping[str, Any], fields: Mapping[str, Field]) -> None:
@@ -198,3 +199,28 @@ def _check_median(rec: Mapping[str, Any], fields: Mapping[str, Field]) -> None:
                 f"is {x} but the median of its {column.size} samples ({samples}[:, {k}]) is "
                 f"{float(np.median(column))}",
             )
+
+
+def _check_rounds(rec: Mapping[str, Any], fields: Mapping[str, Field]) -> None:
+    """An A/B run's rounds and ratio as the core makes them (``ab::run``): every round above
+    0 but a last one at or below 0, which stops the run "below resolution"; a ratio exactly
+    where some round gave one, inside its interval."""
+    if not {"a_us", "b_us", "ratio", "stopped"} <= set(fields):
+        return
+    rounds = list(zip(rec["a_us"], rec["b_us"]))
+    below = [k for k, (a, b) in enumerate(rounds) if not (a > 0 and b > 0)]
+    if below and below != [len(rounds) - 1]:
+        raise Bad(f"a_us[{below[0]}]", "a round at or below 0 before the last: the run stops there")
+    if bool(below) != (rec["stopped"] == "below resolution"):
+        said = "at or below 0" if below else "above 0"
+        raise Bad("stopped", f"is {rec['stopped']!r} but the last round is {said}")
+    ratio, low, high = (_number(rec[k]) for k in ("ratio", "ratio_low", "ratio_high"))
+    measured = len(rounds) - len(below)
+    if math.isnan(ratio) != (measured == 0):
+        raise Bad("ratio", f"is {show(rec['ratio'])} after {measured} rounds with a ratio")
+    if not math.isnan(ratio) and not low <= ratio <= high:
+        raise Bad("ratio", f"{ratio} is outside its interval [{low}, {high}]")
+
+
+def _number(value: Any) -> float:
+    return math.nan if value is None else float(value)

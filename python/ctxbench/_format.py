@@ -27,7 +27,8 @@ def interval(
     center: float, low: float, high: float, bounds: Callable[[float], str] | None = None
 ) -> str:
     """The interval [``low``, ``high``] of the figure ``center`` as every printer says it:
-    "no interval" when a bound is not finite; "[low, high], includes 0" when it reaches zero,
+    "no interval" when a bound is not finite; "[low, high] reaches 0: not known" when it
+    reaches zero (the figure could be nothing at all),
     "[low, high]" when it lies below (bounds by ``bounds``, else ``us``); "×/÷ 3.2" when
     wider than ±``FACTOR_BEYOND`` (the larger of high / center and center / low); else
     "[low, high]" by ``bounds`` where given, "±4.2%" without."""
@@ -36,7 +37,7 @@ def interval(
         return "no interval"
     text = bounds or us
     if low <= 0 <= high:
-        return f"[{text(low)}, {text(high)}], includes 0"
+        return f"[{text(low)}, {text(high)}] reaches 0: not known"
     if center <= 0 or high < 0:
         return f"[{text(low)}, {text(high)}]"
     if (high - low) / 2 / center > FACTOR_BEYOND:
@@ -44,6 +45,20 @@ def interval(
     if bounds is not None:
         return f"[{bounds(low)}, {bounds(high)}]"
     return f"±{(high - low) / 2 / center:.1%}"
+
+
+def reaches_zero(low: float, high: float) -> bool:
+    """Whether an interval [``low``, ``high``] reaches 0: its figure is then not known, and
+    is printed as such, never as a figure (``figure``)."""
+    return math.isfinite(low) and math.isfinite(high) and low <= 0 <= high
+
+
+def figure(center: float, low: float, high: float, text: Callable[[float], str] = us) -> str:
+    """A figure with its interval ("2.27 [2.00, 2.50]"), or where the interval reaches 0 what is
+    not known instead: "not known: [-23.60, 28.10] reaches 0"."""
+    if reaches_zero(low, high):
+        return f"not known: [{text(low)}, {text(high)}] reaches 0"
+    return f"{text(center)} {interval(center, low, high, text)}"
 
 
 def plain(value: object) -> str:

@@ -3,6 +3,7 @@ topology. Defaults and wrapping; the cells are chosen, ordered and measured in t
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from . import _core
 from ._exclusive import measuring
+from ._host_plan import starting
 from ._progress import check, progress_bar
 from .api import result_metadata
 from .files import PathLike, check_writable, format_of, save, suffixes
@@ -19,15 +21,17 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def per_class(classes: bool | int) -> int | None:
-    """Cells per class for ``classes``: None (every pair) for False, the default for True."""
-    if classes is False:
-        return None
+def cells_asked(classes: bool | int | None, full: bool) -> dict[str, Any]:
+    """The core's ``per_class`` and ``full`` for ``classes``: None, the host's default
+    (every pair within the time budget, else a sample by class); False, every pair; True,
+    ``_core.MATRIX_PER_CLASS`` per class; a count, that many."""
+    if classes is None or classes is False:
+        return {"per_class": None, "full": full or classes is False}
     if classes is True:
-        return int(_core.MATRIX_PER_CLASS)
+        return {"per_class": int(_core.MATRIX_PER_CLASS), "full": full}
     if not isinstance(classes, int):
         raise TypeError(f"classes: expected True, False or a count, got {type(classes).__name__}")
-    return classes
+    return {"per_class": classes, "full": full}
 
 
 def _reporter(progress: bool | str) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
@@ -71,10 +75,11 @@ def matrix(
     policy: str | None = None,
     priority: int | None = None,
     nice: int | None = None,
+    full: bool = False,
     passes: int = 1,
     memory_node: str | int | None = None,
     # END written by `python -m ctxbench._codegen`
-    classes: bool | int = False,
+    classes: bool | int | None = None,
     progress: bool | str = True,
     out: PathLike | None = None,
     hostname: bool = True,
@@ -98,10 +103,17 @@ def matrix(
     order that spreads the host's drift over every class (never row by row); ``passes=2``
     measures every cell twice, the second pass backwards.
 
-    ``classes=True`` measures 8 cells (``classes=k``: k) per class of CPU pairs — the pair's
-    ``relation`` ("same-cpu", "smt-sibling", "shared-l2", "shared-llc", "same-package",
-    "cross-package") and NUMA distance — chosen deterministically and spread over the
-    machine: a big machine's summary in seconds, where every pair costs about N² cells.
+    Which cells: by default every ordered pair where that fits the time budget
+    (``_core.TIME_BUDGET_S``, each cell at its cap), else a sample of each class of CPU pairs
+    — the pair's ``relation`` ("same-cpu", "smt-sibling", "shared-l2", "shared-llc",
+    "same-package", "cross-package") and NUMA distance — as many per class as the budget
+    holds and never fewer than ``_core.MATRIX_MIN_PER_CLASS``, so that every class's figure
+    has an interval: a big machine, where every pair costs N² cells, in minutes.
+    ``full=True`` (or ``classes=False``) measures every pair whatever it takes;
+    ``classes=True`` 8 cells per class, ``classes=k`` k; the cells are chosen
+    deterministically and spread over the machine. ``ctxbench.matrix_plan`` says what a
+    matrix would measure and take, before anything runs; a run planned past
+    ``_core.LONG_RUN_S`` says so on stderr as it starts.
 
     ``policy``, ``priority`` and ``nice``: every cell's tasks under that scheduling policy,
     as for ``ring`` (not "deadline": the kernel refuses it for pinned tasks).
@@ -136,7 +148,7 @@ def matrix(
         "timeout": timeout,
         "counters": counters,
         "record_hops": record_hops,
-        "per_class": per_class(classes),
+        **cells_asked(classes, full),
         "passes": passes,
         "memory_node": memory_node,
         **{
@@ -173,6 +185,11 @@ def _check_out(out: PathLike) -> None:
 def measure(cpus: Sequence[int] | None, args: dict[str, Any], progress: bool | str) -> MatrixResult:
     """The matrix of ``_core.matrix(cpus, **args)`` on this machine, as a result."""
     meta = result_metadata()
+    if progress is not False:
+        # The live host the run measures, whatever CTXBENCH_SYSFS describes.
+        plan = _core.matrix_plan(cpus, sysfs="/sys", **args)
+        if plan["estimated_s"] > _core.LONG_RUN_S:
+            print(f"ctxbench matrix: {starting(plan)}", file=sys.stderr)
     report, close = _reporter(progress)
     try:
         with measuring():

@@ -47,21 +47,29 @@ def _class_order(relation: str, distance: Any) -> tuple[int, float]:
 
 
 def class_summary(data: Any) -> pd.DataFrame:
-    """Per relation class (and NUMA distance, where there are several nodes; per machine in
-    a fleet frame): how many cells, and the median, lowest and highest of their medians, in
-    µs per switch. Rows closest class first."""
+    """Per relation class (and NUMA distance, where there are several nodes; the kinds of
+    core of waker and wakee on a hybrid host; per machine in a fleet frame): how many
+    cells, and the median, lowest and highest of their medians, in µs per switch. Rows
+    closest class first."""
     pd = require("pandas", "ctxbench matrix summaries")
     c = cells(data)
     if "numa_distance" not in c.columns:
         c = c.assign(numa_distance=-1)
-    keys = [*_machines(c), "relation", "numa_distance"]
+    # On a hybrid host the kinds of core at each end are part of the class.
+    kinds = [k for k in ("core_type_from", "core_type_to") if k in c.columns]
+    keys = [*_machines(c), "relation", "numa_distance", *kinds]
     out = (
         c.groupby(keys, sort=False)["latency_us"]
         .agg(cells="size", median_us="median", min_us="min", max_us="max")
         .reset_index()
     )
+    machine = keys[: len(_machines(c))]
     order = [
-        (*(str(r[k]) for k in keys[:-2]), *_class_order(r["relation"], r["numa_distance"]))
+        (
+            *(str(r[k]) for k in machine),
+            *_class_order(r["relation"], r["numa_distance"]),
+            *(str(r[k]) for k in kinds),
+        )
         for _, r in out.iterrows()
     ]
     out = out.iloc[sorted(range(len(out)), key=lambda i: order[i])].reset_index(drop=True)
@@ -112,15 +120,19 @@ def summary_text(data: Any) -> str:
     """``class_summary`` as an aligned table."""
     s = class_summary(data)
     machines = _machines(s)
-    head = [*machines, "relation", "distance", "cells", "median µs", "min µs", "max µs"]
+    hybrid = "core_type_from" in s.columns
+    kinds = ["cores"] if hybrid else []
+    head = [*machines, "relation", *kinds, "distance", "cells", "median µs", "min µs", "max µs"]
     rows = [head]
     for _, r in s.iterrows():
         distance = "" if r["numa_distance"] < 0 else str(int(r["numa_distance"]))
+        cores = [f"{r['core_type_from']} to {r['core_type_to']}"] if hybrid else []
         rows.append(
-            [*(plain(r[k]) for k in machines), plain(r["relation"]), distance, str(r["cells"])]
+            [*(plain(r[k]) for k in machines), plain(r["relation"]), *cores, distance]
+            + [str(r["cells"])]
             + [f"{r[k]:.2f}" for k in ("median_us", "min_us", "max_us")]
         )
-    return _table(rows, left=len(machines) + 1)
+    return _table(rows, left=len(machines) + 1 + len(kinds))
 
 
 def format_matrix(data: Any) -> str:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import grid as grids
+from ._host_plan import say_if_long
 from ._progress import progress_bar
 from .api import ring
 from .files import PathLike
@@ -89,14 +90,20 @@ def sweep(
     points = grids.grid(axes, repetitions, ring_kwargs)
     machine = machine_identity()["machine"]
     frames = []
+    kept = 0
     with grids.OutFile.open(out, hostname=hostname) as book:
+        if measure is ring and progress is not False:
+            left = [p for p in points if not book.done(p.key(machine))]
+            say_if_long("ctxbench sweep", left)
         bar = progress_bar(progress, len(points), "ctxbench sweep")
         try:
             for point in points:
                 key = point.key(machine)
                 if bar is not None:
                     bar.set_postfix_str(point.label())
-                if not book.done(key):
+                if book.done(key):
+                    kept += 1
+                else:
                     rec = encode(measure(point.procs, **point.kwargs), hostname=hostname)
                     rec["metadata"].setdefault("machine", machine)
                     book.add(key, rec)
@@ -106,4 +113,7 @@ def sweep(
         finally:
             if bar is not None:
                 bar.close()
-    return concat(frames)
+    df = concat(frames)
+    # How many of the grid's points the out file already held (not measured again).
+    df.attrs.update(kept=kept, points=len(points))
+    return df

@@ -63,6 +63,9 @@ TABLE_COLUMNS: dict[str, Field] = {
         for what in ("package", "llc", "core", "node", "rank")
         for end in ("from", "to")
     },
+    # On a hybrid host: the kind of core of waker and wakee ("P-core", "capacity 381").
+    "core_type_from": Field("str"),
+    "core_type_to": Field("str"),
     "memory_node_asked": _int(min=-1),
     "memory_node_seen": _int(min=-1),
     "clock_offset_bound_ns": _float(min=0, inf=True),
@@ -115,6 +118,33 @@ POINT_KEY: tuple[str, ...] = (
     "parallel",
     "procs",
 )
+# What else names a point, beyond ``POINT_KEY``: under another policy, in cgroups or beside
+# neighbours it is another point, never paired with a plain one. Each with what a run that
+# has no such column (a file from before it) or an empty cell measured under.
+POINT_IDENTITY: dict[str, object] = {
+    "policy": "other",
+    "priority": 0,
+    "nice": 0,
+    "dl_runtime_us": None,
+    "dl_deadline_us": None,
+    "dl_period_us": None,
+    "cgroups": "none",
+    "cgroup_depth": None,
+    "cgroup_weight": None,
+    **{f"interference_{k}": 0 for k in INTERFERENCE_ASKED},
+}
+
+
+def identity_text(value: object) -> str:
+    """A ``POINT_IDENTITY`` value as the text two runs' points pair by: numbers as ``%g`` (a
+    CSV's 1.0 and a JSON's 1 are one value), none as "-"."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return f"{float(value):g}"
+    return str(value)
+
+
 # Columns every table has, even one without rows (what ``concat([])`` gives).
 TABLE_REQUIRED = (*POINT_KEY, "repetition", "value", "unit")
 # A point's summary, repeated on each of its rows (a matrix cell's too).

@@ -19,7 +19,9 @@ from . import _core
 class Topology:
     """CPUs (every present one, ascending: ``cpus``) with, per CPU, whether it is ``online``
     and ``allowed`` (online, in our cpuset and affinity mask), its ``package``, ``die``,
-    ``cluster``, ``core``, NUMA ``node`` (-1 where sysfs says nothing) and ``smt_siblings``;
+    ``cluster``, ``core``, NUMA ``node`` (-1 where sysfs says nothing), ``core_type`` (on a
+    hybrid host "P-core" or "E-core", Intel's, or "capacity N", Arm's ``cpu_capacity``; ""
+    on a host of one kind) and ``smt_siblings``;
     the ``caches`` (one dict per cache instance: ``name`` such as "L2", ``level``, ``type``,
     ``size_kb``, ``cpus`` sharing it); the NUMA ``nodes`` and their ``distances``; ``order``,
     the online CPUs package → LLC → core → SMT; and ``notes``: what sysfs lacked and what was
@@ -35,6 +37,7 @@ class Topology:
     core: np.ndarray
     node: np.ndarray
     llc: np.ndarray
+    core_type: list[str]
     smt_siblings: list[np.ndarray]
     cpu_caches: list[np.ndarray]
     caches: list[dict[str, Any]]
@@ -70,6 +73,32 @@ class Topology:
             return None
         i, j = (int(np.flatnonzero(self.nodes == n)[0]) for n in (na, nb))
         return int(self.distances[i, j])
+
+    def core_types(self) -> dict[str, list[int]]:
+        """On a hybrid host, each kind of core with its CPUs, e.g. ``{"P-core": [0, ...],
+        "E-core": [8, ...]}``; empty on a host of one kind."""
+        kinds: dict[str, list[int]] = {}
+        for cpu, kind in zip(self.cpus.tolist(), self.core_type):
+            if kind:
+                kinds.setdefault(kind, []).append(int(cpu))
+        return kinds
+
+    def one_of_each_kind(self) -> list[int]:
+        """The first allowed CPU of each kind of core of a hybrid host, a placement:
+        ``ctxbench.ring(2, placement=t.one_of_each_kind())`` passes the token between a
+        P-core and an E-core. A ``ValueError`` on a host of one kind, or where a kind has no
+        CPU this process may use."""
+        allowed = set(self.cpus[self.allowed].tolist())
+        kinds = self.core_types()
+        if len(kinds) < 2:
+            raise ValueError(f"placement: {self.sysfs} describes one kind of core")
+        out = []
+        for kind, cpus in kinds.items():
+            mine = [c for c in cpus if c in allowed]
+            if not mine:
+                raise ValueError(f"placement: no {kind} is allowed to this process ({cpus})")
+            out.append(mine[0])
+        return out
 
     def _cpu_or_first(self, cpu: int | None) -> int | None:
         if cpu is not None:
@@ -128,3 +157,25 @@ def topology(sysfs: str | os.PathLike[str] | None = None) -> Topology:
     CPU directories of ``/sys`` hidden, the CPUs are this process's affinity mask (noted).
     """
     return from_dict(dict(_core.topology(None if sysfs is None else os.fspath(sysfs))))
+
+
+def _cpulist(cpus: list[int]) -> str:
+    """[0, 1, 2, 5] -> "0-2,5", as the kernel prints a CPU list."""
+    runs: list[list[int]] = []
+    for c in sorted(cpus):
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def core_types_here() -> dict[str, str] | None:
+    """This machine's kinds of core (live /sys) with their CPUs as the kernel lists them,
+    ``{"P-core": "0-7", "E-core": "8-15"}``: what every result's metadata records; None on
+    a host of one kind, or where sysfs cannot be read."""
+    try:
+        kinds = topology("/sys").core_types()
+    except (OSError, ValueError):
+        return None
+    return {kind: _cpulist(cpus) for kind, cpus in kinds.items()} or None

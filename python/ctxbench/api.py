@@ -6,20 +6,23 @@ from __future__ import annotations
 
 import inspect
 import operator
+import time
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import _core, _history, metadata
+from . import _core, _history, metadata, store
 from ._exclusive import measuring
 from .result import PingpongResult, RingResult
 
 
 def result_metadata() -> dict[str, object]:
     """The machine's metadata now, as every result records it (and ``ctxbench info`` prints)."""
+    from ._topology import core_types_here
+
     return metadata.collect(
         version=_core.__version__,
-        extra={"compiler": _core.COMPILER or None},
+        extra={"compiler": _core.COMPILER or None, "core_types": core_types_here()},
     )
 
 
@@ -144,7 +147,7 @@ def ring(
         raw = _core.ring(procs, history=kept, **asked)
     result = RingResult.from_core(raw, meta)
     if kept is not None:
-        kept.remember(result.latency_us, result.stats["se_within"])
+        kept.keep(result)
     for message in result.warnings:
         warnings.warn(f"ctxbench: {message}", UserWarning, stacklevel=2)
     return result
@@ -152,23 +155,29 @@ def ring(
 
 class _Kept:
     """The run history of one call: asked by the core, with the identities of the points
-    it resolved, for their earlier runs; told of the new run's figures afterwards."""
+    it resolved, for their earlier runs; the new run kept in the results store afterwards
+    (``ctxbench.store``), with the conditions it started in and the steal over it."""
 
     def __init__(self, meta: dict[str, Any]) -> None:
         self.meta = meta
-        self.points: list[_history.Point] = []
+        self.ids: list[str] = []
         self.now: _history.Conditions | None = None
+        self.started = time.time()
 
     def __call__(self, ids: list[str]) -> list[_history.History | None] | None:
-        self.points = [_history.point(i) for i in ids]
+        self.ids = list(ids)
         self.now = _history.conditions()
-        if self.now is None:
-            return None
-        return _history.earlier(self.meta, [p for p, _ in self.points], self.now)
+        self.started = time.time()
+        points = [_history.point(i)[0] for i in ids]
+        return _history.earlier(self.meta, points, self.now)
 
-    def remember(self, figures: Any, errors: Any) -> None:
-        if self.points and self.now is not None:
-            _history.remember(self.meta, self.points, figures, errors, self.now)
+    def keep(self, result: RingResult | PingpongResult) -> None:
+        if self.ids and self.now is not None:
+            steal = _history.steal_since(self.now)
+            store.keep_quietly(
+                result, ids=self.ids, at=self.now, steal=steal, started=self.started,
+                source="measured",
+            )  # fmt: skip
 
 
 def lat_ctx(procs: int | Sequence[int], **kwargs: Any) -> RingResult:
@@ -236,6 +245,7 @@ def pingpong(
     cpu: int | None = None,
     min_time: float | None = None,
     timeout: float = 10.0,
+    record_hops: bool = False,
     counters: str = "evidence",
     policy: str | None = None,
     priority: int | None = None,
@@ -246,6 +256,7 @@ def pingpong(
     cgroups: str | None = None,
     cgroup_depth: int = 1,
     cgroup_weight: int | None = None,
+    interference: Mapping[str, float] | None = None,
     # END written by `python -m ctxbench._codegen`
     history: bool = True,
 ) -> PingpongResult:
@@ -270,5 +281,5 @@ def pingpong(
         raw = _core.pingpong(loops, history=kept, **asked)
     result = PingpongResult.from_core(raw, meta)
     if kept is not None:
-        kept.remember([result.usecs_per_op], result.stats["se_within"])
+        kept.keep(result)
     return result

@@ -7,6 +7,7 @@ switch bends and names the cache each one leaves. See docs/guide/cache.md.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
@@ -62,8 +63,10 @@ class CacheSweep:
     ``refill_kib_per_us`` (KiB brought back per µs of indirect cost) with its interval,
     ``refill_note`` (the core's: "" for a plain figure; "below resolution" where the
     indirect cost's interval reaches zero and "nothing to refill" at size 0, both with the
-    rate NaN; "above streaming read" where the rate exceeds the streaming read, which no
-    refill from memory can: ``REFILL_ABOVE_STREAM`` says how it happens),
+    rate NaN; "above streaming read" where the working set is past the largest cache share
+    and the rate still exceeds the streaming read, which no refill from memory can:
+    ``REFILL_ABOVE_STREAM`` says how it happens; nearer, where a refill from a cache is
+    faster as a rule, a rate is not set against it),
     ``stream_kib_per_us`` (the median of the streaming reads timed in the rounds of that
     ring size), ``resident_kb``. ``frame()`` is the tidy frame of every repetition, what
     ``knees`` and ``plot.sizes`` read.
@@ -149,6 +152,10 @@ def cache_sweep(
     if out is not None:
         format_of(out)
         check_writable(out)
+    if progress is not False and plan["estimated_s"] > _core.LONG_RUN_S:
+        from ._host_plan import sizes_starting
+
+        print(f"ctxbench sizes: {sizes_starting(plan)}", file=sys.stderr)
     for p in counts:  # every ring size, before any is measured
         _core.ring_check([p], size_kb=max(grids[p]), repetitions=_core.BLOCK_REPETITIONS, **ring)
     meta = result_metadata()

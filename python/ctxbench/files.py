@@ -428,7 +428,14 @@ def save_figure(fig: Any, path: PathLike) -> None:
     write_atomically(path, lambda f: fig.savefig(f, format=suffix[1:]))
 
 
-def save(results: Any, path: PathLike, *, hostname: bool = True) -> None:
+def save(
+    results: Any,
+    path: PathLike,
+    *,
+    hostname: bool = True,
+    store: PathLike | None = None,
+    labels: dict[str, str] | None = None,
+) -> None:
     """Write results by the path's suffix (``FORMATS``): .json (everything), .csv/.parquet
     (the tidy frame; also accept a DataFrame), .xgraph/.txt (lat_ctx's text, ring results
     only).
@@ -436,8 +443,21 @@ def save(results: Any, path: PathLike, *, hostname: bool = True) -> None:
     Every format is written the same way (``write_atomically``): whole or not at all, a new
     file with the mode of a new file (``0o666 & ~umask``), a rewritten one with its own; an
     ``OSError`` names ``path``. ``hostname=False`` writes ``metadata.HOSTNAME_WITHHELD`` for
-    the hostname (JSON records, and a table's ``hostname`` column if it has one)."""
+    the hostname (JSON records, and a table's ``hostname`` column if it has one).
+
+    Each result saved is also kept in the results store (``ctxbench.store``; ``store``: its
+    path, None the default, ``"off"`` none) with ``labels``, once: a run measuring kept is
+    not kept again."""
+    if labels is not None:
+        from .store import check_labels
+
+        check_labels(labels)
     format_of(path).write(results, Path(path), hostname)
+    kept = [r for r in _items(results) if hasattr(r, "kind") and hasattr(r, "metadata")]
+    if kept:
+        from . import store as results_store
+
+        results_store.keep_quietly(kept, path=store, labels=labels, source="saved")
 
 
 def as_frame(data: Any) -> pd.DataFrame:

@@ -53,7 +53,7 @@ from concurrent.futures import CancelledError
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from . import _core, report
+from . import _core, report, store
 from . import grid as grids
 from ._aside import aside, measured_cpus
 from ._field import show
@@ -65,6 +65,7 @@ from .frame import concat, require
 from .grid import Placement
 from .metadata import machine_identity
 from .record import MAX_RECORD_BYTES, check_arrived
+from .result import from_record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -228,6 +229,10 @@ def sweep(
     require("distributed", "ctxbench fleet runs", install=INSTALL)
     points = grids.grid(axes, repetitions, ring_kwargs, here=False)
     json.dumps([p.kwargs for p in points])  # the arguments must travel: fail here, not there
+    if progress is not False:
+        from ._host_plan import say_if_long
+
+        say_if_long("ctxbench fleet sweep", points, " on each machine, one at a time per kernel")
     with grids.OutFile.open(out, hostname=hostname) as book:
         return _sweep(points, book, out, progress, scheduler, client, connect_timeout, poll)
 
@@ -352,6 +357,8 @@ def _add(
         failed[f"{worker}: {point.label()}"] = f"its record was refused: {e}"
         return
     book.add(point.key(machine), rec)
+    # The client's results store keeps every machine's runs (a worker's own keeps its own).
+    store.keep_quietly(from_record(rec), source="fleet")
 
 
 def _lost(address: str, error: BaseException, measured: int, out: PathLike | None) -> str:

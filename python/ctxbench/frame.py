@@ -290,6 +290,11 @@ def _matrix_columns(r: Any) -> dict[str, Any]:
     for end, cpus in (("from", cpu_from), ("to", cpu_to)):
         for what, values in _where(r.topology, cpus).items():
             columns[f"{what}_{end}"] = values[cell]
+    kinds = r.topology.get("core_type") or []
+    if any(kinds):  # a hybrid host: the kind of core at each end, part of the cell's class
+        kind_of = dict(zip(np.asarray(r.topology["cpus"]).tolist(), kinds))
+        for end, cpus in (("from", cpu_from), ("to", cpu_to)):
+            columns[f"core_type_{end}"] = per_cell([kind_of.get(int(c), "") for c in cpus])
     for name, values in (getattr(r, "wake_us", None) or {}).items():
         columns[f"wake_{name.replace('.', '')}_us"] = per_cell(values)
     return _made(columns)

@@ -28,9 +28,7 @@ import fcntl
 import itertools
 import math
 import os
-import signal
 import stat
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -41,6 +39,7 @@ import numpy as np
 
 from . import _core
 from ._field import Field, show
+from ._terminate import terminations_raise
 from .files import (
     PARQUET,
     PathLike,
@@ -370,30 +369,6 @@ def _lock(path: Path) -> int:
         os.close(fd)
 
 
-def _terminations_raise() -> Callable[[], None]:
-    """Until the returned function is called, SIGTERM and SIGHUP raise ``SystemExit`` (128 +
-    the signal, the status a shell reports) instead of ending the process at once, so that
-    the lock and a half-written temporary file are removed on the way out as after Ctrl-C.
-    Only where the signal would otherwise kill (its default action) and only in the main
-    thread, where Python runs handlers; a second signal acts as it did before."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    before: dict[int, Any] = {}
-
-    def restore() -> None:
-        for sig, was in before.items():
-            signal.signal(sig, was)
-
-    def handler(signum: int, frame: Any) -> None:
-        restore()
-        raise SystemExit(128 + signum)
-
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(sig) == signal.SIG_DFL:
-            before[sig] = signal.signal(sig, handler)
-    return restore
-
-
 def _same(fd: int, lock: Path) -> bool:
     """Whether ``lock`` is still the file ``fd`` holds (not a link to it: lstat)."""
     try:
@@ -441,7 +416,7 @@ class OutFile:
         check_writable(path)
         out = cls(path, fmt.holds, hostname)
         out._lock = _lock(path)
-        out._restore_signals = _terminations_raise()
+        out._restore_signals = terminations_raise()
         try:
             if path.exists():
                 out._read()

@@ -40,6 +40,9 @@ KEYS: tuple[str, ...] = (
     "cpu_count",
     "affinity",
     "smt",
+    # On a hybrid host, each kind of core and its CPUs (filled by the caller, from the core's
+    # topology): a switch to an E-core costs differently.
+    "core_types",
     "governor",
     "clocksource",
     "hypervisor",
@@ -493,6 +496,7 @@ _NONE_TEXT: dict[str, str] = {
     "nohz_full": "none",
     "cmdline_mitigations": "not set",
     "cgroup_cpu_quota": "no limit found",
+    "core_types": "one kind",
 }
 
 

@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import ctxbench
-from ctxbench import report
+from ctxbench import report, store
 from ctxbench.record import encode
 from ctxbench.result import KINDS, from_record
 
@@ -186,13 +186,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+# The most a test may measure again to decide a comparison: a budget past it is a typo
+# (1e9 s is 31 years), not a plan.
+MAX_BUDGET_S = 3600.0
+# The largest slowdown --ctxbench-compare-fail takes, percent: B/A beyond 11x.
+MAX_FAIL_PCT = 1000.0
+
+
 def _percent(text: str) -> float:
+    """A slowdown above 0 (0 %: every difference, however small, would fail a test, which
+    is the verdict's threshold's job) up to ``MAX_FAIL_PCT``."""
     try:
         pct = float(text.strip().rstrip("%"))
     except ValueError:
         pct = math.nan
-    if not pct >= 0 or math.isinf(pct):
-        raise pytest.UsageError(f"--ctxbench-compare-fail {text}: expected a percentage like 10%")
+    if not 0 < pct <= MAX_FAIL_PCT:
+        raise pytest.UsageError(
+            f"--ctxbench-compare-fail {text}: expected a percentage above 0 and at most "
+            f"{MAX_FAIL_PCT:g}%, like 10%"
+        )
     return pct / 100
 
 
@@ -293,8 +305,10 @@ def pytest_configure(config: pytest.Config) -> None:
         state.fail = _percent(fail)
     state.inconclusive = config.getoption("--ctxbench-inconclusive")
     budget = config.getoption("--ctxbench-budget")
-    if not (0 <= budget < math.inf):
-        raise pytest.UsageError(f"--ctxbench-budget {budget}: expected seconds >= 0")
+    if not (0 <= budget <= MAX_BUDGET_S):
+        raise pytest.UsageError(
+            f"--ctxbench-budget {budget:g}: expected seconds from 0 to {MAX_BUDGET_S:g}"
+        )
     state.budget = budget
     if run is not None:
         # Resolved before this session autosaves, so "latest" is the previous run.
@@ -419,6 +433,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             }
         )
         return
+    # Each run kept in the results store (measuring kept it already) with its test's id.
+    store.keep_quietly(tagged, source="pytest")
     path = config.getoption("--ctxbench-save")
     if path or config.getoption("--ctxbench-autosave"):
         from .files import save

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Union
 import numpy as np
 
 from . import files, report, xgraph
-from ._format import interval, us
+from ._format import interval, reaches_zero, us
 from .files import PathLike, read_records
 from .record import decode
 
@@ -120,13 +120,16 @@ class RingResult:
         ended says what would narrow it (``ctxbench.report.stop_line``)."""
         return report.stop_line(self)
 
-    def to_xgraph(self) -> str:
-        """lat_ctx's output: a title line with size and overhead, then "procs µs" pairs.
+    def to_xgraph(self, per_switch: bool = False) -> str:
+        """lat_ctx's output: a title line with size and overhead, then "procs µs" pairs, µs
+        per hop as lat_ctx's (``per_switch``: per context switch, the hop's figure divided by
+        the switches it made, ``switches_per_hop``).
 
         Unlike lat_ctx, a point below the method's resolution (net <= 0) is printed, not
         dropped; ``below_resolution`` flags it.
         """
-        points = zip(self.procs.tolist(), self.latency_us.tolist())
+        figures = report.per_switch(self) if per_switch else self.latency_us.tolist()
+        points = zip(self.procs.tolist(), figures)
         return xgraph.block(self.size_kb, self.overhead_us, points)
 
     def to_frame(self) -> pd.DataFrame:
@@ -202,6 +205,8 @@ class PingpongResult:
     dl_runtime_us: int | None = None
     dl_deadline_us: int | None = None
     dl_period_us: int | None = None
+    hop_percentiles_us: dict[str, Any] | None = None
+    interference: dict[str, Any] | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 
@@ -219,11 +224,14 @@ class PingpongResult:
             median, low, high = (float(self.stats[k][0]) for k in ("median", "ci_low", "ci_high"))
             spread = interval(median, low, high, lambda v: f"{v:.6f}")
             text = f"  {spread} 95% interval\n"
+            if reaches_zero(low, high):  # the figures above are then perf's layout, no more
+                text = f"  not known: its 95% interval [{low:.6f}, {high:.6f}] reaches 0\n"
         return (
             "# Running 'sched/pipe' benchmark:\n"
             f"# Executed {self.loops} {self.transport} operations between two {between}\n\n"
             f"     Total time: {self.elapsed_s:.3f} [sec]\n\n"
             f"{self.usecs_per_op:15.6f} usecs/op\n"
+            + self._mean_line()
             + text
             + f"{int(self.ops_per_sec):15d} ops/sec\n"
             f"{self.usecs_per_switch:15.6f} usecs/switch\n"
@@ -233,6 +241,14 @@ class PingpongResult:
                 else ""
             )
         )
+
+    def _mean_line(self) -> str:
+        """Beside neighbours, the mean round trip under the median one: perf's figure (total
+        time / loops), which holds what the neighbours cost."""
+        if not self.interference or not self.loops:
+            return ""
+        mean = self.elapsed_s * 1e6 / self.loops
+        return f"{mean:15.6f} usecs/op mean beside neighbours (perf's: total time / loops)\n"
 
     def to_frame(self) -> pd.DataFrame:
         """The tidy pandas frame: one row per repetition; see ``ctxbench.frame``."""
@@ -436,7 +452,7 @@ class AbResult:
 
     def __repr__(self) -> str:
         return (
-            f"AbResult({report.ab_side(self.a)} vs {report.ab_side(self.b)}: "
+            f"AbResult({report.ab_side(self.a, self.b)} vs {report.ab_side(self.b, self.a)}: "
             f"{report.ab_verdict(self)})"
         )
 

@@ -75,6 +75,8 @@ MATRIX_TOPOLOGY = Field(
         **{k: _int(None, min=-1) for k in ("cpus", "package", "core", "llc", "node")},
         "order": _int(None, min=0),
         "notes": Field("str", (None,)),
+        # "" on a host of one kind of core; files from before lack it.
+        "core_type": Field("str", (None,), required=False),
     },
 )
 # What Python adds to the core's record of a kind.

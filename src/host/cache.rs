@@ -12,6 +12,8 @@ use crate::error::{Error, Result};
 use crate::request::CacheRequest;
 use crate::ring;
 use crate::topology::Topology;
+// A default sweep's time budget is shared evenly by its ring sizes.
+use super::TIME_BUDGET_S;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -29,8 +31,6 @@ pub const DEFAULT_GRID_KB: [usize; 16] = [
 ];
 /// The streaming read sums at least this much (or `REACH` x the largest cache share).
 pub const MIN_STREAM_KB: u64 = 64 * 1024;
-/// Seconds a default sweep is planned to take at most, shared evenly by its ring sizes.
-pub const TIME_BUDGET_S: f64 = 120.0;
 
 // What a sweep costs, as measured on the project's 2-vCPU AMD EPYC guest at a load of 3 to
 // 4, a third added: a ring instance is set up in 25 ms (+1 ms per process), times about 8
@@ -76,6 +76,12 @@ impl CachePlan {
                  a grid of its own (ctxbench.cache_sweep measures them one at a time)",
             )),
         }
+    }
+
+    /// The largest cache share the participants compete for, KiB (0: none known): past it
+    /// a refill comes from memory, as the streaming read does.
+    pub fn largest_share_kb(&self) -> u64 {
+        largest_kb(&self.caches)
     }
 }
 

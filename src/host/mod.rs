@@ -1,10 +1,12 @@
 //! The host this process plans for: its description, the sysfs tree under `sysfs_root()`
 //! (`/sys`, or the tree `CTXBENCH_SYSFS` names: another machine's, to see what its defaults
 //! would be), and every default derived from it, each bounded by the core's own limits and by
-//! what this machine can give a default (`memory_budget`, a time budget). The defaults of a
-//! cache sweep are `cache`'s.
+//! what this machine can give a default (`memory_budget`, `TIME_BUDGET_S`). The defaults of
+//! a cache sweep are `cache`'s, the matrix's cells `matrix`'s.
 
 pub mod cache;
+pub mod matrix;
+pub mod time;
 
 use crate::error::Result;
 use crate::memory;
@@ -19,6 +21,10 @@ pub const LIVE_SYSFS: &str = "/sys";
 /// The share of the memory this process can still get that a default may plan to hold: the
 /// rest stays the machine's (the caller, its results, everything else running).
 pub const MEMORY_SHARE: f64 = 0.5;
+/// Seconds a default (a cache sweep's grid, the matrix's cells) is planned to take at most.
+pub const TIME_BUDGET_S: f64 = 120.0;
+/// A run planned to take longer than this says so, with its plan, as it starts.
+pub const LONG_RUN_S: f64 = 60.0;
 
 /// `$CTXBENCH_SYSFS` where it is set and not empty, else `/sys`.
 pub fn sysfs_root() -> PathBuf {

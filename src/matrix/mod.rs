@@ -120,8 +120,11 @@ pub struct MatrixConfig {
     /// How each cell is measured: engine, transport, size, stopping rule, hop recording.
     /// Its `procs`, `parallel` and `placement` are the matrix's (2, 1, the cell's pair).
     pub ring: Config,
-    /// Class mode: this many cells per class; `None`: every ordered pair.
+    /// Class mode: this many cells per class; `None`: every ordered pair where `full`, else
+    /// the host's default (`host::matrix`: every pair within the time budget, else a
+    /// sample by class); `run` measures every pair.
     pub per_class: Option<usize>,
+    pub full: bool,
     pub passes: usize,
     pub memory: Memory,
 }

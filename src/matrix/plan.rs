@@ -13,14 +13,17 @@
 //!   follows the same bit-reversed spread, so drift of the host over the run falls on every
 //!   class alike instead of on the rows measured last. Odd passes run the order backwards.
 
-use crate::topology::{Relation, Topology};
+use crate::topology::{CoreType, Relation, Topology};
 use std::collections::BTreeMap;
 
-/// A relation and, on a machine with more than one NUMA node, the distance it spans.
+/// A relation and, on a machine with more than one NUMA node, the distance it spans; on a
+/// hybrid host, the kinds of core of waker and wakee (a switch to an E-core costs
+/// differently).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Class {
     pub relation: Relation,
     pub distance: Option<u32>,
+    pub types: Option<(CoreType, CoreType)>,
 }
 
 /// One cell to measure: waker `from`, wakee `to`, in pass `pass`.
@@ -32,10 +35,25 @@ pub struct Planned {
     pub pass: usize,
 }
 
+impl Class {
+    /// "same-cpu", "cross-package at distance 21", "shared-llc, P-core to E-core".
+    pub fn name(&self) -> String {
+        let mut name = self.relation.name().to_string();
+        if let Some(d) = self.distance {
+            name += &format!(" at distance {d}");
+        }
+        if let Some((from, to)) = self.types {
+            name += &format!(", {} to {}", from.name(), to.name());
+        }
+        name
+    }
+}
+
 pub fn class_of(topo: &Topology, a: usize, b: usize) -> Class {
     Class {
         relation: topo.relation(a, b),
         distance: topo.numa_distance(a, b),
+        types: topo.core_type_pair(a, b),
     }
 }
 

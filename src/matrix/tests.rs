@@ -17,6 +17,7 @@ fn quick(cpus: Option<Vec<usize>>) -> MatrixConfig {
             ..Config::lat_ctx(vec![2])
         },
         per_class: None,
+        full: false,
         passes: 1,
         memory: Memory::Auto,
     }

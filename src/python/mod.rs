@@ -3,6 +3,7 @@
 //! It converts; it does not decide: every default and mode is the request's
 //! (`crate::request`), every word and figure the core's.
 
+mod changes;
 mod convert;
 mod host;
 mod measuring;
@@ -138,6 +139,7 @@ fn known_object<'py>(py: Python<'py>, k: &Known) -> PyResult<Bound<'py, PyAny>> 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     load_numpy(m.py())?;
+    changes::register(m)?;
     host::register(m)?;
     measuring::register(m)?;
     numbers::register(m)?;

@@ -50,6 +50,8 @@ pub(super) fn topology_dict<'py>(
     d.set_item("core", ints(py, &per_cpu(&|c| c.core)))?;
     d.set_item("node", ints(py, &per_cpu(&|c| known(c.node))))?;
     d.set_item("llc", ints(py, &per_cpu(&|c| known(t.llc(c.id)))))?;
+    let kind = |c: &Cpu| c.core_type.map_or_else(String::new, |k| k.name());
+    d.set_item("core_type", cpus.iter().map(kind).collect::<Vec<String>>())?;
     let lists = |f: &dyn Fn(&Cpu) -> Vec<usize>| -> PyResult<Bound<'py, PyList>> {
         PyList::new(py, cpus.iter().map(|c| ints(py, &f(c))))
     };

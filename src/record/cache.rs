@@ -36,8 +36,17 @@ pub struct CacheRecord {
 
 impl CacheRecord {
     /// The record of `sweep`, measured with `base` in `rounds` rounds, its refills counted in
-    /// lines of `line_bytes`.
-    pub fn new(base: &Config, sweep: &Sweep, rounds: usize, line_bytes: usize) -> Self {
+    /// lines of `line_bytes`. A refill is set against the streaming read (which reads from
+    /// memory) only where the working set is past `largest_share_kb` (0: none known), the
+    /// largest cache the participants share: nearer, a refill from a cache outruns it on
+    /// nearly every row, and a note on every row is no note.
+    pub fn new(
+        base: &Config,
+        sweep: &Sweep,
+        rounds: usize,
+        line_bytes: usize,
+        largest_share_kb: u64,
+    ) -> Self {
         let stride = base.stride_bytes;
         let streamed = cache::refilled_kb(sweep.stream_kb, stride, line_bytes);
         let rates: Vec<f64> = sweep.stream_us.iter().map(|us| streamed / us).collect();
@@ -47,10 +56,16 @@ impl CacheRecord {
         let mut results = Vec::with_capacity(sweep.sizes_kb.len());
         for (&size_kb, points) in sweep.sizes_kb.iter().zip(&sweep.points) {
             let refilled = cache::refilled_kb(size_kb, stride, line_bytes);
+            let from_memory =
+                |procs: usize| largest_share_kb > 0 && (procs * size_kb) as u64 > largest_share_kb;
             let row: Vec<Indirect> = points
                 .iter()
                 .zip(&sweep.points[zero])
-                .map(|(p, z)| cache::indirect(p, z, refilled, stream))
+                .zip(&base.procs)
+                .map(|((p, z), &procs)| {
+                    let against = if from_memory(procs) { stream } else { f64::NAN };
+                    cache::indirect(p, z, refilled, against)
+                })
                 .collect();
             let column = |f: fn(&Indirect) -> f64| row.iter().map(f).collect();
             indirect.us.push(column(|i| i.us));

@@ -64,7 +64,14 @@ pub fn cache_sweep(
     let plan = crate::host::cache::plan(c)?;
     let grid = plan.grid()?;
     let sweep = crate::cache::sweep(&c.base, grid, c.rounds, plan.stream_kb, interrupt, progress)?;
-    Ok(CacheRecord::new(&c.base, &sweep, c.rounds, plan.line_bytes))
+    let largest = plan.largest_share_kb();
+    Ok(CacheRecord::new(
+        &c.base,
+        &sweep,
+        c.rounds,
+        plan.line_bytes,
+        largest,
+    ))
 }
 
 /// The CPU matrix of this host (its topology from /sys), measured and recorded with the
@@ -78,6 +85,13 @@ pub fn matrix(
     let started = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
+    // The cells the host's default chooses (every pair, or a sample by class), resolved.
+    let planned = crate::host::matrix::plan_on(&topo, cfg)?;
+    let cfg = &MatrixConfig {
+        per_class: planned.per_class,
+        full: planned.per_class.is_none(),
+        ..cfg.clone()
+    };
     let m = crate::matrix::run(&topo, cfg, interrupt, &mut |done, of, _| progress(done, of))?;
     Ok((MatrixRecord::new(cfg, &m, started), topo))
 }

@@ -79,7 +79,8 @@ record! {
     /// The scheduling policy every task of a run had: as read back after a run, as asked (or,
     /// with nothing asked, the calling thread's, which every task inherits) before one.
     pub struct SchedRecord {
-        pub policy: &'static str = "literal=POLICIES optional",
+        /// Checked in files: a policy is the kernel's word, not a newer ctxbench's.
+        pub policy: &'static str = "oneof=POLICIES optional",
         pub priority: u32 = "min=0 optional",
         pub nice: i32 = "min=-20 optional",
         /// SCHED_DEADLINE's runtime, deadline and period in µs; null under the other policies.
@@ -531,6 +532,13 @@ record! {
         pub phase_s: PhasesRecord = "optional",
         #[serde(flatten)]
         pub sched: SchedRecord = "",
+        /// The hops' percentiles where recorded, one value each (files from before lack
+        /// them).
+        #[serde(serialize_with = "in_order")]
+        pub hop_percentiles_us: Option<Vec<(&'static str, Vec<f64>)>> =
+            "keys=p50|p90|p99|p99.9|max [P] min=0 nan holes alias=_HopPercentilesDict optional",
+        /// The neighbours asked and what they achieved; null where none ran.
+        pub interference: Option<InterferenceRecord> = "optional",
     }
 }
 
@@ -566,6 +574,8 @@ impl PingpongRecord {
             instance_blocks: p.instance_blocks,
             phase_s: std::slice::from_ref(&p.phase_s).into(),
             sched: p.sched.into(),
+            hop_percentiles_us: p.hops.map(|h| h.percentiles_us),
+            interference: InterferenceRecord::new(cfg, std::slice::from_ref(&p.interference)),
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use super::{Door, Preset};
 use crate::engine::Engine;
-use crate::{ab, cache, config, interference, matrix, observer, placement, sched, stats};
+use crate::{ab, cache, config, host, interference, matrix, observer, placement, sched, stats};
 use crate::{stop, sys};
 use crate::{topology, verdict};
 
@@ -82,5 +82,8 @@ pub fn known() -> Vec<(&'static str, Known)> {
             ),
         ),
         ("MATRIX_PER_CLASS", int(matrix::DEFAULT_PER_CLASS)),
+        ("MATRIX_MIN_PER_CLASS", int(host::matrix::MIN_PER_CLASS)),
+        ("TIME_BUDGET_S", Real(host::TIME_BUDGET_S)),
+        ("LONG_RUN_S", Real(host::LONG_RUN_S)),
     ]
 }

@@ -282,7 +282,7 @@ pub const PARAMS: &[Param] = {
         "timeout", Real(config::TIMEOUT), F::Real(config::DEFAULT_TIMEOUT), MEASURING,
             ["--timeout"],
             "seconds without progress before a ring counts as hung";
-        "record_hops", Switch, F::Switch(false), &[Ring, Matrix], ["--record-hops"],
+        "record_hops", Switch, F::Switch(false), &[Ring, Pingpong, Matrix], ["--record-hops"],
             "record every hop's wake-to-run latency";
         "counters", Choice(COUNTERS), F::Name("evidence"), RINGS, ["--counters"],
             "who watches the timed repetitions: evidence, off, or timed (perf through them)";
@@ -310,12 +310,15 @@ pub const PARAMS: &[Param] = {
             "how many groups deep each leaf sits under ctxbench's own group";
         "cgroup_weight", OptCount(crate::cgroups::WEIGHT), F::None, CGROUPED, ["--cgroup-weight"],
             "cpu.weight of every group made (v1: cpu.shares = weight x 1024 / 100)";
-        "interference", Interference, F::None, &[Ring], ["--interference"],
+        "interference", Interference, F::None, &[Ring, Pingpong], ["--interference"],
             "neighbours on the measured CPUs, as key=number pairs";
         "history", History, F::None, &[Ring, Pingpong], [],
             "earlier runs of each point on this machine";
         "per_class", OptCount(config::PER_CLASS), F::None, &[Matrix], ["--per-class"],
-            "cells per class of CPU pairs (default: every pair)";
+            "cells per class of CPU pairs (default: every pair within the time budget, else \
+             as many per class as it holds)";
+        "full", Switch, F::Switch(false), &[Matrix], ["--full"],
+            "every ordered pair of CPUs, whatever it takes";
         "passes", Count(config::PASSES), F::Int(1), &[Matrix], ["--passes"],
             "passes over the cells, every other one backwards";
         "memory_node", Memory, F::Derived("the waker's node"), &[Matrix], ["--memory-node"],

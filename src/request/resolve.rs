@@ -120,6 +120,8 @@ impl Request {
             observer: self.observer()?,
             sched: self.sched()?,
             cgroups: self.cgroups()?,
+            record_hops: self.switch("record_hops")?,
+            interference: self.interference()?,
             ..cfg
         };
         cfg.validate()?;
@@ -157,10 +159,19 @@ impl Request {
                  SCHED_DEADLINE for pinned tasks",
             ));
         }
+        let per_class = self.maybe_count("per_class")?;
+        let full = self.switch("full")?;
+        if full && per_class.is_some() {
+            return Err(Error::invalid(
+                "full",
+                "measures every ordered pair, per_class a sample of each class: name one",
+            ));
+        }
         Ok(MatrixConfig {
             cpus: self.counts("cpus")?,
             ring,
-            per_class: self.maybe_count("per_class")?,
+            per_class,
+            full,
             passes: self.count("passes")?,
             memory,
         })

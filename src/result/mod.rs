@@ -432,6 +432,9 @@ pub struct PingPong {
     pub phase_s: Phases,
     /// What both participants and the driver ran under, read back.
     pub sched: crate::sched::Sched,
+    /// The hops' latencies where recorded, and what the neighbours achieved where any ran.
+    pub hops: Option<HopSummary>,
+    pub interference: Option<crate::interference::Achieved>,
 }
 
 /// The `PingPong` of the point a `ring::pingpong_config` run measured.
@@ -462,6 +465,8 @@ pub fn pingpong(cfg: &Config, p: &Point) -> PingPong {
         instance_blocks: p.instance_blocks.clone(),
         phase_s: p.phase_s,
         sched: p.sched,
+        hops: HopSummary::of(std::slice::from_ref(p)),
+        interference: p.interference.clone(),
     }
 }
 

@@ -46,6 +46,28 @@ impl Relation {
     }
 }
 
+/// The kind of core a CPU is on a hybrid host: Intel's performance and efficiency cores (the
+/// kernel's `cpu_core` and `cpu_atom` PMUs list each kind's CPUs), or Arm's big.LITTLE and
+/// DynamIQ cores by their `cpu_capacity` (1024 for the largest, the rest scaled by it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CoreType {
+    Performance,
+    Efficiency,
+    /// `cpu_capacity`, where the online CPUs have more than one.
+    Capacity(u32),
+}
+
+impl CoreType {
+    /// "P-core", "E-core", "capacity 381".
+    pub fn name(self) -> String {
+        match self {
+            CoreType::Performance => "P-core".into(),
+            CoreType::Efficiency => "E-core".into(),
+            CoreType::Capacity(c) => format!("capacity {c}"),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CacheKind {
     Data,
@@ -116,6 +138,8 @@ pub struct Cpu {
     /// Where sysfs gives none, the CPU id (its own core).
     pub core: i64,
     pub node: Option<usize>,
+    /// Its kind of core where the host has more than one kind; `None` on a host of one.
+    pub core_type: Option<CoreType>,
     /// The CPUs of its core (itself included), ascending.
     pub smt_siblings: Vec<usize>,
     /// Indices into `Topology::caches`, lowest level first.
@@ -217,6 +241,24 @@ impl Topology {
         let from = self.nodes.iter().find(|n| n.id == na)?;
         let to = self.nodes.iter().position(|n| n.id == nb)?;
         from.distances.get(to).copied()
+    }
+
+    /// The kinds of core of a hybrid host, each with its CPUs (ascending); empty on a host of
+    /// one kind.
+    pub fn core_types(&self) -> Vec<(CoreType, Vec<usize>)> {
+        let mut kinds: std::collections::BTreeMap<CoreType, Vec<usize>> = Default::default();
+        for c in &self.cpus {
+            if let Some(kind) = c.core_type {
+                kinds.entry(kind).or_default().push(c.id);
+            }
+        }
+        kinds.into_iter().collect()
+    }
+
+    /// The kinds of core of `a` and `b`, on a hybrid host.
+    pub fn core_type_pair(&self, a: usize, b: usize) -> Option<(CoreType, CoreType)> {
+        let kind = |c: usize| self.cpu(c)?.core_type;
+        Some((kind(a)?, kind(b)?))
     }
 
     /// Index into `caches` of the last-level data cache of `cpu`.

@@ -6,7 +6,7 @@
 //! is such a file. Only a root that is no directory, or (another machine's tree) holds no
 //! CPUs, is an error: it describes no machine.
 
-use super::{Cache, CacheKind, Cpu, Node, Topology};
+use super::{Cache, CacheKind, CoreType, Cpu, Node, Topology};
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 use std::fs;
@@ -295,6 +295,7 @@ pub fn parse(sources: &Sources) -> Topology {
         c.allowed = c.online && within(&cpuset) && within(&sources.affinity);
     }
     let nodes = nodes(&mut r, &mut cpus);
+    core_types(&mut r, &mut cpus);
     let mut notes = r.notes;
     describe_gaps(&cpus, &caches, &nodes, &mut notes);
     Topology {
@@ -350,6 +351,7 @@ fn cpus_and_caches(r: &mut Reader, ids: &[usize], online: &[usize]) -> (Vec<Cpu>
             cluster: known(r.int(&topo.join("cluster_id"))).filter(|&x| x != 65535),
             core: known(r.int(&topo.join("core_id"))).unwrap_or(id as i64),
             node: None,
+            core_type: None,
             smt_siblings: siblings,
             caches: Vec::new(),
         };
@@ -394,6 +396,38 @@ fn cache(r: &mut Reader, dir: &Path, id: usize) -> Option<Cache> {
         line_bytes: line_bytes(r, &dir.join("coherency_line_size")),
         cpus,
     })
+}
+
+/// Each CPU's kind of core on a hybrid host: Intel's from the two core PMUs
+/// (`devices/cpu_core/cpus`, `devices/cpu_atom/cpus`), else Arm's from `cpu_capacity`; none
+/// where the online CPUs are of one kind.
+fn core_types(r: &mut Reader, cpus: &mut [Cpu]) {
+    let core = r.list(Path::new("devices/cpu_core/cpus"));
+    let atom = r.list(Path::new("devices/cpu_atom/cpus"));
+    let kinds: BTreeMap<usize, CoreType> = if core.is_some() || atom.is_some() {
+        let each =
+            |list: Option<Vec<usize>>, kind| list.into_iter().flatten().map(move |c| (c, kind));
+        each(core, CoreType::Performance)
+            .chain(each(atom, CoreType::Efficiency))
+            .collect()
+    } else {
+        let online: Vec<usize> = cpus.iter().filter(|c| c.online).map(|c| c.id).collect();
+        online
+            .into_iter()
+            .filter_map(|id| {
+                let rel = Path::new(CPU_DIR).join(format!("cpu{id}/cpu_capacity"));
+                let capacity = u32::try_from(r.int(&rel)?).ok()?;
+                Some((id, CoreType::Capacity(capacity)))
+            })
+            .collect()
+    };
+    let distinct: std::collections::BTreeSet<&CoreType> = kinds.values().collect();
+    if distinct.len() < 2 {
+        return;
+    }
+    for c in cpus.iter_mut() {
+        c.core_type = kinds.get(&c.id).copied();
+    }
 }
 
 /// NUMA nodes with CPUs or distances; each CPU learns its node.

@@ -13,7 +13,10 @@ from typing import Any, TextIO
 
 from .._core import __version__
 from .._exclusive import patience
-from . import _ab, _matrix, _measure, _workflow
+from .._terminate import terminations_raise
+from ..store import using
+from . import _ab, _flags, _matrix, _measure, _store, _workflow
+from . import _changes as _changes_cli
 
 # Exit status of a writer whose reader went away (128 + SIGPIPE), as `yes | head` gives.
 BROKEN_PIPE = 141
@@ -27,6 +30,8 @@ def parser() -> argparse.ArgumentParser:
     _workflow.add_parsers(sub)
     _matrix.add_parsers(sub)
     _ab.add_parsers(sub)
+    _store.add_parsers(sub)
+    _changes_cli.add_parsers(sub)
     return p
 
 
@@ -92,8 +97,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout = _Stdout(real)  # type: ignore[assignment]
     try:
         _check_stdout()
-        with patience(0 if getattr(args, "no_wait", False) else None):
-            code = int(args.func(args))
+        # SIGTERM and SIGHUP end a command as Ctrl-C does (children reaped, groups removed),
+        # with exit status 128 + the signal: killed at once, a run left its cgroup tree.
+        restore = terminations_raise()
+        try:
+            labels = _flags.labels_of(getattr(args, "label", None) or [])
+            where = getattr(args, "store", None)
+            with patience(0 if getattr(args, "no_wait", False) else None), using(where, labels):
+                code = int(args.func(args))
+        finally:
+            restore()
         sys.stdout.flush()  # a failure to write is found here, not at exit
         return code
     except BrokenPipeError:

@@ -23,12 +23,24 @@ LMBENCH_SCHED = {
 }
 
 
-def lmbench_sched() -> str:
-    """The placement $LMBENCH_SCHED names ("default" when unset)."""
-    value = os.environ.get("LMBENCH_SCHED", "DEFAULT").strip().upper()
-    if value not in LMBENCH_SCHED:
-        raise ValueError(f"LMBENCH_SCHED={value!r} is not one of {', '.join(LMBENCH_SCHED)}")
-    return LMBENCH_SCHED[value]
+def lmbench_sched() -> str | list[int]:
+    """The placement $LMBENCH_SCHED names ("default" when unset); lmbench3's ``CUSTOM 0 1 2``
+    (the CPUs in turn, participant i on the i-th modulo their count) is that CPU list."""
+    value = os.environ.get("LMBENCH_SCHED", "DEFAULT").strip()
+    head, _, rest = value.partition(" ")
+    if head.upper() == "CUSTOM":
+        cpus = rest.replace(",", " ").split()
+        if not cpus or not all(c.isdigit() for c in cpus):
+            raise ValueError(
+                f"LMBENCH_SCHED={value!r}: CUSTOM takes CPU numbers, as lmbench3 does: "
+                "'CUSTOM 0 1 2 3'"
+            )
+        return [int(c) for c in cpus]
+    if value.upper() not in LMBENCH_SCHED:
+        raise ValueError(
+            f"LMBENCH_SCHED={value!r} is not one of {', '.join(LMBENCH_SCHED)} or CUSTOM <cpus>"
+        )
+    return LMBENCH_SCHED[value.upper()]
 
 
 def transports(*engines: str) -> list[str]:
@@ -72,6 +84,57 @@ def output_flags(
         "--no-hostname",
         action="store_true",
         help=f"this machine's name as '(withheld)' in {writes}",
+    )
+    store_flags(p)
+
+
+def store_flags(p: argparse.ArgumentParser) -> None:
+    """``--store PATH`` and ``--label k=v``: where the runs a command measures or saves are
+    kept (``ctxbench.store``), and the labels each is kept with."""
+    p.add_argument(
+        "--store",
+        metavar="PATH",
+        default=None,
+        help="the results store every run is kept in (default: $CTXBENCH_STORE, else "
+        "$XDG_DATA_HOME/ctxbench/store.sqlite3); off keeps none",
+    )
+    p.add_argument(
+        "--label",
+        metavar="KEY=VALUE",
+        action="append",
+        type=label,
+        default=[],
+        help="a label every run is kept with, e.g. --label commit=abc123 --label "
+        "kernel=6.18-rc2 (repeat for more; default: none)",
+    )
+
+
+def label(text: str) -> tuple[str, str]:
+    """``--label k=v`` checked (``store.parse_label``)."""
+    from ..store import parse_label
+
+    try:
+        return parse_label(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def labels_of(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """The ``--label`` pairs as one dict; a key given twice with two values is an error."""
+    out: dict[str, str] = {}
+    for key, value in pairs:
+        if out.setdefault(key, value) != value:
+            raise ValueError(f"--label: {key} given twice ({out[key]!r} and {value!r})")
+    return out
+
+
+def verbose_flag(p: argparse.ArgumentParser) -> None:
+    """``-v``: each point's sentence on how it stopped, not one summary line."""
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="say how each point stopped and what would narrow it (default: one line a run)",
     )
 
 
@@ -124,10 +187,13 @@ def fraction(text: str) -> float:
 
 
 def pairs(text: str) -> dict[str, float]:
-    """``hogs=2,duty=0.5`` -> {"hogs": 2.0, "duty": 0.5}; the core checks names and ranges."""
+    """``hogs=2,duty=0.5`` -> {"hogs": 2.0, "duty": 0.5}; the core checks names and ranges.
+    A key given twice is refused: which of ``hogs=1,hogs=2`` was meant?"""
     out: dict[str, float] = {}
     for part in text.split(","):
         key, sep, value = part.strip().partition("=")
+        if key in out:
+            raise argparse.ArgumentTypeError(f"{key} given twice in {text!r}; give it once")
         try:
             out[key] = float(value) if sep else math.nan
         except ValueError:

@@ -30,7 +30,14 @@ def add_parsers(sub: Any) -> None:
         default=None,
         metavar="K",
         help=f"only K cells per class of CPU pair (default K {_core.MATRIX_PER_CLASS}), "
-        "chosen deterministically: a big machine in seconds",
+        "chosen deterministically (default: every pair within the time budget, else as many "
+        "per class as it holds)",
+    )
+    mx.add_argument(
+        "--plan",
+        action="store_true",
+        help="print the cells it would measure, the memory and the time, and measure "
+        "nothing (CTXBENCH_SYSFS=ROOT: the host that sysfs tree describes)",
     )
     _flags.output_flags(
         mx,
@@ -63,13 +70,18 @@ def _matrix(args: argparse.Namespace) -> int:
     from ..fleet import FleetError, kept
     from ..record import encode
 
+    asked = {"classes": args.classes, **_flags.door_args(args, "matrix")}
+    if args.plan:
+        from .._host_plan import format_matrix_plan, matrix_plan
+
+        print(format_matrix_plan(matrix_plan(**asked)), end="")
+        return 0
     if args.plot is not None:
         check_figure(args.plot)  # before measuring, as --out is
     try:
         with report.heard() as heard, kept() as records:
             result = matrix(
-                classes=args.classes if args.classes is not None else False,
-                **_flags.door_args(args, "matrix"),
+                **asked,
                 progress=not args.no_progress,
                 scheduler=args.scheduler,
                 out=args.out,

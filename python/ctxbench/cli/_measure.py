@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import metadata, report
-from .._format import interval
+from .._format import figure, interval
 from ..api import pingpong, result_metadata, ring
 from ..record import encode
 from . import _flags
@@ -56,6 +56,7 @@ def _add_pipe(sub: Any) -> None:
     pp.set_defaults(func=_pipe)
     _flags.door_flags(pp, "pingpong")
     _flags.output_flags(pp, json="print the full result as JSON")
+    _flags.verbose_flag(pp)
     _flags.no_wait_flag(pp)
 
 
@@ -73,6 +74,12 @@ def _add_sizes(sub: Any) -> None:
     )
     sz.set_defaults(func=_sizes)
     _flags.door_flags(sz, "cache_sweep")
+    sz.add_argument(
+        "--plan",
+        action="store_true",
+        help="print the sizes it would measure, the memory and the time, and measure nothing "
+        "(CTXBENCH_SYSFS=ROOT: the host that sysfs tree describes)",
+    )
     _flags.output_flags(
         sz,
         out="save every ring result here (.json, .csv, …)",
@@ -99,6 +106,13 @@ def _ring_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
     """lat_ctx's own flags and the rest of a ring's, shared by `lat-ctx` and `ring`."""
     _flags.door_flags(p, "ring", skip=skip, shown={"placement": "$LMBENCH_SCHED, else default"})
     _flags.output_flags(p, json="print the full result as JSON instead of xgraph text")
+    p.add_argument(
+        "--per-switch",
+        action="store_true",
+        help="print µs per context switch, not per hop as lat_ctx does (a ring of 4 or more "
+        "makes more than one switch a hop: the woken task preempts the writer)",
+    )
+    _flags.verbose_flag(p)
     _flags.no_wait_flag(p)
     _flags.procs_flags(p)
 
@@ -117,7 +131,7 @@ def _emit(
     else:
         out = text()
         sys.stdout.write(out if out.endswith("\n") else out + "\n")
-    report.say(report.lines(result, heard=heard))
+    report.say(report.lines(result, heard=heard, brief=not args.verbose))
     return 0
 
 
@@ -138,7 +152,7 @@ def _ring(args: argparse.Namespace) -> int:
     asked = ring_request(args)
     with report.heard() as heard:
         r = ring(asked.pop("procs"), **asked)
-    return _emit(r, args, r.to_xgraph, heard)
+    return _emit(r, args, lambda: r.to_xgraph(per_switch=args.per_switch), heard)
 
 
 def _pipe(args: argparse.Namespace) -> int:
@@ -156,6 +170,12 @@ def _sizes(args: argparse.Namespace) -> int:
     sizes = asked.pop("sizes_kb", ["auto"])
     if "auto" in sizes and sizes != ["auto"]:
         raise ValueError(f"--sizes: expected 'auto' or KiB as integers, got {sizes}")
+    if args.plan:
+        from .._host_plan import format_sizes_plan, sizes_plan
+
+        grid = "auto" if sizes == ["auto"] else sizes
+        print(format_sizes_plan(sizes_plan(asked.pop("procs", None), grid, **asked)), end="")
+        return 0
     sweep = cache_sweep(
         sizes_kb="auto" if sizes == ["auto"] else sizes,
         out=args.out,  # checked first, written as each ring size finishes
@@ -206,10 +226,10 @@ def sizes_table(table: Any) -> str:
     two = lambda v: f"{v:.2f}"  # noqa: E731
     for r in table.itertuples():
         bounds = (r.indirect_us, r.indirect_low_us, r.indirect_high_us)
-        spread = "-" if r.size_kb == 0 else interval(*bounds, two)
+        indirect = f"{r.indirect_us:.2f} -" if r.size_kb == 0 else figure(*bounds, two)
         lines.append(
             f"{r.procs:>5} {r.size_kb:>7} {r.working_set_kb:>8} {r.latency_us:>8.2f} "
-            f"{r.direct_us:>7.2f} {f'{r.indirect_us:.2f} {spread}':<30} "
+            f"{r.direct_us:>7.2f} {indirect:<30} "
             f"{_refill_text(r):>16} {r.resident_kb:>8}"
         )
     above = table[table["refill_note"] == "above streaming read"]

@@ -143,14 +143,20 @@ def _add_history(sub: Any) -> None:
         "history",
         help="show (or clear) the machine's run history, which widens intervals by the spread "
         "between runs",
-        description="Each measuring run keeps its points' figures in this machine's run "
-        "history; a later run of the same point in comparable conditions (other tasks "
+        description="Each measuring run keeps its points' figures in the results store "
+        "(ctxbench store); a later run of the same point in comparable conditions (other tasks "
         "runnable, steal) adds the spread between those runs to its interval. Per point: the "
         "runs of the last day, those comparable to now, the spread a run now would add, and "
-        "the ages of the newest and oldest. $CTXBENCH_HISTORY names its directory, or off.",
+        "the ages of the newest and oldest. $CTXBENCH_HISTORY=off reads none; --store or "
+        "$CTXBENCH_STORE names the store, or off.",
     )
     hi.set_defaults(func=_history)
-    hi.add_argument("--clear", action="store_true", help="remove the history's files")
+    hi.add_argument(
+        "--clear",
+        action="store_true",
+        help="remove from the results store this machine's runs the history reads (those "
+        "of this kernel and build, of the last 24 h)",
+    )
 
 
 def _history(args: argparse.Namespace) -> int:
@@ -159,14 +165,12 @@ def _history(args: argparse.Namespace) -> int:
 
     meta = result_metadata()
     if args.clear:
-        removed, left = history.clear(meta)
-        for path in removed:
-            print(f"removed {path}")
-        for path, why in left:
-            print(f"left {path}: {why}")
-        if not removed and not left:
-            print("no run history to remove")
-        return 1 if left else 0
+        path, removed = history.clear(meta)
+        if path is None:
+            print("no run history to remove (the results store is off)")
+        else:
+            print(f"removed {removed} runs of the last {history.MAX_AGE_S / 3600:g} h from {path}")
+        return 0
     now = history.conditions()
     s = history.summary(meta, now)
     print(f"run history: {history.headline(s)}")
@@ -221,7 +225,17 @@ def _sweep(args: argparse.Namespace) -> int:
     else:
         print(show(df), end="")
     points = df.groupby(list(_SERIES) + ["procs"]).ngroups
-    report.say([report.Line("note", f"{points} points in {args.out}")])
+    said = [report.Line("note", f"{points} points in {args.out}")]
+    kept, asked = int(df.attrs.get("kept", 0)), int(df.attrs.get("points", 0))
+    if kept:
+        again = "to measure again, name another --out or remove it"
+        how = (
+            f"every point was already in {args.out}: nothing measured"
+            if kept == asked
+            else f"{kept} of {asked} points were already in {args.out}, not measured again"
+        )
+        said.append(report.Line("note", f"{how}; {again}"))
+    report.say(said)
     return 0
 
 

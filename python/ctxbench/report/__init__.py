@@ -29,6 +29,7 @@ from ._comparison import (
     undecided,
     verdict_counts,
 )
+from ._counts import per_switch
 from ._lock import busy, holder, step, waited, waiting
 from ._measurement import ONE_THREAD_ENGINES, heard, hints, lines, stop_line, stop_phrase
 from ._planning import format_plan
@@ -73,6 +74,7 @@ __all__ = [
     "side",
     "step",
     "stop_line",
+    "per_switch",
     "stop_phrase",
     "summary_table",
     "undecided",

@@ -30,12 +30,33 @@ _STOPPED = {
 }
 
 
-def ab_side(side: dict[str, Any]) -> str:
-    """One side in a phrase: "ring 2 procs process/pipe placement=single size=0k"."""
-    return plain(
+# What every side's phrase names; any other parameter is named where the sides differ in it.
+_NAMED = ("measure", "procs", "engine", "transport", "placement", "size_kb")
+
+
+def ab_side(side: dict[str, Any], other: dict[str, Any] | None = None) -> str:
+    """One side in a phrase: "ring 2 procs process/pipe placement=single size=0k", then every
+    other parameter in which it differs from ``other`` ("policy=fifo interference=hogs=1"):
+    two sides that differ never read the same."""
+    phrase = (
         f"{side['measure']} {side['procs']} procs {side['engine']}/{side['transport']} "
         f"placement={side['placement']} size={side['size_kb']}k"
     )
+    for key in sorted(set(side) | set(other or {})):
+        if other is not None and key not in _NAMED and side.get(key) != other.get(key):
+            phrase += f" {key}={_value(side.get(key))}"
+    return plain(phrase)
+
+
+def _value(value: Any) -> str:
+    """A parameter's value in a side's phrase: a mapping as its pairs (``hogs=1,duty=0.5``),
+    nothing as "none"."""
+    if value is None:
+        return "none"
+    if isinstance(value, dict):
+        pairs = (f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in value.items())
+        return ",".join(sorted(pairs)) or "none"
+    return str(value)
 
 
 def _ratio(r: Any) -> str:
@@ -95,7 +116,7 @@ def ab_lines(r: Any) -> list[Line]:
 
 def format_ab(r: Any) -> str:
     """An A/B run as text: the two sides, then the verdict, why, and how it stopped."""
-    lines = [f"A: {ab_side(r.a)}", f"B: {ab_side(r.b)}"]
+    lines = [f"A: {ab_side(r.a, r.b)}", f"B: {ab_side(r.b, r.a)}"]
     lines += [f"{LABELS[line.kind]}{line.text}" for line in ab_lines(r)]
     lines.append(
         "ab: rounds of one fresh ring instance per side in a random order; B/A from the "
@@ -117,7 +138,7 @@ def ab_html(r: Any) -> str:
         f'<div class="ctxbench-{line.kind}">{esc(line.text)}</div>' for line in ab_lines(r)
     )
     return (
-        f"<div><p>A: {esc(ab_side(r.a))}<br>B: {esc(ab_side(r.b))}</p>{said}"
+        f"<div><p>A: {esc(ab_side(r.a, r.b))}<br>B: {esc(ab_side(r.b, r.a))}</p>{said}"
         "<details><summary>rounds</summary><table><thead><tr><th>round</th><th>A µs</th>"
         f"<th>B µs</th><th>B/A</th><th>first</th></tr></thead><tbody>{rows}</tbody></table>"
         "</details></div>"

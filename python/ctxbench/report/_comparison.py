@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._core import ASSUMED_RUN_SD, CHANGES, DEFAULT_PRECISION, LOADED_RUNNABLE
 from .._format import interval, plain
+from .._table_schema import POINT_IDENTITY, identity_text
 from ._to import Line
 
 if TYPE_CHECKING:
@@ -88,9 +89,43 @@ def point(row: Any) -> str:
         name += f" ({row.benchmark})"
     # Compared rows come from files: whatever they hold is printed with control characters
     # escaped.
-    return plain(
+    text = (
         f"{name} placement={row.placement} size={row.size_kb}k P={row.parallel} procs={row.procs}"
     )
+    return plain(f"{text} {under(row)}".rstrip())
+
+
+def under(row: Any) -> str:
+    """What a compared point ran under beyond its key, where not the default: "policy=fifo
+    interference_hogs=1" ("" for a plain point)."""
+    shown = []
+    for column, default in POINT_IDENTITY.items():
+        value = getattr(row, column, None)
+        if value is not None and value != identity_text(default):
+            shown.append(f"{column}={value}")
+    return " ".join(shown)
+
+
+# Switches per hop that differ by more than this between the sides make their per-hop
+# figures count different things.
+SWITCHES_APART = 0.05
+
+
+def switches_lines(df: pd.DataFrame) -> list[str]:
+    """One line per compared point whose sides made different numbers of context switches
+    per hop: the figures are per hop (lat_ctx's), so the ratio partly counts switches."""
+    out = []
+    for r in df.itertuples(index=False):
+        a = getattr(r, "switches_per_hop_base", math.nan)
+        b = getattr(r, "switches_per_hop_new", math.nan)
+        if math.isfinite(a) and math.isfinite(b) and abs(b - a) > SWITCHES_APART * max(a, b):
+            per_switch = (r.new_us / b) / (r.base_us / a) if r.base_us > 0 < r.new_us else math.nan
+            out.append(
+                f"{point(r)}: {a:.2f} switches per hop in base, {b:.2f} in new: the figures "
+                f"are per hop, so the ratio counts the extra switches too (per switch: "
+                f"{per_switch:.3f}x)"
+            )
+    return out
 
 
 def ratio_interval(row: Any) -> str:
@@ -180,7 +215,7 @@ def format_comparison(df: pd.DataFrame) -> str:
     lines = [header]
     for r in df.itertuples(index=False):
         # Names come from the files compared: printed with their control characters escaped.
-        name = plain(f"{r.engine}/{r.transport}")
+        name = plain(f"{r.engine}/{r.transport}" + (f" [{under(r)}]" if under(r) else ""))
         lines.append((
             *((plain(r.test),) if tests else ()),
             name if r.benchmark == "ring" else f"{name} ({plain(r.benchmark)})",
@@ -201,6 +236,7 @@ def format_comparison(df: pd.DataFrame) -> str:
     ]
     text.append(verdict_counts(df["verdict"].tolist()))
     text += [line.text for line in inconclusive_lines(df, "")]
+    text += switches_lines(df)
     text.append(
         "compared: each side's median with the uncertainty of its ring instances (the spread "
         "between runs where a side holds several), ratio by Welch's t on the log scale; "

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._format import interval
+from ._counts import figure_lines
 from ._to import Line
 
 # How a point stops when it got what was asked: nothing to say.
@@ -71,6 +72,37 @@ def stop_line(result: Any) -> str:
         + f", {sum(float(v[j]) for v in result.phase_s.values()):.2f} s"
         for j, p in enumerate(result.procs.tolist())
     )
+
+
+def stop_summary(result: Any) -> str:
+    """How measuring stopped in one short phrase, for a run where a cap or the run level
+    ended some point: how many points stopped how, the widest interval against the one asked,
+    and where the detail is (``stop_line``)."""
+    if result.kind == "pingpong":
+        stopped, widths = [result.stopped], [_half(result.stats, 0)]
+    else:
+        stopped = list(result.stopped)
+        widths = [_half(result.stats, j) for j in range(len(stopped))]
+    ended = [(how, w) for how, w in zip(stopped, widths) if how not in ASKED]
+    counts = ", ".join(f"{n} {how}" for how, n in _counted([how for how, _ in ended]))
+    points = f"{len(ended)} of {len(stopped)} point{'s' if len(stopped) != 1 else ''}"
+    finite = [w for _, w in ended if math.isfinite(w)]
+    widest = f", widest ±{max(finite):.1%}" if finite else ", no interval"
+    asked = f" (asked ±{float(result.precision):.1%})" if result.precision is not None else ""
+    return f"{points} by {counts}{widest}{asked}; each point: -v, or result.stop_line()"
+
+
+def _half(stats: dict[str, Any], j: int) -> float:
+    """The relative half-width of point ``j``'s interval (NaN where there is none)."""
+    try:
+        median, low, high = (float(stats[k][j]) for k in ("median", "ci_low", "ci_high"))
+    except (KeyError, IndexError, TypeError):
+        return math.nan
+    return (high - low) / 2 / median if median > 0 else math.nan
+
+
+def _counted(words: list[str]) -> list[tuple[str, int]]:
+    return [(w, words.count(w)) for w in dict.fromkeys(words)]
 
 
 def hints(
@@ -148,28 +180,36 @@ def heard() -> Iterator[list[Line]]:
 
 
 def lines(
-    measured: Any, *, where: str = "", heard: list[Line] | None = None, warnings: bool = True
+    measured: Any,
+    *,
+    where: str = "",
+    heard: list[Line] | None = None,
+    warnings: bool = True,
+    brief: bool = False,
 ) -> list[Line]:
     """Everything a front door says about ``measured`` (a ring, ping-pong or matrix result,
     or a cache sweep), each thing only where it applies. ``where`` names the measurement in
     lines about its points (a test id); ``heard``: warnings caught while it ran (``heard()``),
     said before its own; ``warnings=False`` leaves the warnings to a front door that shows
-    Python's (pytest)."""
+    Python's (pytest); ``brief``: how the points stopped in one short line
+    (``stop_summary``), not each point's sentence (the command line without ``-v``)."""
     kind = getattr(measured, "kind", None)
     at = f"{where}: " if where else ""
+    stops = stop_summary if brief else stop_line
     out: list[Line] = []
     if kind == "ring":
         if any(how not in ASKED for how in measured.stopped):
-            out.append(Line("stopped", at + stop_line(measured)))
+            out.append(Line("stopped", at + stops(measured)))
         for p, low in zip(measured.procs.tolist(), measured.below_resolution.tolist()):
             if low:
                 below = "below the resolution of the method (lat_ctx would have omitted this line)"
                 out.append(Line("below_resolution", f"{at}{p} procs: net time <= 0, {below}"))
     elif kind == "pingpong" and measured.stopped not in (None, *ASKED):
-        out.append(Line("stopped", at + stop_line(measured)))
+        out.append(Line("stopped", at + stops(measured)))
     elif kind is None and hasattr(measured, "results"):  # a cache sweep
         if measured.note:
             out.append(Line("note", measured.note))
+    out += figure_lines(measured, at)
     said = [line.text for line in heard or []]
     out += [Line("warning", text) for text in dict.fromkeys([*said, *_warnings(measured)])]
     if not warnings:

@@ -1,0 +1,81 @@
+"""A stand-in of the results store's reading API (/work/brief/api-store.md: ``store.Run``,
+``series``, ``points``, ``machines``, ``keep``'s effect), in memory, for the tests of
+``changes`` and ``publish`` until the store itself is merged. Tests only."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Run:
+    run_id: int
+    time: float
+    point_id: str
+    machine: str
+    value_us: float
+    ln_value: float
+    rel_se: float
+    instances_us: tuple[float, ...]
+    load: float | None
+    steal: float | None
+    labels: dict[str, str]
+    switches_per_hop: float | None
+
+
+@dataclass
+class StandinStore:
+    runs: list[Run] = field(default_factory=list)
+
+    def add(
+        self, point_id: str, machine: str, value_us: float, labels: dict[str, str] | None = None
+    ) -> Run:
+        run = Run(
+            run_id=len(self.runs) + 1,
+            time=1_796_000_000.0 + 60.0 * len(self.runs),
+            point_id=point_id,
+            machine=machine,
+            value_us=value_us,
+            ln_value=math.log(value_us),
+            rel_se=0.01,
+            instances_us=(value_us,),
+            load=0.5,
+            steal=None,
+            labels=dict(labels or {}),
+            switches_per_hop=1.0,
+        )
+        self.runs.append(run)
+        return run
+
+    @staticmethod
+    def _has(run: Run, labels: dict[str, str] | None) -> bool:
+        return all(run.labels.get(k) == v for k, v in (labels or {}).items())
+
+    def series(
+        self,
+        point_id: str,
+        *,
+        machine: str,
+        labels: dict[str, str] | None = None,
+        newest: int | None = None,
+    ) -> list[Run]:
+        found = [
+            r
+            for r in self.runs
+            if r.point_id == point_id and r.machine == machine and self._has(r, labels)
+        ]
+        return found[-newest:] if newest else found
+
+    def points(
+        self, *, machine: str | None = None, labels: dict[str, str] | None = None
+    ) -> list[tuple[str, str]]:
+        seen = {
+            (r.point_id, r.machine)
+            for r in self.runs
+            if (machine is None or r.machine == machine) and self._has(r, labels)
+        }
+        return sorted(seen)
+
+    def machines(self) -> list[str]:
+        return sorted({r.machine for r in self.runs})
