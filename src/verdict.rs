@@ -340,6 +340,24 @@ pub fn rounds_to_detect(spread: f64, detect: f64, power: f64) -> Option<usize> {
     crate::sequential::rounds_to_detect(spread, detect, alpha, power, MAX_PLANNED)
 }
 
+/// What a plan asks, checked (`check_plan`), with `DEFAULT_POWER` where no power is asked:
+/// the runs per side (`runs_to_detect`), or with `rounds` the rounds of `ab`.
+pub fn planned(
+    spread: f64,
+    detect: f64,
+    power: Option<f64>,
+    rounds: bool,
+) -> Result<Option<usize>> {
+    let power = power.unwrap_or(DEFAULT_POWER);
+    check_plan(spread, detect, power)?;
+    let plan = if rounds {
+        rounds_to_detect
+    } else {
+        runs_to_detect
+    };
+    Ok(plan(spread, detect, power))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -197,9 +197,7 @@ fn judgement_dict<'py>(py: Python<'py>, j: &judge::Judgement) -> PyResult<Bound<
 #[pyfunction]
 #[pyo3(signature = (spread, detect, power=None))]
 fn runs_to_detect(spread: f64, detect: f64, power: Option<f64>) -> PyResult<Option<usize>> {
-    let power = power.unwrap_or(verdict::DEFAULT_POWER);
-    verdict::check_plan(spread, detect, power).map_err(core_err)?;
-    Ok(verdict::runs_to_detect(spread, detect, power))
+    verdict::planned(spread, detect, power, false).map_err(core_err)
 }
 
 /// Rounds `ab` needs for the same (`verdict::rounds_to_detect`), when one round's ln ratio
@@ -207,9 +205,7 @@ fn runs_to_detect(spread: f64, detect: f64, power: Option<f64>) -> PyResult<Opti
 #[pyfunction]
 #[pyo3(signature = (spread, detect, power=None))]
 fn rounds_to_detect(spread: f64, detect: f64, power: Option<f64>) -> PyResult<Option<usize>> {
-    let power = power.unwrap_or(verdict::DEFAULT_POWER);
-    verdict::check_plan(spread, detect, power).map_err(core_err)?;
-    Ok(verdict::rounds_to_detect(spread, detect, power))
+    verdict::planned(spread, detect, power, true).map_err(core_err)
 }
 
 /// What `ab` would have said of rounds already measured (`ab::replay`): each round's
@@ -256,9 +252,7 @@ fn estimate_of(d: &Bound<'_, PyDict>) -> PyResult<Estimate> {
             .ok_or_else(|| PyValueError::new_err(format!("estimate: missing {key:?}")))
     };
     let word: String = item("level")?.extract()?;
-    let level = [Level::Repetition, Level::Block, Level::Instance, Level::Run]
-        .into_iter()
-        .find(|l| l.as_str() == word)
+    let level = Level::parse(&word)
         .ok_or_else(|| PyValueError::new_err(format!("estimate: unknown level {word:?}")))?;
     Ok(Estimate {
         center: item("center")?.extract()?,

@@ -123,6 +123,12 @@ pub enum Level {
 impl Level {
     /// Each one's name, innermost first.
     pub const NAMES: [&'static str; 4] = ["repetition", "block", "instance", "run"];
+    const ALL: [Level; 4] = [Level::Repetition, Level::Block, Level::Instance, Level::Run];
+
+    /// The level a name names.
+    pub fn parse(name: &str) -> Option<Level> {
+        Self::ALL.into_iter().find(|l| l.as_str() == name)
+    }
 
     pub fn as_str(self) -> &'static str {
         Self::NAMES[self as usize]
