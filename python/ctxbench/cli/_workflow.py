@@ -118,8 +118,8 @@ def _add_compare(sub: Any) -> None:
         description="NEW alone: each point judged against the store's earlier runs of it on "
         "this machine in comparable conditions (or the runs carrying --baseline-label): a "
         "prediction interval around the level of the nearest mode of its series, Holm across "
-        "all points (the chance of any false call at most 5%%); fewer than 5 comparable runs "
-        "is inconclusive. BASE NEW: per point the ratio new/base with its 95%% interval, each "
+        "all points (the chance of any false call at most 5 %); fewer than 5 comparable runs "
+        "is inconclusive. BASE NEW: per point the ratio new/base with its 95 % interval, each "
         "side's uncertainty from its ring instances (or its runs, where a file holds several). "
         "A point is slower when the interval lies above 1 and the ratio exceeds 1 + "
         "--threshold. Exit status 0 when no point is slower, 1 when one is.",
