@@ -144,7 +144,7 @@ def _add_compare(sub: Any) -> None:
         default=[],
         metavar="K=V",
         help="judge NEW against the stored runs carrying this label (repeatable), e.g. "
-        "kernel=6.18-rc1, whenever they ran",
+        "kernel=6.18-rc1, whenever they ran (default: none, the comparable runs)",
     )
     cp.add_argument(
         "--threshold",
