@@ -11,6 +11,8 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -94,6 +96,29 @@ def test_measuring_and_saving_keep_a_run_once(place: Path, tmp_path: Path) -> No
                          "procs=2 transport=pipe", machine=store.machine_of(p))  # fmt: skip
         assert pp.value_us == pytest.approx(p.usecs_per_switch)
     ctxbench.save(r, tmp_path / "r2.json", store="off")
+
+
+def test_a_thread_keeps_its_runs_beside_the_main_threads(place: Path) -> None:
+    # The main thread's store is kept open; a connection serves only the thread that made it,
+    # so a run measured on another thread (a notebook's executor, a Dask worker's pool) was
+    # not kept: "SQLite objects created in a thread can only be used in that same thread".
+    ctxbench.pingpong(**QUICK)
+    failed: list[BaseException] = []
+
+    def measure() -> None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                ctxbench.pingpong(**QUICK)
+        except BaseException as e:  # noqa: BLE001 (handed to the main thread)
+            failed.append(e)
+
+    worker = threading.Thread(target=measure)
+    worker.start()
+    worker.join()
+    assert failed == []
+    with store.open() as s:  # type: ignore[union-attr]
+        assert [x["kind"] for x in s.runs()] == ["pingpong", "pingpong"]
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,6 +82,16 @@ def kept_open(
 ) -> Iterator[Store | None]:
     """The store at ``path`` (as ``open``), kept open for this process's next runs (the
     caller never closes it), its files' identity taken again when the caller is done."""
+    if threading.current_thread() is not threading.main_thread():
+        # A connection serves the thread that made it (sqlite3's rule), and a thread that
+        # ends would leave a kept one open: another thread's use opens and closes its own.
+        s = open(path, create=create)
+        try:
+            yield s
+        finally:
+            if s is not None:
+                s.close()
+        return
     s = _kept_open(path, create)
     try:
         yield s
