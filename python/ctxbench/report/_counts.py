@@ -84,7 +84,8 @@ def _switches_per_hop(r: Any, j: int) -> float:
     found = getattr(r, "switches_per_hop", None)
     if found is None or len(found) <= j:
         return math.nan
-    return float(found[j])
+    # None counted (the counters read no switch of the point's tasks): not known, not 0.
+    return float(found[j]) if found[j] > 0 else math.nan
 
 
 def _percentiles(r: Any, j: int) -> list[tuple[str, float]]:
