@@ -23,7 +23,6 @@ from . import _place, _schema
 # Seconds a statement waits for another writer's lock, and a transaction retries in all.
 BUSY_MS = 5_000
 PATIENCE_S = 120.0
-HEADER = b"SQLite format 3\x00"
 
 T = TypeVar("T")
 
@@ -34,6 +33,13 @@ def _busy(e: sqlite3.OperationalError) -> bool:
 
 
 def _damaged(path: Path, e: sqlite3.Error) -> _place.StoreRefused:
+    if getattr(e, "sqlite_errorcode", None) == sqlite3.SQLITE_NOTADB:
+        return _place.StoreRefused(
+            errno.EINVAL,
+            f"results store {plain(path)}: not usable (not an SQLite database, or a damaged "
+            "one): refused, never written; name another file with --store or "
+            f"${_place.ENV}",
+        )
     return _place.StoreRefused(
         errno.EIO,
         f"results store {plain(path)}: not usable ({e}); move it aside (a copy keeps what "
@@ -76,19 +82,6 @@ def transaction(db: sqlite3.Connection, write: bool) -> Iterator[sqlite3.Connect
     db.execute("COMMIT")
 
 
-def _looks_like_sqlite(path: Path) -> None:
-    """Refuses a non-empty file that does not start as an SQLite database does."""
-    with open(path, "rb") as f:
-        head = f.read(len(HEADER))
-    if head and head != HEADER:
-        raise _place.StoreRefused(
-            errno.EINVAL,
-            f"results store {plain(path)}: not an SQLite database (not ctxbench's store, "
-            "or damaged): refused, never written; name another file with --store or "
-            f"${_place.ENV}",
-        )
-
-
 def _recognise(path: Path, db: sqlite3.Connection) -> int:
     """The schema version of the store, checking that it is ours: ``application_id`` ours,
     or an empty database (a new store); a newer schema than this ctxbench knows refused."""
@@ -119,7 +112,9 @@ def connect(path: Path, create: bool) -> sqlite3.Connection | None:
         if not create:
             return None
         _place.create_file(path)
-    _looks_like_sqlite(path)
+    # No file of the store is opened here but by SQLite: closing any other descriptor of
+    # it would drop every POSIX lock this process holds on it, a kept connection's
+    # included, and another process could then reset the write-ahead log under it.
     try:
         db = sqlite3.connect(
             f"file:{quote(str(path))}?mode=rw",
