@@ -507,3 +507,81 @@ def test_a_bad_record_from_a_worker_is_its_points_failure_never_in_out(
             "--out", str(out)]  # fmt: skip
     assert main(args) == 1
     assert [r["size_kb"] for r in results(out)] == [0]
+
+
+# A worker whose task never returns for 4 KiB, and says control characters for 12 KiB.
+NEVER = """
+import time
+import ctxbench.fleet as fleet
+real = fleet.__dict__.setdefault("_real_measure", fleet._measure)
+def _measure(task, where, version, kind="ring"):
+    if task.get("size_kb") == 4:
+        time.sleep(3600)
+    if task.get("size_kb") == 12:
+        raise RuntimeError("boom\\x1b]0;owned\\x07\\rgone\\x1b[2J")
+    return real(task, where, version, kind)
+fleet._measure = _measure
+"""
+
+
+def test_a_point_past_its_deadline_fails_naming_worker_and_point(
+    cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxbench import _fleet_client
+
+    preload = tmp_path / "never.py"
+    preload.write_text(NEVER)
+    cluster.start_workers({"w1": {}}, "--preload", str(preload))
+    # The margin (the lock's patience and a start-up) made small on the client, which keeps
+    # the deadline: the good point still has the ring's timeout and its start-up in it.
+    monkeypatch.setattr(_fleet_client, "DEADLINE_MARGIN_S", 15.0)
+    out = tmp_path / "fleet.json"
+    before = set(threading.enumerate())
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            ctxbench.sweep(sizes_kb=[0, 4, 8], out=out, scheduler=cluster.address, **GRID)
+        except BaseException as e:  # noqa: BLE001 - inspected below
+            raised.append(e)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(300)  # far past the deadline (about 25 s): the old client waited forever
+    assert not thread.is_alive(), "the sweep still waits for a task that never returns"
+    assert len(raised) == 1 and isinstance(raised[0], fleet.FleetError), raised
+    error = raised[0]
+    (what,) = error.failed
+    assert what.startswith("w1: process/pipe single size=4k"), what
+    assert "'w1'" in error.failed[what] and "deadline" in error.failed[what], error.failed
+    assert "size=4k" in error.failed[what], error.failed
+    (rest,) = error.unmeasured["w1"]
+    assert rest.startswith("process/pipe single size=8k"), error.unmeasured
+    assert "ran a point past its deadline" in str(error)
+    assert [r["size_kb"] for r in results(out)] == [0]
+    # Nothing of the sweep is left running on the client side (Dask's own pool for futures'
+    # callbacks, one idle thread per process from the first sweep on, is not the sweep's).
+    left = [
+        t
+        for t in set(threading.enumerate()) - before
+        if t.is_alive() and t is not thread and not t.name.startswith("Dask-Callback-Thread")
+    ]
+    assert not left, left
+
+
+def test_worker_strings_are_escaped_in_a_fleet_error(cluster: Cluster, tmp_path: Path) -> None:
+    preload = tmp_path / "never.py"
+    preload.write_text(NEVER)
+    cluster.start_workers({"w1": {}}, "--preload", str(preload))
+    with pytest.raises(fleet.FleetError) as info:
+        ctxbench.sweep(sizes_kb=[12], scheduler=cluster.address, **GRID)
+    (what,) = info.value.failed
+    said = info.value.failed[what]
+    for text in (str(info.value), what, said):
+        assert not any(c in text for c in "\x1b\x07\r\n"), repr(text)
+    assert "boom\\x1b]0;owned\\x07\\rgone" in said, said
+    from ctxbench._fleet_client import SAID_CHARS
+    from ctxbench._fleet_client import said as escape
+
+    assert escape("\x1b" * 1000).endswith("(3800 more characters)")
+    assert len(escape("a" * 10_000)) < SAID_CHARS + 40

@@ -9,15 +9,34 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
+from . import _core
+from . import grid as grids
+from ._exclusive import PATIENCE
 from ._format import plain
+from .files import PathLike
 from .frame import require
 
 if TYPE_CHECKING:
     import pandas as pd
 
 INSTALL = "'ctxbench[fleet]'"
+# Characters of one worker-supplied string (a name, address, host, error text) kept in a
+# message: a worker controls them, and one line must not bury the rest of the message.
+SAID_CHARS = 200
+
+
+def said(value: object) -> str:
+    """What a worker or peer said (its name, address, host or error text), as it may be
+    echoed: every control character escaped (``_format.plain``) and at most ``SAID_CHARS``
+    characters, the cut marked. Every worker-supplied string in a fleet message, and in
+    :class:`FleetError`'s ``failed`` and ``unmeasured``, goes through here."""
+    text = plain(value)
+    if len(text) <= SAID_CHARS:
+        return text
+    return f"{text[:SAID_CHARS]}... ({len(text) - SAID_CHARS} more characters)"
 
 
 class FleetError(RuntimeError):
@@ -28,7 +47,8 @@ class FleetError(RuntimeError):
     was measured (None when nothing ran). Every finished point is in ``out``. The message
     holds what workers and peers said (names, hosts, versions, errors), which they control:
     its control characters are escaped (``_format.plain``), so that printing it cannot move
-    the cursor, retitle the terminal or hide a line.
+    the cursor, retitle the terminal or hide a line; so are ``failed``'s and ``unmeasured``'s
+    (``said``).
     """
 
     def __init__(
@@ -170,3 +190,75 @@ def close(client: Any) -> None:
     finally:
         for log, level in zip(loggers, levels):
             log.setLevel(level)
+
+
+# Unmeasured points named per lost worker in an error message; all are in FleetError.unmeasured.
+SHOWN = 20
+
+# A point dispatched to a worker must be back within DEADLINE_FACTOR times the core's estimate
+# of it at its cap (``_core.ring_estimate``: an estimate, which a loaded machine may pass, so a
+# factor well above 1), plus the ring's own ``timeout`` (its start-up may wait that long), plus
+# DEADLINE_MARGIN_S: the wait for the kernel's lock (``_exclusive.PATIENCE``, another sweep
+# measuring there) and a fresh interpreter's start. Past it the point has failed: the client
+# cancels it and stops waiting, and that worker's other points are not measured.
+DEADLINE_FACTOR = 3.0
+DEADLINE_MARGIN_S = PATIENCE + 60.0
+
+
+def deadline_s(point: grids.GridPoint) -> float:
+    """Seconds a worker has for ``point``, from its submission (``DEADLINE_FACTOR``)."""
+    estimate = _core.ring_estimate(point.procs, **point.kwargs)
+    timeout = _core.ring_config(point.procs, **point.kwargs)["timeout"]
+    return DEADLINE_FACTOR * estimate + timeout + DEADLINE_MARGIN_S
+
+
+def late(w: dict[str, Any], point: grids.GridPoint, seconds: float) -> str:
+    """Why a point past its deadline failed, naming its worker and the point."""
+    return (
+        f"worker {said(repr(w['worker']))} ({said(w['worker_address'])}, host {said(w['host'])}) "
+        f"did not return {point.label()} within its deadline of {seconds:.0f} s "
+        f"({DEADLINE_FACTOR:g} x the core's estimate of the point, plus its timeout and "
+        f"{DEADLINE_MARGIN_S:g} s for the lock and start-up); it was cancelled, and that "
+        "worker's other points were not measured"
+    )
+
+
+def lost_scheduler(address: str, error: BaseException, measured: int, out: PathLike | None) -> str:
+    """A scheduler lost mid-sweep, in one line saying what is safe."""
+    why = f"{type(error).__name__}: {error}".rstrip(": ")
+    if out is None:
+        kept = f"{measured} points were measured and are lost (give out= to keep them)"
+    else:
+        kept = (
+            f"the {measured} points measured before are in {out}; rerun with the same out "
+            "to measure only what is missing"
+        )
+    return f"lost the Dask scheduler at {address} mid-sweep ({why}); {kept}"
+
+
+def unfinished(
+    unmeasured: dict[str, list[str]],
+    failed: dict[str, str],
+    designated: dict[str, dict[str, Any]],
+    finished: int,
+    out: PathLike | None,
+    stuck: Collection[str] = (),
+) -> str:
+    """An unfinished fleet sweep, in one message: every worker lost (or ``stuck`` past a
+    point's deadline) with the points it did not measure, every point that failed."""
+    by_name = {said(w["worker"]): w for w in designated.values()}
+    parts = []
+    for worker, points in sorted(unmeasured.items()):
+        w = by_name[worker]
+        how = "ran a point past its deadline" if worker in stuck else "was lost"
+        parts.append(
+            f"worker {said(repr(w['worker']))} ({said(w['worker_address'])}, host "
+            f"{said(w['host'])}, machine {said(w['machine'])}) {how}; "
+            f"{len(points)} points not measured there: "
+            + "; ".join(points[:SHOWN])
+            + (f"; and {len(points) - SHOWN} more" if len(points) > SHOWN else "")
+        )
+    for what, error in sorted(failed.items()):
+        parts.append(f"{what} failed: {error}")
+    where = f" are in {out}; rerun with the same out to measure only what is missing" if out else ""
+    return f"fleet sweep incomplete: {' | '.join(parts)}. The {finished} finished points{where}."

@@ -19,6 +19,10 @@ dask-jobqueue); ctxbench adds no scheduler, RPC or SSH of its own. The rules:
   that worker leaves the cluster, the client, which watches the scheduler's worker list, gives
   up on its remaining points; the others finish, then :class:`FleetError` names the lost worker
   and what it did not measure.
+* **Every point has a deadline**: a multiple of the core's estimate of it plus its timeout
+  and a margin (``_fleet_client.DEADLINE_FACTOR``, counted from its submission). A point past
+  it is cancelled and fails naming its worker and the point; that worker's other points are
+  not measured, the other machines finish, and :class:`FleetError` says so.
 * **The worker does not measure in its own process**: each point runs in a fresh
   ``python -m ctxbench._fleet_task`` in a session of its own, and the worker's threads
   (event loop, heartbeats) keep off the CPUs it measures on while it does
@@ -57,7 +61,18 @@ from . import _core, report, store
 from . import grid as grids
 from ._aside import aside, measured_cpus
 from ._field import show
-from ._fleet_client import INSTALL, FleetError, check_address, close, connect
+from ._fleet_client import (
+    INSTALL,
+    FleetError,
+    check_address,
+    close,
+    connect,
+    deadline_s,
+    late,
+    lost_scheduler,
+    said,
+    unfinished,
+)
 from ._format import plain
 from ._progress import progress_bar
 from .files import PathLike, as_frame, format_of, records_frame, save, write_records
@@ -69,10 +84,6 @@ from .result import from_record
 
 if TYPE_CHECKING:
     import pandas as pd
-
-# Unmeasured points named per lost worker in an error message; all are in FleetError.unmeasured.
-SHOWN = 20
-
 
 # --- on the workers ---------------------------------------------------------------------------
 
@@ -143,7 +154,8 @@ def _machines(client: Any, scheduler: str) -> tuple[dict[str, dict[str, Any]], l
     if broken:
         raise FleetError(
             "workers could not run ctxbench (install it on every machine: pip install "
-            f"{INSTALL}): " + "; ".join(f"{a}: {e!r}" for a, e in sorted(broken.items()))
+            f"{INSTALL}): "
+            + "; ".join(f"{said(a)}: {said(repr(e))}" for a, e in sorted(broken.items()))
         )
     mine = _core.__version__
     other = [p for p in probes.values() if p["version"] != mine]
@@ -152,8 +164,8 @@ def _machines(client: Any, scheduler: str) -> tuple[dict[str, dict[str, Any]], l
             "refusing workers whose ctxbench version differs from this client's "
             f"({mine}): "
             + "; ".join(
-                f"worker {p['worker']!r} ({p['worker_address']}, host {p['host']}) runs "
-                f"ctxbench {p['version']}"
+                f"worker {said(repr(p['worker']))} ({said(p['worker_address'])}, host "
+                f"{said(p['host'])}) runs ctxbench {said(p['version'])}"
                 for p in sorted(other, key=lambda p: p["worker"])
             )
         )
@@ -179,7 +191,8 @@ def _check_on_every_machine(
         raise FleetError(
             "the grid cannot run on every machine; nothing was measured: "
             + "; ".join(
-                f"worker {workers[a]['worker']!r} (host {workers[a]['host']}): {r}"
+                f"worker {said(repr(workers[a]['worker']))} (host {said(workers[a]['host'])}): "
+                f"{said(r)}"
                 for a, r in sorted(refused.items())
             )
         )
@@ -258,8 +271,10 @@ def _sweep(
         todo = {m: [p for p in points if not book.done(p.key(m))] for m in designated}
         bar = progress_bar(progress, sum(map(len, todo.values())), "ctxbench fleet")
         running: dict[Any, tuple[str, grids.GridPoint]] = {}
+        due: dict[Any, tuple[float, float]] = {}  # a future's deadline: (monotonic, seconds)
         unmeasured: dict[str, list[str]] = {}
         failed: dict[str, str] = {}
+        stuck: set[str] = set()
         version = _core.__version__
         arrived = threading.Event()
 
@@ -285,6 +300,8 @@ def _sweep(
                 retries=0,
             )
             running[future] = (machine, point)
+            seconds = deadline_s(point)
+            due[future] = (time.monotonic() + seconds, seconds)
             future.add_done_callback(lambda _: arrived.set())
 
         try:
@@ -295,31 +312,40 @@ def _sweep(
                 arrived.clear()
                 for future in [f for f in running if f.done()]:
                     machine, point = running.pop(future)
-                    worker = designated[machine]["worker"]
+                    worker = said(designated[machine]["worker"])
                     if future.status == "finished":
                         _add(book, future.result(), point, machine, failed, worker)
                     elif future.status == "error":
-                        failed[f"{worker}: {point.label()}"] = str(future.exception())
+                        failed[f"{worker}: {point.label()}"] = said(future.exception())
                     else:  # cancelled by the scheduler: its worker is going
                         unmeasured.setdefault(worker, []).append(point.label())
                     if bar is not None:
                         bar.update(1)
                     submit(machine)
                 alive = _workers(client)
+                now = time.monotonic()
                 for future, (machine, point) in list(running.items()):
                     w = designated[machine]
-                    if w["worker_address"] not in alive:
-                        # Lost: its points are not moved to another worker (another machine).
-                        running.pop(future)
-                        future.cancel()
-                        lost = [point, *todo[machine]]
-                        todo[machine] = []
-                        unmeasured.setdefault(w["worker"], []).extend(p.label() for p in lost)
+                    worker = said(w["worker"])
+                    if w["worker_address"] in alive and now <= due[future][0]:
+                        continue
+                    # Lost, or past its deadline (its worker's one thread may still be in it):
+                    # the point and the rest are not moved to another worker (another machine).
+                    running.pop(future)
+                    future.cancel()
+                    lost = [point, *todo[machine]]
+                    todo[machine] = []
+                    if w["worker_address"] in alive:
+                        failed[f"{worker}: {point.label()}"] = late(w, point, due[future][1])
+                        stuck.add(worker)
+                        lost.pop(0)
+                    if lost:
+                        unmeasured.setdefault(worker, []).extend(p.label() for p in lost)
         finally:
             _wind_down(running, bar)
     except (OSError, TimeoutError, CancelledError) as e:
         # The scheduler (or the connection to it) is gone: say what is safe, in one line.
-        raise FleetError(_lost(address, e, len(book) - before, out)) from None
+        raise FleetError(lost_scheduler(address, e, len(book) - before, out)) from None
     finally:
         if own:
             close(client)
@@ -334,7 +360,7 @@ def _sweep(
     }
     if unmeasured or failed:
         error = FleetError(
-            _message(unmeasured, failed, designated, len(frames), out), unmeasured, failed
+            unfinished(unmeasured, failed, designated, len(frames), out, stuck), unmeasured, failed
         )
         error.frame = df
         raise error
@@ -354,23 +380,11 @@ def _add(
     try:
         rec = grids.arrived(rec, point, machine)
     except ValueError as e:
-        failed[f"{worker}: {point.label()}"] = f"its record was refused: {e}"
+        failed[f"{worker}: {point.label()}"] = f"its record was refused: {said(e)}"
         return
     book.add(point.key(machine), rec)
     # The client's results store keeps every machine's runs (a worker's own keeps its own).
     store.keep_quietly(from_record(rec), source="fleet")
-
-
-def _lost(address: str, error: BaseException, measured: int, out: PathLike | None) -> str:
-    why = f"{type(error).__name__}: {error}".rstrip(": ")
-    if out is None:
-        kept = f"{measured} points were measured and are lost (give out= to keep them)"
-    else:
-        kept = (
-            f"the {measured} points measured before are in {out}; rerun with the same out "
-            "to measure only what is missing"
-        )
-    return f"lost the Dask scheduler at {address} mid-sweep ({why}); {kept}"
 
 
 def matrix(
@@ -422,7 +436,8 @@ def matrix(
     if lost or failed:
         by_name = {w["worker"]: w for w in designated.values()}
         parts = [
-            f"worker {w!r} ({by_name[w]['worker_address']}, host {by_name[w]['host']}) was lost"
+            f"worker {said(repr(w))} ({said(by_name[w]['worker_address'])}, host "
+            f"{said(by_name[w]['host'])}) was lost"
             for w in lost
         ] + [f"{what} failed: {e}" for what, e in sorted(failed.items())]
         error = FleetError(
@@ -494,9 +509,9 @@ def _matrix_tasks(
                     try:
                         done[machine] = _matrix_arrived(future.result(), task, machine)
                     except ValueError as e:
-                        failed[f"{worker}: matrix"] = f"its record was refused: {e}"
+                        failed[f"{said(worker)}: matrix"] = f"its record was refused: {said(e)}"
                 elif future in finished and future.status == "error":
-                    failed[f"{worker}: matrix"] = str(future.exception())
+                    failed[f"{said(worker)}: matrix"] = said(future.exception())
                 elif future in finished or designated[machine]["worker_address"] not in alive:
                     future.cancel()
                     lost.append(worker)
@@ -530,29 +545,6 @@ def _matrix_arrived(rec: Any, task: dict[str, Any], machine: str) -> dict[str, A
         if have[name] != want:
             raise ValueError(f"{name}: {show(have[name])}, but the matrix asked {show(want)}")
     return rec
-
-
-def _message(
-    unmeasured: dict[str, list[str]],
-    failed: dict[str, str],
-    designated: dict[str, dict[str, Any]],
-    finished: int,
-    out: PathLike | None,
-) -> str:
-    by_name = {w["worker"]: w for w in designated.values()}
-    parts = []
-    for worker, points in sorted(unmeasured.items()):
-        w = by_name[worker]
-        parts.append(
-            f"worker {worker!r} ({w['worker_address']}, host {w['host']}, machine "
-            f"{w['machine']}) was lost; {len(points)} points not measured there: "
-            + "; ".join(points[:SHOWN])
-            + (f"; and {len(points) - SHOWN} more" if len(points) > SHOWN else "")
-        )
-    for what, error in sorted(failed.items()):
-        parts.append(f"{what} failed: {error}")
-    where = f" are in {out}; rerun with the same out to measure only what is missing" if out else ""
-    return f"fleet sweep incomplete: {' | '.join(parts)}. The {finished} finished points{where}."
 
 
 def select(data: Any, who: str) -> pd.DataFrame:
