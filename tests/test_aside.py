@@ -87,7 +87,12 @@ def test_a_fleet_task_measures_with_the_worker_off_its_cpu() -> None:
         while not done.is_set():
             children = [p for p in os.listdir("/proc") if p.isdigit() and _child(int(p))]
             if children:
-                seen.append(masks())
+                sample = masks()
+                # Kept only if the task was still there after: then the masks were read before
+                # it was reaped and the threads put back (a loaded machine can stall this
+                # thread between the two reads).
+                if any(_child(int(p)) for p in children):
+                    seen.append(sample)
             time.sleep(0.01)
 
     watcher = threading.Thread(target=watch)

@@ -78,7 +78,7 @@ _HOME = {
     "PingpongResult": ".result",
     "RingResult": ".result",
     "sweep": "._sweep",
-    # change points over time (issue 32)
+    # change points over time
     "changes": "._changes",
     "change_at": "._changes",
 }

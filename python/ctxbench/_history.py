@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from . import _core, store
-from .metadata import runnable_per_cpu
+from .metadata import LOAD_TOLERANCE, runnable_per_cpu
 from .store._rows import FUTURE_S as FUTURE_S
 from .store._rows import MAX_LABEL as MAX_LABEL
 from .store._rows import point as point
@@ -42,9 +42,8 @@ OFF = ("off", "0", "no", "false", "")
 WINDOW = 30
 MAX_AGE_S = 24 * 3600.0
 # Runs are comparable when the other tasks runnable per CPU just before each differ by at
-# most this (two CPU-bound processes on two CPUs: 1.0), and, where both are known, their
-# steal shares by at most STEAL_TOLERANCE.
-LOAD_TOLERANCE = 0.25
+# most LOAD_TOLERANCE (metadata's, beside the load it bounds), and, where both are known,
+# their steal shares by at most STEAL_TOLERANCE.
 STEAL_TOLERANCE = 0.05
 # The steal share before a run is read over the window since this process last looked,
 # when that window is this long: shorter is a few clock ticks, longer is another time.

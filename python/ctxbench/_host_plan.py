@@ -24,6 +24,19 @@ def mib(n_bytes: int) -> str:
     return f"{n_bytes / 2**20:.1f} MiB"
 
 
+def cells_asked(classes: bool | int | None, full: bool) -> dict[str, Any]:
+    """The core's ``per_class`` and ``full`` for ``classes``: None, the host's default
+    (every pair within the time budget, else a sample by class); False, every pair; True,
+    ``_core.MATRIX_PER_CLASS`` per class; a count, that many."""
+    if classes is None or classes is False:
+        return {"per_class": None, "full": full or classes is False}
+    if classes is True:
+        return {"per_class": int(_core.MATRIX_PER_CLASS), "full": full}
+    if not isinstance(classes, int):
+        raise TypeError(f"classes: expected True, False or a count, got {type(classes).__name__}")
+    return {"per_class": classes, "full": full}
+
+
 def matrix_plan(cpus: Sequence[int] | None = None, **kwargs: Any) -> dict[str, Any]:
     """The cells ``ctxbench.matrix(cpus, **kwargs)`` would measure on the host, checked as a
     run checks them, before anything runs: ``cpus``; ``per_class`` (None: every pair);
@@ -32,7 +45,6 @@ def matrix_plan(cpus: Sequence[int] | None = None, **kwargs: Any) -> dict[str, A
     in all; ``cell_s``, ``estimated_s`` and ``full_estimated_s``, seconds (each cell at its
     cap: an estimate, which a loaded machine may pass); ``memory_bytes``; ``notes``, what
     bounded the default. ``classes`` and ``full`` as ``matrix`` takes them."""
-    from ._matrix import cells_asked
 
     classes = kwargs.pop("classes", None)
     full = kwargs.pop("full", False)

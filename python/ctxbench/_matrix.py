@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from . import _core
 from ._exclusive import measuring
-from ._host_plan import starting
+from ._host_plan import cells_asked, starting
 from ._progress import check, progress_bar
 from .api import result_metadata
 from .files import PathLike, check_writable, format_of, save, suffixes
@@ -19,19 +19,6 @@ from .result import MatrixResult
 
 if TYPE_CHECKING:
     import pandas as pd
-
-
-def cells_asked(classes: bool | int | None, full: bool) -> dict[str, Any]:
-    """The core's ``per_class`` and ``full`` for ``classes``: None, the host's default
-    (every pair within the time budget, else a sample by class); False, every pair; True,
-    ``_core.MATRIX_PER_CLASS`` per class; a count, that many."""
-    if classes is None or classes is False:
-        return {"per_class": None, "full": full or classes is False}
-    if classes is True:
-        return {"per_class": int(_core.MATRIX_PER_CLASS), "full": full}
-    if not isinstance(classes, int):
-        raise TypeError(f"classes: expected True, False or a count, got {type(classes).__name__}")
-    return {"per_class": classes, "full": full}
 
 
 def _reporter(progress: bool | str) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:

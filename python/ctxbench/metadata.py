@@ -331,6 +331,9 @@ def _affinity() -> list[int] | None:
 # this many times, this far apart.
 RUNNABLE_SAMPLES = 10
 RUNNABLE_PAUSE_S = 0.001
+# Two runs are in comparable conditions when the other tasks runnable per CPU before each
+# differ by at most this (two CPU-bound processes on two CPUs: 1.0).
+LOAD_TOLERANCE = 0.25
 
 
 def runnable_per_cpu(proc: Path = PROC_ROOT) -> float | None:

@@ -483,9 +483,30 @@ pub fn io_uring_cause(host: &Host, errno: i32) -> String {
     }
 }
 
+/// Whether io_uring_setup is refused to this process now, with its errno: asked afresh each
+/// time (named here; a transport asks `transport::probe::require`, once per process).
+pub fn io_uring_errno() -> Option<i32> {
+    let refused = io_uring::IoUring::new(2).err()?;
+    Some(refused.raw_os_error().unwrap_or(libc::ENOSYS))
+}
+
+/// `uname -r`.
+pub fn kernel_release() -> String {
+    // SAFETY: utsname is plain data, filled by the syscall.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to a local.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return "unknown".into();
+    }
+    // SAFETY: uname NUL-terminates the release.
+    unsafe { std::ffi::CStr::from_ptr(u.release.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
 fn io_uring(host: &Host) -> Option<String> {
     if host.live {
-        let errno = crate::transport::probe::io_uring_errno()?;
+        let errno = io_uring_errno()?;
         return Some(io_uring_cause(host, errno));
     }
     match io_uring_disabled(host)? {
@@ -505,7 +526,7 @@ fn io_uring(host: &Host) -> Option<String> {
 fn kernel_config(host: &Host) -> Option<String> {
     let gz = host.proc.join("config.gz");
     let release = match host.live {
-        true => Some(crate::transport::probe::kernel_release()),
+        true => Some(kernel_release()),
         false => host.proc_file("sys/kernel/osrelease"),
     };
     let boot = release.map(|r| host.boot.join(format!("config-{r}")));

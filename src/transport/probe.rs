@@ -6,7 +6,7 @@
 //! "missing" for those: how tests show the refusal of a kernel this machine is not.
 
 use crate::error::Error;
-use crate::host::restrictions::{self, Host, Kind};
+use crate::host::restrictions::{self, kernel_release, Host, Kind};
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -125,26 +125,6 @@ fn refusal(transport: &str, need: Need, errno: i32) -> Error {
         ),
         hint,
     }
-}
-
-/// Whether io_uring_setup is refused to this process now, with its errno: asked afresh each
-/// time (`host::restrictions` names it; a transport asks `require`, once per process).
-pub fn io_uring_errno() -> Option<i32> {
-    uring_op_errno(None)
-}
-
-/// `uname -r`.
-pub fn kernel_release() -> String {
-    // SAFETY: utsname is plain data, filled by the syscall.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: a valid pointer to a local.
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return "unknown".into();
-    }
-    // SAFETY: uname NUL-terminates the release.
-    unsafe { std::ffi::CStr::from_ptr(u.release.as_ptr()) }
-        .to_string_lossy()
-        .into_owned()
 }
 
 /// futex_waitv with no futexes: EINVAL where the syscall exists, ENOSYS where it does not.

@@ -6,13 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from .._core import MIN_SERIES
+from ..metadata import LOAD_TOLERANCE
 
 
 def format_plan(plans: list[Any], detect: float, power: float) -> str:
     """The plan as text: a line per point (``_plan.PointPlan``), then what the figures
     assume; ``power`` is the probability of telling the change."""
-    from .._history import LOAD_TOLERANCE  # the history imports report: here, not above
-
     lines = [
         f"to tell a change of {detect:.0%} with {power:.0%} probability on this machine now:",
         f"{'procs':>5} {'runs':>5} {'spread':>7} {'compare: runs/side':>19} {'ab: rounds':>10}",
