@@ -1,14 +1,15 @@
 """An in-memory stand-in of the results store's reading API (``ctxbench.store``: ``series``,
-``points``, ``machines``, ``Run``), for the tests of judging runs against a series while the
-store is built beside them; and tidy frames of synthetic runs to judge."""
+``points``, ``machines``) over the store's own ``Run``, for the tests that judge planted runs
+against a series; and tidy frames of synthetic runs to judge."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
+
+from ctxbench.store import Run
 
 MACHINE = "m0"
 POINT = {"benchmark": "ring", "engine": "process", "transport": "pipe", "placement": "single",
@@ -17,22 +18,6 @@ POINT = {"benchmark": "ring", "engine": "process", "transport": "pipe", "placeme
 
 def point_id(procs: int) -> str:
     return f"engine=process parallel=1 placement=single procs={procs} size_kb=0 transport=pipe"
-
-
-@dataclass(frozen=True)
-class Run:
-    run_id: int
-    time: float
-    point_id: str
-    machine: str
-    value_us: float
-    ln_value: float
-    rel_se: float
-    instances_us: tuple[float, ...] = ()
-    load: float | None = None
-    steal: float | None = None
-    labels: dict[str, str] = field(default_factory=dict)
-    switches_per_hop: float | None = None
 
 
 class Store:
@@ -45,7 +30,7 @@ class Store:
     def add(self, pid: str, value_us: float, *, t: float, load: float | None = 0.0,
             labels: dict[str, str] | None = None, machine: str = MACHINE) -> None:  # fmt: skip
         self.runs.append(Run(len(self.runs) + 1, t, pid, machine, value_us, math.log(value_us),
-                             0.005, (), load, None, dict(labels or {})))  # fmt: skip
+                             0.005, (), load, None, dict(labels or {}), None))  # fmt: skip
 
     def keep(self, result: Any, labels: dict[str, str] | None = None) -> int:
         """A ring result's points as runs, stamped with its date (whole seconds, as the
@@ -55,8 +40,8 @@ class Store:
         for i, pid in enumerate(result.point_id):
             value = float(result.latency_us[i])
             rel = float(se[i]) / value
-            run = Run(len(self.runs) + 1, date, pid, MACHINE, value, math.log(value), rel)
-            self.runs.append(replace(run, labels=dict(labels or {})))
+            self.runs.append(Run(len(self.runs) + 1, date, pid, MACHINE, value, math.log(value),
+                                 rel, (), None, None, dict(labels or {}), None))  # fmt: skip
         return len(result.point_id)
 
     def points(self, *, machine: str | None = None,

@@ -1,27 +1,13 @@
-"""A stand-in of the results store's reading API (/work/brief/api-store.md: ``store.Run``,
-``series``, ``points``, ``machines``, ``keep``'s effect), in memory, for the tests of
-``changes`` and ``publish`` until the store itself is merged. Tests only."""
+"""A stand-in of the results store's reading API (``series``, ``points``, ``machines``,
+``keep``'s effect) over the store's own ``Run``, in memory, for the tests of ``changes`` and
+``publish`` that give the runs themselves. Tests only."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
-
-@dataclass(frozen=True)
-class Run:
-    run_id: int
-    time: float
-    point_id: str
-    machine: str
-    value_us: float
-    ln_value: float
-    rel_se: float
-    instances_us: tuple[float, ...]
-    load: float | None
-    steal: float | None
-    labels: dict[str, str]
-    switches_per_hop: float | None
+from ctxbench.store import Run
 
 
 @dataclass
