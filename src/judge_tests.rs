@@ -2,25 +2,8 @@
 //! families of points (seeded): the chance of any false call with a slow mode present, and
 //! the power at the ratios the issue names.
 use super::*;
+use crate::stats::noise::Rng;
 use crate::stats::series;
-
-/// splitmix64 with Box-Muller: deterministic noise, so a simulation never flakes.
-struct Rng(u64);
-
-impl Rng {
-    fn unit(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn normal(&mut self) -> f64 {
-        let (u1, u2) = (1.0 - self.unit(), self.unit());
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-    }
-}
 
 /// A machine whose runs of a point scatter by `sd` (ln scale) around 10 µs and fall, with
 /// probability `slow_share`, into a mode `slow` (ln) above.

@@ -2,24 +2,9 @@
 //! without one stay quiet; the error control holds across a scan; seeds make answers
 //! repeatable. Data come from a seeded generator, so no test depends on chance or timing.
 use super::*;
-
-/// splitmix64 with Box-Muller: deterministic noise.
-struct Noise(u64);
+use crate::stats::noise::Rng as Noise;
 
 impl Noise {
-    fn unit(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn normal(&mut self) -> f64 {
-        let (u1, u2) = (1.0 - self.unit(), self.unit());
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-    }
-
     /// `len` ln figures around ln(2 µs) with a relative spread `sd`, times `factor` from
     /// `shift_at` on.
     fn series(&mut self, len: usize, sd: f64, shift_at: usize, factor: f64) -> Vec<f64> {

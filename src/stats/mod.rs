@@ -20,6 +20,8 @@
 use crate::error::{Error, Result};
 use statrs::distribution::{ContinuousCDF, FisherSnedecor, Normal, StudentsT};
 
+#[cfg(test)]
+pub(crate) mod noise;
 mod runs;
 mod series;
 pub use runs::RUN_HALF_LIFE_S;
