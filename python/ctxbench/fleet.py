@@ -19,10 +19,13 @@ dask-jobqueue); ctxbench adds no scheduler, RPC or SSH of its own. The rules:
   that worker leaves the cluster, the client, which watches the scheduler's worker list, gives
   up on its remaining points; the others finish, then :class:`FleetError` names the lost worker
   and what it did not measure.
-* **Every point has a deadline**: a multiple of the core's estimate of it plus its timeout
-  and a margin (``_fleet_client.DEADLINE_FACTOR``, counted from its submission). A point past
-  it is cancelled and fails naming its worker and the point; that worker's other points are
-  not measured, the other machines finish, and :class:`FleetError` says so.
+* **Every task has a deadline**: a multiple of the core's estimate of it (a point's; a
+  matrix's, planned on its machine) plus its timeout and a margin
+  (``_fleet_client.deadline_s``). The worker's measuring process carries it into the core,
+  which past it stops, ends its children and fails the task; the worker goes on. A task not
+  back ``REPORT_S`` later is cancelled by the client and fails naming its worker; that
+  worker's other points are not measured, the other machines finish, and
+  :class:`FleetError` says so.
 * **The worker does not measure in its own process**: each point runs in a fresh
   ``python -m ctxbench._fleet_task`` in a session of its own, and the worker's threads
   (event loop, heartbeats) keep off the CPUs it measures on while it does
