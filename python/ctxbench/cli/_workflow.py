@@ -249,7 +249,7 @@ def _sweep(args: argparse.Namespace) -> int:
     else:
         print(show(df), end="")
     points = df.groupby(list(_SERIES) + ["procs"]).ngroups
-    said = [report.Line("note", f"{points} points in {args.out}")]
+    said = [report.Line("note", f"{points} points in {args.out}"), *_hop_lines(df)]
     kept, asked = int(df.attrs.get("kept", 0)), int(df.attrs.get("points", 0))
     if kept:
         again = "to measure again, name another --out or remove it"
@@ -265,6 +265,25 @@ def _sweep(args: argparse.Namespace) -> int:
 
 # A series is one line of lat_ctx's graph; the sweep's grid order is kept (sort=False).
 _SERIES = ["engine", "transport", "placement", "parallel", "size_kb"]
+
+
+def _hop_lines(df: Any) -> list[report.Line]:
+    """Each point's hop percentiles where its hops were recorded, as ``ring`` says them."""
+    from ..schema import HOP_PERCENTILES, percentile_column
+
+    columns = {k: percentile_column("hop", k) for k in HOP_PERCENTILES}
+    columns = {k: c for k, c in columns.items() if c in df.columns}
+    if not columns:
+        return []
+    keys = [k for k in ("host", "worker") if k in df.columns] + [*_SERIES, "procs"]
+    out = []
+    for point, g in df.groupby(keys, sort=False):
+        text = report.hops_said({k: g[c].iloc[0] for k, c in columns.items()})
+        *where, engine, transport, placement, parallel, size, procs = point
+        name = " ".join([*map(str, where), f"{engine}/{transport} {placement} size={size}k"])
+        if text:
+            out.append(report.Line("note", f"{name} P={parallel} {procs} procs: {text}"))
+    return out
 
 
 def _table(df: Any) -> str:

@@ -29,7 +29,7 @@ from ._comparison import (
     undecided,
     verdict_counts,
 )
-from ._counts import per_switch
+from ._counts import hops_said, per_switch
 from ._lock import busy, holder, step, waited, waiting
 from ._measurement import ONE_THREAD_ENGINES, heard, hints, lines, stop_line, stop_phrase
 from ._planning import format_plan
@@ -38,6 +38,7 @@ from ._summary import saved, summary_table
 from ._to import LABELS, Line, Lines, Record, Report, Reports, Terminal, current, say, saying
 
 __all__ = [
+    "hops_said",
     "INCONCLUSIVE",
     "LABELS",
     "ONE_THREAD_ENGINES",
