@@ -175,14 +175,23 @@ def _verdict_rows(n: int, point: str, runs: list[Any], j: dict[str, Any]) -> str
     )
 
 
-def _verdict_table(rows: list[str], family: int) -> str:
+def _verdict_table(rows: list[str]) -> str:
     if not rows:
         return ""
     return (
         "<h3>Latest verdicts</h3><table><tr><th>point</th><th>newest run</th><th>judged "
         "against</th><th>base µs</th><th>new µs</th><th>ratio [interval]</th><th>verdict</th>"
-        f"</tr>{''.join(rows)}</table><p>Each point's newest run judged against the comparable "
-        f"runs before it (the newest {_core.SERIES_WINDOW}, their modes and the spread within "
+        f"</tr>{''.join(rows)}</table>"
+    )
+
+
+def _verdicts_said(family: int) -> str:
+    """What the verdicts are, once for the page."""
+    if not family:
+        return ""
+    return (
+        "<p>Latest verdicts: each point's newest run judged against the comparable runs "
+        f"before it (the newest {_core.SERIES_WINDOW}, their modes and the spread within "
         "them) by a prediction interval, as <code>ctxbench compare NEW</code> judges; Holm "
         f"across the {family} points of this page, so the chance of any false call on it is "
         f"at most {_core.FAMILY_ALPHA:.0%}.</p>"
@@ -287,7 +296,7 @@ def _index(
     machines = sorted(set(items) | held)
     family = sum(len(rows) for rows in judged.values())
     sections = "".join(
-        f"<h2>machine {e(m)}</h2>{_verdict_table(judged.get(m, []), family)}"
+        f"<h2>machine {e(m)}</h2>{_verdict_table(judged.get(m, []))}"
         + (f"<h3>Series</h3><ul>{''.join(items[m])}</ul>" if m in items else "")
         + (_matrices(out, s, m, labels) if matrices else "")
         for m in machines
@@ -301,5 +310,6 @@ def _index(
             if scans
             else "<p>The store holds no series.</p>"
         )
+        + _verdicts_said(family)
         + sections
     )
