@@ -469,6 +469,8 @@ def matrix(
         if own:
             close(client)
     records = [done[m] for m in designated if m in done]
+    # The client's results store keeps every machine's matrix, as it keeps their points.
+    store.keep_quietly([from_record(rec) for rec in records], source="fleet")
     df = concat(records_frame([rec]) for rec in records)
     df.attrs["fleet"] = {
         "scheduler": address,
