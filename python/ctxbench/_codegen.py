@@ -59,9 +59,13 @@ API = (
     ("_matrix.py", "matrix", "matrix", ("cpus", "per_class"), ()),
     ("cache.py", "cache_sweep", "cache_sweep", ("procs", "sizes_kb"), ("procs",)),
 )
-# The sweeps whose leading parameters are the grid's axes (``grid.AXES``): (module, function).
+# The sweeps whose positional parameters are the grid's axes and the options every sweep
+# takes (``grid.AXES``, ``grid.SWEEP_OPTIONS``): (module, function).
 SWEEPS = (("_sweep.py", "sweep"), ("fleet.py", "sweep"))
-BEGIN_AXES = "# BEGIN written by `python -m ctxbench._codegen` from grid.AXES; edit there"
+BEGIN_AXES = (
+    "# BEGIN written by `python -m ctxbench._codegen` from grid.AXES, grid.SWEEP_OPTIONS; "
+    "edit there"
+)
 BEGIN_POSITIONAL = (
     "# BEGIN written by `python -m ctxbench._codegen` from _core.PARAMETERS: positional"
 )
@@ -324,13 +328,16 @@ def _result_py(text: str) -> str:
 
 
 def axes_block() -> list[str]:
-    """A sweep's leading parameters: the grid's axes with their defaults."""
-    from .grid import AXES
+    """A sweep's positional parameters: the grid's axes with their defaults, then the
+    options every sweep takes."""
+    from .grid import AXES, SWEEP_OPTIONS
 
     def default(a: Any) -> str:
         return "" if a.default is None else " = " + repr(a.default).replace("'", '"')
 
-    return [f"{a.name}: {a.annotation}{default(a)}," for a in AXES]
+    return [f"{a.name}: {a.annotation}{default(a)}," for a in AXES] + [
+        f"{option}," for option in SWEEP_OPTIONS
+    ]
 
 
 def _signature_block(text: str, function: str, lines: list[str], begin: str) -> str:
