@@ -131,13 +131,7 @@ def _add_compare(sub: Any) -> None:
         metavar="FILE",
         help="NEW (judged against the store), or BASE NEW (two results files)",
     )
-    cp.add_argument(
-        "--store",
-        metavar="PATH",
-        default=None,
-        help="the results store to read series from (default: $CTXBENCH_STORE, else the "
-        "user's data directory)",
-    )
+    _flags.store_flag(cp, reads=True)
     cp.add_argument(
         "--baseline-label",
         action="append",
