@@ -42,11 +42,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def _scan_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--store",
-        metavar="PATH",
-        help="the results store (default: CTXBENCH_STORE, else the user's data directory)",
-    )
+    _flags.store_flag(p, reads=True)
     p.add_argument("--machine", help="only this machine's series (its fingerprint)")
     p.add_argument("--point", help="only this point's series (its point id)")
     p.add_argument(

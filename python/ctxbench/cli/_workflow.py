@@ -48,8 +48,8 @@ def _add_sweep(sub: Any) -> None:
             metavar="KB" if axis.name == "sizes_kb" else None,
             help=axis.help,
         )
-    # A point's own flags (the axes above are lists instead).
-    _flags.door_flags(sw, "ring", skip=("engine", "transport", "placement", "cpu", "size_kb"))
+    # A point's own flags: the axes above are lists instead, and a CPU list is a placement.
+    _flags.door_flags(sw, "ring", skip=(*(a.point for a in AXES), "cpu"))
     _flags.output_flags(
         sw,
         out="results file (.json, .csv or .parquet): each point written as it finishes, "
@@ -131,13 +131,7 @@ def _add_compare(sub: Any) -> None:
         metavar="FILE",
         help="NEW (judged against the store), or BASE NEW (two results files)",
     )
-    cp.add_argument(
-        "--store",
-        metavar="PATH",
-        default=None,
-        help="the results store to read series from (default: $CTXBENCH_STORE, else the "
-        "user's data directory)",
-    )
+    _flags.store_flag(cp, reads=True)
     cp.add_argument(
         "--baseline-label",
         action="append",
