@@ -58,6 +58,7 @@ API = (
     ("api.py", "pingpong", "pingpong", ("loops", "history"), ()),
     ("_matrix.py", "matrix", "matrix", ("cpus", "per_class"), ()),
     ("cache.py", "cache_sweep", "cache_sweep", ("procs", "sizes_kb"), ("procs",)),
+    ("_plan.py", "plan", "plan", ("detect", "procs"), ("detect", "procs")),
 )
 # The sweeps whose leading parameters are the grid's axes (``grid.AXES``): (module, function).
 SWEEPS = (("_sweep.py", "sweep"), ("fleet.py", "sweep"))

@@ -17,8 +17,11 @@ from . import _core, _history
 from ._series import series_spread
 from .api import result_metadata, ring, ring_points
 
-# lat_ctx's classic sweep: the points a plan is for when none are named.
-DEFAULT_PROCS = (2, 4, 8, 16, 20)
+# A plan's own parameters, the core's table's (door "plan"): the change to tell, the points
+# (lat_ctx's classic sweep where none are named) and the pilot runs.
+_PARAMETERS = {p["name"]: p for p in _core.PARAMETERS if "plan" in p["doors"]}
+DEFAULT_PROCS: tuple[int, ...] = _PARAMETERS["procs"]["default"]
+DETECT: float = _PARAMETERS["detect"]["default"]
 # The probability a plan tells the change asked for: the core's default.
 POWER = _core.DEFAULT_POWER
 
@@ -50,10 +53,14 @@ def _spread(history: _history.History | None) -> tuple[int, float | None]:
 
 
 def plan(
+    # BEGIN written by `python -m ctxbench._codegen` from _core.PARAMETERS: positional
     detect: float = 0.05,
-    procs: int | Sequence[int] = DEFAULT_PROCS,
+    procs: int | Sequence[int] = (2, 4, 8, 16, 20),
+    # END written by `python -m ctxbench._codegen`
     *,
+    # BEGIN written by `python -m ctxbench._codegen` from _core.PARAMETERS; edit src/request
     pilot: int = 0,
+    # END written by `python -m ctxbench._codegen`
     max_time: float = _core.DEFAULT_MAX_TIME,
     **ring_kwargs: Any,
 ) -> list[PointPlan]:
@@ -67,8 +74,9 @@ def plan(
     two runs' figures do (√2 times one run's spread), which overstates it where the host
     drifts over seconds: the pairing cancels that.
     """
-    if isinstance(pilot, bool) or not isinstance(pilot, int) or not 0 <= pilot <= 100:
-        raise ValueError(f"pilot: must be a number of runs from 0 to 100, got {pilot!r}")
+    lo, hi = int(_PARAMETERS["pilot"]["lo"]), int(_PARAMETERS["pilot"]["hi"])
+    if isinstance(pilot, bool) or not isinstance(pilot, int) or not lo <= pilot <= hi:
+        raise ValueError(f"pilot: must be a number of runs from {lo} to {hi}, got {pilot!r}")
     points = ring_points(procs, **{k: v for k, v in ring_kwargs.items() if k != "history"})
     if points is None:
         raise TypeError(f"procs: expected an int or a sequence of ints, got {procs!r}")
