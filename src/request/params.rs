@@ -220,7 +220,7 @@ const CGROUPS: Names = Names::Cgroups;
 
 use crate::ab::{BUDGET, DEFAULT_BUDGET_S, DEFAULT_THRESHOLD, SEED, THRESHOLD};
 pub use crate::config::{DEFAULT_LINE_BYTES, LINE_BYTES};
-use crate::verdict::{DEFAULT_DETECT, DETECT, PILOT};
+use crate::verdict::{DEFAULT_DETECT, DEFAULT_POWER, DETECT, PILOT, POWER};
 
 /// A row: name, kind, default, doors, flags (none: positional), help.
 macro_rules! params {
@@ -360,6 +360,8 @@ pub const PARAMS: &[Param] = {
             "participant counts (lat_ctx's classic sweep)";
         "pilot", Count(PILOT), F::Int(0), &[Plan], ["--pilot"],
             "first measure N runs of each point with too few in the history";
+        "power", Real(POWER), F::Real(DEFAULT_POWER), &[Plan], ["--power"],
+            "the probability of telling the change, e.g. 90%";
     }
 };
 

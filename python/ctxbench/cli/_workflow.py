@@ -396,8 +396,8 @@ def _add_plan(sub: Any) -> None:
         "on this machine now",
         description="From the spread this machine's own recent runs of each point show (the "
         "run history, runs in conditions comparable to now): the runs per side a comparison "
-        "needs, and the rounds `ctxbench ab` needs, to tell a change of --detect with 80 "
-        "percent probability. Points as `ctxbench ring` takes them (default: "
+        "needs, and the rounds `ctxbench ab` needs, to tell a change of --detect with --power "
+        "probability. Points as `ctxbench ring` takes them (default: "
         + " ".join(map(str, _PLAN["procs"]["default"]))
         + ").",
     )
@@ -425,5 +425,5 @@ def _plan(args: argparse.Namespace) -> int:
     asked.setdefault("placement", _flags.lmbench_sched())
     own = _flags.door_args(args, "plan")
     plans = plan(procs=args.procs or list(DEFAULT_PROCS), **own, **asked)
-    print(report.format_plan(plans, args.detect, POWER))
+    print(report.format_plan(plans, args.detect, own.get("power", POWER)))
     return 0
