@@ -166,6 +166,56 @@ fn judge_series(
     judged.iter().map(|j| judgement_dict(py, j)).collect()
 }
 
+/// Each point's two groups of runs compared (`judge_groups::judge_groups`): per point a
+/// tuple of the base runs' figures and the new runs' (µs, one a run); `threshold` and
+/// `family_alpha` as `judge_series` takes them (Holm across the points). One dict per point.
+#[pyfunction]
+#[pyo3(signature = (points, threshold, family_alpha=crate::judge::FAMILY_ALPHA))]
+fn judge_groups(
+    py: Python<'_>,
+    points: Vec<(Vec<f64>, Vec<f64>)>,
+    threshold: f64,
+    family_alpha: f64,
+) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    let family: Vec<crate::judge_groups::Groups> = points
+        .iter()
+        .map(|(base, new)| crate::judge_groups::Groups { base, new })
+        .collect();
+    let judged =
+        crate::judge_groups::judge_groups(&family, threshold, family_alpha).map_err(core_err)?;
+    judged
+        .iter()
+        .map(|j| {
+            let d = PyDict::new(py);
+            d.set_item("verdict", j.change.as_str())?;
+            d.set_item("why", j.why.as_str())?;
+            d.set_item("base_us", j.base)?;
+            d.set_item("new_us", j.new)?;
+            d.set_item("ratio", j.ratio)?;
+            d.set_item("low", j.low)?;
+            d.set_item("high", j.high)?;
+            d.set_item("confidence", j.confidence)?;
+            d.set_item("equivalent_low", j.equivalent_low)?;
+            d.set_item("equivalent_high", j.equivalent_high)?;
+            d.set_item("p_value", j.p_value)?;
+            d.set_item("adjusted_p", j.adjusted_p)?;
+            d.set_item("base_runs", j.base_runs)?;
+            d.set_item("new_runs", j.new_runs)?;
+            d.set_item("sd", j.sd)?;
+            d.set_item("df", j.df)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// One run's spread (ln, pooled over groups of runs' figures in µs) and the runs it rests
+/// on (`judge_groups::run_spread`); None where no group holds two runs.
+#[pyfunction]
+fn run_spread(groups: Vec<Vec<f64>>) -> Option<(f64, usize)> {
+    let groups: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();
+    crate::judge_groups::run_spread(&groups)
+}
+
 fn judgement_dict<'py>(py: Python<'py>, j: &judge::Judgement) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("verdict", j.change.as_str())?;
@@ -332,6 +382,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_side, m)?)?;
     m.add_function(wrap_pyfunction!(compare_estimates, m)?)?;
     m.add_function(wrap_pyfunction!(judge_series, m)?)?;
+    m.add_function(wrap_pyfunction!(judge_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(run_spread, m)?)?;
     m.add_function(wrap_pyfunction!(run_level, m)?)?;
     m.add_function(wrap_pyfunction!(runs_to_detect, m)?)?;
     m.add_function(wrap_pyfunction!(rounds_to_detect, m)?)?;
