@@ -42,12 +42,9 @@ Options (``pytest --help``, group "ctxbench"):
     (a changed engine changes every point's key): fail (the default) or warn; named either
     way.
 ``--ctxbench-runs K``
-    measure each test's points K times: every measuring call of the test made K times,
-    each a run of its own (fresh ring instances, its own run id), so that each point rests
-    on K independent runs, the level that varies between sessions. The gate judges the K
-    runs against the series as k runs (the prediction interval of their mean);
-    ``--ctxbench-save`` writes all K, so that a later ``--ctxbench-compare`` against that
-    file compares runs with runs, where no store is kept. Default 1.
+    every measuring call of a test made K times, each a run of its own, so that its points
+    rest on K independent runs: the gate judges them as K runs against the series, and
+    ``--ctxbench-save`` writes all K (where no store is kept). Default 1.
 ``--ctxbench-budget S``
     with ``--ctxbench-compare`` or ``--ctxbench-store``: a test whose comparison is
     inconclusive measures again (its
@@ -243,8 +240,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # The most a test may measure again to decide a comparison: a budget past it is a typo
 # (1e9 s is 31 years), not a plan.
 MAX_BUDGET_S = 3600.0
-# The most runs --ctxbench-runs takes: a plan asks rarely more than a few dozen runs a side;
-# beyond is a typo.
+# The most runs --ctxbench-runs takes: beyond, a typo, not a plan.
 MAX_RUNS = 1000
 # The largest slowdown --ctxbench-compare-fail takes, percent: B/A beyond 11x.
 MAX_FAIL_PCT = 1000.0
