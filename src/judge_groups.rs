@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::judge::{check, holm};
 use crate::stats;
 use crate::verdict::{change, Change, Why, EQUIVALENCE_CONFIDENCE};
+use serde::Serialize;
 
 /// Fewest runs a side needs to be judged: two runs measure a spread on one degree of
 /// freedom (t₀.₉₉₉ = 637 at Holm's level for 50 points), three on two; fewer is "short".
@@ -28,11 +29,14 @@ pub struct Groups<'a> {
 /// point was called different) and its 90 % equivalence interval, the p-value and Holm's
 /// adjusted one, each side's runs, one run's spread (ln, pooled) and Welch's degrees of
 /// freedom. Short sides: inconclusive with NaN intervals.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GroupJudgement {
+    #[serde(rename = "verdict")]
     pub change: Change,
     pub why: Why,
+    #[serde(rename = "base_us")]
     pub base: f64,
+    #[serde(rename = "new_us")]
     pub new: f64,
     pub ratio: f64,
     pub low: f64,

@@ -102,6 +102,8 @@ def compare_by(
     label, named = parse_by(by)
     values = label_values(store, label, named)
     rows = gathered(store, label, values, machine)
+    if not rows:
+        raise ValueError(f"--by {label}: no stored point of machine {machine} has runs under it")
     judged = _core.judge_groups([(b, n) for _, _, (b, n) in rows], threshold, family_alpha)
     out = pd.DataFrame(
         [
@@ -148,7 +150,7 @@ def plan_by(
     under the label's values, the two named or all the store holds, each about its own
     value's mean: a plan can be made before the second value is measured), ``sd`` (one
     run's spread, ln), ``runs_per_side`` (None: more than the core plans, or fewer than two
-    runs under one value). ``attrs``: ``label``, ``values``, ``detect``."""
+    runs under one value). ``attrs``: ``label``, ``values``, ``detect``, ``power``."""
     pd = require("pandas", "ctxbench plan --by")
     label, named = parse_by(by)
     values: tuple[str, ...]
@@ -168,4 +170,5 @@ def plan_by(
         )
     out = pd.DataFrame(rows, columns=["point", "machine", "runs", "sd", "runs_per_side"])
     out.attrs.update(label=label, values=values, detect=detect)
+    out.attrs["power"] = _core.DEFAULT_POWER if power is None else power
     return out

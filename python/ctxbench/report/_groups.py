@@ -63,8 +63,9 @@ def format_plan_by(df: pd.DataFrame) -> str:
         per_side = "more than the core plans" if r.runs_per_side is None else str(r.runs_per_side)
         lines.append((plain(r.point), plain(r.machine), f"{r.runs} runs",
                       f"{100 * r.sd:.1f}%", per_side))  # fmt: skip
-    text = [f"to tell a change of {detect:.0%} between values of {label} ({values}) with 80% "
-            "probability:"]  # fmt: skip
+    power = df.attrs.get("power", math.nan)
+    text = [f"to tell a change of {detect:.0%} between values of {label} ({values}) with "
+            f"{power:.0%} probability:"]  # fmt: skip
     text += _table(lines) if len(df) else ["no stored point carries the label"]
     text.append(
         "spread: one run's (ln), from the stored runs under each value about their own mean; "
