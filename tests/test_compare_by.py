@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -110,3 +111,33 @@ def test_plan_by_says_runs_a_side_and_how_many_runs_the_spread_rests_on() -> Non
     # One value measured so far: a plan all the same, from its runs.
     one = plan_by(kernels(n=6, values=("A",)), "kernel", 0.03)
     assert (one["runs"] == 6).all() and one["runs_per_side"].notna().all()
+
+
+def test_the_cli_compares_a_real_stores_two_kernels_and_exits_1_on_a_slower_point(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dataclasses
+
+    import numpy as np
+
+    import ctxbench
+    from ctxbench import store
+    from ctxbench.cli import main
+
+    where = tmp_path / "data"
+    where.mkdir(mode=0o700)
+    path = str(where / "store.sqlite3")
+    r = ctxbench.lat_ctx([2], placement="single", min_time=0.002, max_time=0.05,
+                         repetitions=3, history=False)  # fmt: skip
+    net = np.where(r.latency_us > 0, r.latency_us, r.raw_us)
+    with store.open(path) as s:  # type: ignore[union-attr]
+        for i, (kernel, ratio) in enumerate([("A", 1.0), ("B", 1.5)] * 4):
+            wobble = 1 + 0.002 * (i % 3)
+            meta = {**r.metadata, "run_id": f"run{i}"}
+            run = dataclasses.replace(r, latency_us=net * ratio * wobble, metadata=meta)
+            s.keep(run, {"kernel": kernel})
+    assert main(["compare", "--by", "kernel", "--store", path]) == 1
+    out = capsys.readouterr().out
+    assert "4 vs 4" in out and "slower" in out and "kernel=B against kernel=A" in out
+    assert main(["plan", "--by", "kernel=A,B", "--detect", "3%", "--store", path]) == 0
+    assert "8 runs" in capsys.readouterr().out
