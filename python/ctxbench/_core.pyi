@@ -31,6 +31,7 @@ __all__ = [
     "topology",
     "cache_plan",
     "restrictions",
+    "cpu_quota",
     "matrix_plan",
     "ring_estimate",
     "matrix",
@@ -192,7 +193,9 @@ _Relation = Literal[
 ]
 _Measure = Literal["ring", "pingpong"]
 _Change = Literal["slower", "faster", "no change", "inconclusive"]
-_AbStopped = Literal["decided", "budget", "below resolution", "max rounds", "no more rounds"]
+_AbStopped = Literal[
+    "decided", "budget", "below resolution", "max rounds", "no more rounds", "throttled"
+]
 
 @type_check_only
 class InterferenceDict(TypedDict):
@@ -1046,3 +1049,6 @@ class RestrictionDict(TypedDict):
 def restrictions(
     sysfs: str | None = None, proc: str | None = None, boot: str | None = None
 ) -> list[RestrictionDict]: ...
+def cpu_quota(
+    sysfs: str | None = None, proc: str | None = None, boot: str | None = None
+) -> float | None: ...

@@ -2,9 +2,10 @@
 //! (`host::cache::plan`), as the `CachePlanDict` of `_core.pyi`; `matrix_plan`, the cells of
 //! a matrix (`host::matrix::plan`), as its `MatrixPlanDict`; `ring_estimate`, the seconds a
 //! ring call takes at most; `restrictions`, what the host is restricted in
-//! (`host::restrictions`), as `RestrictionDict`s.
+//! (`host::restrictions`), as `RestrictionDict`s, and `cpu_quota`, its CPU quota's figure.
 
 use super::convert::{core_err, request};
+use crate::host::restrictions::{detect, quota, Host};
 use crate::request::Door;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -111,9 +112,18 @@ fn ring_estimate<'py>(
     Ok(crate::host::time::ring_s(&cfg))
 }
 
-/// Every restriction of the host `sysfs` describes (default: `host::sysfs_root`), its
-/// /proc and /boot where given (default: the live ones for `/sys`, else under `sysfs`),
-/// each its name, what was read and what to do.
+/// The host `sysfs` describes (default: `host::sysfs_root`), its /proc and /boot where
+/// given (default: the live ones for `/sys`, else under `sysfs`).
+fn host(sysfs: Option<&str>, proc: Option<&str>, boot: Option<&str>) -> Host {
+    let at = sysfs.map_or_else(Host::this, |root| Host::at(Path::new(root)));
+    Host::with_roots(
+        &at.sys,
+        proc.map_or(at.proc.as_path(), Path::new),
+        boot.map_or(at.boot.as_path(), Path::new),
+    )
+}
+
+/// Every restriction of the host (`host`), each its name, what was read and what to do.
 #[pyfunction]
 #[pyo3(signature = (sysfs=None, proc=None, boot=None))]
 fn restrictions<'py>(
@@ -122,13 +132,7 @@ fn restrictions<'py>(
     proc: Option<&str>,
     boot: Option<&str>,
 ) -> PyResult<Bound<'py, PyList>> {
-    use crate::host::restrictions::{detect, Host};
-    let at = sysfs.map_or_else(Host::this, |root| Host::at(Path::new(root)));
-    let host = Host::with_roots(
-        &at.sys,
-        proc.map_or(at.proc.as_path(), Path::new),
-        boot.map_or(at.boot.as_path(), Path::new),
-    );
+    let host = host(sysfs, proc, boot);
     let list = PyList::empty(py);
     for r in detect(&host) {
         let d = PyDict::new(py);
@@ -140,7 +144,16 @@ fn restrictions<'py>(
     Ok(list)
 }
 
+/// The tightest CPU quota on this process's groups on the host (`host`), in CPUs (quota /
+/// period): the reading the restriction `cpu_quota` names; None where no limit is found.
+#[pyfunction]
+#[pyo3(signature = (sysfs=None, proc=None, boot=None))]
+fn cpu_quota(sysfs: Option<&str>, proc: Option<&str>, boot: Option<&str>) -> Option<f64> {
+    quota(&host(sysfs, proc, boot)).map(|q| q.cpus())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(cpu_quota, m)?)?;
     m.add_function(wrap_pyfunction!(ring_estimate, m)?)?;
     m.add_function(wrap_pyfunction!(cache_plan, m)?)?;
     m.add_function(wrap_pyfunction!(matrix_plan, m)?)?;
