@@ -250,16 +250,16 @@ def _workers(client: Any) -> set[str]:
 
 
 def sweep(
-    # BEGIN written by `python -m ctxbench._codegen` from grid.AXES; edit there
+    # BEGIN written by `python -m ctxbench._codegen` from grid.AXES, grid.SWEEP_OPTIONS; edit there
     procs: Sequence[int],
     sizes_kb: Sequence[int] = (0,),
     engines: Sequence[str] = ("process",),
     transports: Sequence[str | None] = (None,),
     placements: Sequence[Placement] = ("default",),
-    # END written by `python -m ctxbench._codegen`
     repetitions: int | None = None,
     out: PathLike | None = None,
     progress: bool | str = True,
+    # END written by `python -m ctxbench._codegen`
     *,
     scheduler: str | None = None,
     client: Any = None,
@@ -469,6 +469,8 @@ def matrix(
         if own:
             close(client)
     records = [done[m] for m in designated if m in done]
+    # The client's results store keeps every machine's matrix, as it keeps their points.
+    store.keep_quietly([from_record(rec) for rec in records], source="fleet")
     df = concat(records_frame([rec]) for rec in records)
     df.attrs["fleet"] = {
         "scheduler": address,

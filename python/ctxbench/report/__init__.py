@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from ._ab import ab_html, ab_lines, ab_side, ab_verdict, ab_why, format_ab
+from ._changes import change_point_words
 from ._comparison import (
     INCONCLUSIVE,
     WANTING_DATA,
@@ -55,6 +56,7 @@ __all__ = [
     "Reports",
     "Terminal",
     "busy",
+    "change_point_words",
     "compared",
     "context_line",
     "current",
