@@ -32,6 +32,7 @@ __all__ = [
     "topology",
     "cache_plan",
     "restrictions",
+    "cpu_quota",
     "matrix_plan",
     "ring_estimate",
     "matrix",
@@ -195,7 +196,9 @@ _Relation = Literal[
 ]
 _Measure = Literal["ring", "pingpong"]
 _Change = Literal["slower", "faster", "no change", "inconclusive"]
-_AbStopped = Literal["decided", "budget", "below resolution", "max rounds", "no more rounds"]
+_AbStopped = Literal[
+    "decided", "budget", "below resolution", "max rounds", "no more rounds", "throttled"
+]
 
 @type_check_only
 class RingConfigDict(TypedDict):
@@ -1027,3 +1030,6 @@ class RestrictionDict(TypedDict):
 def restrictions(
     sysfs: str | None = None, proc: str | None = None, boot: str | None = None
 ) -> list[RestrictionDict]: ...
+def cpu_quota(
+    sysfs: str | None = None, proc: str | None = None, boot: str | None = None
+) -> float | None: ...
