@@ -315,8 +315,11 @@ def test_compare_with_itself(swept: Path, capsys: pytest.CaptureFixture[str]) ->
     # One run a side: how runs differ is assumed, not seen, so never "no change" within 2 %,
     # even against itself.
     assert "0 slower, 0 faster, 0 no change, 4 inconclusive" in out
-    # Measured on a busy machine, a run speaks for no other at all.
-    assert out.count("between runs is assumed") + out.count("other tasks were runnable") == 4
+    # Each point says why. The reason is the machine's: on a busy one a run speaks for no other
+    # at all; earlier runs of the point in the suite's store may give the run level instead of
+    # the assumed one, and at load 14 on 2 CPUs a net figure fell to 0 (all seen).
+    why = [line.split(": ", 2) for line in out.splitlines() if line.startswith("inconclusive: ")]
+    assert len(why) == 4 and all(len(w) == 3 and w[2].strip() for w in why), out
 
 
 def test_compare_regression_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -492,6 +495,33 @@ def test_recorded_hops_print_their_percentiles(command: str) -> None:
     (hops,) = [line for line in p.stderr.splitlines() if "hops (wake to run)" in line]
     assert re.fullmatch(
         r"ctxbench: 2 procs: hops \(wake to run\) p50 \S+, p99 \S+, p99\.9 \S+, max \S+ µs", hops
+    )
+
+
+def test_recorded_hops_print_their_percentiles_on_sweep_and_matrix(tmp_path: Path) -> None:
+    """`sweep` and `matrix` took --record-hops and printed no percentiles."""
+    out = tmp_path / "s.json"
+    argv = ["sweep", *FAST_FLAGS, "--procs", "2", "--sizes", "0", "4", "--record-hops"]
+    p = run_cli(*argv, "--placements", "single", "--no-progress", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    hops = [line for line in p.stderr.splitlines() if "hops (wake to run)" in line]
+    assert [re.sub(r": hops.*", "", line) for line in hops] == [
+        f"ctxbench: process/pipe single size={k}k P=1 2 procs" for k in (0, 4)
+    ], p.stderr
+    assert all(re.search(r"p50 \S+, p99 \S+, p99\.9 \S+, max \S+ µs$", h) for h in hops), hops
+    # The percentiles are columns of the table, and load back from a table file.
+    df = ctxbench.load(out)
+    assert {"hop_p50_us", "hop_p999_us", "hop_max_us"} <= set(df.columns)
+    csv = tmp_path / "s.csv"
+    files.save(df, csv)
+    assert ctxbench.load(csv)["hop_max_us"].tolist() == pytest.approx(df["hop_max_us"].tolist())
+    cpu = str(sorted(os.sched_getaffinity(0))[0])
+    p = run_cli("matrix", "--cpus", cpu, "-N", "1", "--min-time", "0.001", "--record-hops",
+                "--no-progress")  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    (hops,) = [line for line in p.stderr.splitlines() if "hops (wake to run)" in line]
+    assert re.fullmatch(
+        rf"ctxbench: {cpu}->{cpu}: hops \(wake to run\) p50 \S+, p99 \S+, p99\.9 \S+ µs", hops
     )
 
 

@@ -58,6 +58,7 @@ API = (
     ("api.py", "pingpong", "pingpong", ("loops", "history"), ()),
     ("_matrix.py", "matrix", "matrix", ("cpus", "per_class"), ()),
     ("cache.py", "cache_sweep", "cache_sweep", ("procs", "sizes_kb"), ("procs",)),
+    ("_plan.py", "plan", "plan", ("detect", "procs"), ("detect", "procs")),
 )
 # The sweeps whose positional parameters are the grid's axes and the options every sweep
 # takes (``grid.AXES``, ``grid.SWEEP_OPTIONS``): (module, function).

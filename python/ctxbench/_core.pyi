@@ -22,7 +22,6 @@ __all__ = [
     "rounds_to_detect",
     "ab_replay",
     "fiber_baseline_ns",
-    "default_transport",
     "placement_name",
     "placement_cpus",
     "ring_config",
@@ -825,7 +824,6 @@ def ab_replay(
     threshold: float = ...,
 ) -> AbReplayDict: ...
 def fiber_baseline_ns(pairs: int) -> float: ...
-def default_transport(engine: str) -> str: ...
 def placement_name(placement: str | Sequence[int] | None = None, cpu: int | None = None) -> str: ...
 def placement_cpus(
     placement: str | Sequence[int] | None = None,
