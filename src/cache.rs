@@ -76,7 +76,8 @@ pub fn sweep(
     })
 }
 
-/// One `Config` per size, after checking the grid, the rounds and the memory they need.
+/// One `Config` per size (the base as the request validated it), after checking the grid,
+/// the rounds and the memory they need.
 fn check(
     base: &Config,
     sizes_kb: &[usize],
@@ -92,17 +93,13 @@ fn check(
     config::ROUNDS.check(rounds as u64)?;
     let configs = sizes_kb
         .iter()
-        .map(|&size_kb| {
-            let cfg = Config {
-                size_kb,
-                stop: Stop::Fixed(BLOCK_REPETITIONS),
-                observer: base.observer.without_evidence(),
-                ..base.clone()
-            };
-            cfg.validate().map(|()| cfg)
+        .map(|&size_kb| Config {
+            size_kb,
+            stop: Stop::Fixed(BLOCK_REPETITIONS),
+            observer: base.observer.without_evidence(),
+            ..base.clone()
         })
-        .collect::<Result<Vec<_>>>()?;
-    Shape::new(stream_kb, base.stride_bytes)?;
+        .collect();
     // One size's ring at a time, beside the streaming array.
     let largest = sizes_kb.iter().max().copied().unwrap_or(0);
     let procs = base.procs.iter().max().copied().unwrap_or(0);

@@ -90,19 +90,6 @@ pub struct Config {
     pub interference: Option<crate::interference::Interference>,
 }
 
-/// The stopping rule's parameters, each in its range.
-fn validate_stop(stop: &Stop) -> Result<()> {
-    if let Some(n) = stop.fixed() {
-        REPETITIONS.check(n as u64)?;
-    }
-    if let Some(rule) = stop.rule() {
-        PRECISION.check(rule.target)?;
-        MAX_REPETITIONS.check(rule.max_repetitions as u64)?;
-        MAX_TIME.check(rule.max_time)?;
-    }
-    Ok(())
-}
-
 /// How many trips a timed repetition makes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Plan {
@@ -154,14 +141,13 @@ impl Config {
     }
 
     /// The rules between a run's values, each value already in its range (the request
-    /// parsed it): the engine and transport go together, one run level per count, the
-    /// working set's shape, the stopping rule's own rules, procs x parallel, the policy and
-    /// cgroups with the rest. Nothing here reads the host: `ring::check` does, before a run.
+    /// parsed it, and `Shape::new` guards the working set's arithmetic where a run builds
+    /// it): the engine and transport go together, one run level per count, procs x
+    /// parallel, the policy and cgroups with the rest. Nothing here
+    /// reads the host: `ring::check` does, before a run.
     pub fn validate(&self) -> Result<()> {
         engine::check_combination(self.engine, self.transport)?;
         self.check_run_levels()?;
-        self.shape()?;
-        validate_stop(&self.stop)?;
         let max_procs = self.procs.iter().max().copied().unwrap_or(0);
         if max_procs.saturating_mul(self.parallel) > MAX_PROCS {
             return Err(Error::invalid(
@@ -196,52 +182,6 @@ impl Config {
     }
 }
 
-/// Participant counts as a caller lists them: at least one, at most `MAX_POINTS`, each in
-/// `PROCS`. (A front door reads one item past the most, for this to refuse by name.)
-pub fn procs(counts: &[i64]) -> Result<Vec<usize>> {
-    if counts.is_empty() {
-        return Err(Error::invalid(
-            "procs",
-            "must name at least one process count",
-        ));
-    }
-    if counts.len() > MAX_POINTS {
-        return Err(Error::invalid(
-            "procs",
-            format!("names more than {MAX_POINTS} process counts"),
-        ));
-    }
-    counts.iter().map(|&p| PROCS.count(p)).collect()
-}
-
-/// Sizes in KiB as a caller lists them: at most `MAX_POINTS`, each in `SIZE_KB`.
-pub fn sizes(sizes_kb: &[i64]) -> Result<Vec<usize>> {
-    if sizes_kb.len() > MAX_POINTS {
-        return Err(Error::invalid(
-            "sizes_kb",
-            format!("lists more than {MAX_POINTS} sizes"),
-        ));
-    }
-    sizes_kb.iter().map(|&kb| SIZE_KB.count(kb)).collect()
-}
-
-/// CPU ids as a caller lists them for `param`: at most `sys::MAX_CPUS`, each >= 0.
-pub fn cpu_ids(param: &'static str, ids: &[i64]) -> Result<Vec<usize>> {
-    let most = crate::sys::MAX_CPUS;
-    if ids.len() > most {
-        return Err(Error::invalid(
-            param,
-            format!("lists more than {most} CPU ids, each CPU once at most"),
-        ));
-    }
-    ids.iter()
-        .map(|&id| {
-            usize::try_from(id)
-                .map_err(|_| Error::invalid(param, format!("CPU ids are >= 0, got {id}")))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 thread_local! {
     /// Test-only: rings started from this thread get arrays that are never written
@@ -252,7 +192,6 @@ thread_local! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stop::Precision;
 
     fn quick(procs: Vec<usize>) -> Config {
         Config {
@@ -262,36 +201,14 @@ mod tests {
         }
     }
 
+    /// The rules between values; each value's own range is the request's
+    /// (`request::tests::every_range_is_checked_as_the_value_is_given`).
     #[test]
     fn bad_input_names_the_parameter() {
         let bad = |cfg: Config, param: &str| match cfg.validate() {
             Err(Error::Invalid { param: p, .. }) => assert_eq!(p, param),
             other => panic!("expected {param} error, got {other:?}"),
         };
-        assert!(procs(&[]).is_err());
-        assert!(procs(&[1]).is_err());
-        assert!(procs(&vec![2; MAX_POINTS + 1]).is_err());
-        assert_eq!(procs(&[2, 8]).unwrap(), [2, 8]);
-        bad(
-            Config {
-                stop: Stop::Fixed(0),
-                ..quick(vec![2])
-            },
-            "repetitions",
-        );
-        let precise = |target, max_repetitions, max_time| Config {
-            stop: Stop::Precise(Precision {
-                target,
-                max_repetitions,
-                max_time,
-            }),
-            ..quick(vec![2])
-        };
-        bad(precise(0.0, 100, 1.0), "precision");
-        bad(precise(f64::NAN, 100, 1.0), "precision");
-        bad(precise(0.01, 15, 1.0), "max_repetitions");
-        bad(precise(0.01, 100, 0.0), "max_time");
-        assert!(precise(0.01, 100, 1.0).validate().is_ok());
         bad(
             Config {
                 parallel: 1024,
@@ -299,13 +216,15 @@ mod tests {
             },
             "parallel",
         );
-        bad(
-            Config {
-                size_kb: usize::MAX,
-                ..quick(vec![2])
-            },
-            "size_kb",
-        );
+        let huge = Config {
+            size_kb: usize::MAX,
+            ..quick(vec![2])
+        };
+        assert!(huge
+            .shape()
+            .unwrap_err()
+            .to_string()
+            .starts_with("size_kb:"));
         bad(
             Config {
                 engine: Engine::Fiber,

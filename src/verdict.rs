@@ -334,6 +334,10 @@ pub const DEFAULT_POWER: f64 = 0.8;
 /// A plan's change to tell apart (a fraction of the figure), and the probability of telling it.
 pub const DETECT: Limit<f64> = Limit::above("detect", 0.0, 10.0).in_unit(" (a fraction)");
 pub const POWER: Limit<f64> = Limit::between("power", 0.5, 0.999);
+/// The change a plan is for where none is named: 5 %.
+pub const DEFAULT_DETECT: f64 = 0.05;
+/// Runs a plan measures first of a point with too few in the history.
+pub const PILOT: Limit<u64> = Limit::between("pilot", 0, 100);
 
 /// What a plan is asked, checked: `detect` and `power` in their ranges, `spread` a finite
 /// relative spread >= 0.

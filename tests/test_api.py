@@ -219,7 +219,7 @@ def test_bad_input_names_the_parameter(
 
 
 def test_an_endless_iterator_of_counts_ends_in_a_range_error() -> None:
-    with pytest.raises(ValueError, match="procs: names more than 10000 process counts"):
+    with pytest.raises(ValueError, match="procs: lists more than 10000 process counts"):
         ctxbench.ring(itertools.repeat(2))
     with pytest.raises(ValueError, match="placement: lists more than 100000 CPU ids"):
         ctxbench.ring([2], placement=itertools.repeat(0))

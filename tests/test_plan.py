@@ -80,6 +80,25 @@ def test_pilot_must_be_a_count(kept: Path, pilot: object) -> None:
         ctxbench.plan(0.05, [2], pilot=pilot)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("power", [True, 0.2, 1.0, float("nan"), "0.9"])
+def test_power_must_be_a_probability_in_its_range_even_with_nothing_known(
+    kept: Path, power: object
+) -> None:
+    with pytest.raises(ValueError, match="^power: must be a number from 0.5 to 0.999"):
+        ctxbench.plan(0.05, [2], power=power)  # type: ignore[arg-type]
+
+
+def test_a_plan_is_for_the_power_asked(kept: Path) -> None:
+    assert _core.runs_to_detect(0.05, 0.05, 0.95) > _core.runs_to_detect(0.05, 0.05, 0.6)
+    for _ in range(_core.MIN_SERIES):
+        ctxbench.ring([2], **RUN)
+    for power in (0.6, 0.95):
+        (p,) = ctxbench.plan(0.05, [2], power=power, **RUN)
+        if p.spread is not None:  # (under load a run's own error can leave it unusable)
+            assert p.runs_per_side == _core.runs_to_detect(p.spread, 0.05, power)
+            assert p.rounds == _core.rounds_to_detect(math.sqrt(2) * p.spread, 0.05, power)
+
+
 def test_the_command_prints_each_point_and_what_the_figures_assume(
     kept: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -90,6 +109,8 @@ def test_the_command_prints_each_point_and_what_the_figures_assume(
     assert out[-1].startswith("runs: comparable runs of the point in the run history")
     assert main(["plan", "--detect", "0.1", "--placement", "single", "2"]) == 0
     assert "a change of 10%" in capsys.readouterr().out
+    assert main(["plan", "--power", "90%", "--placement", "single", "2"]) == 0
+    assert "with 90% probability" in capsys.readouterr().out
     for bad in ("10", "0", "five", "0%"):
         with pytest.raises(SystemExit):
             main(["plan", "--detect", bad])

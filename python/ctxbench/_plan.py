@@ -17,10 +17,13 @@ from . import _core, _history
 from ._series import series_spread
 from .api import result_metadata, ring, ring_points
 
-# lat_ctx's classic sweep: the points a plan is for when none are named.
-DEFAULT_PROCS = (2, 4, 8, 16, 20)
-# The probability a plan tells the change asked for: the core's default.
-POWER = _core.DEFAULT_POWER
+# A plan's own parameters, the core's table's (door "plan"): the change to tell, the points
+# (lat_ctx's classic sweep where none are named) and the pilot runs.
+_PARAMETERS = {p["name"]: p for p in _core.PARAMETERS if "plan" in p["doors"]}
+DEFAULT_PROCS: tuple[int, ...] = _PARAMETERS["procs"]["default"]
+DETECT: float = _PARAMETERS["detect"]["default"]
+# The probability a plan tells the change asked for where none is named.
+POWER: float = _PARAMETERS["power"]["default"]
 
 
 @dataclass(frozen=True)
@@ -49,26 +52,43 @@ def _spread(history: _history.History | None) -> tuple[int, float | None]:
     return len(figures), series_spread(us, errors)
 
 
+def _in_range(name: str, value: object) -> None:
+    """A plan's own value within its row's range (the table's): a ValueError naming it."""
+    row = _PARAMETERS[name]
+    whole = row["kind"].startswith("count")
+    number = isinstance(value, int if whole else (int, float)) and not isinstance(value, bool)
+    if not number or not row["lo"] <= value <= row["hi"]:  # type: ignore[operator]
+        what = "a number of runs" if whole else "a number"
+        raise ValueError(
+            f"{name}: must be {what} from {row['lo']:g} to {row['hi']:g}, got {value!r}"
+        )
+
+
 def plan(
+    # BEGIN written by `python -m ctxbench._codegen` from _core.PARAMETERS: positional
     detect: float = 0.05,
-    procs: int | Sequence[int] = DEFAULT_PROCS,
+    procs: int | Sequence[int] = (2, 4, 8, 16, 20),
+    # END written by `python -m ctxbench._codegen`
     *,
+    # BEGIN written by `python -m ctxbench._codegen` from _core.PARAMETERS; edit src/request
     pilot: int = 0,
+    power: float = 0.8,
+    # END written by `python -m ctxbench._codegen`
     max_time: float = _core.DEFAULT_MAX_TIME,
     **ring_kwargs: Any,
 ) -> list[PointPlan]:
     """Per point of ``ring(procs, **ring_kwargs)``: what telling a change of ``detect`` (a
-    fraction: 0.05 is 5 %) takes on this machine now. ``pilot=N`` measures a point that has
-    fewer than ``_core.MIN_SERIES`` comparable runs N times first (each run goes into the
-    history, as any run does); ``max_time`` is the seconds one run of a point takes at most,
-    for the time a side takes.
+    fraction: 0.05 is 5 %) with probability ``power`` takes on this machine now. ``pilot=N``
+    measures a point that has fewer than ``_core.MIN_SERIES`` comparable runs N times first
+    (each run goes into the history, as any run does); ``max_time`` is the seconds one run of
+    a point takes at most, for the time a side takes.
 
     A round of ``ab`` pairs two fresh ring instances; its ln ratio is taken to scatter as
     two runs' figures do (√2 times one run's spread), which overstates it where the host
     drifts over seconds: the pairing cancels that.
     """
-    if isinstance(pilot, bool) or not isinstance(pilot, int) or not 0 <= pilot <= 100:
-        raise ValueError(f"pilot: must be a number of runs from 0 to 100, got {pilot!r}")
+    _in_range("pilot", pilot)
+    _in_range("power", power)
     points = ring_points(procs, **{k: v for k, v in ring_kwargs.items() if k != "history"})
     if points is None:
         raise TypeError(f"procs: expected an int or a sequence of ints, got {procs!r}")
@@ -86,8 +106,8 @@ def plan(
         runs, spread = _spread(history)
         per_side = rounds = None
         if spread is not None:
-            per_side = _core.runs_to_detect(spread, detect, POWER)
-            rounds = _core.rounds_to_detect(math.sqrt(2) * spread, detect, POWER)
+            per_side = _core.runs_to_detect(spread, detect, power)
+            rounds = _core.rounds_to_detect(math.sqrt(2) * spread, detect, power)
         seconds = per_side * max_time if per_side is not None else None
         out.append(PointPlan(count, label, runs, spread, per_side, seconds, rounds))
     return out

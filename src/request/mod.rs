@@ -231,8 +231,20 @@ fn parse(param: &Param, value: Value) -> Result<Option<Parsed>> {
     };
     let parsed = match (param.kind, value) {
         (kind, Value::None) if optional(kind) => return Ok(None),
+        (kind @ (Kind::Counts | Kind::Sizes | Kind::Cpus | Kind::Placement), Value::Ints(v))
+            if v.len() > kind.most_items() =>
+        {
+            return Err(Error::invalid(
+                name,
+                format!("lists more than {} {}", kind.most_items(), kind.items()),
+            ))
+        }
         (Kind::Counts, Value::Int(i)) => Parsed::Counts(vec![config::PROCS.count(i)?]),
-        (Kind::Counts, Value::Ints(v)) => Parsed::Counts(config::procs(&v)?),
+        (Kind::Counts, Value::Ints(v)) if v.is_empty() => {
+            return Err(Error::invalid(name, "must name at least one process count"))
+        }
+        (Kind::Counts, Value::Ints(v)) => Parsed::Counts(counts(config::PROCS, &v)?),
+        (Kind::Sizes, Value::Ints(v)) => Parsed::Counts(counts(config::SIZE_KB, &v)?),
         (Kind::Count(l) | Kind::OptCount(l), Value::Int(i)) => Parsed::Count(l.count(i)?),
         (Kind::OptInt(l), Value::Int(i)) => Parsed::Int(l.check(i)?),
         (Kind::Stride, Value::Int(i)) => Parsed::Count(crate::workload::check_stride(i)?),
@@ -243,21 +255,11 @@ fn parse(param: &Param, value: Value) -> Result<Option<Parsed>> {
         (Kind::Placement, Value::Name(n)) => {
             Parsed::Placement(Placement::parse(Named::Policy(&n))?)
         }
-        (Kind::Placement, Value::Ints(ids)) if ids.len() > config::MAX_PROCS => {
-            return Err(Error::invalid(
-                "placement",
-                format!(
-                    "lists more than {} CPU ids, one per participant at most",
-                    config::MAX_PROCS
-                ),
-            ))
-        }
         (Kind::Placement, Value::Ints(ids)) => {
             Parsed::Placement(Placement::parse(Named::Cpus(&ids))?)
         }
         (Kind::Cpu, Value::Int(i)) => Parsed::Int(i),
-        (Kind::Cpus, Value::Ints(v)) => Parsed::Counts(config::cpu_ids(name, &v)?),
-        (Kind::Sizes, Value::Ints(v)) => Parsed::Counts(config::sizes(&v)?),
+        (Kind::Cpus, Value::Ints(v)) => Parsed::Counts(cpu_ids(name, &v)?),
         (Kind::Memory, Value::Name(n)) => Parsed::Memory(Memory::parse(&n)?),
         (Kind::Memory, Value::Int(n)) => Parsed::Memory(Memory::of_node(n)?),
         (Kind::History, Value::Runs(r)) => Parsed::Runs(r),
@@ -268,6 +270,21 @@ fn parse(param: &Param, value: Value) -> Result<Option<Parsed>> {
         (_, value) => return Err(wrong(&value)),
     };
     Ok(Some(parsed))
+}
+
+/// Each of `given` in `limit`.
+fn counts(limit: config::Limit<u64>, given: &[i64]) -> Result<Vec<usize>> {
+    given.iter().map(|&n| limit.count(n)).collect()
+}
+
+/// CPU ids as `param` lists them: each >= 0 (which exist is the host's to say).
+fn cpu_ids(param: &'static str, ids: &[i64]) -> Result<Vec<usize>> {
+    ids.iter()
+        .map(|&id| {
+            usize::try_from(id)
+                .map_err(|_| Error::invalid(param, format!("CPU ids are >= 0, got {id}")))
+        })
+        .collect()
 }
 
 impl Names {

@@ -20,15 +20,19 @@ pub enum Door {
     Matrix,
     Cache,
     Ab,
+    /// What telling a change takes on this machine (`ctxbench.plan`): parameters only, the
+    /// points a ring's.
+    Plan,
 }
 
 impl Door {
-    pub const ALL: [Door; 5] = [
+    pub const ALL: [Door; 6] = [
         Door::Ring,
         Door::Pingpong,
         Door::Matrix,
         Door::Cache,
         Door::Ab,
+        Door::Plan,
     ];
 
     pub fn name(self) -> &'static str {
@@ -38,6 +42,7 @@ impl Door {
             Door::Matrix => "matrix",
             Door::Cache => "cache_sweep",
             Door::Ab => "ab",
+            Door::Plan => "plan",
         }
     }
 }
@@ -109,6 +114,16 @@ impl Kind {
             Kind::Cpus => crate::sys::MAX_CPUS,
             Kind::Placement => config::MAX_PROCS,
             _ => config::MAX_POINTS,
+        }
+    }
+
+    /// What the items of a list of this kind are, for the error that refuses too many.
+    pub fn items(self) -> &'static str {
+        match self {
+            Kind::Cpus => "CPU ids, each CPU once at most",
+            Kind::Placement => "CPU ids, one per participant at most",
+            Kind::Sizes => "sizes",
+            _ => "process counts",
         }
     }
 
@@ -270,6 +285,7 @@ const CGROUPS: Names = Names::Cgroups;
 
 use crate::ab::{BUDGET, DEFAULT_BUDGET_S, DEFAULT_THRESHOLD, SEED, THRESHOLD};
 pub use crate::config::{DEFAULT_LINE_BYTES, LINE_BYTES};
+use crate::verdict::{DEFAULT_DETECT, DEFAULT_POWER, DETECT, PILOT, POWER};
 
 /// A row: name, kind, default, doors, flags (none: positional), help.
 macro_rules! params {
@@ -403,6 +419,14 @@ pub const PARAMS: &[Param] = {
             "a change within +-this fraction, shown to be, is no change";
         "seed", OptCount(SEED), F::Derived("from the clock"), &[Ab], ["--seed"],
             "the seed of the sides' order in each round";
+        "detect", Real(DETECT), F::Real(DEFAULT_DETECT), &[Plan], ["--detect"],
+            "the change to tell, e.g. 5%";
+        "procs", Counts, F::Ints(&[2, 4, 8, 16, 20]), &[Plan], [],
+            "participant counts (lat_ctx's classic sweep)";
+        "pilot", Count(PILOT), F::Int(0), &[Plan], ["--pilot"],
+            "first measure N runs of each point with too few in the history";
+        "power", Real(POWER), F::Real(DEFAULT_POWER), &[Plan], ["--power"],
+            "the probability of telling the change, e.g. 90%";
     }
 };
 

@@ -42,7 +42,7 @@ pub struct AbRequest {
 
 impl Request {
     /// This request is of `door`: an error naming both where it is not.
-    fn expect(&self, door: Door) -> Result<()> {
+    fn check_door(&self, door: Door) -> Result<()> {
         if self.door == door {
             return Ok(());
         }
@@ -55,7 +55,7 @@ impl Request {
 
     /// What a ring of `Door::Ring` runs.
     pub fn ring(&self) -> Result<Config> {
-        self.expect(Door::Ring)?;
+        self.check_door(Door::Ring)?;
         let (engine, transport) = self.engine_transport(None)?;
         let procs = self.procs()?;
         let run_levels = stats::run_levels(&self.runs()?);
@@ -83,7 +83,7 @@ impl Request {
 
     /// What a ping-pong runs: two participants, perf's fixed loop where `loops` is given.
     pub fn pingpong(&self) -> Result<Config> {
-        self.expect(Door::Pingpong)?;
+        self.check_door(Door::Pingpong)?;
         // perf's -T is the thread engine; any engine can be named, fibers too.
         let threads = self.switch("threads")?;
         let engine = match (self.engine()?, threads) {
@@ -130,7 +130,7 @@ impl Request {
 
     /// What the CPU matrix runs: each cell a ring of two on its pair of CPUs.
     pub fn matrix(&self) -> Result<MatrixConfig> {
-        self.expect(Door::Matrix)?;
+        self.check_door(Door::Matrix)?;
         if let Some(engine) = self.engine()? {
             crate::matrix::check_engine(engine)?;
         }
@@ -179,7 +179,7 @@ impl Request {
 
     /// What a cache sweep runs.
     pub fn cache(&self) -> Result<CacheRequest> {
-        self.expect(Door::Cache)?;
+        self.check_door(Door::Cache)?;
         let (engine, transport) = self.engine_transport(None)?;
         let base = Config {
             engine,
@@ -194,6 +194,7 @@ impl Request {
                 .unwrap_or(crate::stop::PRECISION_MIN_TIME),
             ..Config::lat_ctx(self.procs()?)
         };
+        base.validate()?;
         Ok(CacheRequest {
             base,
             sizes_kb: self.counts("sizes_kb")?,
@@ -206,7 +207,7 @@ impl Request {
     /// `a` against `b` under this request's budget, threshold and seed; each side a ring or
     /// a ping-pong of one participant count.
     pub fn ab(&self, a: &Request, b: &Request) -> Result<AbRequest> {
-        self.expect(Door::Ab)?;
+        self.check_door(Door::Ab)?;
         let side = |r: &Request| match r.door {
             Door::Ring => r.ring(),
             Door::Pingpong => r.pingpong(),

@@ -101,11 +101,35 @@ fn what_a_measurement_does_not_take_is_a_type_error_and_a_range_names_the_parame
     );
     let e = r.set("procs", Value::Ints(vec![])).unwrap_err().to_string();
     assert!(e.contains("procs: must name at least one"), "{e}");
+    assert!(r.set("procs", Value::Ints(vec![1])).is_err());
+    let most = crate::config::MAX_POINTS;
+    let e = r.set("procs", Value::Ints(vec![2; most + 1])).unwrap_err();
+    let want = format!("procs: lists more than {most} process counts");
+    assert_eq!(e.to_string(), want);
+    assert_eq!(ring(&[2, 8]).ring().unwrap().procs, [2, 8]);
     let e = ring(&[2])
         .set("counters", Value::None)
         .unwrap_err()
         .to_string();
     assert!(e.contains("counters: expected one of"), "{e}");
+}
+
+#[test]
+fn every_range_is_checked_as_the_value_is_given() {
+    let refused = |name: &str, value: Value| {
+        let e = ring(&[2]).set(name, value).unwrap_err();
+        assert!(
+            matches!(e, Error::Invalid { param, .. } if param == name),
+            "{name}"
+        );
+    };
+    refused("repetitions", Value::Int(0));
+    refused("precision", Value::Real(0.0));
+    refused("precision", Value::Real(f64::NAN));
+    refused("max_repetitions", Value::Int(15));
+    refused("max_time", Value::Real(0.0));
+    let precise = with(ring(&[2]), "precision", Value::Real(0.01));
+    assert!(with(precise, "max_time", Value::Real(1.0)).ring().is_ok());
 }
 
 #[test]

@@ -27,7 +27,7 @@ mod runs;
 mod series;
 pub use runs::RUN_HALF_LIFE_S;
 pub use runs::{run_level, run_levels, EarlierRun, RunLevel, ASSUMED_RUN_LEVEL, MIN_RUNS};
-pub use series::{series, Mode, Series, MODE_GAP, MODE_GAP_SPREADS};
+pub use series::{series, Mode, Series, MIN_SPLIT_RUNS, MODE_GAP, MODE_GAP_SPREADS};
 
 /// Tukey's fences: samples beyond 1.5 IQR of the quartiles are outliers.
 const TUKEY_K: f64 = 1.5;

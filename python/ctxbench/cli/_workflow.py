@@ -48,8 +48,8 @@ def _add_sweep(sub: Any) -> None:
             metavar="KB" if axis.name == "sizes_kb" else None,
             help=axis.help,
         )
-    # A point's own flags (the axes above are lists instead).
-    _flags.door_flags(sw, "ring", skip=("engine", "transport", "placement", "cpu", "size_kb"))
+    # A point's own flags: the axes above are lists instead, and a CPU list is a placement.
+    _flags.door_flags(sw, "ring", skip=(*(a.point for a in AXES), "cpu"))
     _flags.output_flags(
         sw,
         out="results file (.json, .csv or .parquet): each point written as it finishes, "
@@ -131,13 +131,7 @@ def _add_compare(sub: Any) -> None:
         metavar="FILE",
         help="NEW (judged against the store), or BASE NEW (two results files)",
     )
-    cp.add_argument(
-        "--store",
-        metavar="PATH",
-        default=None,
-        help="the results store to read series from (default: $CTXBENCH_STORE, else the "
-        "user's data directory)",
-    )
+    _flags.store_flag(cp, reads=True)
     cp.add_argument(
         "--baseline-label",
         action="append",
@@ -249,7 +243,7 @@ def _sweep(args: argparse.Namespace) -> int:
     else:
         print(show(df), end="")
     points = df.groupby(list(_SERIES) + ["procs"]).ngroups
-    said = [report.Line("note", f"{points} points in {args.out}")]
+    said = [report.Line("note", f"{points} points in {args.out}"), *_hop_lines(df)]
     kept, asked = int(df.attrs.get("kept", 0)), int(df.attrs.get("points", 0))
     if kept:
         again = "to measure again, name another --out or remove it"
@@ -265,6 +259,25 @@ def _sweep(args: argparse.Namespace) -> int:
 
 # A series is one line of lat_ctx's graph; the sweep's grid order is kept (sort=False).
 _SERIES = ["engine", "transport", "placement", "parallel", "size_kb"]
+
+
+def _hop_lines(df: Any) -> list[report.Line]:
+    """Each point's hop percentiles where its hops were recorded, as ``ring`` says them."""
+    from ..schema import HOP_PERCENTILES, percentile_column
+
+    columns = {k: percentile_column("hop", k) for k in HOP_PERCENTILES}
+    columns = {k: c for k, c in columns.items() if c in df.columns}
+    if not columns:
+        return []
+    keys = [k for k in ("host", "worker") if k in df.columns] + [*_SERIES, "procs"]
+    out = []
+    for point, g in df.groupby(keys, sort=False):
+        text = report.hops_said({k: g[c].iloc[0] for k, c in columns.items()})
+        *where, engine, transport, placement, parallel, size, procs = point
+        name = " ".join([*map(str, where), f"{engine}/{transport} {placement} size={size}k"])
+        if text:
+            out.append(report.Line("note", f"{name} P={parallel} {procs} procs: {text}"))
+    return out
 
 
 def _table(df: Any) -> str:
@@ -385,6 +398,8 @@ def _compare_series(args: argparse.Namespace) -> int:
 # What a plan's points are: the point's own parameters, not how it is measured.
 _PLAN_TAKES = ("engine", "transport", "size_kb", "stride_bytes", "placement", "cpu")
 _RING_PARAMETERS = tuple(p["name"] for p in _flags.parameters("ring"))
+# A plan's own parameters and their defaults: the core's table's.
+_PLAN = {p["name"]: p for p in _core.PARAMETERS if "plan" in p["doors"]}
 
 
 def _add_plan(sub: Any) -> None:
@@ -394,23 +409,19 @@ def _add_plan(sub: Any) -> None:
         "on this machine now",
         description="From the spread this machine's own recent runs of each point show (the "
         "run history, runs in conditions comparable to now): the runs per side a comparison "
-        "needs, and the rounds `ctxbench ab` needs, to tell a change of --detect with 80 "
-        "percent probability. Points as `ctxbench ring` takes them (default: 2 4 8 16 20).",
+        "needs, and the rounds `ctxbench ab` needs, to tell a change of --detect with --power "
+        "probability. Points as `ctxbench ring` takes them (default: "
+        + " ".join(map(str, _PLAN["procs"]["default"]))
+        + ").",
     )
     pl.set_defaults(func=_plan)
     pl.add_argument(
         "--detect",
         type=_flags.fraction,
-        default=0.05,
-        help="the change to tell, e.g. 5%% (default)",
+        default=_PLAN["detect"]["default"],
+        help=f"the change to tell, e.g. 10%% (default {100 * _PLAN['detect']['default']:g}%%)",
     )
-    pl.add_argument(
-        "--pilot",
-        type=int,
-        default=0,
-        metavar="N",
-        help="first measure N runs of each point with too few in the history (default 0)",
-    )
+    _flags.door_flags(pl, "plan", skip=("detect",))
     _flags.door_flags(
         pl,
         "ring",
@@ -425,6 +436,7 @@ def _plan(args: argparse.Namespace) -> int:
 
     asked = _flags.door_args(args, "ring")
     asked.setdefault("placement", _flags.lmbench_sched())
-    plans = plan(args.detect, args.procs or list(DEFAULT_PROCS), pilot=args.pilot, **asked)
-    print(report.format_plan(plans, args.detect, POWER))
+    own = _flags.door_args(args, "plan")
+    plans = plan(procs=args.procs or list(DEFAULT_PROCS), **own, **asked)
+    print(report.format_plan(plans, args.detect, own.get("power", POWER)))
     return 0
