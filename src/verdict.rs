@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::limit::Limit;
 use crate::stats::{self, Difference, Estimate, Layout, RunLevel, ASSUMED_RUN_LEVEL};
 use crate::stop::CONFIDENCE;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Relative half-width above which a point is `Unstable` rather than `Noisy`; also the CV
 /// of its samples above which a table says a point's samples are noisy, whatever its word
@@ -156,12 +156,15 @@ pub fn change(ratio: f64, shown: (f64, f64), equivalent: (f64, f64), threshold: 
 /// One side of a comparison: its figure and uncertainty, and whether that uncertainty
 /// reaches the level that differs between runs (several runs, a run level from earlier
 /// runs, or at least two ring instances).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// Read back (a reported side), `replicated` and `loaded` are false where not said.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Side {
     #[serde(flatten)]
     pub estimate: Estimate,
+    #[serde(default)]
     pub replicated: bool,
     /// One run measured under load, with no earlier runs to say how such runs differ.
+    #[serde(default)]
     pub loaded: bool,
 }
 

@@ -10,56 +10,11 @@ mod measuring;
 mod numbers;
 mod topo;
 
-use crate::request::{known, Fallback, Kind, Known, PARAMS};
+use crate::request::{known, params::Tuple, PARAMS};
 use numpy::IntoPyArray;
 use pyo3::exceptions::{PyImportError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
-
-/// Every parameter as the table declares it (`request::params`): name, kind in words,
-/// default (None where none, or where derived: then `derived` says how), range, the
-/// measurements that take it, its flags and help. The stub, the API's signatures and the
-/// CLI's flags are written or checked from it.
-fn parameters(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
-    let rows = PARAMS.iter().map(|p| -> PyResult<Bound<'_, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("name", p.name)?;
-        d.set_item("kind", p.kind.name())?;
-        d.set_item("expected", crate::request::expected(p.kind))?;
-        let (default, derived): (Option<Bound<'_, PyAny>>, Option<&str>) = match p.default {
-            Fallback::None => (None, None),
-            Fallback::Int(i) => (Some(i.into_pyobject(py)?.into_any()), None),
-            Fallback::Real(x) => (Some(x.into_pyobject(py)?.into_any()), None),
-            Fallback::Switch(b) => (
-                Some(pyo3::types::PyBool::new(py, b).to_owned().into_any()),
-                None,
-            ),
-            Fallback::Name(n) => (Some(n.into_pyobject(py)?.into_any()), None),
-            Fallback::Ints(v) => (Some(PyTuple::new(py, v)?.into_any()), None),
-            Fallback::Derived(how) => (None, Some(how)),
-        };
-        d.set_item("default", default)?;
-        d.set_item("derived", derived)?;
-        let (lo, hi) = match p.kind {
-            Kind::Count(l) | Kind::OptCount(l) => (Some(l.lo as f64), Some(l.hi as f64)),
-            Kind::OptInt(l) => (Some(l.lo as f64), Some(l.hi as f64)),
-            Kind::Real(l) | Kind::OptReal(l) => (Some(l.lo), Some(l.hi)),
-            _ => (None, None),
-        };
-        d.set_item("lo", lo)?;
-        d.set_item("hi", hi)?;
-        let choices = match p.kind {
-            Kind::Choice(n) | Kind::OptChoice(n) => Some(PyTuple::new(py, n.names())?),
-            _ => None,
-        };
-        d.set_item("choices", choices)?;
-        d.set_item("doors", PyTuple::new(py, p.doors.iter().map(|d| d.name()))?)?;
-        d.set_item("flags", PyTuple::new(py, p.flags)?)?;
-        d.set_item("help", p.help)?;
-        Ok(d)
-    });
-    PyTuple::new(py, rows.collect::<PyResult<Vec<_>>>()?)
-}
+use pythonize::pythonize;
 
 /// rust-numpy loads numpy's C-API capsule when the first array is made and panics if that
 /// fails; loading it runs Python code (numpy's version check), where a pending Ctrl-C raises
@@ -119,23 +74,6 @@ fn capsule_reachable(py: Python<'_>) -> PyResult<()> {
     Ok(())
 }
 
-/// A value the core exports, as Python holds it.
-fn known_object<'py>(py: Python<'py>, k: &Known) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match k {
-        Known::Int(i) => i.into_pyobject(py)?.into_any(),
-        Known::Real(x) => x.into_pyobject(py)?.into_any(),
-        Known::Text(t) => t.into_pyobject(py)?.into_any(),
-        Known::Names(names) => PyTuple::new(py, names)?.into_any(),
-        Known::ByName(entries) => {
-            let d = PyDict::new(py);
-            for (name, value) in entries {
-                d.set_item(name, known_object(py, value)?)?;
-            }
-            d.into_any()
-        }
-    })
-}
-
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     load_numpy(m.py())?;
@@ -144,11 +82,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     measuring::register(m)?;
     numbers::register(m)?;
     topo::register(m)?;
-    m.add("PARAMETERS", parameters(m.py())?)?;
+    // Every parameter as the table declares it (`request::Param`), a tuple of dicts.
+    m.add("PARAMETERS", pythonize(m.py(), &Tuple(PARAMS))?)?;
     let records = crate::record::table::records().map_err(PyValueError::new_err)?;
-    m.add("RECORDS", pythonize::pythonize(m.py(), &records)?)?;
+    m.add("RECORDS", pythonize(m.py(), &records)?)?;
     for (name, value) in known() {
-        m.add(name, known_object(m.py(), &value)?)?;
+        m.add(name, pythonize(m.py(), &value)?)?;
     }
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("COMPILER", env!("CTXBENCH_RUSTC"))?;

@@ -3,13 +3,13 @@
 
 use super::convert::{core_err, earlier_runs, int, value};
 use crate::request::{params, Door, Kind, Request};
-use crate::stats::{self, Estimate, Layout, Level, RunLevel, Uncertainty};
+use crate::stats::{self, Layout, RunLevel};
 use crate::verdict::RunSide;
 use crate::{judge, verdict};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use pythonize::pythonize;
+use pythonize::{depythonize, pythonize};
 
 /// The run level earlier runs of one point give (`stats::run_level`): their ln figures,
 /// relative standard errors and ages in seconds. None below `MIN_RUNS` usable runs, else
@@ -85,8 +85,8 @@ fn run_side<'py>(
 /// its uncertainty (`stats::runs_estimate`).
 #[pyfunction]
 fn runs_estimate<'py>(py: Python<'py>, figures: Vec<f64>) -> PyResult<Bound<'py, PyAny>> {
-    stats::finite("figures", &figures).map_err(core_err)?;
-    Ok(pythonize(py, &stats::runs_estimate(&figures))?)
+    let estimate = stats::runs_estimate(&figures).map_err(core_err)?;
+    Ok(pythonize(py, &estimate)?)
 }
 
 /// `new` against `base`, each an `estimate` dict (a `run_side` dict's "loaded" read where
@@ -101,20 +101,14 @@ fn compare_estimates<'py>(
     new_replicated: bool,
     threshold: f64,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let side = |d: &Bound<'py, PyDict>, replicated| -> PyResult<verdict::Side> {
-        let loaded = match d.get_item("loaded")? {
-            Some(v) => v.extract()?,
-            None => false,
-        };
-        Ok(verdict::Side {
-            estimate: estimate_of(d)?,
-            replicated,
-            loaded,
-        })
+    let side = |name: &str, d: &Bound<'py, PyDict>, replicated| -> PyResult<verdict::Side> {
+        let side: verdict::Side = depythonize(d)
+            .map_err(|e| PyValueError::new_err(format!("{name}: an estimate dict: {e}")))?;
+        Ok(verdict::Side { replicated, ..side })
     };
     let c = verdict::compare(
-        &side(base, base_replicated)?,
-        &side(new, new_replicated)?,
+        &side("base", base, base_replicated)?,
+        &side("new", new, new_replicated)?,
         threshold,
     );
     Ok(pythonize(py, &c)?)
@@ -206,25 +200,6 @@ fn ab_replay(
     let out =
         crate::ab::replay_columns(&a_us, &b_us, &end_s, budget, threshold).map_err(core_err)?;
     Ok(pythonize(py, &out)?)
-}
-
-/// An `estimate` dict back: the level named by its word.
-fn estimate_of(d: &Bound<'_, PyDict>) -> PyResult<Estimate> {
-    let item = |key: &str| -> PyResult<Bound<'_, PyAny>> {
-        d.get_item(key)?
-            .ok_or_else(|| PyValueError::new_err(format!("estimate: missing {key:?}")))
-    };
-    let word: String = item("level")?.extract()?;
-    let level = Level::parse(&word)
-        .ok_or_else(|| PyValueError::new_err(format!("estimate: unknown level {word:?}")))?;
-    Ok(Estimate {
-        center: item("center")?.extract()?,
-        uncertainty: Uncertainty {
-            se: item("se")?.extract()?,
-            df: item("df")?.extract()?,
-            level,
-        },
-    })
 }
 
 /// The name a result records for this placement (as `ring` would): "single", "[0, 1]", ...

@@ -3,11 +3,13 @@
 //! takes, the presets' figures, the limits and defaults that help texts and results cite.
 //! Each value is read from its home; the binding only converts.
 
+use super::params::Tuple;
 use super::{Door, Preset};
 use crate::engine::Engine;
 use crate::{ab, cache, config, host, interference, matrix, observer, placement, sched, stats};
 use crate::{judge, stop, sys};
 use crate::{topology, verdict};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 
 /// A value as Python receives it: an int, a float, a tuple of names, or a dict by name.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,6 +19,25 @@ pub enum Known {
     Text(&'static str),
     Names(Vec<&'static str>),
     ByName(Vec<(&'static str, Known)>),
+}
+
+/// A value as Python receives it (the names a tuple, a dict by name in its order).
+impl Serialize for Known {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Known::Int(i) => s.serialize_i64(*i),
+            Known::Real(x) => s.serialize_f64(*x),
+            Known::Text(t) => s.serialize_str(t),
+            Known::Names(names) => Tuple(names).serialize(s),
+            Known::ByName(entries) => {
+                let mut map = s.serialize_map(Some(entries.len()))?;
+                for (name, value) in entries {
+                    map.serialize_entry(name, value)?;
+                }
+                map.end()
+            }
+        }
+    }
 }
 
 fn int(n: usize) -> Known {

@@ -10,6 +10,7 @@ use crate::engine::{Engine, TransportKind};
 use crate::observer::Observer;
 use crate::sched;
 use crate::workload::DEFAULT_STRIDE_BYTES;
+use serde::ser::{Serialize, SerializeStruct, SerializeTuple, Serializer};
 
 /// A measurement a caller can ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -189,6 +190,70 @@ impl Fallback {
             Fallback::Ints(v) => Value::Ints(v.to_vec()),
             Fallback::None | Fallback::Derived(_) => return None,
         })
+    }
+}
+
+/// Items said as a tuple (Python's, through the binding): a declaration's lists are fixed.
+pub struct Tuple<'a, T>(pub &'a [T]);
+
+impl<T: Serialize> Serialize for Tuple<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut items = s.serialize_tuple(self.0.len())?;
+        for item in self.0 {
+            items.serialize_element(item)?;
+        }
+        items.end()
+    }
+}
+
+/// A default as `_core.PARAMETERS` says it: the value, or None where none or derived.
+impl Serialize for Fallback {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match *self {
+            Fallback::None | Fallback::Derived(_) => s.serialize_none(),
+            Fallback::Int(i) => s.serialize_i64(i),
+            Fallback::Real(x) => s.serialize_f64(x),
+            Fallback::Switch(b) => s.serialize_bool(b),
+            Fallback::Name(n) => s.serialize_str(n),
+            Fallback::Ints(v) => Tuple(v).serialize(s),
+        }
+    }
+}
+
+/// A parameter as `_core.PARAMETERS` lists it: name, kind in words, what it expects,
+/// default (None where none, or where derived: then `derived` says how), range, choices,
+/// the measurements that take it, its flags and help. The stub, the API's signatures and the
+/// CLI's flags are written or checked from it.
+impl Serialize for Param {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let derived = match self.default {
+            Fallback::Derived(how) => Some(how),
+            _ => None,
+        };
+        let (lo, hi) = match self.kind {
+            Kind::Count(l) | Kind::OptCount(l) => (Some(l.lo as f64), Some(l.hi as f64)),
+            Kind::OptInt(l) => (Some(l.lo as f64), Some(l.hi as f64)),
+            Kind::Real(l) | Kind::OptReal(l) => (Some(l.lo), Some(l.hi)),
+            _ => (None, None),
+        };
+        let choices = match self.kind {
+            Kind::Choice(n) | Kind::OptChoice(n) => Some(n.names()),
+            _ => None,
+        };
+        let doors: Vec<&str> = self.doors.iter().map(|d| d.name()).collect();
+        let mut row = s.serialize_struct("Param", 11)?;
+        row.serialize_field("name", self.name)?;
+        row.serialize_field("kind", self.kind.name())?;
+        row.serialize_field("expected", &super::expected(self.kind))?;
+        row.serialize_field("default", &self.default)?;
+        row.serialize_field("derived", &derived)?;
+        row.serialize_field("lo", &lo)?;
+        row.serialize_field("hi", &hi)?;
+        row.serialize_field("choices", &choices.as_deref().map(Tuple))?;
+        row.serialize_field("doors", &Tuple(&doors))?;
+        row.serialize_field("flags", &Tuple(self.flags))?;
+        row.serialize_field("help", self.help)?;
+        row.end()
     }
 }
 

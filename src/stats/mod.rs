@@ -18,7 +18,7 @@
 //! (`uncertainty`), with the degrees of freedom that level really has.
 
 use crate::error::{Error, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, FisherSnedecor, Normal, StudentsT};
 
 #[cfg(test)]
@@ -138,6 +138,15 @@ impl Level {
     }
 }
 serialize_as_word!(Level);
+
+/// A level read back by its word.
+impl<'de> Deserialize<'de> for Level {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let word = String::deserialize(d)?;
+        Level::parse(&word)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown level {word:?}")))
+    }
+}
 
 /// One point's samples in the order they were measured, and how they are grouped: runs of
 /// `block` consecutive samples form the blocks, runs of `instance_blocks[i]` consecutive
@@ -268,7 +277,7 @@ fn pooled_sd(groups: impl Iterator<Item = Vec<f64>>) -> f64 {
 
 /// The uncertainty of a point's figure: its standard error, the degrees of freedom the
 /// estimate of it has, and the level it comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Uncertainty {
     pub se: f64,
     pub df: f64,
@@ -396,7 +405,7 @@ pub fn t_p_value(t: f64, df: f64) -> f64 {
 }
 
 /// A figure and its uncertainty: what an interval or a comparison needs of a point.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
     pub center: f64,
     #[serde(flatten)]
@@ -443,7 +452,9 @@ pub fn estimate(layout: &Layout, run: Option<&RunLevel>) -> Estimate {
 
 /// The estimate from whole runs of the same point: their mean, with the spread between runs
 /// as the uncertainty (the level that repeats between runs, when a file holds several).
-pub fn runs_estimate(figures: &[f64]) -> Estimate {
+/// `figures`: at least one, all finite.
+pub fn runs_estimate(figures: &[f64]) -> Result<Estimate> {
+    finite("figures", figures)?;
     let n = figures.len() as f64;
     let uncertainty = if figures.len() < 2 {
         Uncertainty::UNKNOWN
@@ -454,10 +465,10 @@ pub fn runs_estimate(figures: &[f64]) -> Estimate {
             level: Level::Run,
         }
     };
-    Estimate {
+    Ok(Estimate {
         center: mean(figures),
         uncertainty,
-    }
+    })
 }
 
 /// `new` against `base`: the ratio of their figures with its interval, and the two-sided

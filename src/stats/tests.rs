@@ -448,9 +448,10 @@ fn with_the_run_level_the_next_run_falls_inside_as_promised() {
 
 #[test]
 fn runs_are_the_replicate_of_a_runs_estimate() {
-    let e = runs_estimate(&[9.0, 10.0, 11.0]);
+    let e = runs_estimate(&[9.0, 10.0, 11.0]).unwrap();
     assert_eq!(e.center, 10.0);
     assert_eq!((e.uncertainty.level, e.uncertainty.df), (Level::Run, 2.0));
     assert!((e.uncertainty.se - 1.0 / 3f64.sqrt()).abs() < 1e-12);
-    assert_eq!(runs_estimate(&[3.0]).uncertainty.df, 0.0);
+    assert_eq!(runs_estimate(&[3.0]).unwrap().uncertainty.df, 0.0);
+    assert!(runs_estimate(&[]).is_err() && runs_estimate(&[1.0, f64::NAN]).is_err());
 }
