@@ -41,6 +41,8 @@ nitpick_ignore_regex = [
     (r"py:class", r"(NDArray|Figure|Axes|DataFrame|Client|Placement|PathLike|StrPath|Size)"),
     (r"py:class", r"ctxbench\.plot\._style\..*"),
     (r"py:class", r"(ctxbench\._core\.)?(RingDict|PingpongDict|AbDict)"),
+    # from_core's return: the result class it is called on (a TypeVar bound to their base).
+    (r"py:class", r"ctxbench\.result\._R"),
     (r"py:class", r"(collections\.abc|typing|os|pathlib|sqlite3)\..*"),
 ]
 

@@ -17,6 +17,7 @@ use crate::stop::{BLOCK_REPETITIONS, CONFIDENCE};
 use crate::verdict::{self, Change};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
+use serde::Serialize;
 use std::time::Instant;
 
 /// Blocks of `BLOCK_REPETITIONS` repetitions each side's instance measures per round: the
@@ -99,15 +100,21 @@ impl Stopped {
         }
     }
 }
+serialize_as_word!(Stopped);
 
 /// What the rounds show: B / A with its anytime-valid interval, the word, and whether the
-/// interval decided it (else the budget ended first).
-#[derive(Debug, Clone, PartialEq)]
+/// interval decided it (else the budget ended first). Reported (`replay_columns`) with its
+/// rounds counted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outcome {
+    #[serde(serialize_with = "counted")]
     pub rounds: Vec<Round>,
     pub ratio: f64,
+    #[serde(rename = "ratio_low")]
     pub low: f64,
+    #[serde(rename = "ratio_high")]
     pub high: f64,
+    #[serde(rename = "verdict")]
     pub change: Change,
     pub decided: bool,
     pub stopped: Stopped,
@@ -115,6 +122,10 @@ pub struct Outcome {
     /// Where undecided: how many times the rounds so far a decision would take if the ratio
     /// stayed (the interval narrowing about as 1/√ rounds); NaN otherwise or where none would.
     pub data_factor: f64,
+}
+
+fn counted<S: serde::Serializer>(rounds: &[Round], s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_u64(rounds.len() as u64)
 }
 
 /// The word for the log ratios so far at ± `threshold`, and the interval behind it.

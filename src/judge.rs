@@ -24,6 +24,7 @@
 use crate::error::{Error, Result};
 use crate::stats::{self, Series, MODE_GAP};
 use crate::verdict::{change, needed_half_width, Change, Why, EQUIVALENCE_CONFIDENCE, MAX_PLANNED};
+use serde::Serialize;
 
 /// Fewest comparable runs a series needs before a run is judged against it: from five, the
 /// pooled spread rests on at least three degrees of freedom (t₀.₉₇₅ = 3.2); below, a
@@ -46,13 +47,16 @@ pub struct Point<'a> {
 }
 
 /// What a series says of a point's new runs.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Judgement {
+    #[serde(rename = "verdict")]
     pub change: Change,
     pub why: Why,
     /// The level the new runs were judged against (µs; the geometric mean of a mode's runs)
     /// and the new runs' geometric mean.
+    #[serde(rename = "base_us")]
     pub base: f64,
+    #[serde(rename = "new_us")]
     pub new: f64,
     /// new / base, and its prediction interval at `confidence` (Holm's level for this point:
     /// it excludes 1 exactly where the point was called different).
@@ -72,8 +76,12 @@ pub struct Judgement {
     /// level over the main one's, runs set aside from the spread.
     pub runs: usize,
     pub modes: usize,
+    #[serde(skip)]
     pub mode: usize,
+    #[serde(skip)]
     pub main_mode: usize,
+    /// The judged mode is a known one other than the main one.
+    pub known_mode: bool,
     pub mode_ratio: f64,
     pub set_aside: usize,
     /// The spread within modes (ln scale) and its degrees of freedom.
@@ -253,6 +261,7 @@ fn short(ln: &[f64], new_ln: f64) -> Judgement {
         modes: 0,
         mode: 0,
         main_mode: 0,
+        known_mode: false,
         mode_ratio: f64::NAN,
         set_aside: 0,
         sd: f64::NAN,
@@ -300,6 +309,7 @@ fn decide(t: Tested, adjusted: f64, share: f64, alpha: f64, threshold: f64) -> J
         modes: s.regimes(),
         mode,
         main_mode: s.main,
+        known_mode: mode != s.main,
         mode_ratio: (m.level - s.modes[s.main].level).exp(),
         set_aside: s.set_aside,
         sd: s.sd,

@@ -4,6 +4,18 @@
 //! The measurement is engine (who switches) × transport (how the token travels) × placement
 //! (where participants run), around one workload and one measured loop.
 
+/// Each type serialized as its word (its `as_str`): the word's one home, for the records
+/// and the binding alike.
+macro_rules! serialize_as_word {
+    ($($t:ty),+) => {$(
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+    )+};
+}
+
 pub mod ab;
 pub mod barrier;
 pub mod cache;

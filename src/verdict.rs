@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::limit::Limit;
 use crate::stats::{self, Difference, Estimate, Layout, RunLevel, ASSUMED_RUN_LEVEL};
 use crate::stop::CONFIDENCE;
+use serde::Serialize;
 
 /// Relative half-width above which a point is `Unstable` rather than `Noisy`; also the CV
 /// of its samples above which a table says a point's samples are noisy, whatever its word
@@ -81,6 +82,7 @@ impl Change {
         }
     }
 }
+serialize_as_word!(Change, Why, RunSource);
 
 /// Why a comparison came out as it did: decided, or what keeps it from a decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,8 +156,9 @@ pub fn change(ratio: f64, shown: (f64, f64), equivalent: (f64, f64), threshold: 
 /// One side of a comparison: its figure and uncertainty, and whether that uncertainty
 /// reaches the level that differs between runs (several runs, a run level from earlier
 /// runs, or at least two ring instances).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Side {
+    #[serde(flatten)]
     pub estimate: Estimate,
     pub replicated: bool,
     /// One run measured under load, with no earlier runs to say how such runs differ.
@@ -188,6 +191,14 @@ impl RunSource {
             RunSource::Unknown => "unknown",
         }
     }
+}
+
+/// A run as a side, as reported: the side, and where its run level came from.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct RunSide {
+    #[serde(flatten)]
+    pub side: Side,
+    pub run_level: RunSource,
 }
 
 impl Side {
@@ -227,10 +238,12 @@ impl Side {
 /// A comparison of `new` with `base`: the word, why, the ratio with its interval
 /// (`difference`, at `CONFIDENCE`) and its equivalence interval, and how much more data a
 /// decision would take if the ratio stayed where it is.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Comparison {
+    #[serde(rename = "verdict")]
     pub change: Change,
     pub why: Why,
+    #[serde(flatten)]
     pub difference: Difference,
     pub equivalent_low: f64,
     pub equivalent_high: f64,

@@ -1,11 +1,12 @@
 """A stand-in of the results store's reading API (``series``, ``points``, ``machines``,
-``keep``'s effect) over the store's own ``Run``, in memory, for the tests of ``changes`` and
-``publish`` that give the runs themselves. Tests only."""
+``matrices``, ``records``, ``keep``'s effect) over the store's own ``Run``, in memory, for the
+tests of ``changes`` and ``publish`` that give the runs themselves. Tests only."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from ctxbench.store import Run
 
@@ -13,6 +14,8 @@ from ctxbench.store import Run
 @dataclass
 class StandinStore:
     runs: list[Run] = field(default_factory=list)
+    # Matrix runs: (the store's ``matrices`` row, its record).
+    kept_matrices: list[tuple[dict[str, Any], dict[str, Any] | None]] = field(default_factory=list)
 
     def add(
         self, point_id: str, machine: str, value_us: float, labels: dict[str, str] | None = None
@@ -36,7 +39,7 @@ class StandinStore:
 
     @staticmethod
     def _has(run: Run, labels: dict[str, str] | None) -> bool:
-        return all(run.labels.get(k) == v for k, v in (labels or {}).items())
+        return StandinStore._has_labels(run.labels, labels)
 
     def series(
         self,
@@ -65,3 +68,23 @@ class StandinStore:
 
     def machines(self) -> list[str]:
         return sorted({r.machine for r in self.runs})
+
+    def matrices(
+        self, *, machine: str | None = None, labels: dict[str, str] | None = None
+    ) -> list[dict[str, Any]]:
+        return [
+            row
+            for row, _ in self.kept_matrices
+            if machine in (None, row["machine"]) and self._has_labels(row["labels"], labels)
+        ]
+
+    def records(self, run_ids: list[int]) -> list[dict[str, Any] | None]:
+        by_id = {row["run_id"]: rec for row, rec in self.kept_matrices}
+        return [by_id.get(i) for i in run_ids]
+
+    @staticmethod
+    def _has_labels(have: dict[str, str], labels: dict[str, str] | None) -> bool:
+        return all(have.get(k) == v for k, v in (labels or {}).items())
+
+    def close(self) -> None:
+        """As the store's: nothing to release here."""

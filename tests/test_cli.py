@@ -495,6 +495,33 @@ def test_recorded_hops_print_their_percentiles(command: str) -> None:
     )
 
 
+def test_recorded_hops_print_their_percentiles_on_sweep_and_matrix(tmp_path: Path) -> None:
+    """`sweep` and `matrix` took --record-hops and printed no percentiles."""
+    out = tmp_path / "s.json"
+    argv = ["sweep", *FAST_FLAGS, "--procs", "2", "--sizes", "0", "4", "--record-hops"]
+    p = run_cli(*argv, "--placements", "single", "--no-progress", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    hops = [line for line in p.stderr.splitlines() if "hops (wake to run)" in line]
+    assert [re.sub(r": hops.*", "", line) for line in hops] == [
+        f"ctxbench: process/pipe single size={k}k P=1 2 procs" for k in (0, 4)
+    ], p.stderr
+    assert all(re.search(r"p50 \S+, p99 \S+, p99\.9 \S+, max \S+ µs$", h) for h in hops), hops
+    # The percentiles are columns of the table, and load back from a table file.
+    df = ctxbench.load(out)
+    assert {"hop_p50_us", "hop_p999_us", "hop_max_us"} <= set(df.columns)
+    csv = tmp_path / "s.csv"
+    files.save(df, csv)
+    assert ctxbench.load(csv)["hop_max_us"].tolist() == pytest.approx(df["hop_max_us"].tolist())
+    cpu = str(sorted(os.sched_getaffinity(0))[0])
+    p = run_cli("matrix", "--cpus", cpu, "-N", "1", "--min-time", "0.001", "--record-hops",
+                "--no-progress")  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    (hops,) = [line for line in p.stderr.splitlines() if "hops (wake to run)" in line]
+    assert re.fullmatch(
+        rf"ctxbench: {cpu}->{cpu}: hops \(wake to run\) p50 \S+, p99 \S+, p99\.9 \S+ µs", hops
+    )
+
+
 def test_pipe_records_hops_and_runs_beside_neighbours(tmp_path: Path) -> None:
     """`ctxbench pipe` refused --record-hops and --interference: the peer of `chrt -f 10 perf
     bench sched pipe` under a hog had no shell path."""

@@ -24,17 +24,19 @@ STUB = Path(_core.__file__).with_name("_core.pyi")
 
 
 def _typeddicts() -> dict[str, set[str]]:
-    """Every TypedDict of the stub (class or functional form) → its keys."""
+    """Every TypedDict of the stub (class or functional form) → its keys, those it inherits
+    from another TypedDict of the stub included."""
     found: dict[str, set[str]] = {}
     for node in ast.parse(STUB.read_text()).body:
-        if isinstance(node, ast.ClassDef) and any(
-            isinstance(b, ast.Name) and b.id == "TypedDict" for b in node.bases
-        ):
+        if isinstance(node, ast.ClassDef):
+            bases = [b.id for b in node.bases if isinstance(b, ast.Name)]
+            if not bases or not all(b == "TypedDict" or b in found for b in bases):
+                continue  # no TypedDict
             found[node.name] = {
                 s.target.id
                 for s in node.body
                 if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
-            }
+            }.union(*(found.get(b, set()) for b in bases))
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             call = node.value
             if isinstance(call.func, ast.Name) and call.func.id == "TypedDict":

@@ -467,8 +467,8 @@ HOSTILE = """
 import ctxbench.fleet as fleet
 # Dask imports a preload twice: wrap the real one only.
 real = fleet.__dict__.setdefault("_real_measure", fleet._measure)
-def _measure(task, where, version, kind="ring"):
-    rec = real(task, where, version, kind)
+def _measure(task, where, version, kind="ring", deadline=None):
+    rec = real(task, where, version, kind, deadline)
     if task.get("size_kb") != 4:
         return rec
     return {BAD}
@@ -514,12 +514,12 @@ NEVER = """
 import time
 import ctxbench.fleet as fleet
 real = fleet.__dict__.setdefault("_real_measure", fleet._measure)
-def _measure(task, where, version, kind="ring"):
+def _measure(task, where, version, kind="ring", deadline=None):
     if task.get("size_kb") == 4:
         time.sleep(3600)
     if task.get("size_kb") == 12:
         raise RuntimeError("boom\\x1b]0;owned\\x07\\rgone\\x1b[2J")
-    return real(task, where, version, kind)
+    return real(task, where, version, kind, deadline)
 fleet._measure = _measure
 """
 
@@ -547,7 +547,7 @@ def test_a_point_past_its_deadline_fails_naming_worker_and_point(
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
-    thread.join(300)  # far past the deadline (about 25 s): the old client waited forever
+    thread.join(300)  # far past the deadline (about 55 s): the old client waited forever
     assert not thread.is_alive(), "the sweep still waits for a task that never returns"
     assert len(raised) == 1 and isinstance(raised[0], fleet.FleetError), raised
     error = raised[0]

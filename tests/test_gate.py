@@ -112,3 +112,53 @@ def test_stable_is_said_only_where_the_samples_are() -> None:
     assert _word("noisy", 0.29) == "noisy"
     assert _word("stable", math.nan) == "stable"
     assert _core.NOISY_CV == 0.10
+
+
+def _series_with(s: Store, levels: list[float], test: str = NODE) -> str:
+    pid = point_of("process")
+    for i, us in enumerate(levels):
+        s.add(pid, us * (1 + 0.01 * (i % 3)), t=1e6 + len(s.runs), load=None,
+              labels={"test": test})  # fmt: skip
+    return pid
+
+
+def _answer(s: Store) -> str:
+    pd = pytest.importorskip("pandas")
+    gate = _gate.Gate(s, MACHINE)
+    table = gate.change_points(NODE, pd.DataFrame({"point_id": [point_of("process")]}))
+    return str(table["change_point"].iloc[0])
+
+
+def test_the_gate_says_whether_its_series_has_a_change_point_and_where() -> None:
+    s = Store()
+    # Another test's runs of the same point, far slower: not this test's series.
+    _series_with(s, [3.0] * 30, test="test_other.py::test_ring")
+    _series_with(s, [1.0] * 6)
+    assert _answer(s) == "series too short to scan (6 runs, 10 needed)"
+    s.runs = [r for r in s.runs if r.labels["test"] != NODE]
+    _series_with(s, [1.0] * 20 + [1.5] * 5)  # the newest run is the 5th after the shift
+    first_slow = [r for r in s.runs if r.labels["test"] == NODE][20].run_id
+    said = _answer(s)
+    assert said.startswith(f"confirmed now at run {first_slow} (test={NODE}), 4 runs back: 1.5")
+    assert "slower" in said
+    _series_with(s, [1.5] * 3)
+    assert _answer(s).startswith(f"none new; the last at run {first_slow}")
+    assert "7 runs back" in _answer(s)
+
+
+def test_an_unchanged_series_has_no_change_point() -> None:
+    s = Store()
+    _series_with(s, [1.0] * 28)
+    assert _answer(s) == "none (this run seeable after 4 more)"
+
+
+def test_the_gates_table_has_the_change_point_column(
+    pytester: pytest.Pytester, stand_in: Store
+) -> None:
+    stored(stand_in, "process", 1.0, n=12)
+    pytester.makepyfile(test_g=INNER.format(engine="process"))
+    text = pytester.runpytest("--ctxbench-store").stdout.str()
+    (header,) = [line for line in text.splitlines() if line.startswith("test ")]
+    assert header.rstrip().endswith("change point")
+    (row,) = [line for line in text.splitlines() if line.startswith(NODE)]
+    assert "seeable after 4 more" in row or "confirmed now" in row, row

@@ -273,7 +273,7 @@ def test_export_and_import_carry_runs_between_stores(
     pytest.importorskip("pyarrow")
     a, b = tmp_path / "a.sqlite3", tmp_path / "b.sqlite3"
     assert main(["store", "import", str(measured), "--store", str(a), "--label", "k=v"]) == 0
-    assert capsys.readouterr().out == f"{measured}: 2 point runs kept\n"
+    assert capsys.readouterr().out == f"{measured}: 2 runs of points and matrices kept\n"
     for fmt in ("csv", "parquet", "json"):
         out = tmp_path / f"all.{fmt}"
         assert main(["store", "export", "--format", fmt, "--out", str(out), "--store", str(a)]) == 0
@@ -304,9 +304,9 @@ def test_an_old_history_file_is_imported_as_a_series(
     old = tmp_path / "runs-00112233445566ff.jsonl"
     old.write_text("".join(_history_line(y=0.7 + k / 100) + "\n" for k in range(3)))
     assert main(["store", "import", str(old)]) == 0
-    assert capsys.readouterr().out == f"{old}: 3 point runs kept\n"
+    assert capsys.readouterr().out == f"{old}: 3 runs of points and matrices kept\n"
     assert main(["store", "import", str(old)]) == 0, "importing twice adds nothing"
-    assert capsys.readouterr().out == f"{old}: 0 point runs kept\n"
+    assert capsys.readouterr().out == f"{old}: 0 runs of points and matrices kept\n"
     machine = store.machine_of({"metadata": ctxbench.api.result_metadata()})
     with store.open() as s:  # type: ignore[union-attr]
         runs = s.series("procs=2", machine=machine)

@@ -60,9 +60,13 @@ API = (
     ("cache.py", "cache_sweep", "cache_sweep", ("procs", "sizes_kb"), ("procs",)),
     ("_plan.py", "plan", "plan", ("detect", "procs"), ("detect", "procs")),
 )
-# The sweeps whose leading parameters are the grid's axes (``grid.AXES``): (module, function).
+# The sweeps whose positional parameters are the grid's axes and the options every sweep
+# takes (``grid.AXES``, ``grid.SWEEP_OPTIONS``): (module, function).
 SWEEPS = (("_sweep.py", "sweep"), ("fleet.py", "sweep"))
-BEGIN_AXES = "# BEGIN written by `python -m ctxbench._codegen` from grid.AXES; edit there"
+BEGIN_AXES = (
+    "# BEGIN written by `python -m ctxbench._codegen` from grid.AXES, grid.SWEEP_OPTIONS; "
+    "edit there"
+)
 BEGIN_POSITIONAL = (
     "# BEGIN written by `python -m ctxbench._codegen` from _core.PARAMETERS: positional"
 )
@@ -170,7 +174,9 @@ def _typeddicts(fields: Mapping[str, Field]) -> Iterator[tuple[str, Mapping[str,
             yield spec.name, spec.fields
 
 
-def _typeddict(name: str, fields: Mapping[str, Field], doc: str | None = None) -> list[str]:
+def _typeddict(
+    name: str, fields: Mapping[str, Field], doc: str | None = None, parent: str = "TypedDict"
+) -> list[str]:
     if not all(key.isidentifier() for key in fields):  # "p99.9": the functional form
         pairs = [f'"{key}": {_stub_type(spec, key)}' for key, spec in fields.items()]
         one_line = f"    {{{', '.join(pairs)}}},"
@@ -178,10 +184,25 @@ def _typeddict(name: str, fields: Mapping[str, Field], doc: str | None = None) -
             return [f"{name} = TypedDict(", f'    "{name}",', one_line, ")"]
         body = ["    {", *(f"        {p}," for p in pairs), "    },"]
         return [f"{name} = TypedDict(", f'    "{name}",', *body, ")"]
-    lines = ["@type_check_only", f"class {name}(TypedDict):"]
+    lines = ["@type_check_only", f"class {name}({parent}):"]
     if doc:
         lines += [f'    """{doc}"""', ""]
     return lines + [f"    {key}: {_stub_type(spec, key)}" for key, spec in fields.items()]
+
+
+def _inheriting(
+    name: str, fields: Mapping[str, Field], configs: dict[str, dict[str, str]], doc: str | None
+) -> list[str]:
+    """A dict's TypedDict, inheriting the largest config dict (what a kind records of what
+    was asked) whose every field it holds, of the same type: a ring's result and an A/B
+    run's side hold what was asked of a ring, and say so once."""
+    types = {key: _stub_type(spec, key) for key, spec in fields.items()}
+    held = [c for c, inner in configs.items() if inner.items() <= types.items()]
+    if not held or not all(key.isidentifier() for key in fields):
+        return _typeddict(name, fields, doc)
+    parent = max(held, key=lambda c: len(configs[c]))
+    own = {key: spec for key, spec in fields.items() if key not in configs[parent]}
+    return _typeddict(name, own, doc, parent)
 
 
 def _literals(fields: Mapping[str, Field], found: dict[str, tuple[str, ...]]) -> None:
@@ -197,13 +218,20 @@ def _literals(fields: Mapping[str, Field], found: dict[str, tuple[str, ...]]) ->
 
 
 def stub_block() -> list[str]:
-    """The TypedDicts of ``_core.pyi``: each kind's dict and the named dicts inside it."""
+    """The TypedDicts of ``_core.pyi``: each kind's dict and the named dicts inside it, a
+    kind's config dict before them (they inherit it)."""
     blocks: list[list[str]] = []
     named: dict[str, list[str]] = {}
+    configs: dict[str, dict[str, str]] = {}
     for kind, fields in RECORDS.items():
         core = {k: v for k, v in fields.items() if k not in ADDED_IN_PYTHON}
+        config = {k: v for k, v in core.items() if v.config}
+        if config:
+            doc = f"What `{kind}_config` returns: what a `{kind}` records of what was asked."
+            blocks.append(_typeddict(config_typeddict_name(kind), config, doc))
+            configs[config_typeddict_name(kind)] = {k: _stub_type(v, k) for k, v in config.items()}
         for name, inner in _typeddicts(core):
-            block = _typeddict(name, inner)
+            block = _inheriting(name, inner, configs, None)
             if name in named:
                 if named[name] != block:
                     raise ValueError(f"two different dicts are both called {name}")
@@ -211,11 +239,7 @@ def stub_block() -> list[str]:
             named[name] = block
             blocks.append(block)
         doc = f"What `{kind}` returns: the fields of `ctxbench.{class_name(kind)}` but `metadata`."
-        blocks.append(_typeddict(typeddict_name(kind), core, doc))
-        config = {k: v for k, v in core.items() if v.config}
-        if config:
-            doc = f"What `{kind}_config` returns: what a `{kind}` records of what was asked."
-            blocks.append(_typeddict(config_typeddict_name(kind), config, doc))
+        blocks.append(_inheriting(typeddict_name(kind), core, configs, doc))
     literals: dict[str, tuple[str, ...]] = {}
     for fields in RECORDS.values():
         _literals(fields, literals)
@@ -295,7 +319,7 @@ def _replace_block(
 
 def _result_py(text: str) -> str:
     for kind, fields in RECORDS.items():
-        marker = f"\nclass {class_name(kind)}:"
+        marker = f"\nclass {class_name(kind)}("
         start = text.index(marker)
         stop = text.find("\nclass ", start + len(marker))
         stop = len(text) if stop < 0 else stop
@@ -305,13 +329,16 @@ def _result_py(text: str) -> str:
 
 
 def axes_block() -> list[str]:
-    """A sweep's leading parameters: the grid's axes with their defaults."""
-    from .grid import AXES
+    """A sweep's positional parameters: the grid's axes with their defaults, then the
+    options every sweep takes."""
+    from .grid import AXES, SWEEP_OPTIONS
 
     def default(a: Any) -> str:
         return "" if a.default is None else " = " + repr(a.default).replace("'", '"')
 
-    return [f"{a.name}: {a.annotation}{default(a)}," for a in AXES]
+    return [f"{a.name}: {a.annotation}{default(a)}," for a in AXES] + [
+        f"{option}," for option in SWEEP_OPTIONS
+    ]
 
 
 def _signature_block(text: str, function: str, lines: list[str], begin: str) -> str:

@@ -22,7 +22,6 @@ __all__ = [
     "rounds_to_detect",
     "ab_replay",
     "fiber_baseline_ns",
-    "default_transport",
     "placement_name",
     "placement_cpus",
     "ring_config",
@@ -195,6 +194,37 @@ _Change = Literal["slower", "faster", "no change", "inconclusive"]
 _AbStopped = Literal["decided", "budget", "below resolution", "max rounds", "no more rounds"]
 
 @type_check_only
+class RingConfigDict(TypedDict):
+    """What `ring_config` returns: what a `ring` records of what was asked."""
+
+    engine: _Engine
+    transport: str
+    placement: str
+    size_kb: int
+    repetitions: int | None
+    warmup: int
+    parallel: int
+    min_time: float
+    precision: float | None
+    max_time: float | None
+    max_repetitions: int | None
+    cpu: int | None
+    timeout: float
+    record_hops: bool
+    stride_bytes: int | None
+    cgroups: _Cgroups
+    cgroup_depth: int | None
+    cgroup_weight: int | None
+    counters: _Counters
+    policy: _Policy
+    priority: int
+    nice: int
+    dl_runtime_us: int | None
+    dl_deadline_us: int | None
+    dl_period_us: int | None
+    point_id: list[str]
+
+@type_check_only
 class InterferenceDict(TypedDict):
     hogs: int
     duty: float
@@ -272,35 +302,9 @@ class TscDict(TypedDict):
     unavailable_reason: str | None
 
 @type_check_only
-class RingDict(TypedDict):
+class RingDict(RingConfigDict):
     """What `ring` returns: the fields of `ctxbench.RingResult` but `metadata`."""
 
-    engine: _Engine
-    transport: str
-    placement: str
-    size_kb: int
-    repetitions: int | None
-    warmup: int
-    parallel: int
-    min_time: float
-    precision: float | None
-    max_time: float | None
-    max_repetitions: int | None
-    cpu: int | None
-    timeout: float
-    record_hops: bool
-    stride_bytes: int | None
-    cgroups: _Cgroups
-    cgroup_depth: int | None
-    cgroup_weight: int | None
-    counters: _Counters
-    policy: _Policy
-    priority: int
-    nice: int
-    dl_runtime_us: int | None
-    dl_deadline_us: int | None
-    dl_period_us: int | None
-    point_id: list[str]
     interference: InterferenceDict | None
     procs: list[int]
     latency_us: list[float]
@@ -342,37 +346,6 @@ class RingDict(TypedDict):
     one_cpu: list[bool]
     resident_kb: list[int]
     cgroup_hierarchy: str | None
-
-@type_check_only
-class RingConfigDict(TypedDict):
-    """What `ring_config` returns: what a `ring` records of what was asked."""
-
-    engine: _Engine
-    transport: str
-    placement: str
-    size_kb: int
-    repetitions: int | None
-    warmup: int
-    parallel: int
-    min_time: float
-    precision: float | None
-    max_time: float | None
-    max_repetitions: int | None
-    cpu: int | None
-    timeout: float
-    record_hops: bool
-    stride_bytes: int | None
-    cgroups: _Cgroups
-    cgroup_depth: int | None
-    cgroup_weight: int | None
-    counters: _Counters
-    policy: _Policy
-    priority: int
-    nice: int
-    dl_runtime_us: int | None
-    dl_deadline_us: int | None
-    dl_period_us: int | None
-    point_id: list[str]
 
 @type_check_only
 class PingpongDict(TypedDict):
@@ -485,35 +458,9 @@ class InterferenceAskedDict(TypedDict):
     queued: int
 
 @type_check_only
-class AbSideDict(TypedDict):
+class AbSideDict(RingConfigDict):
     measure: _Measure
     procs: int
-    engine: _Engine
-    transport: str
-    placement: str
-    size_kb: int
-    repetitions: int | None
-    warmup: int
-    parallel: int
-    min_time: float
-    precision: float | None
-    max_time: float | None
-    max_repetitions: int | None
-    cpu: int | None
-    timeout: float
-    record_hops: bool
-    stride_bytes: int | None
-    cgroups: _Cgroups
-    cgroup_depth: int | None
-    cgroup_weight: int | None
-    counters: _Counters
-    policy: _Policy
-    priority: int
-    nice: int
-    dl_runtime_us: int | None
-    dl_deadline_us: int | None
-    dl_period_us: int | None
-    point_id: list[str]
     interference: InterferenceAskedDict | None
 
 @type_check_only
@@ -877,7 +824,6 @@ def ab_replay(
     threshold: float = ...,
 ) -> AbReplayDict: ...
 def fiber_baseline_ns(pairs: int) -> float: ...
-def default_transport(engine: str) -> str: ...
 def placement_name(placement: str | Sequence[int] | None = None, cpu: int | None = None) -> str: ...
 def placement_cpus(
     placement: str | Sequence[int] | None = None,

@@ -195,31 +195,41 @@ def close(client: Any) -> None:
 # Unmeasured points named per lost worker in an error message; all are in FleetError.unmeasured.
 SHOWN = 20
 
-# A point dispatched to a worker must be back within DEADLINE_FACTOR times the core's estimate
-# of it at its cap (``_core.ring_estimate``: an estimate, which a loaded machine may pass, so a
-# factor well above 1), plus the ring's own ``timeout`` (its start-up may wait that long), plus
-# DEADLINE_MARGIN_S: the wait for the kernel's lock (``_exclusive.PATIENCE``, another sweep
-# measuring there) and a fresh interpreter's start. Past it the point has failed: the client
-# cancels it and stops waiting, and that worker's other points are not measured.
+# A task dispatched to a worker (a point, or a machine's matrix) must be back within
+# DEADLINE_FACTOR times the core's estimate of it at its cap (a point: ``_core.ring_estimate``;
+# a matrix: ``_core.matrix_plan``'s ``estimated_s`` on its machine; an estimate, which a loaded
+# machine may pass, so a factor well above 1), plus its rings' ``timeout`` (a start-up may
+# wait that long), plus DEADLINE_MARGIN_S: the wait for the kernel's lock
+# (``_exclusive.PATIENCE``, another sweep measuring there) and a fresh interpreter's start.
+# The worker's measuring process carries the deadline into the core, which past it stops,
+# ends its children and fails the task (``_fleet_task``); the client gives that word
+# REPORT_S more to arrive, then has the task failed: it cancels it and stops waiting, and that
+# worker's other points are not measured.
 DEADLINE_FACTOR = 3.0
 DEADLINE_MARGIN_S = PATIENCE + 60.0
+REPORT_S = 30.0
 
 
-def deadline_s(point: grids.GridPoint) -> float:
-    """Seconds a worker has for ``point``, from its submission (``DEADLINE_FACTOR``)."""
-    estimate = _core.ring_estimate(point.procs, **point.kwargs)
-    timeout = _core.ring_config(point.procs, **point.kwargs)["timeout"]
+def deadline_s(estimate: float, timeout: float) -> float:
+    """Seconds a worker has for a task the core estimates at ``estimate`` seconds, whose
+    rings wait ``timeout`` seconds for a token: the one rule of every fleet task's deadline."""
     return DEADLINE_FACTOR * estimate + timeout + DEADLINE_MARGIN_S
 
 
-def late(w: dict[str, Any], point: grids.GridPoint, seconds: float) -> str:
-    """Why a point past its deadline failed, naming its worker and the point."""
+def point_deadline_s(point: grids.GridPoint) -> float:
+    """Seconds a worker has for ``point`` (``deadline_s``)."""
+    estimate = _core.ring_estimate(point.procs, **point.kwargs)
+    return deadline_s(estimate, _core.ring_config(point.procs, **point.kwargs)["timeout"])
+
+
+def late(w: dict[str, Any], what: str, seconds: float) -> str:
+    """Why a task past its deadline failed, naming its worker and ``what`` it measured."""
     return (
         f"worker {said(repr(w['worker']))} ({said(w['worker_address'])}, host {said(w['host'])}) "
-        f"did not return {point.label()} within its deadline of {seconds:.0f} s "
-        f"({DEADLINE_FACTOR:g} x the core's estimate of the point, plus its timeout and "
-        f"{DEADLINE_MARGIN_S:g} s for the lock and start-up); it was cancelled, and that "
-        "worker's other points were not measured"
+        f"did not return {what} within its deadline of {seconds:.0f} s "
+        f"({DEADLINE_FACTOR:g} x the core's estimate of it, plus its timeout and "
+        f"{DEADLINE_MARGIN_S:g} s for the lock and start-up) and {REPORT_S:g} s more; it was "
+        "cancelled, and that worker's other points were not measured"
     )
 
 

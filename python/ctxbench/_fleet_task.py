@@ -4,8 +4,11 @@ A Dask worker runs its event loop, heartbeats and task threads in one process; a
 there would share the interpreter (and its GIL, for the thread engine) with them. The worker
 starts this module instead, waits for it, and reads back the result record it prints as JSON.
 
-stdin: ``{"ring": {ring's arguments}, "parent": pid, "version": "x.y.z"}``, or ``"matrix"``
-with ``_core.matrix``'s arguments (``cpus`` among them) instead of ``"ring"``.
+stdin: ``{"ring": {ring's arguments}, "parent": pid, "version": "x.y.z", "deadline": s}``, or
+``"matrix"`` with ``_core.matrix``'s arguments (``cpus`` among them) instead of ``"ring"``.
+``deadline`` (seconds, or null for none) bounds the task: past it ``PastDeadline`` is raised
+from a signal handler, which the core hears on its interrupt path (as it hears Ctrl-C): it
+stops, ends and reaps its children, and raises it again; this process exits 1, naming it.
 stdout: the record (``record.encode``) with ``metadata["started"]``/``["finished"]`` added,
 UTC ISO timestamps taken right around the measurement.
 """
@@ -33,6 +36,23 @@ def die_with_parent(parent: int) -> None:
     if os.getppid() != parent:  # the parent died before prctl took effect
         sys.stderr.write(f"ctxbench: parent {parent} is gone; not measuring\n")
         os._exit(1)
+
+
+class PastDeadline(TimeoutError):
+    """The task ran past the deadline its client gave it."""
+
+
+def keep_deadline(seconds: float | None) -> None:
+    """From ``seconds`` from now, raise ``PastDeadline`` wherever this process is: the core
+    checks for a raising signal handler between its steps and while a ring runs."""
+    if seconds is None:
+        return
+
+    def past(signum: int, frame: object) -> None:
+        raise PastDeadline(f"past its deadline of {seconds:.0f} s: stopped, its processes ended")
+
+    signal.signal(signal.SIGALRM, past)
+    signal.setitimer(signal.ITIMER_REAL, float(seconds))
 
 
 def now() -> str:
@@ -78,10 +98,12 @@ def measure(args: dict[str, Any]) -> dict[str, Any]:
 def main() -> int:
     args = json.load(sys.stdin)
     die_with_parent(int(args["parent"]))
+    keep_deadline(args.get("deadline"))
     # The record owns stdout: anything else written to fd 1 while measuring goes to stderr.
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     rec = measure(args)
+    signal.setitimer(signal.ITIMER_REAL, 0)  # measured in time: the record is what is left
     json.dump(rec, out)
     out.close()
     return 0

@@ -7,6 +7,13 @@ Points are matched by test id as well as by configuration: a stored point the te
 measures (its engine changed, say: every point's key changes with it) is reported, and fails
 the test unless ``--ctxbench-unmatched warn``; it is never a silent "new".
 
+Change points. After a test's runs are kept, each of its points' series is scanned by the
+core's E-Divisive (``_core.change_points``, what ``change_at`` and ``ctxbench changes``
+ask): "is this run a change point of its series?" A change needs ``min_runs`` runs after it
+to be seen, so the newest run cannot be one yet; the run that many back is the newest that
+can, and a change found there is one this session confirms. The answer is a column of the
+gate's table (``change_point``), words, not a failure.
+
 Error control across the session. A test fails as it finishes, before the others have run,
 so Holm's procedure across the whole session cannot be waited for. Instead each test's
 points are one Holm family at the test's share of the session's ``FAMILY_ALPHA``:
@@ -101,6 +108,24 @@ class Gate:
         """The test's runs into the store, labelled with its node id."""
         for r in results:
             self.store.keep(tagged(nodeid, r), labels={TEST_LABEL: nodeid})
+
+    def change_points(self, nodeid: str, table: pd.DataFrame) -> pd.DataFrame:
+        """``table`` with each point's ``change_point``: whether the test's series (its
+        runs kept, this one included) has a change point, where, and what this run can
+        show yet (``report.change_point_words``)."""
+        from .report import change_point_words
+
+        series = [
+            (p, self.store.series(p, machine=self.machine, labels={TEST_LABEL: nodeid}))
+            for p in table["point_id"]
+        ]
+        scans = _core.change_points(
+            [(f"{p} @ {self.machine}", [r.ln_value for r in runs]) for p, runs in series]
+        )
+        table["change_point"] = [
+            change_point_words(runs, scan) for (_, runs), scan in zip(series, scans)
+        ]
+        return table
 
 
 def tagged(nodeid: str, result: Any) -> Any:

@@ -4,12 +4,13 @@ topology. Defaults and wrapping; the cells are chosen, ordered and measured in t
 from __future__ import annotations
 
 import sys
+import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import _core
+from . import _core, _history, store
 from ._exclusive import measuring
 from ._host_plan import cells_asked, starting
 from ._progress import check, progress_bar
@@ -170,7 +171,8 @@ def _check_out(out: PathLike) -> None:
 
 
 def measure(cpus: Sequence[int] | None, args: dict[str, Any], progress: bool | str) -> MatrixResult:
-    """The matrix of ``_core.matrix(cpus, **args)`` on this machine, as a result."""
+    """The matrix of ``_core.matrix(cpus, **args)`` on this machine, as a result, kept in the
+    results store (``ctxbench.store``: its record, labels and machine) as a ring's run is."""
     meta = result_metadata()
     if progress is not False:
         # The live host the run measures, whatever CTXBENCH_SYSFS describes.
@@ -180,10 +182,14 @@ def measure(cpus: Sequence[int] | None, args: dict[str, Any], progress: bool | s
     report, close = _reporter(progress)
     try:
         with measuring():
+            now, started = _history.conditions(), time.time()
             raw = _core.matrix(cpus, progress=report, **args)
     finally:
         close()
     result = MatrixResult.from_core(raw, meta)
+    store.keep_quietly(
+        result, at=now, steal=_history.steal_since(now), started=started, source="measured"
+    )
     for message in result.warnings:
         warnings.warn(f"ctxbench: {message}", UserWarning, stacklevel=3)
     return result

@@ -1,5 +1,8 @@
 """``ctxbench publish DIR``: a static site of the results store, as asv's ``publish`` makes one.
-``index.html`` lists each machine's points with their change points; each series (one point
+``index.html`` has a section per machine: the latest verdicts (each point's newest run judged
+against the comparable runs before it, by the core's judge, as ``compare NEW`` judges: one
+Holm family across the page), its points with their change points, and the heatmap of each
+matrix stored (``matrix-RUN.svg``, drawn by ``ctxbench.plot.matrix``). Each series (one point
 on one machine) has a page with its figure (``series-N.svg``: every run in order, the
 segments' medians, each change point marked and labelled with its run, labels and size) and
 its latest runs. Plain HTML and SVG, no server: open ``DIR/index.html``.
@@ -16,14 +19,18 @@ import html
 import io
 import os
 import stat
+import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import IO, TYPE_CHECKING, Any
 
-from . import _changes
+from . import _changes, _core
 from ._safe_path import UnsafePath
+from ._series import New, judge_new
 from .files import write_atomically
 from .frame import require
 from .report._changes import labels_text, ratio_words
+from .report._series import series_ratio, series_verdict
 
 if TYPE_CHECKING:
     from ._core import ChangeDict, ScanDict
@@ -143,6 +150,94 @@ def _series_page(n: int, point: str, machine: str, runs: list[Any], scan: ScanDi
     return _page(f"{point} on {machine}", body)
 
 
+def _verdicts(
+    s: Any, series: list[tuple[str, str, list[Any]]], labels: dict[str, str] | None
+) -> list[dict[str, Any]]:
+    """Each series' newest run judged against the comparable runs before it (carrying
+    ``labels``; ``_series``: the baseline ``compare NEW`` reads, the core's judge), all of
+    them one Holm family; in the order of ``series`` (empty where a series has no run)."""
+    news = [New(p, m, [runs[-1].value_us], runs[-1].load, runs[-1].time, (runs[-1].run_id,))
+            for p, m, runs in series if runs]  # fmt: skip
+    alpha, threshold = _core.FAMILY_ALPHA, _core.DEFAULT_PRECISION
+    judged = iter(judge_new(news, s, labels, threshold, alpha, True))
+    return [next(judged) if runs else {} for _, _, runs in series]
+
+
+def _verdict_rows(n: int, point: str, runs: list[Any], j: dict[str, Any]) -> str:
+    e = html.escape
+    row = SimpleNamespace(**j)
+    newest = runs[-1]
+    return (
+        f"<tr><td><a href='series-{n}.html'>{e(point)}</a></td>"
+        f"<td>run {newest.run_id} {e(labels_text(newest.labels))}</td>"
+        f"<td>{j['runs']} runs</td><td>{j['base_us']:.4g}</td><td>{j['new_us']:.4g}</td>"
+        f"<td>{e(series_ratio(row))}</td><td>{e(series_verdict(row))}</td></tr>"
+    )
+
+
+def _verdict_table(rows: list[str]) -> str:
+    if not rows:
+        return ""
+    return (
+        "<h3>Latest verdicts</h3><table><tr><th>point</th><th>newest run</th><th>judged "
+        "against</th><th>base µs</th><th>new µs</th><th>ratio [interval]</th><th>verdict</th>"
+        f"</tr>{''.join(rows)}</table>"
+    )
+
+
+def _verdicts_said(family: int) -> str:
+    """What the verdicts are, once for the page."""
+    if not family:
+        return ""
+    return (
+        "<p>Latest verdicts: each point's newest run judged against the comparable runs "
+        f"before it (the newest {_core.SERIES_WINDOW}, their modes and the spread within "
+        "them) by a prediction interval, as <code>ctxbench compare NEW</code> judges; Holm "
+        f"across the {family} points of this page, so the chance of any false call on it is "
+        f"at most {_core.FAMILY_ALPHA:.0%}.</p>"
+    )
+
+
+def _matrix_figure(record: dict[str, Any]) -> bytes:
+    """A stored matrix's heatmap and per-class summary (``ctxbench.plot.matrix``), as SVG."""
+    from .plot import matrix as draw
+    from .result import from_record
+
+    fig = draw(from_record(record))
+    out = io.StringIO()
+    fig.savefig(out, format="svg", metadata={"Date": None})
+    return out.getvalue().encode()
+
+
+def _matrices(out: Path, s: Any, machine: str, labels: dict[str, str] | None) -> str:
+    """The machine's stored matrices, newest first: each one's heatmap written beside the
+    page, and its figure with what it was (or why it could not be drawn)."""
+    e = html.escape
+    found = s.matrices(machine=machine, labels=labels)
+    parts = []
+    for m, record in zip(reversed(found), s.records([m["run_id"] for m in reversed(found)])):
+        run = int(m["run_id"])
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(m["time"]))
+        what = (
+            f"run {run}, {when}: {e(str(m['engine']))}/{e(str(m['transport']))}, {m['cpus']} "
+            f"CPUs, {m['cells']} cells; {e(labels_text(m['labels']))}"
+        )
+        try:
+            if record is None:
+                raise ValueError("kept without its record")
+            _write(out / f"matrix-{run}.svg", _matrix_figure(record))
+        except (ValueError, TypeError, KeyError) as err:
+            parts.append(f"<p>Matrix {what}: not drawn ({e(str(err)[:200])}).</p>")
+            continue
+        parts.append(
+            f"<figure><img src='matrix-{run}.svg' alt='the matrix of run {run}'>"
+            f"<figcaption>Matrix {what}. µs per switch of each ordered pair of CPUs (rows: "
+            "the waker), in the topology's order; beside it each class of pair.</figcaption>"
+            "</figure>"
+        )
+    return f"<h3>Matrices</h3>{''.join(parts)}" if parts else ""
+
+
 def publish(
     directory: str | os.PathLike[str],
     *,
@@ -154,29 +249,60 @@ def publish(
     min_runs: int | None = None,
     seed: int | None = None,
 ) -> Path:
-    """Write the site into ``directory`` (see the module); the path of its ``index.html``."""
+    """Write the site into ``directory`` (see the module); the path of its ``index.html``.
+    ``point`` leaves the matrices out (the site of that point's series alone)."""
     out = Path(directory)
-    series, scans = _changes.scan(
-        store, machine=machine, labels=labels, point=point, level=level, min_runs=min_runs,
-        seed=seed,
-    )  # fmt: skip
-    _directory(out)
+    s = _changes.opened(store)
+    try:
+        series, scans = _changes.scan(
+            s, machine=machine, labels=labels, point=point, level=level, min_runs=min_runs,
+            seed=seed,
+        )  # fmt: skip
+        _directory(out)
+        body = _index(out, s, series, scans, machine, labels, point is None, level)
+    finally:
+        if s is not store:
+            s.close()
+    _write(out / "index.html", _page("ctxbench: stored series", body))
+    return out / "index.html"
+
+
+def _index(
+    out: Path,
+    s: Any,
+    series: list[tuple[str, str, list[Any]]],
+    scans: list[ScanDict],
+    machine: str | None,
+    labels: dict[str, str] | None,
+    matrices: bool,
+    level: float | None,
+) -> str:
+    """Every series' page and figure written; the index's body."""
     e = html.escape
-    by_machine: dict[str, list[str]] = {}
-    for n, ((p, m, runs), scan) in enumerate(zip(series, scans)):
+    verdicts = _verdicts(s, series, labels)
+    items: dict[str, list[str]] = {}
+    judged: dict[str, list[str]] = {}
+    for n, ((p, m, runs), scan, j) in enumerate(zip(series, scans, verdicts)):
         if runs:
             _write(out / f"series-{n}.svg", _figure(p, m, runs, scan["changes"]))
+            judged.setdefault(m, []).append(_verdict_rows(n, p, runs, j))
         _write(out / f"series-{n}.html", _series_page(n, p, m, runs, scan))
         found = len(scan["changes"]) if scan["status"] == "scanned" else "too short"
-        by_machine.setdefault(m, []).append(
+        items.setdefault(m, []).append(
             f"<li><a href='series-{n}.html'>{e(p)}</a>: {len(runs)} runs, "
             f"change points: {found}</li>"
         )
+    held = {m["machine"] for m in s.matrices(machine=machine, labels=labels)} if matrices else set()
+    machines = sorted(set(items) | held)
+    family = sum(len(rows) for rows in judged.values())
     sections = "".join(
-        f"<h2>machine {e(m)}</h2><ul>{''.join(items)}</ul>" for m, items in by_machine.items()
+        f"<h2>machine {e(m)}</h2>{_verdict_table(judged.get(m, []))}"
+        + (f"<h3>Series</h3><ul>{''.join(items[m])}</ul>" if m in items else "")
+        + (_matrices(out, s, m, labels) if matrices else "")
+        for m in machines
     )
     level_used = scans[0]["level"] if scans else level
-    body = (
+    return (
         "<h1>ctxbench: stored series</h1>"
         + (
             f"<p>Change points by E-Divisive; the chance of any false one in this scan is "
@@ -184,7 +310,6 @@ def publish(
             if scans
             else "<p>The store holds no series.</p>"
         )
+        + _verdicts_said(family)
         + sections
     )
-    _write(out / "index.html", _page("ctxbench: stored series", body))
-    return out / "index.html"

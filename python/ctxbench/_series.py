@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import _core
 from ._history import LOAD_TOLERANCE
@@ -83,15 +83,20 @@ def baseline(
     started: float | None,
     new: Sequence[float],
     earlier_only: bool,
+    own: Sequence[int] = (),
 ) -> list[Any]:
     """The comparable stored runs of a point carrying ``labels``, oldest first, at most
     ``SERIES_WINDOW``; ``earlier_only``: only runs before the new one, and never the new run
-    itself (the CLI keeps it in the store as it measures it)."""
+    itself (the CLI keeps it in the store as it measures it): the stored runs ``own`` where
+    their ids are known, else the runs of the new figures."""
     runs = store.series(point_id, machine=machine, labels=labels or None, newest=_READ)
     kept = [r for r in runs if comparable(r, load) and r.value_us > 0]
     if earlier_only:
         kept = [r for r in kept if started is None or r.time <= started]
-        kept = [r for r in kept if not any(math.isclose(r.value_us, v) for v in new)]
+        if own:
+            kept = [r for r in kept if r.run_id not in own]
+        else:
+            kept = [r for r in kept if not any(math.isclose(r.value_us, v) for v in new)]
     return kept[-_core.SERIES_WINDOW :]
 
 
@@ -125,7 +130,7 @@ def judge(
         raise ValueError("new: the results name no machine to find a series of")
     key = [*POINT_KEY, *by, "point_id"]
     groups = list(frame.groupby(key, sort=True, dropna=False))
-    points, rows, unjudged = [], [], []
+    news, rows, unjudged = [], [], []
     for values, g in groups:
         figures, load, started = _new_runs(g)
         # A figure at or below 0 is below the method's resolution: no ratio to judge.
@@ -133,16 +138,47 @@ def judge(
         if not figures:
             unjudged.append(values[-1])
             continue
-        earlier = not labels if earlier_only is None else earlier_only
-        base = baseline(store, values[-1], machine, labels, load, started, figures, earlier)
-        points.append(([r.value_us for r in base], [r.rel_se or 0.0 for r in base], figures))
+        news.append(New(values[-1], machine, figures, load, started))
         rows.append({**dict(zip(key, values)), "new_runs": len(figures)})
-    judged = _core.judge_series(points, threshold, family_alpha) if points else []
-    out = pd.DataFrame([{**row, **_columns(j)} for row, j in zip(rows, judged)])
+    earlier = not labels if earlier_only is None else earlier_only
+    judged = judge_new(news, store, labels, threshold, family_alpha, earlier)
+    out = pd.DataFrame([{**row, **j} for row, j in zip(rows, judged)])
     out.attrs.update(threshold=threshold, family_alpha=family_alpha, machine=machine)
     out.attrs["labels"] = dict(labels or {})
     out.attrs["below_resolution"] = unjudged
     return out
+
+
+class New(NamedTuple):
+    """The new side of one point: its id, machine, each new run's figure, the load before
+    the first, when it was stamped (None where unknown) and, where they are stored, the
+    new runs' ids."""
+
+    point_id: str
+    machine: str
+    figures: list[float]
+    load: float | None
+    started: float | None
+    own: tuple[int, ...] = ()  # the new runs' ids where the store keeps them
+
+
+def judge_new(
+    news: Sequence[New],
+    store: Any,
+    labels: dict[str, str] | None,
+    threshold: float,
+    family_alpha: float,
+    earlier_only: bool,
+) -> list[dict[str, Any]]:
+    """Each point's new runs judged against its comparable stored runs (``baseline``) by
+    the core, as one Holm family: each judgement's columns (``judge``'s), in order."""
+    points = []
+    for n in news:
+        base = baseline(store, n.point_id, n.machine, labels, n.load, n.started, n.figures,
+                        earlier_only, n.own)  # fmt: skip
+        points.append(([r.value_us for r in base], [r.rel_se or 0.0 for r in base], n.figures))
+    judged = _core.judge_series(points, threshold, family_alpha) if points else []
+    return [_columns(j) for j in judged]
 
 
 def _columns(j: Any) -> dict[str, Any]:

@@ -21,16 +21,16 @@ if TYPE_CHECKING:
 
 
 def sweep(
-    # BEGIN written by `python -m ctxbench._codegen` from grid.AXES; edit there
+    # BEGIN written by `python -m ctxbench._codegen` from grid.AXES, grid.SWEEP_OPTIONS; edit there
     procs: Sequence[int],
     sizes_kb: Sequence[int] = (0,),
     engines: Sequence[str] = ("process",),
     transports: Sequence[str | None] = (None,),
     placements: Sequence[Placement] = ("default",),
-    # END written by `python -m ctxbench._codegen`
     repetitions: int | None = None,
     out: PathLike | None = None,
     progress: bool | str = True,
+    # END written by `python -m ctxbench._codegen`
     *,
     measure: Callable[..., RingResult] = ring,
     scheduler: str | None = None,

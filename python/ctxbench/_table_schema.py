@@ -15,7 +15,15 @@ import numpy as np
 
 from ._core import CHANGES, ENGINES, RELATIONS
 from ._field import FLAG, LARGEST, Bad, Field, check_scalar
-from .schema import INTERFERENCE_ASKED, RING, WAKE_PERCENTILES, _float, _int
+from .schema import (
+    HOP_PERCENTILES,
+    INTERFERENCE_ASKED,
+    RING,
+    WAKE_PERCENTILES,
+    _float,
+    _int,
+    percentile_column,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -70,7 +78,9 @@ TABLE_COLUMNS: dict[str, Field] = {
     "memory_node_seen": _int(min=-1),
     "clock_offset_bound_ns": _float(min=0, inf=True),
     "clock_untrusted": Field("bool"),
-    **{f"wake_{k.replace('.', '')}_us": _float(min=0) for k in WAKE_PERCENTILES},
+    **{percentile_column("wake", k): _float(min=0) for k in WAKE_PERCENTILES},
+    # Ring rows recorded with their hops: each point's wake-to-run percentiles.
+    **{percentile_column("hop", k): _float(min=0) for k in HOP_PERCENTILES},
     # A/B rows (``source`` "ab"): the side, whether it ran first in its round, when the
     # round ended, and the run's word and ratio.
     "side": Field("str", choices=("a", "b")),

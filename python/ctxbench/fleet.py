@@ -19,10 +19,13 @@ dask-jobqueue); ctxbench adds no scheduler, RPC or SSH of its own. The rules:
   that worker leaves the cluster, the client, which watches the scheduler's worker list, gives
   up on its remaining points; the others finish, then :class:`FleetError` names the lost worker
   and what it did not measure.
-* **Every point has a deadline**: a multiple of the core's estimate of it plus its timeout
-  and a margin (``_fleet_client.DEADLINE_FACTOR``, counted from its submission). A point past
-  it is cancelled and fails naming its worker and the point; that worker's other points are
-  not measured, the other machines finish, and :class:`FleetError` says so.
+* **Every task has a deadline**: a multiple of the core's estimate of it (a point's; a
+  matrix's, planned on its machine) plus its timeout and a margin
+  (``_fleet_client.deadline_s``). The worker's measuring process carries it into the core,
+  which past it stops, ends its children and fails the task; the worker goes on. A task not
+  back ``REPORT_S`` later is cancelled by the client and fails naming its worker; that
+  worker's other points are not measured, the other machines finish, and
+  :class:`FleetError` says so.
 * **The worker does not measure in its own process**: each point runs in a fresh
   ``python -m ctxbench._fleet_task`` in a session of its own, and the worker's threads
   (event loop, heartbeats) keep off the CPUs it measures on while it does
@@ -47,6 +50,7 @@ from __future__ import annotations
 import contextvars
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -63,6 +67,7 @@ from ._aside import aside, measured_cpus
 from ._field import show
 from ._fleet_client import (
     INSTALL,
+    REPORT_S,
     FleetError,
     check_address,
     close,
@@ -70,6 +75,7 @@ from ._fleet_client import (
     deadline_s,
     late,
     lost_scheduler,
+    point_deadline_s,
     said,
     unfinished,
 )
@@ -101,20 +107,37 @@ def _probe(dask_worker: Any) -> dict[str, Any]:
     }
 
 
-def _measure(task: dict[str, Any], where: dict[str, str], version: str, kind: str = "ring") -> dict:
+def _measure(
+    task: dict[str, Any],
+    where: dict[str, str],
+    version: str,
+    kind: str = "ring",
+    deadline: float | None = None,
+) -> dict:
     """A task: measure one point (``kind`` "matrix": one matrix) in a child process, which
     holds this kernel's lock while it measures (``ctxbench._exclusive``), in a session of
     its own as a command typed in a terminal is, while this worker's threads keep off the
-    CPUs it measures on (``ctxbench._aside``)."""
-    payload = json.dumps({kind: task, "parent": os.getpid(), "version": version})
+    CPUs it measures on (``ctxbench._aside``). The child carries ``deadline`` (seconds from
+    now) into the core, which past it stops, ends its children and fails; should the child
+    not end ``REPORT_S`` later, its whole session is killed here and reaped: a task the
+    client gave up on never measures on (cancelling it cannot stop this thread)."""
+    message = {kind: task, "parent": os.getpid(), "version": version, "deadline": deadline}
     pipe = subprocess.PIPE
     command = [sys.executable, "-m", "ctxbench._fleet_task"]
     # Started before the worker's threads move: the child keeps the worker's whole mask.
     proc = subprocess.Popen(
         command, stdin=pipe, stdout=pipe, stderr=pipe, text=True, start_new_session=True
     )
+    wait = None if deadline is None else deadline + REPORT_S
     with aside(measured_cpus(task, kind, sorted(os.sched_getaffinity(0)))) as shared:
-        out, err = proc.communicate(payload)
+        try:
+            out, err = proc.communicate(json.dumps(message), timeout=wait)
+        except subprocess.TimeoutExpired:
+            _end_session(proc)
+            raise RuntimeError(
+                f"past its deadline of {deadline:.0f} s and {REPORT_S:g} s more, the "
+                "measuring process had not stopped: it and its children were killed"
+            ) from None
     if proc.returncode != 0:
         lines = err.strip().splitlines()
         raise RuntimeError(f"exit status {proc.returncode}: {lines[-1] if lines else ''}")
@@ -128,6 +151,27 @@ def _measure(task: dict[str, Any], where: dict[str, str], version: str, kind: st
     if shared:
         report.Record(rec["warnings"]).say(report.Line("warning", shared))
     return rec
+
+
+def _end_session(proc: subprocess.Popen[str]) -> None:
+    """Kills the measuring process's session (it leads its own process group, which its
+    ring's participants share) and reaps the process."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.communicate()
+
+
+def _matrix_time(task: dict[str, Any]) -> tuple[float, float]:
+    """What a matrix task costs on this worker's machine, for its deadline: the core's
+    estimate of it here (``_core.matrix_plan`` on the live host, as ``_matrix.measure``
+    plans it) and its rings' timeout."""
+    args = dict(task)
+    cpus = args.pop("cpus")
+    plan = _core.matrix_plan(cpus, sysfs="/sys", **args)
+    timeout = {"timeout": args["timeout"]} if args.get("timeout") is not None else {}
+    return plan["estimated_s"], _core.ring_config(2, **timeout)["timeout"]
 
 
 # --- on the client ----------------------------------------------------------------------------
@@ -206,16 +250,16 @@ def _workers(client: Any) -> set[str]:
 
 
 def sweep(
-    # BEGIN written by `python -m ctxbench._codegen` from grid.AXES; edit there
+    # BEGIN written by `python -m ctxbench._codegen` from grid.AXES, grid.SWEEP_OPTIONS; edit there
     procs: Sequence[int],
     sizes_kb: Sequence[int] = (0,),
     engines: Sequence[str] = ("process",),
     transports: Sequence[str | None] = (None,),
     placements: Sequence[Placement] = ("default",),
-    # END written by `python -m ctxbench._codegen`
     repetitions: int | None = None,
     out: PathLike | None = None,
     progress: bool | str = True,
+    # END written by `python -m ctxbench._codegen`
     *,
     scheduler: str | None = None,
     client: Any = None,
@@ -289,19 +333,21 @@ def _sweep(
                 "worker_address": w["worker_address"],
                 "machine": machine,
             }
+            seconds = point_deadline_s(point)
             future = client.submit(
                 _measure,
                 {**point.kwargs, "procs": point.procs},
                 where,
                 version,
+                "ring",
+                seconds,
                 workers=[w["worker_address"]],
                 allow_other_workers=False,
                 pure=False,
                 retries=0,
             )
             running[future] = (machine, point)
-            seconds = deadline_s(point)
-            due[future] = (time.monotonic() + seconds, seconds)
+            due[future] = (time.monotonic() + seconds + REPORT_S, seconds)
             future.add_done_callback(lambda _: arrived.set())
 
         try:
@@ -336,7 +382,9 @@ def _sweep(
                     lost = [point, *todo[machine]]
                     todo[machine] = []
                     if w["worker_address"] in alive:
-                        failed[f"{worker}: {point.label()}"] = late(w, point, due[future][1])
+                        failed[f"{worker}: {point.label()}"] = late(
+                            w, point.label(), due[future][1]
+                        )
                         stuck.add(worker)
                         lost.pop(0)
                     if lost:
@@ -421,6 +469,8 @@ def matrix(
         if own:
             close(client)
     records = [done[m] for m in designated if m in done]
+    # The client's results store keeps every machine's matrix, as it keeps their points.
+    store.keep_quietly([from_record(rec) for rec in records], source="fleet")
     df = concat(records_frame([rec]) for rec in records)
     df.attrs["fleet"] = {
         "scheduler": address,
@@ -477,34 +527,41 @@ def _matrix_tasks(
     progress: bool | str,
     poll: float,
 ) -> tuple[dict[str, dict], list[str], dict[str, str]]:
-    """One matrix task per machine, bound to its worker; the records back by machine, the
-    workers lost and the machines whose matrix failed."""
+    """One matrix task per machine, bound to its worker, each with its deadline
+    (``deadline_s`` of the core's plan of it on that machine); the records back by machine,
+    the workers lost and the machines whose matrix failed or passed its deadline."""
     version = _core.__version__
-    running = {}
-    for machine, w in designated.items():
+    failed: dict[str, str] = {}
+    running: dict[Any, str] = {}
+    due: dict[Any, tuple[float, float]] = {}  # a future's deadline: (monotonic, seconds)
+    for machine, (estimate, timeout) in _matrix_times(client, designated, task, failed).items():
+        w = designated[machine]
         where = {k: w[k] for k in ("host", "worker", "worker_address")}
+        seconds = deadline_s(estimate, timeout)
         future = client.submit(
             _measure,
             task,
             {**where, "machine": machine},
             version,
             "matrix",
+            seconds,
             workers=[w["worker_address"]],
             allow_other_workers=False,
             pure=False,
             retries=0,
         )
         running[future] = machine
+        due[future] = (time.monotonic() + seconds + REPORT_S, seconds)
     done: dict[str, dict] = {}
     lost: list[str] = []
-    failed: dict[str, str] = {}
     bar = progress_bar(progress, len(running), "ctxbench fleet matrix", unit="machine")
     try:
         while running:
             finished = [f for f in running if f.done()]
             alive = _workers(client)
             for future, machine in list(running.items()):
-                worker = designated[machine]["worker"]
+                w = designated[machine]
+                worker = w["worker"]
                 if future in finished and future.status == "finished":
                     try:
                         done[machine] = _matrix_arrived(future.result(), task, machine)
@@ -512,9 +569,12 @@ def _matrix_tasks(
                         failed[f"{said(worker)}: matrix"] = f"its record was refused: {said(e)}"
                 elif future in finished and future.status == "error":
                     failed[f"{said(worker)}: matrix"] = said(future.exception())
-                elif future in finished or designated[machine]["worker_address"] not in alive:
+                elif future in finished or w["worker_address"] not in alive:
                     future.cancel()
                     lost.append(worker)
+                elif time.monotonic() > due[future][0]:
+                    future.cancel()
+                    failed[f"{said(worker)}: matrix"] = late(w, "its matrix", due[future][1])
                 else:
                     continue
                 running.pop(future)
@@ -525,6 +585,25 @@ def _matrix_tasks(
     finally:
         _wind_down(running, bar)
     return done, lost, failed
+
+
+def _matrix_times(
+    client: Any, designated: dict[str, dict[str, Any]], task: dict[str, Any], failed: dict
+) -> dict[str, tuple[float, float]]:
+    """What the matrix costs on each machine (``_matrix_time`` on its designated worker), by
+    machine; a machine whose plan was refused (its CPUs, its memory) fails into ``failed``
+    and is not measured."""
+    workers = {w["worker_address"]: m for m, w in designated.items()}
+    found = client.run(_matrix_time, task, workers=list(workers), on_error="return")
+    times = {}
+    for address, machine in workers.items():
+        got = found.get(address)
+        if got is None or isinstance(got, BaseException):
+            why = "its worker did not answer" if got is None else said(got)
+            failed[f"{said(designated[machine]['worker'])}: matrix"] = f"not planned: {why}"
+        else:
+            times[machine] = (float(got[0]), float(got[1]))
+    return times
 
 
 # What a matrix task asks that its record repeats as it was asked.

@@ -18,7 +18,7 @@ from . import _core, report
 from ._format import us
 from ._table_schema import POINT_KEY, POINT_SUMMARY, TABLE_REQUIRED
 from .metadata import COMPARED, FLEET_FIELDS, column_value
-from .schema import CONFIG, INTERFERENCE_ASKED, RING
+from .schema import CONFIG, INTERFERENCE_ASKED, RING, percentile_column
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -139,6 +139,8 @@ def _ring_columns(r: Any) -> dict[str, Any]:
         values = getattr(r, name, None)
         if values is not None and len(values) == npoints:
             columns[name] = np.asarray(values)[point]
+    for name, values in (getattr(r, "hop_percentiles_us", None) or {}).items():
+        columns[percentile_column("hop", name)] = np.asarray(values, dtype=np.float64)[point]
     for name in CONFIG_COLUMNS:
         value = getattr(r, name, None)
         # An empty numeric cell is NaN, as a table file reads it back.
@@ -296,7 +298,7 @@ def _matrix_columns(r: Any) -> dict[str, Any]:
         for end, cpus in (("from", cpu_from), ("to", cpu_to)):
             columns[f"core_type_{end}"] = per_cell([kind_of.get(int(c), "") for c in cpus])
     for name, values in (getattr(r, "wake_us", None) or {}).items():
-        columns[f"wake_{name.replace('.', '')}_us"] = per_cell(values)
+        columns[percentile_column("wake", name)] = per_cell(values)
     return _made(columns)
 
 

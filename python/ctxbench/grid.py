@@ -97,6 +97,15 @@ AXES = (
 )  # fmt: skip
 
 
+# What every sweep takes after the axes, before its own keywords, as its signature writes it
+# (``sweep`` and ``fleet.sweep`` are written from here with the axes).
+SWEEP_OPTIONS = (
+    "repetitions: int | None = None",
+    "out: PathLike | None = None",
+    "progress: bool | str = True",
+)
+
+
 def axes_of(arguments: Mapping[str, Any]) -> dict[str, Any]:
     """The axes among a sweep's ``arguments`` (its ``locals()``), by name."""
     return {a.name: arguments[a.name] for a in AXES}

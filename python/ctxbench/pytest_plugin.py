@@ -49,9 +49,10 @@ Options (``pytest --help``, group "ctxbench"):
 
 At the end of the session one table lists every recorded point: test id, engine, transport,
 placement, procs, size, median µs, CV, verdict, and the change against the baseline when
-comparing; then, each once, what ``ctxbench lat-ctx`` would say of each measurement (a point
-a cap ended, one below resolution, the hints that apply: ``ctxbench.report``) and of the
-comparison.
+comparing (with ``--ctxbench-store``, also each point's change point: is this run one of its
+test's series, or which run is, ``_gate``); then, each once, what ``ctxbench lat-ctx`` would
+say of each measurement (a point a cap ended, one below resolution, the hints that apply:
+``ctxbench.report``) and of the comparison.
 
 With pytest-xdist (``-n N``) each worker hands what it recorded to the controller when it
 finishes, and the controller alone writes: one file holds the whole run. Measurements of
@@ -461,6 +462,8 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     table = _decide(state, item, recorder)
     if state.gate is not None:
         state.gate.keep(item.nodeid, [r for r in recorder.results if _is_result(r)])
+        if table is not None and not table.empty:
+            table = state.gate.change_points(item.nodeid, table)
         missing = state.missing.get(item.nodeid)
         if missing:
             said = _gate.unmatched_message(item.nodeid, missing)

@@ -31,23 +31,16 @@ MAX_RECORD_BYTES = {"ring": 64 << 20, "pingpong": 64 << 20, "matrix": 1 << 30, "
 
 
 def _jsonable(value: Any) -> Any:
-    if isinstance(value, float) and value != value:
-        return None  # a scalar NaN (an A/B run's ratio before a round had one) is null too
+    if isinstance(value, float):
+        # NaN marks "no sample" (a point that stopped early, an A/B run's ratio before a
+        # round had one); JSON has no NaN, it has null.
+        return None if value != value else value
     if hasattr(value, "tolist"):  # numpy arrays and numpy scalars
-        return _nan_to_none(value.tolist())
+        return _jsonable(value.tolist())
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
-    return value
-
-
-def _nan_to_none(value: Any) -> Any:
-    # NaN marks "no sample" (a point that stopped early); JSON has no NaN, it has null.
-    if isinstance(value, float) and value != value:
-        return None
-    if isinstance(value, list):
-        return [_nan_to_none(v) for v in value]
     return value
 
 

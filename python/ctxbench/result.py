@@ -6,8 +6,9 @@ declared in ``ctxbench.schema.RECORDS``; their JSON record is ``ctxbench.record`
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, Union
 
 import numpy as np
 
@@ -19,11 +20,36 @@ from .record import decode
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ._core import AbDict, MatrixDict, PingpongDict, RingDict
+_R = TypeVar("_R", bound="_Kind")
+
+
+class _Kind:
+    """What every result class does alike: made from the core's record, framed, saved."""
+
+    kind: ClassVar[str]
+
+    @classmethod
+    def from_core(cls: type[_R], raw: Mapping[str, Any], metadata: dict[str, Any]) -> _R:
+        """The result of what the core returned: its record, arrays restored."""
+        return from_record({"kind": cls.kind, **raw, "metadata": metadata})  # type: ignore[return-value]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The tidy pandas frame, one row per sample: a ring's per (procs, repetition), a
+        ping-pong's per repetition, a matrix's per (cell, repetition), an A/B run's per
+        (round, side); see ``ctxbench.frame``."""
+        from .frame import to_frame
+
+        return to_frame(self)
+
+    def save(self, path: PathLike, *, hostname: bool = True) -> None:
+        """Write to .json, .csv or .parquet by suffix (a ring also to lat_ctx's .xgraph); see
+        ``ctxbench.files``. ``hostname=False`` writes ``metadata.HOSTNAME_WITHHELD`` instead of
+        this machine's name."""
+        files.save([self], path, hostname=hostname)
 
 
 @dataclass(frozen=True, eq=False)
-class RingResult:
+class RingResult(_Kind):
     """One ring measurement: one entry per process count in ``procs``.
 
     All times are microseconds. ``latency_us`` is the median net time per switch (raw per-hop
@@ -110,11 +136,6 @@ class RingResult:
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 
-    @classmethod
-    def from_core(cls, raw: RingDict, metadata: dict[str, Any]) -> RingResult:
-        """The result of what the core returned: its record, arrays restored."""
-        return from_record({"kind": cls.kind, **raw, "metadata": metadata})  # type: ignore[return-value]
-
     def stop_line(self) -> str:
         """How each point stopped, on what and at what cost, in one line; a point a cap
         ended says what would narrow it (``ctxbench.report.stop_line``)."""
@@ -131,17 +152,6 @@ class RingResult:
         figures = report.per_switch(self) if per_switch else self.latency_us.tolist()
         points = zip(self.procs.tolist(), figures)
         return xgraph.block(self.size_kb, self.overhead_us, points)
-
-    def to_frame(self) -> pd.DataFrame:
-        """The tidy pandas frame: one row per (procs, repetition); see ``ctxbench.frame``."""
-        from .frame import to_frame
-
-        return to_frame(self)
-
-    def save(self, path: PathLike, *, hostname: bool = True) -> None:
-        """Write to .json, .csv, .parquet or .xgraph by suffix; see ``ctxbench.files``.
-        ``hostname=False`` writes ``metadata.HOSTNAME_WITHHELD`` instead of this machine's."""
-        files.save([self], path, hostname=hostname)
 
     def _repr_html_(self) -> str:
         from .frame import result_html
@@ -163,7 +173,7 @@ class RingResult:
 
 
 @dataclass(frozen=True, eq=False)
-class PingpongResult:
+class PingpongResult(_Kind):
     """Two participants bouncing a token, as ``perf bench sched pipe`` does.
 
     One op is one round trip (two switches): ``usecs_per_op`` and ``ops_per_sec`` are perf's
@@ -210,11 +220,6 @@ class PingpongResult:
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 
-    @classmethod
-    def from_core(cls, raw: PingpongDict, metadata: dict[str, Any]) -> PingpongResult:
-        """The result of what the core returned: its record, arrays restored."""
-        return from_record({"kind": cls.kind, **raw, "metadata": metadata})  # type: ignore[return-value]
-
     def to_perf(self) -> str:
         """The fields `perf bench sched pipe` prints, in its layout (measured until precise:
         the median repetition's figures, and their 95 % interval)."""
@@ -250,17 +255,6 @@ class PingpongResult:
         mean = self.elapsed_s * 1e6 / self.loops
         return f"{mean:15.6f} usecs/op mean beside neighbours (perf's: total time / loops)\n"
 
-    def to_frame(self) -> pd.DataFrame:
-        """The tidy pandas frame: one row per repetition; see ``ctxbench.frame``."""
-        from .frame import to_frame
-
-        return to_frame(self)
-
-    def save(self, path: PathLike, *, hostname: bool = True) -> None:
-        """Write to .json, .csv or .parquet by suffix; see ``ctxbench.files``.
-        ``hostname=False`` writes ``metadata.HOSTNAME_WITHHELD`` instead of this machine's."""
-        files.save([self], path, hostname=hostname)
-
     def stop_line(self) -> str:
         """How measuring stopped, on what and at what cost, in one line
         (``ctxbench.report.stop_line``)."""
@@ -275,7 +269,7 @@ class PingpongResult:
 
 
 @dataclass(frozen=True, eq=False)
-class MatrixResult:
+class MatrixResult(_Kind):
     """The CPU×CPU wake-up matrix (``ctxbench.matrix``): one entry per cell, in the order the
     cells were measured.
 
@@ -349,26 +343,11 @@ class MatrixResult:
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 
-    @classmethod
-    def from_core(cls, raw: MatrixDict, metadata: dict[str, Any]) -> MatrixResult:
-        """The result of what the core returned: its record, arrays restored."""
-        return from_record({"kind": cls.kind, **raw, "metadata": metadata})  # type: ignore[return-value]
-
-    def to_frame(self) -> pd.DataFrame:
-        """The tidy frame: one row per (cell, repetition); see ``ctxbench.frame``."""
-        from .frame import to_frame
-
-        return to_frame(self)
-
     def summary(self) -> pd.DataFrame:
         """Per relation class: cells, median and range of the cells' medians (µs)."""
         from ._matrix_table import class_summary
 
         return class_summary(self.to_frame())
-
-    def save(self, path: PathLike, *, hostname: bool = True) -> None:
-        """Write to .json, .csv or .parquet by suffix; see ``ctxbench.files``."""
-        files.save([self], path, hostname=hostname)
 
     def __repr__(self) -> str:
         cells = len(self.cpu_from)
@@ -384,7 +363,7 @@ class MatrixResult:
 
 
 @dataclass(frozen=True, eq=False)
-class AbResult:
+class AbResult(_Kind):
     """Two configurations measured against each other until the data decide
     (``ctxbench.ab``): one fresh ring instance per side each round, the two in a fresh
     random order (RMIT), B / A read after every round from an anytime-valid interval.
@@ -424,11 +403,6 @@ class AbResult:
     metadata: dict[str, Any] = field(default_factory=dict)
     # END written by `python -m ctxbench._codegen`
 
-    @classmethod
-    def from_core(cls, raw: AbDict, metadata: dict[str, Any]) -> AbResult:
-        """The result of what the core returned: its record, arrays restored."""
-        return from_record({"kind": cls.kind, **raw, "metadata": metadata})  # type: ignore[return-value]
-
     @property
     def rounds(self) -> int:
         """How many rounds were measured."""
@@ -438,16 +412,6 @@ class AbResult:
         """The verdict's reason in words: what decided it, or what would
         (``ctxbench.report.ab_why``)."""
         return report.ab_why(self)
-
-    def to_frame(self) -> pd.DataFrame:
-        """The tidy frame: one row per (round, side); see ``ctxbench.frame``."""
-        from .frame import to_frame
-
-        return to_frame(self)
-
-    def save(self, path: PathLike, *, hostname: bool = True) -> None:
-        """Write to .json, .csv or .parquet by suffix; see ``ctxbench.files``."""
-        files.save([self], path, hostname=hostname)
 
     def _repr_html_(self) -> str:
         return report.ab_html(self)

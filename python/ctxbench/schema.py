@@ -96,6 +96,13 @@ def records(core: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, dict[s
 RECORDS = records(_core.RECORDS)
 RING, PINGPONG, MATRIX, AB = (RECORDS[k] for k in ("ring", "pingpong", "matrix", "ab"))
 WAKE_PERCENTILES = tuple(MATRIX["wake_us"].fields or ())
+HOP_PERCENTILES = tuple(RING["hop_percentiles_us"].fields or ())
+
+
+def percentile_column(prefix: str, name: str) -> str:
+    """The table column of percentile ``name`` of ``prefix`` ("wake", "hop"): wake_p999_us."""
+    return f"{prefix}_{name.replace('.', '')}_us"
+
 
 # What the caller asked of a ring (``config=True``), in declaration order, one value each
 # (a point's canonical ``point_id`` is one per point).

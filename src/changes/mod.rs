@@ -29,6 +29,7 @@ use crate::limit::Limit;
 use energy::Distances;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
+use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal};
 
 /// The chance of any false change point in one scan.
@@ -65,6 +66,22 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// The settings a caller gave (None: the default); the scan checks them.
+    pub fn given(
+        level: Option<f64>,
+        min_runs: Option<i64>,
+        permutations: Option<i64>,
+        seed: Option<u64>,
+    ) -> Result<Settings> {
+        let d = Settings::default();
+        Ok(Settings {
+            level: level.unwrap_or(d.level),
+            min_runs: min_runs.map_or(Ok(d.min_runs), |n| MIN_RUNS.count(n))?,
+            permutations: permutations.map(|n| PERMUTATIONS.count(n)).transpose()?,
+            seed: seed.unwrap_or(d.seed),
+        })
+    }
+
     fn checked(self) -> Result<Self> {
         LEVEL.check(self.level)?;
         MIN_RUNS.check(self.min_runs as u64)?;
@@ -84,7 +101,7 @@ pub fn default_permutations(level: f64, series: usize) -> usize {
 
 /// One change point: the index of the first run after it, its p-value and the level it was
 /// passed (Holm's for its series' first, the strictest after), its statistic, and its size.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Change {
     pub index: usize,
     pub p: f64,
@@ -97,6 +114,8 @@ pub struct Change {
     pub ratio: f64,
     pub ratio_lo: f64,
     pub ratio_hi: f64,
+    /// `SIZE_CONFIDENCE`, said beside the interval it is of.
+    pub confidence: f64,
 }
 
 /// What a scan says of one series.
@@ -106,6 +125,34 @@ pub enum Scan {
     TooShort { runs: usize },
     /// The change points found, in index order (none: no change found at this level).
     Scanned { changes: Vec<Change> },
+}
+
+impl Scan {
+    /// What the scan of a series of `runs` runs says, under `settings`, as it is reported.
+    pub fn report(self, runs: usize, settings: &Settings) -> Report {
+        let (status, changes) = match self {
+            Scan::TooShort { .. } => ("too short", Vec::new()),
+            Scan::Scanned { changes } => ("scanned", changes),
+        };
+        Report {
+            runs,
+            level: settings.level,
+            min_runs: settings.min_runs,
+            status,
+            changes,
+        }
+    }
+}
+
+/// A series' scan as reported: its runs, the scan's level and `min_runs`, "scanned" or
+/// "too short", and the change points found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub runs: usize,
+    pub level: f64,
+    pub min_runs: usize,
+    pub status: &'static str,
+    pub changes: Vec<Change>,
 }
 
 /// One series to scan: its key (seeds its permutations) and its runs' ln figures, oldest
@@ -181,6 +228,7 @@ impl<'a> Search<'a> {
                     ratio,
                     ratio_lo,
                     ratio_hi,
+                    confidence: SIZE_CONFIDENCE,
                 }
             })
             .collect();
@@ -266,6 +314,35 @@ pub enum At {
     NoneFound { changes: Vec<Change> },
     /// Fewer than `min_runs` runs before or after it: it cannot be seen to be one (yet).
     TooFewRuns { before: usize, after: usize },
+}
+
+impl At {
+    /// The answer for run `index` of a series of `runs` runs, as reported.
+    pub fn report(self, index: usize, runs: usize) -> AtReport {
+        let (status, change, changes) = match self {
+            At::Change(c) => ("change", Some(c), Vec::new()),
+            At::NoneFound { changes } => ("none found", None, changes),
+            At::TooFewRuns { .. } => ("too few runs", None, Vec::new()),
+        };
+        AtReport {
+            runs_before: index,
+            runs_after: runs - index,
+            status,
+            change,
+            changes,
+        }
+    }
+}
+
+/// `change_at`'s answer as reported: the runs before and after the run asked of, "change",
+/// "none found" (with the series' change points) or "too few runs", and the change.
+#[derive(Debug, Clone, Serialize)]
+pub struct AtReport {
+    pub runs_before: usize,
+    pub runs_after: usize,
+    pub status: &'static str,
+    pub change: Option<Change>,
+    pub changes: Vec<Change>,
 }
 
 /// The answer for run `index` of the series `ln_values` (one series, so no Holm step).

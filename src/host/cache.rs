@@ -14,6 +14,7 @@ use crate::ring;
 use crate::topology::Topology;
 // A default sweep's time budget is shared evenly by its ring sizes.
 use super::TIME_BUDGET_S;
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -43,14 +44,16 @@ const US_PER_KIB: f64 = 3.0;
 const STREAM_US_PER_KIB: f64 = 0.075;
 
 /// What a cache sweep will measure on this host, and what it holds and takes.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CachePlan {
     /// The sysfs tree the host was read from.
+    #[serde(serialize_with = "super::path_text")]
     pub sysfs: PathBuf,
     /// The CPUs the placement uses there.
     pub cpus: Vec<usize>,
     /// Each cache level the participants can use (`Cache::name`), KiB: the per-CPU shares of
-    /// `cpus`, summed; lowest level first.
+    /// `cpus`, summed; lowest level first (said as an object, in this order).
+    #[serde(serialize_with = "by_name")]
     pub caches: Vec<(String, u64)>,
     pub line_bytes: usize,
     pub stream_kb: usize,
@@ -62,6 +65,13 @@ pub struct CachePlan {
     pub estimated_s: f64,
     /// What bounded a default, and what was assumed.
     pub notes: Vec<String>,
+}
+
+fn by_name<S: serde::Serializer>(
+    caches: &[(String, u64)],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_map(caches.iter().map(|(name, kb)| (name, kb)))
 }
 
 impl CachePlan {

@@ -10,7 +10,8 @@ use crate::error::Result;
 use crate::matrix::{self, Class, MatrixConfig};
 use crate::ring;
 use crate::topology::Topology;
-use std::path::PathBuf;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
 
 /// The fewest cells that give a class's median an interval of at least 95 % from the cells
 /// alone: the lowest and highest of n cells bound the median with probability 1 − 2 × 2⁻ⁿ,
@@ -18,15 +19,17 @@ use std::path::PathBuf;
 pub const MIN_PER_CLASS: usize = 6;
 
 /// What a matrix will measure on this host, and what it holds and takes.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MatrixPlan {
     /// The sysfs tree the host was read from.
+    #[serde(serialize_with = "super::path_text")]
     pub sysfs: PathBuf,
     /// The CPUs of the matrix, ascending.
     pub cpus: Vec<usize>,
     /// Cells per class; `None`: every ordered pair.
     pub per_class: Option<usize>,
     /// Each class: its ordered pairs among `cpus`, and the cells measured of them per pass.
+    #[serde(serialize_with = "classes_named")]
     pub classes: Vec<(Class, usize, usize)>,
     /// Cells measured in all (every pass), and the full matrix's.
     pub cells: usize,
@@ -42,9 +45,32 @@ pub struct MatrixPlan {
     pub notes: Vec<String>,
 }
 
-/// The plan of `cfg` on the host (`host::topology`).
-pub fn plan(cfg: &MatrixConfig) -> Result<MatrixPlan> {
-    plan_on(&super::topology()?, cfg)
+/// Each class of a plan as it is said: its relation, NUMA distance and name, its pairs and
+/// cells.
+fn classes_named<S: serde::Serializer>(
+    classes: &[(Class, usize, usize)],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Named {
+        relation: &'static str,
+        numa_distance: Option<u32>,
+        name: String,
+        pairs: usize,
+        cells: usize,
+    }
+    s.collect_seq(classes.iter().map(|&(class, pairs, cells)| Named {
+        relation: class.relation.name(),
+        numa_distance: class.distance,
+        name: class.name(),
+        pairs,
+        cells,
+    }))
+}
+
+/// The plan of `cfg` on the host the sysfs tree `sysfs` describes (None: `host::topology`).
+pub fn plan(cfg: &MatrixConfig, sysfs: Option<&Path>) -> Result<MatrixPlan> {
+    plan_on(&super::topology_of(sysfs)?, cfg)
 }
 
 /// The plan of `cfg` on the host `topo`: its CPUs checked as a run checks them.

@@ -13,7 +13,7 @@ use crate::error::Result;
 use crate::memory;
 use crate::topology::{self, Topology};
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The environment variable naming the sysfs root every host-derived default reads.
 pub const SYSFS_ENV: &str = "CTXBENCH_SYSFS";
@@ -43,6 +43,16 @@ fn root_of(var: Option<OsString>) -> PathBuf {
 /// The host as `sysfs_root()` describes it.
 pub fn topology() -> Result<Topology> {
     topology::read(&sysfs_root())
+}
+
+/// The host the sysfs tree `sysfs` describes (None: `sysfs_root()`'s).
+pub fn topology_of(sysfs: Option<&Path>) -> Result<Topology> {
+    sysfs.map_or_else(topology, topology::read)
+}
+
+/// A path as a record says it: its text, any byte that is no UTF-8 replaced.
+pub fn path_text<S: serde::Serializer>(path: &Path, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&path.to_string_lossy())
 }
 
 /// Bytes a default may plan to hold at once: `MEMORY_SHARE` of the tightest bound on this

@@ -106,6 +106,18 @@ impl Restriction {
     }
 }
 
+/// A restriction as it is said: its name, what was read, what to do.
+impl serde::Serialize for Restriction {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = s.serialize_struct("Restriction", 3)?;
+        out.serialize_field("name", self.name())?;
+        out.serialize_field("detail", &self.detail)?;
+        out.serialize_field("hint", self.hint())?;
+        out.end()
+    }
+}
+
 /// Where a host's files are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Host {
@@ -143,6 +155,13 @@ impl Host {
             boot: boot.to_path_buf(),
             live,
         }
+    }
+
+    /// The host `sysfs` describes (None: `sysfs_root()`'s), its /proc and /boot where given
+    /// (else the live ones for `/sys`, else under `sysfs`).
+    pub fn given(sysfs: Option<&Path>, proc: Option<&Path>, boot: Option<&Path>) -> Host {
+        let at = sysfs.map_or_else(Host::this, Host::at);
+        Host::with_roots(&at.sys, proc.unwrap_or(&at.proc), boot.unwrap_or(&at.boot))
     }
 
     /// The host `sysfs_root()` describes.

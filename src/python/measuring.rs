@@ -207,12 +207,10 @@ fn matrix<'py>(
     let cfg = request(Door::Matrix, &positional, kwargs)?
         .matrix()
         .map_err(core_err)?;
-    let (m, topo) = measure(py, progress, |interrupt, heard| {
+    let measured = measure(py, progress, |interrupt, heard| {
         core::matrix(&cfg, interrupt, heard)
     })?;
-    let out = record(py, &m)?;
-    out.set_item("topology", super::topo::topology_dict(py, &topo, false)?)?;
-    Ok(out)
+    record(py, &measured)
 }
 
 /// One side of an A/B run (`name` "a" or "b"): ("ring" or "pingpong", its keyword

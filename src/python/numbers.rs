@@ -2,13 +2,14 @@
 //! comparison's word, a judgement against a series, a run level, a plan, a workload's checksum, a placement's name.
 
 use super::convert::{core_err, earlier_runs, int, value};
-use crate::engine::Engine;
 use crate::request::{params, Door, Kind, Request};
 use crate::stats::{self, Estimate, Layout, Level, RunLevel, Uncertainty};
+use crate::verdict::RunSide;
 use crate::{judge, verdict};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use pythonize::pythonize;
 
 /// The run level earlier runs of one point give (`stats::run_level`): their ln figures,
 /// relative standard errors and ages in seconds. None below `MIN_RUNS` usable runs, else
@@ -19,14 +20,9 @@ fn run_level(
     log_figures: Vec<f64>,
     rel_se: Vec<f64>,
     ages_s: Vec<f64>,
-) -> PyResult<Option<Bound<'_, PyDict>>> {
-    let Some(level) = stats::run_level(&earlier_runs(log_figures, rel_se, ages_s)?) else {
-        return Ok(None);
-    };
-    let d = PyDict::new(py);
-    d.set_item("sd", level.sd)?;
-    d.set_item("runs_seen", level.df + 1.0)?;
-    Ok(Some(d))
+) -> PyResult<Bound<'_, PyAny>> {
+    let level = stats::run_level(&earlier_runs(log_figures, rel_se, ages_s)?);
+    Ok(pythonize(py, &level)?)
 }
 
 /// The checksum one pass of the workload over `size_kb` KiB produces.
@@ -56,10 +52,10 @@ fn estimate<'py>(
     instance_blocks: Vec<usize>,
     run_sd: Option<f64>,
     runs_seen: Option<f64>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let layout = Layout::new(&samples, block, &instance_blocks).map_err(core_err)?;
     let run = RunLevel::recorded(run_sd, runs_seen);
-    estimate_dict(py, &stats::estimate(&layout, run.as_ref()))
+    Ok(pythonize(py, &stats::estimate(&layout, run.as_ref()))?)
 }
 
 /// One run of a point as a side of a comparison (`verdict::Side::of_run`): `estimate`'s
@@ -78,23 +74,19 @@ fn run_side<'py>(
     run_sd: Option<f64>,
     runs_seen: Option<f64>,
     runnable_per_cpu: Option<f64>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let layout = Layout::new(&samples, block, &instance_blocks).map_err(core_err)?;
     let earlier = RunLevel::recorded(run_sd, runs_seen);
-    let (side, source) = verdict::Side::of_run(&layout, earlier.as_ref(), runnable_per_cpu);
-    let out = estimate_dict(py, &side.estimate)?;
-    out.set_item("replicated", side.replicated)?;
-    out.set_item("loaded", side.loaded)?;
-    out.set_item("run_level", source.as_str())?;
-    Ok(out)
+    let (side, run_level) = verdict::Side::of_run(&layout, earlier.as_ref(), runnable_per_cpu);
+    Ok(pythonize(py, &RunSide { side, run_level })?)
 }
 
 /// The estimate from whole runs' figures of one point: their mean, the spread between runs
 /// its uncertainty (`stats::runs_estimate`).
 #[pyfunction]
-fn runs_estimate<'py>(py: Python<'py>, figures: Vec<f64>) -> PyResult<Bound<'py, PyDict>> {
+fn runs_estimate<'py>(py: Python<'py>, figures: Vec<f64>) -> PyResult<Bound<'py, PyAny>> {
     stats::finite("figures", &figures).map_err(core_err)?;
-    estimate_dict(py, &stats::runs_estimate(&figures))
+    Ok(pythonize(py, &stats::runs_estimate(&figures))?)
 }
 
 /// `new` against `base`, each an `estimate` dict (a `run_side` dict's "loaded" read where
@@ -108,7 +100,7 @@ fn compare_estimates<'py>(
     new: &Bound<'py, PyDict>,
     new_replicated: bool,
     threshold: f64,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<Bound<'py, PyAny>> {
     let side = |d: &Bound<'py, PyDict>, replicated| -> PyResult<verdict::Side> {
         let loaded = match d.get_item("loaded")? {
             Some(v) => v.extract()?,
@@ -125,20 +117,7 @@ fn compare_estimates<'py>(
         &side(new, new_replicated)?,
         threshold,
     );
-    let out = PyDict::new(py);
-    out.set_item("verdict", c.change.as_str())?;
-    out.set_item("why", c.why.as_str())?;
-    out.set_item("ratio", c.difference.ratio)?;
-    out.set_item("low", c.difference.low)?;
-    out.set_item("high", c.difference.high)?;
-    out.set_item("equivalent_low", c.equivalent_low)?;
-    out.set_item("equivalent_high", c.equivalent_high)?;
-    out.set_item("p_value", c.difference.p_value)?;
-    out.set_item("df", c.difference.df)?;
-    out.set_item("half_width", c.half_width)?;
-    out.set_item("needed_half_width", c.needed_half_width)?;
-    out.set_item("data_factor", c.data_factor)?;
-    Ok(out)
+    Ok(pythonize(py, &c)?)
 }
 
 /// Each point's new runs judged against its series (`judge::judge`): per point a tuple of
@@ -153,7 +132,7 @@ fn judge_series(
     points: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)>,
     threshold: f64,
     family_alpha: f64,
-) -> PyResult<Vec<Bound<'_, PyDict>>> {
+) -> PyResult<Bound<'_, PyAny>> {
     let family: Vec<judge::Point> = points
         .iter()
         .map(|(baseline, rel_se, new)| judge::Point {
@@ -163,32 +142,7 @@ fn judge_series(
         })
         .collect();
     let judged = judge::judge(&family, threshold, family_alpha).map_err(core_err)?;
-    judged.iter().map(|j| judgement_dict(py, j)).collect()
-}
-
-fn judgement_dict<'py>(py: Python<'py>, j: &judge::Judgement) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("verdict", j.change.as_str())?;
-    d.set_item("why", j.why.as_str())?;
-    d.set_item("base_us", j.base)?;
-    d.set_item("new_us", j.new)?;
-    d.set_item("ratio", j.ratio)?;
-    d.set_item("low", j.low)?;
-    d.set_item("high", j.high)?;
-    d.set_item("confidence", j.confidence)?;
-    d.set_item("equivalent_low", j.equivalent_low)?;
-    d.set_item("equivalent_high", j.equivalent_high)?;
-    d.set_item("p_value", j.p_value)?;
-    d.set_item("adjusted_p", j.adjusted_p)?;
-    d.set_item("runs", j.runs)?;
-    d.set_item("modes", j.modes)?;
-    d.set_item("known_mode", j.mode != j.main_mode)?;
-    d.set_item("mode_ratio", j.mode_ratio)?;
-    d.set_item("set_aside", j.set_aside)?;
-    d.set_item("sd", j.sd)?;
-    d.set_item("df", j.df)?;
-    d.set_item("runs_to_decide", j.runs_to_decide)?;
-    Ok(d)
+    Ok(pythonize(py, &judged)?)
 }
 
 /// Runs per side a comparison needs to tell a change of `detect` with probability `power`
@@ -220,29 +174,10 @@ fn ab_replay(
     end_s: Vec<f64>,
     budget: f64,
     threshold: f64,
-) -> PyResult<Bound<'_, PyDict>> {
+) -> PyResult<Bound<'_, PyAny>> {
     let out =
         crate::ab::replay_columns(&a_us, &b_us, &end_s, budget, threshold).map_err(core_err)?;
-    let d = PyDict::new(py);
-    d.set_item("rounds", out.rounds.len())?;
-    d.set_item("ratio", out.ratio)?;
-    d.set_item("ratio_low", out.low)?;
-    d.set_item("ratio_high", out.high)?;
-    d.set_item("verdict", out.change.as_str())?;
-    d.set_item("decided", out.decided)?;
-    d.set_item("stopped", out.stopped.as_str())?;
-    d.set_item("elapsed_s", out.elapsed_s)?;
-    d.set_item("data_factor", out.data_factor)?;
-    Ok(d)
-}
-
-fn estimate_dict<'py>(py: Python<'py>, e: &Estimate) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("center", e.center)?;
-    d.set_item("se", e.uncertainty.se)?;
-    d.set_item("df", e.uncertainty.df)?;
-    d.set_item("level", e.uncertainty.level.as_str())?;
-    Ok(d)
+    Ok(pythonize(py, &out)?)
 }
 
 /// An `estimate` dict back: the level named by its word.
@@ -308,20 +243,11 @@ fn placed(
     Ok(r)
 }
 
-/// The transport `ring` uses for `engine` when none is named.
-#[pyfunction]
-fn default_transport(engine: &str) -> PyResult<&'static str> {
-    Ok(Engine::parse(engine)
-        .map_err(core_err)?
-        .default_transport()
-        .name())
-}
-
 /// ns per resume+suspend pair of a bare corosensei coroutine: the peer for fiber hops.
 #[pyfunction]
 fn fiber_baseline_ns(py: Python<'_>, pairs: &Bound<'_, PyAny>) -> PyResult<f64> {
     let pairs = int(pairs, "pairs", Kind::Stride)?;
-    py.detach(|| crate::engine::fiber::baseline_switch_ns(pairs))
+    py.detach(|| crate::record::measure::fiber_baseline_ns(pairs))
         .map_err(core_err)
 }
 
@@ -337,7 +263,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rounds_to_detect, m)?)?;
     m.add_function(wrap_pyfunction!(ab_replay, m)?)?;
     m.add_function(wrap_pyfunction!(fiber_baseline_ns, m)?)?;
-    m.add_function(wrap_pyfunction!(default_transport, m)?)?;
     m.add_function(wrap_pyfunction!(placement_name, m)?)?;
     m.add_function(wrap_pyfunction!(placement_cpus, m)?)?;
     Ok(())

@@ -9,8 +9,11 @@ use crate::matrix::MatrixConfig;
 use crate::request::{AbRequest, CacheRequest};
 use crate::result::{pingpong as summarize_pingpong, summarize};
 use crate::stats::EarlierRun;
-use crate::topology::Topology;
+use crate::topology::Table;
+use serde::Serialize;
 
+/// The bare-coroutine peer a fiber hop is compared against, ns per resume+suspend pair.
+pub use crate::engine::fiber::baseline_switch_ns as fiber_baseline_ns;
 pub use crate::ring::Interrupt;
 /// Hears of each step done of how many (`0`: of an open number).
 pub type Progress<'a> = &'a mut (dyn FnMut(usize, usize) -> Result<()> + Send);
@@ -74,13 +77,21 @@ pub fn cache_sweep(
     ))
 }
 
+/// A matrix's record with the topology it was measured on (its table, relations left out).
+#[derive(Debug, Clone, Serialize)]
+pub struct MatrixMeasured {
+    #[serde(flatten)]
+    pub record: MatrixRecord,
+    pub topology: Table,
+}
+
 /// The CPU matrix of this host (its topology from /sys), measured and recorded with the
 /// topology it was measured on; `progress` hears of each cell.
 pub fn matrix(
     cfg: &MatrixConfig,
     interrupt: Interrupt,
     progress: Progress,
-) -> Result<(MatrixRecord, Topology)> {
+) -> Result<MatrixMeasured> {
     let topo = crate::topology::read(std::path::Path::new("/sys"))?;
     let started = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -93,7 +104,10 @@ pub fn matrix(
         ..cfg.clone()
     };
     let m = crate::matrix::run(&topo, cfg, interrupt, &mut |done, of, _| progress(done, of))?;
-    Ok((MatrixRecord::new(cfg, &m, started), topo))
+    Ok(MatrixMeasured {
+        record: MatrixRecord::new(cfg, &m, started),
+        topology: topo.table(false),
+    })
 }
 
 /// An A/B run, measured and recorded; `progress` hears of each round.

@@ -18,6 +18,7 @@
 //! (`uncertainty`), with the degrees of freedom that level really has.
 
 use crate::error::{Error, Result};
+use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, FisherSnedecor, Normal, StudentsT};
 
 #[cfg(test)]
@@ -26,7 +27,7 @@ mod runs;
 mod series;
 pub use runs::RUN_HALF_LIFE_S;
 pub use runs::{run_level, run_levels, EarlierRun, RunLevel, ASSUMED_RUN_LEVEL, MIN_RUNS};
-pub use series::{series, Mode, Series, MODE_GAP, MODE_GAP_SPREADS};
+pub use series::{series, Mode, Series, MIN_SPLIT_RUNS, MODE_GAP, MODE_GAP_SPREADS};
 
 /// Tukey's fences: samples beyond 1.5 IQR of the quartiles are outliers.
 const TUKEY_K: f64 = 1.5;
@@ -136,6 +137,7 @@ impl Level {
         Self::NAMES[self as usize]
     }
 }
+serialize_as_word!(Level);
 
 /// One point's samples in the order they were measured, and how they are grouped: runs of
 /// `block` consecutive samples form the blocks, runs of `instance_blocks[i]` consecutive
@@ -266,7 +268,7 @@ fn pooled_sd(groups: impl Iterator<Item = Vec<f64>>) -> f64 {
 
 /// The uncertainty of a point's figure: its standard error, the degrees of freedom the
 /// estimate of it has, and the level it comes from.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Uncertainty {
     pub se: f64,
     pub df: f64,
@@ -394,9 +396,10 @@ pub fn t_p_value(t: f64, df: f64) -> f64 {
 }
 
 /// A figure and its uncertainty: what an interval or a comparison needs of a point.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Estimate {
     pub center: f64,
+    #[serde(flatten)]
     pub uncertainty: Uncertainty,
 }
 
@@ -462,7 +465,7 @@ pub fn runs_estimate(figures: &[f64]) -> Estimate {
 /// faster are the same distance from 1). Welch's t with Satterthwaite's degrees of freedom,
 /// each side's error being its own standard error. NaN ratio and interval where a figure is
 /// not above zero.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Difference {
     pub ratio: f64,
     pub low: f64,

@@ -2,16 +2,35 @@
 //! runs on the same machine (DerSimonian and Kacker's estimate, Hampel's identifier).
 
 use super::{median, sum_sq_dev};
+use serde::Serialize;
 
 /// The spread between runs of a point that one run cannot see (the machine's drift over
 /// seconds to hours), estimated from earlier runs of the same point on the same machine in
 /// comparable conditions (which runs those are is the history's choice): `sd` is relative
 /// (0.05: runs differ by about 5 % beyond what each run's own error explains), `df` the
 /// effective number of runs it rests on less one (`run_level`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(into = "Recorded")]
 pub struct RunLevel {
     pub sd: f64,
     pub df: f64,
+}
+
+/// A run level as a run records it (a ring's stats name them so): `sd` over `runs_seen`
+/// earlier runs, the effective runs its `df` counts.
+#[derive(Serialize)]
+struct Recorded {
+    sd: f64,
+    runs_seen: f64,
+}
+
+impl From<RunLevel> for Recorded {
+    fn from(level: RunLevel) -> Recorded {
+        Recorded {
+            sd: level.sd,
+            runs_seen: level.df + 1.0,
+        }
+    }
 }
 
 impl RunLevel {

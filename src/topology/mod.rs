@@ -8,8 +8,10 @@
 //! and the relations fall back to the levels that can be known.
 
 mod sysfs;
+mod table;
 
 pub use sysfs::{parse, read, Sources, MAX_CACHE_KB};
+pub use table::{CacheEntry, Table};
 
 use std::path::PathBuf;
 

@@ -1,5 +1,6 @@
 """The store's series over time: ``changes`` (where each series shifted and stayed) and
-``publish`` (a static site of the series, their change points and the latest runs)."""
+``publish`` (a static site of each machine's latest verdicts, series with their change points,
+and matrices' heatmaps)."""
 
 from __future__ import annotations
 
@@ -28,10 +29,12 @@ def add_parsers(sub: Any) -> None:
     ch.add_argument("--json", action="store_true", help="print one JSON object per change")
     pu = sub.add_parser(
         "publish",
-        help="write a static site of the stored series and their change points",
-        description="Write DIR/index.html and one page per machine and point: the series "
-        "with its change points marked and labelled, the latest runs, and the stored "
-        "matrices' heatmaps. Plain HTML and SVG; open DIR/index.html, no server needed.",
+        help="write a static site of the stored series, verdicts and matrices",
+        description="Write DIR/index.html, a section per machine: the latest verdicts (each "
+        "point's newest run judged against the runs before it, as compare NEW judges; Holm "
+        "across the page), its series (a page each: the runs with the change points marked "
+        "and labelled, the latest runs) and the heatmap of each stored matrix. Plain HTML "
+        "and SVG; open DIR/index.html, no server needed.",
     )
     pu.set_defaults(func=_publish)
     pu.add_argument("dir", help="the directory to write (created if missing)")
@@ -39,11 +42,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def _scan_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--store",
-        metavar="PATH",
-        help="the results store (default: CTXBENCH_STORE, else the user's data directory)",
-    )
+    _flags.store_flag(p, reads=True)
     p.add_argument("--machine", help="only this machine's series (its fingerprint)")
     p.add_argument("--point", help="only this point's series (its point id)")
     p.add_argument(

@@ -88,16 +88,23 @@ def output_flags(
     store_flags(p)
 
 
-def store_flags(p: argparse.ArgumentParser) -> None:
-    """``--store PATH`` and ``--label k=v``: where the runs a command measures or saves are
-    kept (``ctxbench.store``), and the labels each is kept with."""
+def store_flag(p: argparse.ArgumentParser, *, reads: bool = False) -> None:
+    """``--store PATH``: the results store (``ctxbench.store``) a command keeps its runs in,
+    or (``reads``) reads its series from."""
+    what = "to read series from" if reads else "every run is kept in"
     p.add_argument(
         "--store",
         metavar="PATH",
         default=None,
-        help="the results store every run is kept in (default: $CTXBENCH_STORE, else "
-        "$XDG_DATA_HOME/ctxbench/store.sqlite3); off keeps none",
+        help=f"the results store {what} (default: $CTXBENCH_STORE, else "
+        "$XDG_DATA_HOME/ctxbench/store.sqlite3)" + ("" if reads else "; off keeps none"),
     )
+
+
+def store_flags(p: argparse.ArgumentParser) -> None:
+    """``--store PATH`` and ``--label k=v``: where the runs a command measures or saves are
+    kept (``ctxbench.store``), and the labels each is kept with."""
+    store_flag(p)
     p.add_argument(
         "--label",
         metavar="KEY=VALUE",

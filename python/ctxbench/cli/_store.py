@@ -132,5 +132,5 @@ def _import(args: argparse.Namespace) -> int:
 
     with _open(args, create=True) as s:
         for path, added in _exchange.import_files(s, args.files, _flags.labels_of(args.label)):
-            print(f"{path}: {added} point runs kept")
+            print(f"{path}: {added} runs of points and matrices kept")
     return 0

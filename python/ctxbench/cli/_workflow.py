@@ -48,8 +48,8 @@ def _add_sweep(sub: Any) -> None:
             metavar="KB" if axis.name == "sizes_kb" else None,
             help=axis.help,
         )
-    # A point's own flags (the axes above are lists instead).
-    _flags.door_flags(sw, "ring", skip=("engine", "transport", "placement", "cpu", "size_kb"))
+    # A point's own flags: the axes above are lists instead, and a CPU list is a placement.
+    _flags.door_flags(sw, "ring", skip=(*(a.point for a in AXES), "cpu"))
     _flags.output_flags(
         sw,
         out="results file (.json, .csv or .parquet): each point written as it finishes, "
@@ -131,13 +131,7 @@ def _add_compare(sub: Any) -> None:
         metavar="FILE",
         help="NEW (judged against the store), or BASE NEW (two results files)",
     )
-    cp.add_argument(
-        "--store",
-        metavar="PATH",
-        default=None,
-        help="the results store to read series from (default: $CTXBENCH_STORE, else the "
-        "user's data directory)",
-    )
+    _flags.store_flag(cp, reads=True)
     cp.add_argument(
         "--baseline-label",
         action="append",
@@ -249,7 +243,7 @@ def _sweep(args: argparse.Namespace) -> int:
     else:
         print(show(df), end="")
     points = df.groupby(list(_SERIES) + ["procs"]).ngroups
-    said = [report.Line("note", f"{points} points in {args.out}")]
+    said = [report.Line("note", f"{points} points in {args.out}"), *_hop_lines(df)]
     kept, asked = int(df.attrs.get("kept", 0)), int(df.attrs.get("points", 0))
     if kept:
         again = "to measure again, name another --out or remove it"
@@ -265,6 +259,25 @@ def _sweep(args: argparse.Namespace) -> int:
 
 # A series is one line of lat_ctx's graph; the sweep's grid order is kept (sort=False).
 _SERIES = ["engine", "transport", "placement", "parallel", "size_kb"]
+
+
+def _hop_lines(df: Any) -> list[report.Line]:
+    """Each point's hop percentiles where its hops were recorded, as ``ring`` says them."""
+    from ..schema import HOP_PERCENTILES, percentile_column
+
+    columns = {k: percentile_column("hop", k) for k in HOP_PERCENTILES}
+    columns = {k: c for k, c in columns.items() if c in df.columns}
+    if not columns:
+        return []
+    keys = [k for k in ("host", "worker") if k in df.columns] + [*_SERIES, "procs"]
+    out = []
+    for point, g in df.groupby(keys, sort=False):
+        text = report.hops_said({k: g[c].iloc[0] for k, c in columns.items()})
+        *where, engine, transport, placement, parallel, size, procs = point
+        name = " ".join([*map(str, where), f"{engine}/{transport} {placement} size={size}k"])
+        if text:
+            out.append(report.Line("note", f"{name} P={parallel} {procs} procs: {text}"))
+    return out
 
 
 def _table(df: Any) -> str:

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from ._ab import ab_html, ab_lines, ab_side, ab_verdict, ab_why, format_ab
+from ._changes import change_point_words
 from ._comparison import (
     INCONCLUSIVE,
     WANTING_DATA,
@@ -29,7 +30,7 @@ from ._comparison import (
     undecided,
     verdict_counts,
 )
-from ._counts import per_switch
+from ._counts import hops_said, per_switch
 from ._lock import busy, holder, step, waited, waiting
 from ._measurement import ONE_THREAD_ENGINES, heard, hints, lines, stop_line, stop_phrase
 from ._planning import format_plan
@@ -38,6 +39,7 @@ from ._summary import saved, summary_table
 from ._to import LABELS, Line, Lines, Record, Report, Reports, Terminal, current, say, saying
 
 __all__ = [
+    "hops_said",
     "INCONCLUSIVE",
     "LABELS",
     "ONE_THREAD_ENGINES",
@@ -54,6 +56,7 @@ __all__ = [
     "Reports",
     "Terminal",
     "busy",
+    "change_point_words",
     "compared",
     "context_line",
     "current",

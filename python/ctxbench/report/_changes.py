@@ -47,3 +47,23 @@ def change_lines(frame: Any) -> list[str]:
         )
     )
     return lines
+
+
+def change_point_words(runs: list[Any], scan: Any) -> str:
+    """The gate's answer to "is this run (the newest of ``runs``) a change point of its
+    series?" from the core's ``scan`` of the series: a change needs ``min_runs`` runs after
+    it, so this run is not seeable yet; a change at the newest run that is ("confirmed
+    now"), else the series' newest change, else none."""
+    k, n = scan["min_runs"], len(runs)
+    if scan["status"] != "scanned":
+        return f"series too short to scan ({n} runs, {2 * k} needed)"
+    wait = f"this run seeable after {k - 1} more"
+    if not scan["changes"]:
+        return f"none ({wait})"
+    last = max(scan["changes"], key=lambda c: c["index"])
+    back = n - 1 - last["index"]
+    size = ratio_words(last["ratio"], last["ratio_lo"], last["ratio_hi"], last["confidence"])
+    at = f"at run {runs[last['index']].run_id} ({labels_text(runs[last['index']].labels)})"
+    if last["index"] == n - k:
+        return f"confirmed now {at}, {back} runs back: {size}"
+    return f"none new; the last {at}, {back} runs back: {size} ({wait})"

@@ -1,11 +1,13 @@
 """What a ring's or a ping-pong's printed figure counts, said beside it where that is not
 plain: the context switches a hop made where not one (the figure is per hop, as lat_ctx's),
-the hops' latency percentiles where they were recorded, and under neighbours what they cost
-on average and in the tail, which the median leaves out."""
+the hops' latency percentiles where they were recorded (a matrix cell's and a sweep point's
+too, by the one formatter ``hops_said``), and under neighbours what they cost on average
+and in the tail, which the median leaves out."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from .._format import us
@@ -17,9 +19,30 @@ SWITCHES_APART = 0.05
 SAID_PERCENTILES = ("p50", "p99", "p99.9", "max")
 
 
+def hops_said(percentiles: Mapping[str, float], what: str = "hops") -> str | None:
+    """The hop percentiles printed where hops were recorded (those of ``SAID_PERCENTILES``
+    that were, and are numbers), or None where none were: "hops (wake to run) p50 1.49,
+    p99 26.9, p99.9 26.9, max 27.1 µs"."""
+    said = [(k, float(percentiles[k])) for k in SAID_PERCENTILES if k in percentiles]
+    said = [(k, v) for k, v in said if math.isfinite(v)]
+    if not said:
+        return None
+    return f"{what} (wake to run) " + ", ".join(f"{k} {us(v)}" for k, v in said) + " µs"
+
+
 def figure_lines(measured: Any, at: str = "") -> list[Line]:
-    """Each point's lines on what its figure counts (``at`` names the measurement)."""
+    """Each point's lines on what its figure counts (``at`` names the measurement); a
+    matrix's: each cell's hops into its wakee, where recorded (its ``wake_us``; a cell's
+    histogram keeps no maximum)."""
     kind = getattr(measured, "kind", None)
+    if kind == "matrix":
+        wake = getattr(measured, "wake_us", None) or {}
+        cells = zip(measured.cpu_from.tolist(), measured.cpu_to.tolist())
+        texts = [
+            (f"{at}{a}->{b}", hops_said({k: v[i] for k, v in wake.items()}))
+            for i, (a, b) in enumerate(cells)
+        ]
+        return [Line("note", f"{cell}: {text}") for cell, text in texts if text]
     if kind not in ("ring", "pingpong"):
         return []
     procs = measured.procs.tolist() if kind == "ring" else [2]
@@ -40,8 +63,9 @@ def _point(r: Any, j: int) -> list[str]:
             f"per switch {us(per_hop / sph)} µs (--per-switch prints it)"
         )
     tail = _percentiles(r, j)
-    if tail:
-        said.append("hops (wake to run) " + ", ".join(f"{k} {us(v)}" for k, v in tail) + " µs")
+    hops = hops_said(dict(tail))
+    if hops:
+        said.append(hops)
     if getattr(r, "interference", None):
         said.append(_beside_neighbours(r, j, per_hop, dict(tail)))
     return said

@@ -28,6 +28,8 @@ def summary_table(
     if any(row["P"] != "1" for row in rows):
         header.append("P")
     header += ["median µs", "CV", "verdict"] + (["change"] if comparisons is not None else [])
+    if any("change_point" in t for t in (comparisons or {}).values()):
+        header.append("change point")  # the gate's: is this run one of its series?
     cells = [header] + [[row[h] for h in header] for row in rows]
     widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
     numeric = {"procs", "size", "P", "median µs", "CV"}
@@ -66,6 +68,7 @@ def _rows(
                 "CV": "" if math.isnan(cv) else f"{100 * cv:.1f}%",
                 "verdict": _word(verdict, cv) + (" (below resolution)" if low else ""),
                 "change": "" if comparisons is None else ("new" if row is None else change(row)),
+                "change point": str(getattr(row, "change_point", "") or ""),
             })  # fmt: skip
     return rows
 

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 KINDS = ("ring", "pingpong")
+# A matrix run: kept whole (its record), with no point rows.
+MATRIX = "matrix"
 # A user's label: a key as a Python name is spelled (lower case), a value of printable text.
 LABEL_KEY = re.compile(r"[a-z][a-z0-9_.-]{0,39}")
 MAX_VALUE = 200
@@ -102,12 +104,14 @@ def _metadata(result: Any) -> dict[str, Any]:
 
 @dataclass
 class RowSet:
-    """One run: its ``runs`` row, its points' rows, its labels and its record."""
+    """One run: its ``runs`` row, its points' rows (a matrix: its ``matrices`` row), its
+    labels and its record."""
 
     run: dict[str, Any]
     points: list[dict[str, Any]]
     labels: dict[str, str] = field(default_factory=dict)
     record: bytes | None = None
+    matrix: dict[str, Any] | None = None
 
 
 def _started(meta: dict[str, Any]) -> float:
@@ -303,11 +307,28 @@ def _words(r: Any, **more: Any) -> str:
     return " ".join(f"{k}={pairs[k]}" for k in sorted(pairs))
 
 
+def _matrix_row(result: Any) -> dict[str, Any]:
+    """A matrix's ``matrices`` row: its size and the median of its cells."""
+    cells = np.asarray(result.latency_us, dtype=np.float64)
+    finite = cells[np.isfinite(cells)]
+    return {
+        "cpus": int(np.asarray(result.cpus).size),
+        "cells": int(cells.size),
+        "engine": result.engine,
+        "transport": result.transport,
+        "median_us": float(np.median(finite)) if finite.size else None,
+    }
+
+
 def row_set(result: Any, record: bytes, *, source: str, labels: dict[str, str],
             ids: list[str] | None = None, at: Any = None,
             steal: float | None = None, started: float | None = None) -> RowSet | None:  # fmt: skip
-    """The row set of one result; None for a kind the store does not keep (a matrix, an
-    A/B result: their points are not one figure per run)."""
+    """The row set of one result; None for a kind the store does not keep (an A/B result:
+    its two sides are not one run of a point). A matrix is a run of no points with its
+    ``matrices`` row."""
+    if result.kind == MATRIX:
+        run = run_row(result, record, source, at, steal, started)
+        return RowSet(run, [], dict(labels), matrix=_matrix_row(result))
     if result.kind not in KINDS:
         return None
     points = (_ring_points if result.kind == "ring" else _pingpong_points)(result, ids)

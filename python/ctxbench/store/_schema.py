@@ -8,7 +8,9 @@ knows is refused, never written (it might hold what this one would drop).
 
 One run is one row set: a ``runs`` row (when, which machine, the conditions it ran in), one
 ``points`` row per point it measured (its figures), its ``labels``, and (v2) its whole
-record, from which a results document is exported.
+record, from which a results document is exported. A matrix run (v3) is a ``runs`` row of
+kind ``matrix``, its labels, its record and one ``matrices`` row: no point rows (a matrix's
+cells are not points of a series).
 """
 
 from __future__ import annotations
@@ -69,7 +71,22 @@ CREATE TABLE records (
 );
 """
 
-MIGRATIONS: list[str] = [_V1, _V2]
+# v3: matrix runs (``ctxbench matrix``, ``ctxbench.save`` of a MatrixResult), each a runs row
+# of kind 'matrix' with its labels and record, and here what a listing and the published page
+# read without opening the record. A new version, not only new rows: a v2 ctxbench would take
+# a matrix run for a run that measured nothing, and refuses a store of a newer schema.
+_V3 = """
+CREATE TABLE matrices (
+    run INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    cpus INTEGER NOT NULL,          -- CPUs of the matrix
+    cells INTEGER NOT NULL,         -- cells measured (every pass)
+    engine TEXT,
+    transport TEXT,
+    median_us REAL                  -- the median of the cells' µs per switch
+);
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3]
 VERSION = len(MIGRATIONS)
 
 

@@ -89,7 +89,8 @@ class Store:
         self, result: Any, labels: dict[str, str] | None = None, *, source: str = "saved",
         **how: Any,
     ) -> int:  # fmt: skip
-        """Keeps one result (or a list of them) as one row set each; the point rows added.
+        """Keeps one result (or a list of them) as one row set each; the rows added (one
+        per point, one per matrix).
         A run kept before (the same ``metadata.run_id`` on the same machine) is not kept
         again: measuring keeps a run, and saving it afterwards adds only the labels it is
         saved with (a label the run has already keeps its value)."""
@@ -99,8 +100,8 @@ class Store:
         items = result if isinstance(result, (list, tuple)) else [result]
         sets = []
         for r in items:
-            if getattr(r, "kind", None) not in _rows.KINDS:
-                continue  # a matrix, an A/B result: not one figure per point and run
+            if getattr(r, "kind", None) not in (*_rows.KINDS, _rows.MATRIX):
+                continue  # an A/B result: its two sides are not one run of a point
             # As a results file holds it (a file's JSON, whatever figures it has).
             text = json.dumps(encode(r), separators=(",", ":")).encode()
             rows = _rows.row_set(r, text, labels=user, source=source, **how)
@@ -258,6 +259,26 @@ class Store:
             out.append(point)
         return out
 
+    def matrices(
+        self, *, machine: str | None = None, labels: dict[str, str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Every stored matrix run (on ``machine``, carrying ``labels``), oldest first: its
+        run's columns, its size, engine, transport, median cell and labels; its record by
+        ``records``."""
+        params: list[Any] = []
+        sql = (
+            "SELECT r.id, r.time, r.machine, r.kernel, r.source, m.cpus, m.cells, m.engine, "
+            "m.transport, m.median_us FROM matrices m JOIN runs r ON r.id = m.run WHERE 1"
+        )
+        if machine is not None:
+            sql += " AND r.machine = ?"
+            params.append(machine)
+        rows = self._read(sql + _labels_where(labels, params) + " ORDER BY r.time, r.id", params)
+        names = ("run_id", "time", "machine", "kernel", "source", "cpus", "cells", "engine",
+                 "transport", "median_us")  # fmt: skip
+        labels_of = self._labels_of([row[0] for row in rows])
+        return [{**dict(zip(names, row)), "labels": labels_of.get(row[0], {})} for row in rows]
+
     def records(self, run_ids: Sequence[int]) -> list[dict[str, Any] | None]:
         """Each run's whole record (None: kept by a store before records were)."""
         out: list[dict[str, Any] | None] = []
@@ -304,9 +325,11 @@ class Store:
 
 def _forget(db: sqlite3.Connection, machine: str, kernel: str | None, version: str | None,
             since: float) -> int:  # fmt: skip
+    # The history reads the runs of points: a matrix run is not one of them.
     return db.execute(
-        "DELETE FROM runs WHERE machine = ? AND kernel IS ? AND version IS ? AND time >= ?",
-        (machine, kernel, version, since),
+        "DELETE FROM runs WHERE machine = ? AND kernel IS ? AND version IS ? AND time >= ? "
+        "AND kind != ?",
+        (machine, kernel, version, since, _rows.MATRIX),
     ).rowcount
 
 
@@ -342,4 +365,11 @@ def _insert(db: sqlite3.Connection, s: _rows.RowSet) -> int:
     )
     if s.record is not None:
         db.execute("INSERT INTO records (run, record) VALUES (?, ?)", (run, s.record))
+    if s.matrix is not None:
+        names = ["run", *s.matrix]
+        db.execute(
+            f"INSERT INTO matrices ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+            [run, *s.matrix.values()],
+        )
+        return 1
     return len(s.points)
