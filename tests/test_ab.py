@@ -176,10 +176,11 @@ def test_ctrl_c_stops_it_within_a_second(no_leaks: None, ctrl_c_raises: None) ->
     t = threading.Thread(target=interrupt)
     t.start()
     with pytest.raises(KeyboardInterrupt):
-        ctxbench.ab(PINNED, {**PINNED, "procs": 8}, budget=60.0, threshold=0.0001)
+        ctxbench.ab(PINNED, {**PINNED, "procs": 8}, budget=600.0, threshold=0.0001)
     t.join()
-    # A liveness bound with a wide margin on a loaded machine, not a speed test.
-    assert time.monotonic() - sent[0] < 3.0
+    # It stopped, not ran its budget out: a bound a tenth of the budget holds on any load
+    # (3 s did not, at load 16 on 2 CPUs); how soon it stops is timed where speed is, not here.
+    assert time.monotonic() - sent[0] < 60.0
 
 
 def test_a_replay_stops_where_a_run_would() -> None:
