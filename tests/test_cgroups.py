@@ -191,7 +191,12 @@ def test_a_terminated_command_removes_its_groups_and_reaps_its_children(sig: int
     argv = ["ring", "--cgroups", "split", "--cgroup-depth", "4", "--placement", "single"]
     argv += ["-N", "10000", "--min-time", "1", "-W", "0", "8"]
     env = {**os.environ, "CTXBENCH_HISTORY": "off"}
-    child = subprocess.Popen([sys.executable, "-m", "ctxbench", *argv], env=env)
+    # As a terminal starts it: a runner under nohup passes SIGHUP on ignored, and a command
+    # that inherits it ignored rightly keeps ignoring it (the series under nohup failed here).
+    child = subprocess.Popen(
+        [sys.executable, "-m", "ctxbench", *argv], env=env,
+        preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL),
+    )  # fmt: skip
     made: list[Path] = []
     children: set[int] = set()
     try:
