@@ -79,15 +79,20 @@ pub enum Stopped {
     MaxRounds,
     /// A replay's rounds ran out.
     NoMoreRounds,
+    /// A CPU quota throttled a side's groups in a round (restriction `cpu_quota`): its
+    /// figures hold the throttle's stalls, not a switch's cost, so the round is not kept,
+    /// and the run stops there, undecided (going on would keep the rounds the quota spared).
+    Throttled,
 }
 
 impl Stopped {
-    pub const NAMES: [&'static str; 5] = [
+    pub const NAMES: [&'static str; 6] = [
         "decided",
         "budget",
         "below resolution",
         "max rounds",
         "no more rounds",
+        "throttled",
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -97,6 +102,7 @@ impl Stopped {
             Stopped::BelowResolution => Self::NAMES[2],
             Stopped::MaxRounds => Self::NAMES[3],
             Stopped::NoMoreRounds => Self::NAMES[4],
+            Stopped::Throttled => Self::NAMES[5],
         }
     }
 }
@@ -155,15 +161,20 @@ pub fn run(
     }
     let mut rng = SmallRng::seed_from_u64(plan.seed);
     let start = Instant::now();
+    let mut throttled = false;
     let mut next = || -> Result<Option<Round>> {
         let a_first = rng.random::<bool>();
-        let ((a_us, a_switches), (b_us, b_switches)) = if a_first {
+        let ((a_us, a_switches, a_stalled), (b_us, b_switches, b_stalled)) = if a_first {
             let x = figure(a, interrupt)?;
             (x, figure(b, interrupt)?)
         } else {
             let y = figure(b, interrupt)?;
             (figure(a, interrupt)?, y)
         };
+        if a_stalled || b_stalled {
+            throttled = true;
+            return Ok(None);
+        }
         let end_s = start.elapsed().as_secs_f64();
         Ok(Some(Round {
             a_us,
@@ -176,6 +187,9 @@ pub fn run(
     };
     let mut out = drive(plan, &mut next, round)?;
     out.elapsed_s = start.elapsed().as_secs_f64();
+    if throttled {
+        out.stopped = Stopped::Throttled;
+    }
     Ok(out)
 }
 
@@ -302,16 +316,16 @@ fn outcome(
     }
 }
 
-/// One side's figure of one round: a fresh ring instance of `ROUND_BLOCKS` blocks, its net
-/// samples' median in µs.
-/// A side's figure in one round (µs per hop, its net median) and the switches per hop it
-/// made.
-fn figure(cfg: &Config, interrupt: Interrupt) -> Result<(f64, f64)> {
+/// A side's figure in one round (µs per hop, the net median of a fresh ring instance of
+/// `ROUND_BLOCKS` blocks), the switches per hop it made, and whether a CPU quota throttled
+/// its groups while it was timed (as a ring point is flagged: `ring::Point::throttled`).
+fn figure(cfg: &Config, interrupt: Interrupt) -> Result<(f64, f64, bool)> {
     let p = ring::instance(cfg, ROUND_BLOCKS, interrupt)?;
     debug_assert_eq!(p.raw_ns.len(), ROUND_BLOCKS * BLOCK_REPETITIONS);
     Ok((
         stats::median(&p.net_ns()) / 1000.0,
         crate::result::per_hop(&p).0,
+        p.throttled.is_some_and(|n| n > 0),
     ))
 }
 

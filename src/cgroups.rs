@@ -226,6 +226,24 @@ pub fn groups(cg: &Cgroups, procs: usize) -> usize {
     leaves.saturating_mul(cg.depth).saturating_add(1)
 }
 
+/// Kernel memory one group costs, charged to the memory cgroup of whoever makes it: 64,001
+/// groups raised the kernel's from 37 MB to 922 MB (issue 35), 13.8 KiB each; rounded up.
+pub const GROUP_BYTES: u64 = 16 << 10;
+
+/// Bytes of kernel memory the groups of a point of `procs` participants take, counted
+/// against the memory check before any is made, and the words that name them (", and ...").
+pub fn kernel_need(cg: &Cgroups, procs: usize) -> (u64, String) {
+    let groups = groups(cg, procs);
+    let said = format!(
+        ", and {groups} cgroups ({} at depth {}) of about {} KiB of kernel memory each: lower \
+         cgroup_depth or procs, or use \"same\"",
+        cg.layout(),
+        cg.depth,
+        GROUP_BYTES >> 10
+    );
+    ((groups as u64).saturating_mul(GROUP_BYTES), said)
+}
+
 /// The steps that place `tasks` (thread ids; `ours` tells which are threads of this process,
 /// `pid` its id) under `parent`: the groups, their weight, then the moves.
 pub fn plan(

@@ -181,6 +181,14 @@ fn the_groups_a_point_makes_are_bounded() {
     assert!(check(&cg(true, 4), Engine::Process, 1, 8).is_ok());
     let e = check(&cg(true, 16), Engine::Process, 1, 4000).unwrap_err();
     assert!(e.to_string().contains("64001 groups"), "{e}");
+    // Their kernel memory, counted against the memory check before any group is made.
+    let (bytes, said) = kernel_need(&cg(true, 16), 255);
+    assert_eq!(bytes, 4081 * GROUP_BYTES);
+    assert!(
+        said.starts_with(", and 4081 cgroups (split at depth 16)"),
+        "{said}"
+    );
+    assert_eq!(kernel_need(&cg(false, 1), 255).0, 2 * GROUP_BYTES);
 }
 
 fn root() -> bool {

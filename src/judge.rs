@@ -122,7 +122,7 @@ pub fn judge(points: &[Point], threshold: f64, family_alpha: f64) -> Result<Vec<
         .collect())
 }
 
-fn check(threshold: f64, family_alpha: f64) -> Result<()> {
+pub(crate) fn check(threshold: f64, family_alpha: f64) -> Result<()> {
     if !(threshold.is_finite() && (0.0..1.0).contains(&threshold)) {
         return Err(Error::invalid(
             "threshold",
@@ -141,7 +141,7 @@ fn check(threshold: f64, family_alpha: f64) -> Result<()> {
 /// Holm's step-down over `p`: each p-value's adjusted value (the running maximum of
 /// (m − rank) · p in ascending order, at most 1) and the per-test level it was held to,
 /// α / (m − rank) as a fraction of α (multiply by the family's α).
-fn holm(p: &[f64]) -> Vec<(f64, f64)> {
+pub(crate) fn holm(p: &[f64]) -> Vec<(f64, f64)> {
     let m = p.len();
     let mut order: Vec<usize> = (0..m).collect();
     order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));

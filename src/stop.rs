@@ -2,6 +2,7 @@
 //! repetitions, or precision mode's ring instances measured until the interval of the
 //! variance model (`stats`) is as narrow as asked or a cap comes first.
 
+use crate::error::{Error, Result};
 use crate::stats::{self, Layout, RunLevel};
 
 /// When a point has measured enough. The measuring loop reads what it needs through the
@@ -223,6 +224,62 @@ pub fn instance_blocks(setup_s: f64, block_s: f64, left_s: f64, left_blocks: usi
 /// Blocks that still fit under `max_repetitions` after `made` blocks.
 pub fn blocks_left(max_repetitions: usize, made: usize) -> usize {
     max_repetitions.saturating_sub(made * BLOCK_REPETITIONS) / BLOCK_REPETITIONS
+}
+
+/// How long a point may measure and how precise it must be, by name, the same for every
+/// measurement (pyperf's `--fast` and `--rigorous`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    /// A quick look: ±5 %, 0.1 s per point.
+    Fast,
+    /// ±2 %, 0.2 s per point.
+    Default,
+    /// ±1 %, 2 s per point: for figures to publish, on a quiet machine.
+    Rigorous,
+}
+
+impl Preset {
+    pub const ALL: [Preset; 3] = [Preset::Fast, Preset::Default, Preset::Rigorous];
+
+    /// The preset named `name`; a ValueError naming `preset` and the names where none is.
+    pub fn parse(name: &str) -> Result<Self> {
+        Preset::ALL
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| {
+                let names = Preset::ALL.map(Preset::name);
+                Error::invalid(
+                    "preset",
+                    format!("unknown preset {name:?}; expected one of {names:?}"),
+                )
+            })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Fast => "fast",
+            Preset::Default => "default",
+            Preset::Rigorous => "rigorous",
+        }
+    }
+
+    /// The relative half-width a point's interval must reach.
+    pub fn precision(self) -> f64 {
+        match self {
+            Preset::Fast => 0.05,
+            Preset::Default => DEFAULT_PRECISION,
+            Preset::Rigorous => 0.01,
+        }
+    }
+
+    /// Seconds of measuring per point at most.
+    pub fn max_time(self) -> f64 {
+        match self {
+            Preset::Fast => 0.1,
+            Preset::Default => DEFAULT_MAX_TIME,
+            Preset::Rigorous => 2.0,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -63,6 +63,13 @@ class Store:
     def machines(self) -> list[str]:
         return sorted({r.machine for r in self.runs})
 
+    def runs_of(self, labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
+        """As the store's ``runs``: each run's row and labels, oldest first."""
+        out = [{"run_id": r.run_id, "time": r.time, "machine": r.machine, "kernel": None,
+                "labels": dict(r.labels)} for r in sorted(self.runs, key=lambda r: r.time)
+               if all(r.labels.get(k) == v for k, v in (labels or {}).items())]  # fmt: skip
+        return out
+
 
 def frame(figures: dict[int, float], *, t: float = 1e9, load: float = 0.0,
           test: str | None = None, run: str = "new") -> pd.DataFrame:  # fmt: skip

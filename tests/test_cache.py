@@ -22,6 +22,7 @@ import hosts
 import numpy as np
 import pytest
 from conftest import Described
+from stub_keys import typeddict_keys
 
 import ctxbench
 from ctxbench import _core, cache
@@ -366,14 +367,7 @@ def test_the_sizes_table_prints_no_rate_that_is_not_one() -> None:
 
 
 def test_the_sweep_dict_matches_the_stub() -> None:
-    import ast
-
-    stub = ast.parse(open(_core.__file__.replace(".abi3.so", ".pyi")).read())
-    keys = {
-        n.name: {s.target.id for s in n.body if isinstance(s, ast.AnnAssign)}  # type: ignore[union-attr]
-        for n in stub.body
-        if isinstance(n, ast.ClassDef)
-    }
+    keys = typeddict_keys()
     raw: dict[str, Any] = dict(_core.cache_sweep([2], [0, 4], rounds=2, min_time=0.002))
     assert set(raw) == keys["CacheSweepDict"]
     assert set(raw["indirect"]) == keys["IndirectDict"]

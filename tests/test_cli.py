@@ -315,8 +315,11 @@ def test_compare_with_itself(swept: Path, capsys: pytest.CaptureFixture[str]) ->
     # One run a side: how runs differ is assumed, not seen, so never "no change" within 2 %,
     # even against itself.
     assert "0 slower, 0 faster, 0 no change, 4 inconclusive" in out
-    # Measured on a busy machine, a run speaks for no other at all.
-    assert out.count("between runs is assumed") + out.count("other tasks were runnable") == 4
+    # Each point says why. The reason is the machine's: on a busy one a run speaks for no other
+    # at all; earlier runs of the point in the suite's store may give the run level instead of
+    # the assumed one, and at load 14 on 2 CPUs a net figure fell to 0 (all seen).
+    why = [line.split(": ", 2) for line in out.splitlines() if line.startswith("inconclusive: ")]
+    assert len(why) == 4 and all(len(w) == 3 and w[2].strip() for w in why), out
 
 
 def test_compare_regression_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

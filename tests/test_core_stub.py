@@ -8,42 +8,16 @@ the one declaration they are written from (``schema.RECORDS``, ``ctxbench._codeg
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from stub_keys import typeddict_keys
 
 import ctxbench
 from ctxbench import _codegen, _core, record, schema
-
-STUB = Path(_core.__file__).with_name("_core.pyi")
-
-
-def _typeddicts() -> dict[str, set[str]]:
-    """Every TypedDict of the stub (class or functional form) → its keys, those it inherits
-    from another TypedDict of the stub included."""
-    found: dict[str, set[str]] = {}
-    for node in ast.parse(STUB.read_text()).body:
-        if isinstance(node, ast.ClassDef):
-            bases = [b.id for b in node.bases if isinstance(b, ast.Name)]
-            if not bases or not all(b == "TypedDict" or b in found for b in bases):
-                continue  # no TypedDict
-            found[node.name] = {
-                s.target.id
-                for s in node.body
-                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
-            }.union(*(found.get(b, set()) for b in bases))
-        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            call = node.value
-            if isinstance(call.func, ast.Name) and call.func.id == "TypedDict":
-                fields = call.args[1]
-                assert isinstance(fields, ast.Dict)
-                found[call.args[0].value] = {k.value for k in fields.keys}  # type: ignore[union-attr]
-    return found
 
 
 def _nested(raw: dict[str, Any], name: str) -> dict[str, Any]:
@@ -53,7 +27,7 @@ def _nested(raw: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def test_ring_dict_matches_the_stub_key_for_key() -> None:
-    stub = _typeddicts()
+    stub = typeddict_keys()
     raw: dict[str, Any] = dict(
         _core.ring([2], min_time=0.002, repetitions=2, warmup=0, record_hops=True)
     )
@@ -68,11 +42,11 @@ def test_ring_dict_matches_the_stub_key_for_key() -> None:
 
 def test_pingpong_dict_matches_the_stub() -> None:
     raw: dict[str, Any] = dict(_core.pingpong(100))
-    assert set(raw) == _typeddicts()["PingpongDict"]
+    assert set(raw) == typeddict_keys()["PingpongDict"]
 
 
-def test_result_classes_mirror_their_typeddicts() -> None:
-    stub = _typeddicts()
+def test_result_classes_mirror_theirtypeddict_keys() -> None:
+    stub = typeddict_keys()
     for cls, typeddict in [
         (ctxbench.RingResult, "RingDict"),
         (ctxbench.PingpongResult, "PingpongDict"),

@@ -533,7 +533,8 @@ def test_a_point_past_its_deadline_fails_naming_worker_and_point(
     preload.write_text(NEVER)
     cluster.start_workers({"w1": {}}, "--preload", str(preload))
     # The margin (the lock's patience and a start-up) made small on the client, which keeps
-    # the deadline: the good point still has the ring's timeout and its start-up in it.
+    # the deadline. The hung point goes first: no measured point has to beat a deadline so
+    # shrunk on a loaded machine (a point waiting for the lock does not).
     monkeypatch.setattr(_fleet_client, "DEADLINE_MARGIN_S", 15.0)
     out = tmp_path / "fleet.json"
     before = set(threading.enumerate())
@@ -541,7 +542,7 @@ def test_a_point_past_its_deadline_fails_naming_worker_and_point(
 
     def run() -> None:
         try:
-            ctxbench.sweep(sizes_kb=[0, 4, 8], out=out, scheduler=cluster.address, **GRID)
+            ctxbench.sweep(sizes_kb=[4, 8], out=out, scheduler=cluster.address, **GRID)
         except BaseException as e:  # noqa: BLE001 - inspected below
             raised.append(e)
 
@@ -558,7 +559,7 @@ def test_a_point_past_its_deadline_fails_naming_worker_and_point(
     (rest,) = error.unmeasured["w1"]
     assert rest.startswith("process/pipe single size=8k"), error.unmeasured
     assert "ran a point past its deadline" in str(error)
-    assert [r["size_kb"] for r in results(out)] == [0]
+    assert not out.exists() or results(out) == []
     # Nothing of the sweep is left running on the client side (Dask's own pool for futures'
     # callbacks, one idle thread per process from the first sweep on, is not the sweep's).
     left = [

@@ -100,6 +100,35 @@ def test_a_test_with_no_series_yet_passes_and_starts_one(
     assert [r.labels for r in stand_in.runs] == [{"test": NODE}]
 
 
+def test_runs_k_measures_each_point_k_times_and_the_gate_judges_k_runs(
+    pytester: pytest.Pytester, stand_in: Store
+) -> None:
+    stored(stand_in, "process", 0.001)  # a series far faster than any real ring
+    pytester.makepyfile(test_g=INNER.format(engine="process"))
+    run = pytester.runpytest("--ctxbench-store", "--ctxbench-runs", "3")
+    kept = [r for r in stand_in.runs if r.time > 1e6 + 100]
+    assert len(kept) == 3 and len({r.run_id for r in kept}) == 3
+    if "below resolution" in run.stdout.str():
+        return  # a net figure at or below 0 under load: no ratio to judge, and said so
+    run.assert_outcomes(failed=1)
+    assert "(geometric mean of 3 runs)" in run.stdout.str()
+
+
+def test_runs_k_saves_k_runs_of_each_point_where_no_store_is_kept(
+    pytester: pytest.Pytester,
+) -> None:
+    import pandas as pd
+
+    pytester.makepyfile(test_g=INNER.format(engine="process"))
+    pytester.runpytest("--ctxbench-save", "out.csv", "--ctxbench-runs", "2").assert_outcomes(
+        passed=1
+    )
+    saved = pd.read_csv(pytester.path / "out.csv")
+    assert saved.groupby("point_id")["run_id"].nunique().tolist() == [2]
+    bad = pytester.runpytest("--ctxbench-runs", "0")
+    assert "--ctxbench-runs 0: expected runs from 1 to" in bad.stderr.str()
+
+
 def test_gate_usage_errors(pytester: pytest.Pytester, stand_in: Store) -> None:
     pytester.makepyfile(test_g=INNER.format(engine="process"))
     run = pytester.runpytest("--ctxbench-store", "--ctxbench-compare", "x.json")

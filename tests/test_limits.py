@@ -44,6 +44,31 @@ def test_a_ring_too_big_for_the_memory_cgroup_is_a_memory_error(procs: int) -> N
     assert f"{procs} participants with 1048576 KiB" in out, out
 
 
+# A point's cgroups cost the kernel memory, charged to the memory cgroup of whoever makes
+# them: 255 participants split 16 deep make 4,081 groups, about 64 MiB. The caller's group
+# leaves it 40 MiB beyond the check's reserve: its 255 threads fit, their groups do not.
+GROUPS = """
+import pathlib, ctxbench
+group = pathlib.Path({group!r})
+used = int((group / {used!r}).read_text())
+(group / {limit!r}).write_text(str(used + ((64 + 40) << 20)))
+"""
+
+
+def test_cgroups_that_do_not_fit_the_memory_cgroup_are_a_memory_error_before_any_is_made() -> None:
+    call = "ctxbench.ring([255], engine='thread', cgroups='split', cgroup_depth=16)"
+    with limited("memory", 3 * GIB) as group:
+        v1 = not (group / "memory.max").exists()
+        used, limit = ("memory.usage_in_bytes", "memory.limit_in_bytes") if v1 else (
+            "memory.current", "memory.max")  # fmt: skip
+        setup = GROUPS.format(group=str(group), used=used, limit=limit)
+        p = run_in(group, setup + REPORT.format(call=call))
+    assert p.returncode == 0, f"exit {p.returncode}: {p.stdout}{p.stderr}"
+    assert p.stdout.startswith("MemoryError"), p.stdout
+    assert "4081 cgroups (split at depth 16) of about 16 KiB of kernel memory" in p.stdout
+    assert "lower cgroup_depth" in p.stdout and "MiB is available" in p.stdout, p.stdout
+
+
 def test_a_ring_that_fits_the_memory_cgroup_runs() -> None:
     with limited("memory", 3 * GIB) as group:
         out = _report(group, "ctxbench.lat_ctx([2, 8], size_kb=1024, min_time=0.002)")

@@ -383,6 +383,23 @@ def test_cgroup_quota(fake_roots: Collector, files: dict[str, str], expected: fl
     assert fake_roots(files)["cgroup_cpu_quota"] == expected
 
 
+def test_the_cpu_quota_has_one_home_the_cores_reading(
+    fake_roots: Collector, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33's leftover: metadata read the quota itself, beside the core's reading that
+    names the restriction and flags a throttled run."""
+    from ctxbench import _core
+
+    files = {"proc/self/cgroup": "0::/a\n", "sys/fs/cgroup/a/cpu.max": "75000 100000\n"}
+    assert fake_roots(files)["cgroup_cpu_quota"] == 0.75
+    assert _core.cpu_quota(str(md.SYS_ROOT), str(md.PROC_ROOT), str(md.BOOT_ROOT)) == 0.75
+    (said,) = [r for r in _core.restrictions(str(md.SYS_ROOT), str(md.PROC_ROOT)) if
+               r["name"] == "cpu_quota"]  # fmt: skip
+    assert said["detail"].startswith("0.75 CPU")
+    monkeypatch.setattr(_core, "cpu_quota", lambda *roots: 0.125)
+    assert fake_roots(files)["cgroup_cpu_quota"] == 0.125
+
+
 def test_internal_collect_with_explicit_roots(tmp_path: Path) -> None:
     proc, sys_root = make_tree(tmp_path, {"proc/sys/kernel/perf_event_paranoid": "-1\n"})
     meta = md._collect(proc, sys_root, tmp_path / "boot", version="x", extra=None)

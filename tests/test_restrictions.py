@@ -249,3 +249,45 @@ def test_a_ring_a_half_cpu_quota_throttles_is_flagged_throttled_not_a_switch_cos
     assert "(restriction cpu_quota: 0.50 CPU: 50000 µs every 100000 µs" in warning
     assert "its figure is not a switch's" in warning
     assert any(line.startswith("warning: 2 procs: throttled") for line in said["lines"])
+
+
+# An A/B run and a one-cell matrix of two participants on one CPU in the group given as
+# argv[1], joined once ctxbench is imported: how the A/B run stopped, the cell's verdict and
+# the matrix's warnings.
+THROTTLED_AB_AND_MATRIX = """
+import json, os, sys
+import ctxbench
+from ctxbench import report
+
+open(sys.argv[1] + "/cgroup.procs", "w").write(str(os.getpid()))
+cpu = sorted(os.sched_getaffinity(0))[0]
+side = {"measure": "ring", "procs": 2, "placement": "single", "min_time": 0.05}
+ab = ctxbench.ab(side, {**side, "size_kb": 4}, budget=60, seed=1)
+m = ctxbench.matrix([cpu], repetitions=10, min_time=0.05, progress=False)
+print(json.dumps({
+    "ab": [ab.stopped, ab.verdict, len(ab.a_us)],
+    "ab_lines": [f"{line.kind}: {line.text}" for line in report.ab_lines(ab)],
+    "matrix": [list(m.verdict), list(m.warnings)],
+}))
+"""
+
+
+def test_an_ab_round_or_matrix_cell_a_quota_throttles_is_flagged_as_a_ring_is() -> None:
+    """Issue 33's leftover: only rings and ping-pongs were flagged when throttled."""
+    from cgroups import configured
+
+    v1 = {"cpu.shares": "262144", "cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": "50000"}
+    v2 = {"cpu.weight": "10000", "cpu.max": "50000 100000"}
+    with configured("cpu", v1, v2) as group:
+        argv = [sys.executable, "-c", THROTTLED_AB_AND_MATRIX, str(group)]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    said = json.loads(out.stdout)
+    # The throttled round is not kept, and the run stops there, undecided.
+    stopped, verdict, rounds = said["ab"]
+    assert (stopped, verdict) == ("throttled", "inconclusive"), said
+    assert rounds == 0, said
+    assert any("a CPU quota throttled a side's groups" in line for line in said["ab_lines"])
+    verdicts, warnings = said["matrix"]
+    assert verdicts == ["throttled"], said
+    assert any("throttled: the CPU quota stopped" in w for w in warnings), said

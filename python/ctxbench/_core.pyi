@@ -17,6 +17,8 @@ __all__ = [
     "runs_estimate",
     "compare_estimates",
     "judge_series",
+    "judge_groups",
+    "run_spread",
     "run_level",
     "runs_to_detect",
     "rounds_to_detect",
@@ -30,6 +32,7 @@ __all__ = [
     "topology",
     "cache_plan",
     "restrictions",
+    "cpu_quota",
     "matrix_plan",
     "ring_estimate",
     "matrix",
@@ -56,6 +59,7 @@ __all__ = [
     "MIN_RUNS",
     "MIN_SERIES",
     "SERIES_WINDOW",
+    "MIN_GROUP_RUNS",
     "FAMILY_ALPHA",
     "NOISY_CV",
     "MAX_PROCS",
@@ -94,6 +98,7 @@ MAX_POINTS: int
 MIN_RUNS: int
 MIN_SERIES: int
 SERIES_WINDOW: int
+MIN_GROUP_RUNS: int
 FAMILY_ALPHA: float
 NOISY_CV: float
 MAX_PROCS: int
@@ -191,7 +196,9 @@ _Relation = Literal[
 ]
 _Measure = Literal["ring", "pingpong"]
 _Change = Literal["slower", "faster", "no change", "inconclusive"]
-_AbStopped = Literal["decided", "budget", "below resolution", "max rounds", "no more rounds"]
+_AbStopped = Literal[
+    "decided", "budget", "below resolution", "max rounds", "no more rounds", "throttled"
+]
 
 @type_check_only
 class RingConfigDict(TypedDict):
@@ -794,6 +801,37 @@ def judge_series(
     threshold: float,
     family_alpha: float = ...,
 ) -> list[SeriesJudgementDict]: ...
+
+@type_check_only
+class GroupJudgementDict(TypedDict):
+    """One point's two groups of runs compared: the word, why, each group's geometric mean
+    (µs), new / base with its interval at ``confidence`` (Holm's level for the point) and its
+    90 % equivalence interval, the p-value and Holm's adjusted one, the runs a side, one
+    run's spread (ln, pooled) and Welch's degrees of freedom (0: a side short of runs)."""
+
+    verdict: Literal["slower", "faster", "no change", "inconclusive"]
+    why: Literal["decided", "too wide", "short series"]
+    base_us: float
+    new_us: float
+    ratio: float
+    low: float
+    high: float
+    confidence: float
+    equivalent_low: float
+    equivalent_high: float
+    p_value: float
+    adjusted_p: float
+    base_runs: int
+    new_runs: int
+    sd: float
+    df: float
+
+def judge_groups(
+    points: Sequence[tuple[Sequence[float], Sequence[float]]],
+    threshold: float,
+    family_alpha: float = ...,
+) -> list[GroupJudgementDict]: ...
+def run_spread(groups: Sequence[Sequence[float]]) -> tuple[float, int] | None: ...
 def run_level(
     log_figures: Sequence[float], rel_se: Sequence[float], ages_s: Sequence[float]
 ) -> RunLevelDict | None: ...
@@ -992,3 +1030,6 @@ class RestrictionDict(TypedDict):
 def restrictions(
     sysfs: str | None = None, proc: str | None = None, boot: str | None = None
 ) -> list[RestrictionDict]: ...
+def cpu_quota(
+    sysfs: str | None = None, proc: str | None = None, boot: str | None = None
+) -> float | None: ...

@@ -17,7 +17,7 @@ import platform
 import secrets
 import socket
 import time
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from . import _kernel_state
 
@@ -238,76 +238,13 @@ def _cache_kb(cpu_dir: Path) -> dict[str, int] | None:
     return caches or None
 
 
-def _ancestors(rel: str) -> list[PurePosixPath]:
-    # The effective limit is the tightest one on the path to the root, and
-    # inside a container the host-side path may not exist at all, so every
-    # level is tried down to the mount root.
-    path = PurePosixPath("/") / rel.lstrip("/")
-    chain = [path, *path.parents]
-    return [PurePosixPath(str(p).lstrip("/")) for p in chain]
+def cpu_quota(proc: Path, sys_root: Path, boot: Path) -> float | None:
+    """The tightest CPU quota on this process's groups, in CPUs: the core's reading
+    (``_core.cpu_quota``), the one the restriction ``cpu_quota`` names and a run's throttle
+    flag watches; None where no limit is found."""
+    from . import _core
 
-
-def _quota_v2(sys_root: Path, rel: str) -> tuple[bool, float | None]:
-    found = False
-    best: float | None = None
-    # "unified" is where hybrid (v1+v2) systems mount the v2 hierarchy.
-    for base in (sys_root / "fs" / "cgroup", sys_root / "fs" / "cgroup" / "unified"):
-        for level in _ancestors(rel):
-            text = _read_value(base / level / "cpu.max")
-            if text is None:
-                continue
-            found = True
-            fields = text.split()
-            if len(fields) != 2 or fields[0] == "max":
-                continue
-            quota, period = _parse_int(fields[0]), _parse_int(fields[1])
-            if quota is None or not period:
-                continue
-            cpus = quota / period
-            best = cpus if best is None else min(best, cpus)
-    return found, best
-
-
-def _quota_v1(sys_root: Path, controllers: str, rel: str) -> float | None:
-    best: float | None = None
-    # Mount directory names vary by distro; "cpu" is the usual symlink.
-    for mount in dict.fromkeys((controllers, "cpu", "cpu,cpuacct", "cpuacct,cpu")):
-        base = sys_root / "fs" / "cgroup" / mount
-        for level in _ancestors(rel):
-            quota = _parse_int(_read_value(base / level / "cpu.cfs_quota_us"))
-            period = _parse_int(_read_value(base / level / "cpu.cfs_period_us"))
-            # A quota of -1 means unlimited.
-            if quota is None or quota <= 0 or not period:
-                continue
-            cpus = quota / period
-            best = cpus if best is None else min(best, cpus)
-    return best
-
-
-def _cgroup_cpu_quota(proc: Path, sys_root: Path) -> float | None:
-    text = _read(proc / "self" / "cgroup")
-    if text is None:
-        return None
-    v2_path: str | None = None
-    v1: tuple[str, str] | None = None
-    for line in text.splitlines():
-        parts = line.split(":", 2)
-        if len(parts) != 3:
-            continue
-        _, controllers, rel = parts
-        if controllers == "":
-            v2_path = rel
-        elif "cpu" in controllers.split(","):
-            v1 = (controllers, rel)
-    if v2_path is not None:
-        found, quota = _quota_v2(sys_root, v2_path)
-        # A v2 hierarchy with cpu.max owns the cpu controller; otherwise this is
-        # a hybrid system and the limit, if any, lives in v1.
-        if found:
-            return quota
-    if v1 is not None:
-        return _quota_v1(sys_root, *v1)
-    return None
+    return _core.cpu_quota(str(sys_root), str(proc), str(boot))
 
 
 def restrictions(proc: Path, sys_root: Path, boot: Path) -> dict[str, str]:
@@ -451,7 +388,8 @@ def _collect(
         "cmdline_mitigations": _cmdline_mitigations(proc),
         "isolcpus": _read_value(cpu_dir / "isolated"),
         "nohz_full": _read_value(cpu_dir / "nohz_full"),
-        "cgroup_cpu_quota": _cgroup_cpu_quota(proc, sys_root),
+        # The core's reading, which the restriction cpu_quota and the throttle flag use too.
+        "cgroup_cpu_quota": cpu_quota(proc, sys_root, boot),
         "loadavg": _loadavg(),
         # Other tasks runnable per CPU as the run starts: one run measured among them cannot
         # speak for another (``ctxbench.compare`` says so).

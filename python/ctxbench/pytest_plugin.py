@@ -41,6 +41,10 @@ Options (``pytest --help``, group "ctxbench"):
     with ``--ctxbench-store``: what a stored point the test no longer measures does to it
     (a changed engine changes every point's key): fail (the default) or warn; named either
     way.
+``--ctxbench-runs K``
+    every measuring call of a test made K times, each a run of its own, so that its points
+    rest on K independent runs: the gate judges them as K runs against the series, and
+    ``--ctxbench-save`` writes all K (where no store is kept). Default 1.
 ``--ctxbench-budget S``
     with ``--ctxbench-compare`` or ``--ctxbench-store``: a test whose comparison is
     inconclusive measures again (its
@@ -96,6 +100,7 @@ class _State:
     fail: float | None = None
     inconclusive: str = "warn"
     budget: float = 0.0
+    runs: int = 1
     # nodeid -> the comparison table of that test's points (``ctxbench.compare``).
     comparisons: dict[str, pd.DataFrame] = dataclasses.field(default_factory=dict)
     autosaved: Path | None = None
@@ -215,6 +220,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "it (default fail)",
     )
     group.addoption(
+        "--ctxbench-runs",
+        metavar="K",
+        type=int,
+        default=1,
+        help="measure each test's points K times, each a run of its own (every measuring "
+        f"call of the test made K times; 1 to {MAX_RUNS}); the gate judges them as K runs "
+        "against the series, --ctxbench-save writes all K (default 1)",
+    )
+    group.addoption(
         "--ctxbench-budget",
         metavar="S",
         type=float,
@@ -227,6 +241,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # The most a test may measure again to decide a comparison: a budget past it is a typo
 # (1e9 s is 31 years), not a plan.
 MAX_BUDGET_S = 3600.0
+# The most runs --ctxbench-runs takes: beyond, a typo, not a plan.
+MAX_RUNS = 1000
 # The largest slowdown --ctxbench-compare-fail takes, percent: B/A beyond 11x.
 MAX_FAIL_PCT = 1000.0
 
@@ -350,6 +366,10 @@ def pytest_configure(config: pytest.Config) -> None:
             f"--ctxbench-budget {budget:g}: expected seconds from 0 to {MAX_BUDGET_S:g}"
         )
     state.budget = budget
+    runs = config.getoption("--ctxbench-runs")
+    if not 1 <= runs <= MAX_RUNS:
+        raise pytest.UsageError(f"--ctxbench-runs {runs}: expected runs from 1 to {MAX_RUNS}")
+    state.runs = runs
     where = config.getoption("--ctxbench-store")
     if where is not None:
         if run is not None:
@@ -457,6 +477,10 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     outcome = yield
     state = item.config.stash[STATE]
     recorder = item.stash.get(RECORDER, None)
+    if recorder is not None:
+        # --ctxbench-runs: the test's points K runs each, before anything judges them.
+        for _ in range(state.runs - 1):
+            recorder.again()
     if (state.baseline is None and state.gate is None) or recorder is None:
         return outcome
     table = _decide(state, item, recorder)

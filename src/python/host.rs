@@ -2,9 +2,11 @@
 //! (`host::cache::plan`), as the `CachePlanDict` of `_core.pyi`; `matrix_plan`, the cells of
 //! a matrix (`host::matrix::plan`), as its `MatrixPlanDict`; `ring_estimate`, the seconds a
 //! ring call takes at most; `restrictions`, what the host is restricted in
-//! (`host::restrictions`), as `RestrictionDict`s. Each as the core says it (`pythonize`).
+//! (`host::restrictions`), as `RestrictionDict`s, and `cpu_quota`, its CPU quota's figure.
+//! Each as the core says it (`pythonize`).
 
 use super::convert::{core_err, request};
+use crate::host::restrictions::{detect, quota, Host};
 use crate::request::Door;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -78,7 +80,6 @@ fn restrictions<'py>(
     proc: Option<&str>,
     boot: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    use crate::host::restrictions::{detect, Host};
     let host = Host::given(
         sysfs.map(Path::new),
         proc.map(Path::new),
@@ -87,7 +88,22 @@ fn restrictions<'py>(
     Ok(pythonize(py, &detect(&host))?)
 }
 
+/// The tightest CPU quota on this process's groups on the host (roots as `restrictions`
+/// takes them), in CPUs (quota / period): the reading the restriction `cpu_quota` names;
+/// None where no limit is found.
+#[pyfunction]
+#[pyo3(signature = (sysfs=None, proc=None, boot=None))]
+fn cpu_quota(sysfs: Option<&str>, proc: Option<&str>, boot: Option<&str>) -> Option<f64> {
+    let host = Host::given(
+        sysfs.map(Path::new),
+        proc.map(Path::new),
+        boot.map(Path::new),
+    );
+    quota(&host).map(|q| q.cpus())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(cpu_quota, m)?)?;
     m.add_function(wrap_pyfunction!(ring_estimate, m)?)?;
     m.add_function(wrap_pyfunction!(cache_plan, m)?)?;
     m.add_function(wrap_pyfunction!(matrix_plan, m)?)?;

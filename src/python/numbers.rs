@@ -139,6 +139,34 @@ fn judge_series(
     Ok(pythonize(py, &judged)?)
 }
 
+/// Each point's two groups of runs compared (`judge_groups::judge_groups`): per point a
+/// tuple of the base runs' figures and the new runs' (µs, one a run); `threshold` and
+/// `family_alpha` as `judge_series` takes them (Holm across the points). One dict per point.
+#[pyfunction]
+#[pyo3(signature = (points, threshold, family_alpha=crate::judge::FAMILY_ALPHA))]
+fn judge_groups(
+    py: Python<'_>,
+    points: Vec<(Vec<f64>, Vec<f64>)>,
+    threshold: f64,
+    family_alpha: f64,
+) -> PyResult<Bound<'_, PyAny>> {
+    let family: Vec<crate::judge_groups::Groups> = points
+        .iter()
+        .map(|(base, new)| crate::judge_groups::Groups { base, new })
+        .collect();
+    let judged =
+        crate::judge_groups::judge_groups(&family, threshold, family_alpha).map_err(core_err)?;
+    Ok(pythonize(py, &judged)?)
+}
+
+/// One run's spread (ln, pooled over groups of runs' figures in µs) and the runs it rests
+/// on (`judge_groups::run_spread`); None where no group holds two runs.
+#[pyfunction]
+fn run_spread(groups: Vec<Vec<f64>>) -> Option<(f64, usize)> {
+    let groups: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();
+    crate::judge_groups::run_spread(&groups)
+}
+
 /// Runs per side a comparison needs to tell a change of `detect` with probability `power`
 /// (None: `verdict::DEFAULT_POWER`) when one run's ln figure scatters by `spread`
 /// (`verdict::runs_to_detect`; None: more than `MAX_PLANNED`).
@@ -233,6 +261,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_side, m)?)?;
     m.add_function(wrap_pyfunction!(compare_estimates, m)?)?;
     m.add_function(wrap_pyfunction!(judge_series, m)?)?;
+    m.add_function(wrap_pyfunction!(judge_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(run_spread, m)?)?;
     m.add_function(wrap_pyfunction!(run_level, m)?)?;
     m.add_function(wrap_pyfunction!(runs_to_detect, m)?)?;
     m.add_function(wrap_pyfunction!(rounds_to_detect, m)?)?;

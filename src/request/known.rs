@@ -66,6 +66,7 @@ pub fn known() -> Vec<(&'static str, Known)> {
         ("MIN_RUNS", int(stats::MIN_RUNS)),
         ("MIN_SERIES", int(judge::MIN_SERIES)),
         ("SERIES_WINDOW", int(judge::SERIES_WINDOW)),
+        ("MIN_GROUP_RUNS", int(crate::judge_groups::MIN_GROUP_RUNS)),
         ("FAMILY_ALPHA", Real(judge::FAMILY_ALPHA)),
         ("NOISY_CV", Real(verdict::NOISY_HALF_WIDTH)),
         ("FIXED_MIN_TIME", Real(stop::FIXED_MIN_TIME)),

@@ -23,6 +23,7 @@ use crate::observer::Observer;
 use crate::placement::{Named, Placement};
 use crate::sched::Policy;
 use crate::stats::EarlierRun;
+pub use crate::stop::Preset;
 
 /// A value as a front door gives it, before its parameter's kind parses it.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,48 +64,6 @@ pub enum Parsed {
     Runs(Vec<Option<Vec<EarlierRun>>>),
     /// The neighbours asked; None where none (an empty dict starts none either).
     Interference(Option<Interference>),
-}
-
-/// How long a point may measure and how precise it must be, by name, the same for every
-/// measurement (pyperf's `--fast` and `--rigorous`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Preset {
-    /// A quick look: ±5 %, 0.1 s per point.
-    Fast,
-    /// ±2 %, 0.2 s per point.
-    Default,
-    /// ±1 %, 2 s per point: for figures to publish, on a quiet machine.
-    Rigorous,
-}
-
-impl Preset {
-    pub const ALL: [Preset; 3] = [Preset::Fast, Preset::Default, Preset::Rigorous];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Preset::Fast => "fast",
-            Preset::Default => "default",
-            Preset::Rigorous => "rigorous",
-        }
-    }
-
-    /// The relative half-width a point's interval must reach.
-    pub fn precision(self) -> f64 {
-        match self {
-            Preset::Fast => 0.05,
-            Preset::Default => crate::stop::DEFAULT_PRECISION,
-            Preset::Rigorous => 0.01,
-        }
-    }
-
-    /// Seconds of measuring per point at most.
-    pub fn max_time(self) -> f64 {
-        match self {
-            Preset::Fast => 0.1,
-            Preset::Default => crate::stop::DEFAULT_MAX_TIME,
-            Preset::Rigorous => 2.0,
-        }
-    }
 }
 
 /// The values given for one measurement, each parsed by its parameter.
@@ -157,60 +116,61 @@ impl Request {
         }
     }
 
+    /// The value of `name` as the type its kind parses into: None where neither given nor
+    /// defaulted.
+    fn value<T: FromParsed>(&self, name: &str) -> Result<Option<T>> {
+        match self.get(name)? {
+            Some(parsed) => T::from_parsed(&parsed)
+                .map(Some)
+                .ok_or_else(|| mistyped(name, &parsed)),
+            None => Ok(None),
+        }
+    }
+
     /// The value of `name`, which the table defaults: an error naming it where it does not.
-    fn required(&self, name: &str) -> Result<Parsed> {
-        self.get(name)?
+    fn required<T: FromParsed>(&self, name: &str) -> Result<T> {
+        self.value(name)?
             .ok_or_else(|| Error::unexpected(format!("missing required argument: {name}")))
-    }
-
-    fn count(&self, name: &str) -> Result<usize> {
-        match self.required(name)? {
-            Parsed::Count(n) => Ok(n),
-            other => Err(mistyped(name, &other)),
-        }
-    }
-
-    fn maybe_count(&self, name: &str) -> Result<Option<usize>> {
-        match self.get(name)? {
-            Some(Parsed::Count(n)) => Ok(Some(n)),
-            None => Ok(None),
-            Some(other) => Err(mistyped(name, &other)),
-        }
-    }
-
-    fn int(&self, name: &str) -> Result<Option<i64>> {
-        match self.get(name)? {
-            Some(Parsed::Int(i)) => Ok(Some(i)),
-            Some(Parsed::Count(n)) => Ok(Some(n as i64)),
-            None => Ok(None),
-            Some(other) => Err(mistyped(name, &other)),
-        }
-    }
-
-    fn real(&self, name: &str) -> Result<f64> {
-        self.maybe_real(name)?
-            .ok_or_else(|| Error::unexpected(format!("missing required argument: {name}")))
-    }
-
-    fn maybe_real(&self, name: &str) -> Result<Option<f64>> {
-        match self.get(name)? {
-            Some(Parsed::Real(x)) => Ok(Some(x)),
-            None => Ok(None),
-            Some(other) => Err(mistyped(name, &other)),
-        }
     }
 
     fn switch(&self, name: &str) -> Result<bool> {
-        Ok(matches!(self.get(name)?, Some(Parsed::Switch(true))))
+        Ok(self.value(name)? == Some(true))
     }
+}
 
-    fn counts(&self, name: &str) -> Result<Option<Vec<usize>>> {
-        match self.get(name)? {
-            Some(Parsed::Counts(v)) => Ok(Some(v)),
-            None => Ok(None),
-            Some(other) => Err(mistyped(name, &other)),
+/// A domain type a kind parses into, taken back out of its `Parsed`.
+trait FromParsed: Sized {
+    fn from_parsed(parsed: &Parsed) -> Option<Self>;
+}
+
+macro_rules! from_parsed {
+    ($($t:ty: $($variant:ident($v:ident) => $e:expr),+;)*) => {$(
+        impl FromParsed for $t {
+            fn from_parsed(parsed: &Parsed) -> Option<Self> {
+                match parsed {
+                    $(Parsed::$variant($v) => Some($e),)+
+                    _ => None,
+                }
+            }
         }
-    }
+    )*};
+}
+
+from_parsed! {
+    usize: Count(n) => *n;
+    i64: Int(i) => *i, Count(n) => *n as i64;
+    f64: Real(x) => *x;
+    bool: Switch(b) => *b;
+    Vec<usize>: Counts(v) => v.clone();
+    Engine: Engine(e) => *e;
+    TransportKind: Transport(t) => *t;
+    Preset: Preset(p) => *p;
+    Observer: Observer(o) => *o;
+    Policy: Policy(p) => *p;
+    Placement: Placement(p) => p.clone();
+    Memory: Memory(m) => *m;
+    Vec<Option<Vec<EarlierRun>>>: Runs(r) => r.clone();
+    Option<Interference>: Interference(i) => *i;
 }
 
 /// A value the table gave a type its kind does not make: the table is wrong.
@@ -293,12 +253,7 @@ impl Names {
         Ok(match self {
             Names::Engines => Parsed::Engine(Engine::parse(name)?),
             Names::Transports => Parsed::Transport(TransportKind::parse(name)?),
-            Names::Presets => Parsed::Preset(
-                Preset::ALL
-                    .into_iter()
-                    .find(|p| p.name() == name)
-                    .ok_or_else(|| unknown("preset", name, self))?,
-            ),
+            Names::Presets => Parsed::Preset(Preset::parse(name)?),
             Names::Counters => Parsed::Observer(Observer::parse(name)?),
             Names::Policies => Parsed::Policy(Policy::parse(name)?),
             Names::Cgroups => match crate::cgroups::NAMES.iter().position(|&n| n == name) {

@@ -468,13 +468,4 @@ mod tests {
             assert!(!names.is_empty(), "{door:?}");
         }
     }
-
-    #[test]
-    fn every_choice_reads_its_names_from_their_home() {
-        assert!(Names::Transports.names().contains(&"futex"));
-        assert_eq!(Names::Engines.names(), ["process", "thread", "fiber"]);
-        assert_eq!(Names::Presets.names(), ["fast", "default", "rigorous"]);
-        assert_eq!(Names::Counters.names(), ["evidence", "off", "timed"]);
-        assert_eq!(Names::Policies.names()[3], "fifo");
-    }
 }

@@ -62,12 +62,12 @@ impl Request {
         let cfg = Config {
             engine,
             transport,
-            size_kb: self.count("size_kb")?,
-            stride_bytes: self.count("stride_bytes")?,
-            warmup: self.count("warmup")?,
-            parallel: self.count("parallel")?,
+            size_kb: self.required::<usize>("size_kb")?,
+            stride_bytes: self.required::<usize>("stride_bytes")?,
+            warmup: self.required::<usize>("warmup")?,
+            parallel: self.required::<usize>("parallel")?,
             placement: self.placement()?,
-            timeout: self.real("timeout")?,
+            timeout: self.required::<f64>("timeout")?,
             plan: Plan::Calibrated { overhead: true },
             record_hops: self.switch("record_hops")?,
             run_levels,
@@ -107,10 +107,10 @@ impl Request {
             engine,
             transport,
             self.placement()?,
-            self.maybe_count("loops")?.map(|n| n as u64),
+            self.value::<usize>("loops")?.map(|n| n as u64),
             stopping.stop,
             Some(stopping.min_time),
-            self.real("timeout")?,
+            self.required::<f64>("timeout")?,
         )?;
         let mut runs = self.runs()?;
         runs.truncate(1);
@@ -135,17 +135,14 @@ impl Request {
             crate::matrix::check_engine(engine)?;
         }
         let (engine, transport) = self.engine_transport(None)?;
-        let memory = match self.get("memory_node")? {
-            Some(Parsed::Memory(m)) => m,
-            _ => Memory::Auto,
-        };
+        let memory = self.value("memory_node")?.unwrap_or(Memory::Auto);
         let ring = Config {
             engine,
             transport,
-            size_kb: self.count("size_kb")?,
-            stride_bytes: self.count("stride_bytes")?,
-            warmup: self.count("warmup")?,
-            timeout: self.real("timeout")?,
+            size_kb: self.required::<usize>("size_kb")?,
+            stride_bytes: self.required::<usize>("stride_bytes")?,
+            warmup: self.required::<usize>("warmup")?,
+            timeout: self.required::<f64>("timeout")?,
             record_hops: self.switch("record_hops")?,
             observer: self.observer()?,
             sched: self.sched()?,
@@ -159,7 +156,7 @@ impl Request {
                  SCHED_DEADLINE for pinned tasks",
             ));
         }
-        let per_class = self.maybe_count("per_class")?;
+        let per_class = self.value::<usize>("per_class")?;
         let full = self.switch("full")?;
         if full && per_class.is_some() {
             return Err(Error::invalid(
@@ -168,11 +165,11 @@ impl Request {
             ));
         }
         Ok(MatrixConfig {
-            cpus: self.counts("cpus")?,
+            cpus: self.value::<Vec<usize>>("cpus")?,
             ring,
             per_class,
             full,
-            passes: self.count("passes")?,
+            passes: self.required::<usize>("passes")?,
             memory,
         })
     }
@@ -184,23 +181,23 @@ impl Request {
         let base = Config {
             engine,
             transport,
-            stride_bytes: self.count("stride_bytes")?,
+            stride_bytes: self.required::<usize>("stride_bytes")?,
             placement: self.placement()?,
-            timeout: self.real("timeout")?,
+            timeout: self.required::<f64>("timeout")?,
             // Each round measures one block of every size: a fixed count of one block.
             stop: Stop::Fixed(crate::stop::BLOCK_REPETITIONS),
             min_time: self
-                .maybe_real("min_time")?
+                .value::<f64>("min_time")?
                 .unwrap_or(crate::stop::PRECISION_MIN_TIME),
             ..Config::lat_ctx(self.procs()?)
         };
         base.validate()?;
         Ok(CacheRequest {
             base,
-            sizes_kb: self.counts("sizes_kb")?,
-            rounds: self.count("rounds")?,
-            stream_kb: self.maybe_count("stream_kb")?,
-            line_bytes: self.maybe_count("line_bytes")?,
+            sizes_kb: self.value::<Vec<usize>>("sizes_kb")?,
+            rounds: self.required::<usize>("rounds")?,
+            stream_kb: self.value::<usize>("stream_kb")?,
+            line_bytes: self.value::<usize>("line_bytes")?,
         })
     }
 
@@ -219,29 +216,26 @@ impl Request {
                 ),
             )),
         };
-        let seed = ab::seed(self.maybe_count("seed")?.map(|s| s as u64));
+        let seed = ab::seed(self.value::<usize>("seed")?.map(|s| s as u64));
         Ok(AbRequest {
             a: side(a)?,
             b: side(b)?,
             measures: [a.door.name(), b.door.name()],
             plan: ab::Plan {
-                budget_s: self.real("budget")?,
-                threshold: self.real("threshold")?,
+                budget_s: self.required::<f64>("budget")?,
+                threshold: self.required::<f64>("threshold")?,
                 seed,
             },
         })
     }
 
     fn procs(&self) -> Result<Vec<usize>> {
-        self.counts("procs")?
+        self.value::<Vec<usize>>("procs")?
             .ok_or_else(|| Error::unexpected("missing required argument: procs"))
     }
 
     fn engine(&self) -> Result<Option<Engine>> {
-        match self.get("engine")? {
-            Some(Parsed::Engine(e)) => Ok(Some(e)),
-            _ => Ok(None),
-        }
+        self.value("engine")
     }
 
     /// The engine (`engine`, or the one given) and its transport (its first when none).
@@ -252,10 +246,9 @@ impl Request {
                 .engine()?
                 .ok_or_else(|| Error::unexpected("missing required argument: engine"))?,
         };
-        let transport = match self.get("transport")? {
-            Some(Parsed::Transport(t)) => t,
-            _ => engine.default_transport(),
-        };
+        let transport = self
+            .value("transport")?
+            .unwrap_or(engine.default_transport());
         crate::engine::check_combination(engine, transport)?;
         Ok((engine, transport))
     }
@@ -264,22 +257,21 @@ impl Request {
     /// count where `repetitions` is given (lmbench's way), else precision mode at the
     /// preset's precision and time cap unless named.
     fn stopping(&self, cfg: Config) -> Result<Config> {
-        let preset = match self.get("preset")? {
-            Some(Parsed::Preset(p)) => p,
-            _ => Preset::Default,
-        };
-        let stop = match self.maybe_count("repetitions")? {
+        let preset = self.value("preset")?.unwrap_or(Preset::Default);
+        let stop = match self.value::<usize>("repetitions")? {
             Some(n) => Stop::Fixed(n),
             None => Stop::Precise(Precision {
-                target: self.maybe_real("precision")?.unwrap_or(preset.precision()),
-                max_repetitions: self.count("max_repetitions")?,
-                max_time: self.maybe_real("max_time")?.unwrap_or(preset.max_time()),
+                target: self
+                    .value::<f64>("precision")?
+                    .unwrap_or(preset.precision()),
+                max_repetitions: self.required::<usize>("max_repetitions")?,
+                max_time: self.value::<f64>("max_time")?.unwrap_or(preset.max_time()),
             }),
         };
         Ok(Config {
             stop,
             min_time: self
-                .maybe_real("min_time")?
+                .value::<f64>("min_time")?
                 .unwrap_or(stop.default_min_time()),
             ..cfg
         })
@@ -287,11 +279,8 @@ impl Request {
 
     /// The placement asked, with the CPU `single` was given.
     pub fn placement(&self) -> Result<Placement> {
-        let placement = match self.get("placement")? {
-            Some(Parsed::Placement(p)) => p,
-            _ => Placement::Default,
-        };
-        placement.with_cpu(self.int("cpu")?)
+        let placement = self.value("placement")?.unwrap_or(Placement::Default);
+        placement.with_cpu(self.value::<i64>("cpu")?)
     }
 
     /// The cgroups asked for, in the hierarchy with the cpu controller; refused here, before
@@ -300,37 +289,31 @@ impl Request {
         let Some(Parsed::Split(split)) = self.get("cgroups")? else {
             return Ok(None);
         };
-        let weight = self.maybe_count("cgroup_weight")?.map(|w| w as u64);
-        Cgroups::new(split, self.count("cgroup_depth")?, weight).map(Some)
+        let weight = self.value::<usize>("cgroup_weight")?.map(|w| w as u64);
+        Cgroups::new(split, self.required::<usize>("cgroup_depth")?, weight).map(Some)
     }
 
     /// The neighbours asked for; None where none.
     fn interference(&self) -> Result<Option<Interference>> {
-        match self.get("interference")? {
-            Some(Parsed::Interference(asked)) => Ok(asked),
-            _ => Ok(None),
-        }
+        Ok(self.value("interference")?.flatten())
     }
 
     fn runs(&self) -> Result<Vec<Option<Vec<stats::EarlierRun>>>> {
-        match self.get("history")? {
-            Some(Parsed::Runs(runs)) => Ok(runs),
-            _ => Ok(Vec::new()),
-        }
+        Ok(self.value("history")?.unwrap_or_default())
     }
 
     /// The scheduling policy asked: None where no policy, priority, nice or deadline
     /// parameter is given (every task as it inherits); a nice alone is policy other.
     fn sched(&self) -> Result<Option<Sched>> {
-        let (priority, nice) = (self.int("priority")?, self.int("nice")?);
+        let (priority, nice) = (self.value::<i64>("priority")?, self.value::<i64>("nice")?);
         let dl = [
-            self.int("dl_runtime_us")?,
-            self.int("dl_deadline_us")?,
-            self.int("dl_period_us")?,
+            self.value::<i64>("dl_runtime_us")?,
+            self.value::<i64>("dl_deadline_us")?,
+            self.value::<i64>("dl_period_us")?,
         ];
-        let policy = match self.get("policy")? {
-            Some(Parsed::Policy(p)) => p,
-            _ if priority.is_none() && nice.is_none() && dl.iter().all(Option::is_none) => {
+        let policy = match self.value("policy")? {
+            Some(p) => p,
+            None if priority.is_none() && nice.is_none() && dl.iter().all(Option::is_none) => {
                 return Ok(None)
             }
             _ => Policy::Other,
@@ -339,9 +322,6 @@ impl Request {
     }
 
     fn observer(&self) -> Result<Observer> {
-        match self.required("counters")? {
-            Parsed::Observer(o) => Ok(o),
-            other => Err(super::mistyped("counters", &other)),
-        }
+        self.required("counters")
     }
 }

@@ -69,7 +69,12 @@ pub fn check(cfg: &Config) -> Result<Vec<(usize, Resolved)>> {
     }
     let largest = cfg.procs.iter().max().copied().unwrap_or(0);
     let (need, what) = rings_need(cfg.engine, largest, cfg.parallel, cfg.size_kb);
-    memory::check(need, &what)?;
+    let groups = cfg
+        .cgroups
+        .as_ref()
+        .map(|cg| cgroups::kernel_need(cg, largest));
+    let (kernel, in_groups) = groups.unwrap_or_default();
+    memory::check(need.saturating_add(kernel), &format!("{what}{in_groups}"))?;
     tasks::check_rings(cfg.engine, largest, cfg.parallel)?;
     if let Some(i) = &cfg.interference {
         tasks::check(i.tasks() as u64, "the interference neighbours")?;

@@ -127,9 +127,17 @@ def _add_compare(sub: Any) -> None:
     cp.set_defaults(func=_compare)
     cp.add_argument(
         "files",
-        nargs="+",
+        nargs="*",
         metavar="FILE",
-        help="NEW (judged against the store), or BASE NEW (two results files)",
+        help="NEW (judged against the store), or BASE NEW (two results files); none with --by",
+    )
+    cp.add_argument(
+        "--by",
+        metavar="LABEL[=A,B]",
+        default=None,
+        help="compare the store's runs under one value of a label with its runs under "
+        "another, e.g. --by kernel or --by kernel=6.18-rc1,6.18-rc2 (default: none; without "
+        "values the store must hold exactly two, the first seen the base), each run one unit",
     )
     _flags.store_flag(cp, reads=True)
     cp.add_argument(
@@ -357,9 +365,11 @@ def _compare(args: argparse.Namespace) -> int:
     from .._compare import compare
     from ..fleet import select
 
+    if args.by is not None:
+        return _compare_by(args)
     if len(args.files) == 1:
         return _compare_series(args)
-    if len(args.files) > 2 or args.baseline_label:
+    if len(args.files) != 2 or args.baseline_label:
         raise ValueError(
             "compare: give NEW (judged against the store, --baseline-label allowed) or BASE NEW"
         )
@@ -392,6 +402,30 @@ def _compare_series(args: argparse.Namespace) -> int:
     with kept:
         table = judge(new, kept, labels=labels, threshold=args.threshold)
     print(report.format_series(table))
+    return 1 if table["regressed"].any() else 0
+
+
+def _opened_store(args: argparse.Namespace, command: str) -> Any:
+    from .. import store
+
+    kept = store.open(args.store, create=False)
+    if kept is None:
+        raise ValueError(
+            f"{command} --by: no results store to read runs from (off, or none yet): keep "
+            "runs in a store first (--store PATH, $CTXBENCH_STORE), labelled --label K=V"
+        )
+    return kept
+
+
+def _compare_by(args: argparse.Namespace) -> int:
+    """``compare --by LABEL``: the store's runs under two values of a label, point by point."""
+    from .._by import compare_by
+
+    if args.files or args.baseline_label:
+        raise ValueError("compare --by: reads the store's runs; give no FILE, no --baseline-label")
+    with _opened_store(args, "compare") as kept:
+        table = compare_by(kept, args.by, threshold=args.threshold)
+    print(report.format_groups(table))
     return 1 if table["regressed"].any() else 0
 
 
@@ -428,15 +462,38 @@ def _add_plan(sub: Any) -> None:
         skip=tuple(n for n in _RING_PARAMETERS if n not in _PLAN_TAKES),
         shown={"placement": "$LMBENCH_SCHED, else default"},
     )
+    pl.add_argument(
+        "--by",
+        metavar="LABEL[=A,B]",
+        default=None,
+        help="plan a `compare --by LABEL` from the store's runs of each point under the "
+        "label's values (default: none, this machine's run history)",
+    )
+    _flags.store_flag(pl, reads=True)
     pl.add_argument("procs", type=int, nargs="*", help="participant counts")
 
 
 def _plan(args: argparse.Namespace) -> int:
     from .._plan import DEFAULT_PROCS, POWER, plan
 
+    if args.by is not None:
+        return _plan_by(args)
     asked = _flags.door_args(args, "ring")
     asked.setdefault("placement", _flags.lmbench_sched())
     own = _flags.door_args(args, "plan")
     plans = plan(procs=args.procs or list(DEFAULT_PROCS), **own, **asked)
     print(report.format_plan(plans, args.detect, own.get("power", POWER)))
+    return 0
+
+
+def _plan_by(args: argparse.Namespace) -> int:
+    """``plan --by LABEL``: runs a side for a ``compare --by``, from the stored runs' spread."""
+    from .._by import plan_by
+
+    own = _flags.door_args(args, "plan")
+    if args.procs or own.get("pilot"):
+        raise ValueError("plan --by: plans the store's points; give no procs, no --pilot")
+    with _opened_store(args, "plan") as kept:
+        table = plan_by(kept, args.by, args.detect, power=own.get("power"))
+    print(report.format_plan_by(table))
     return 0

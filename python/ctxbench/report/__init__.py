@@ -31,6 +31,7 @@ from ._comparison import (
     verdict_counts,
 )
 from ._counts import hops_said, per_switch
+from ._groups import format_groups, format_plan_by
 from ._lock import busy, holder, step, waited, waiting
 from ._measurement import ONE_THREAD_ENGINES, heard, hints, lines, stop_line, stop_phrase
 from ._planning import format_plan
@@ -61,6 +62,8 @@ __all__ = [
     "context_line",
     "current",
     "format_ab",
+    "format_groups",
+    "format_plan_by",
     "format_comparison",
     "format_plan",
     "format_series",

@@ -29,6 +29,9 @@ _STOPPED = {
     "precision-mode runs (ctxbench compare)",
     "max rounds": "at the most rounds a run makes",
     "no more rounds": "when the rounds given ran out",
+    "throttled": "a CPU quota throttled a side's groups in a round (restriction cpu_quota: "
+    "ctxbench info names it), so that round's figures hold the throttle's stalls, not a "
+    "switch's cost: it was not kept; measure outside the quota",
 }
 
 
@@ -84,8 +87,8 @@ def ab_why(r: Any) -> str:
     t = f"{r.threshold:.0%}"
     if r.verdict in _SHOWN:
         return _SHOWN[r.verdict].format(t=t)
-    if r.stopped == "below resolution":
-        return _STOPPED["below resolution"]
+    if r.stopped in ("below resolution", "throttled"):
+        return _STOPPED[r.stopped]
     if math.isnan(r.ratio) or not math.isfinite(r.ratio_high):
         return "too few rounds to bound the ratio: give it a longer budget"
     if math.isnan(r.data_factor):

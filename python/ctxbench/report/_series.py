@@ -66,13 +66,20 @@ def format_series(df: pd.DataFrame) -> str:
     return "\n".join(text)
 
 
+def _of_runs(row: Any) -> str:
+    """How many new runs a figure is the mean of, where more than one (--ctxbench-runs)."""
+    runs = getattr(row, "new_runs", 1)
+    return f" (geometric mean of {runs} runs)" if runs > 1 else ""
+
+
 def series_regressed(test: str, table: pd.DataFrame) -> str:
     """Why a test fails the gate against its series: each point called slower, both
     figures, the ratio's interval and the series it rests on."""
     lines = [f"ctxbench: {test} is slower than its stored series:"]
     for row in table[table["regressed"]].itertuples(index=False):
         lines.append(
-            f"  {point(row)}: {row.new_us:.3f} µs, series level {row.base_us:.3f} µs "
+            f"  {point(row)}: {row.new_us:.3f} µs{_of_runs(row)}, series level "
+            f"{row.base_us:.3f} µs "
             f"({series_ratio(row)} at {row.confidence:.2%}, Holm's level for the point; "
             f"series of {row.runs} runs)"
         )
