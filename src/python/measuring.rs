@@ -216,16 +216,7 @@ fn matrix<'py>(
 /// One side of an A/B run (`name` "a" or "b"): ("ring" or "pingpong", its keyword
 /// arguments).
 fn side(name: &'static str, kind: &str, kwargs: &Bound<'_, PyDict>) -> PyResult<Request> {
-    let door = match kind {
-        "ring" => Door::Ring,
-        "pingpong" => Door::Pingpong,
-        other => {
-            return Err(core_err(Error::invalid(
-                name,
-                format!("an A/B side is \"ring\" or \"pingpong\", got {other:?}"),
-            )))
-        }
-    };
+    let door = Door::of_ab_side(name, kind).map_err(core_err)?;
     request(door, &[], Some(kwargs))
 }
 

@@ -45,6 +45,19 @@ impl Door {
             Door::Plan => "plan",
         }
     }
+
+    /// The door an A/B side (`side`: "a" or "b") of kind `kind` measures by: a ring or a
+    /// ping-pong.
+    pub fn of_ab_side(side: &'static str, kind: &str) -> crate::error::Result<Door> {
+        match kind {
+            "ring" => Ok(Door::Ring),
+            "pingpong" => Ok(Door::Pingpong),
+            other => Err(crate::error::Error::invalid(
+                side,
+                format!("an A/B side is \"ring\" or \"pingpong\", got {other:?}"),
+            )),
+        }
+    }
 }
 
 /// What values a parameter takes. A bare kind is required to be given or defaulted; the
