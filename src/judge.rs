@@ -205,7 +205,7 @@ fn test(point: &Point) -> Result<std::result::Result<Tested, Judgement>> {
         .map(|i| {
             let m = series.modes[i];
             let se = series.sd * (1.0 / k as f64 + 1.0 / m.runs as f64).sqrt();
-            if i == series.main || is_regime(&series, i) {
+            if i == series.main || is_regime(&series, i, k) {
                 stats::t_p_value((new_ln - m.level) / se, series.df)
             } else {
                 0.0
@@ -223,11 +223,20 @@ fn test(point: &Point) -> Result<std::result::Result<Tested, Judgement>> {
     }))
 }
 
-/// Whether mode `i` is a regime apart from the series' main one: as far from it as a gap
-/// between modes (`MODE_GAP`). A run the screen set aside from the main mode's tail lies
-/// inside the main regime, not beside it.
-fn is_regime(s: &Series, i: usize) -> bool {
-    i != s.main && (s.modes[i].level - s.modes[s.main].level).abs() > MODE_GAP.ln_1p()
+/// Whether mode `i` is a regime apart from the series' main one for `k` new runs: as far
+/// from it as a gap between modes (`MODE_GAP`), and held by enough runs that `k` runs of the
+/// same code all landing in it is no rarer than `FAMILY_ALPHA`: ((m + 1) / (n + 1))^k, the
+/// chance by rank that k exchangeable runs all fall at or beyond the mode's m of n runs. A
+/// run the screen set aside from the main mode's tail lies inside the main regime. One run
+/// in thirty apart is a regime for one new run (2/31: one run cannot tell a 2x regression
+/// from the level the machine once showed), not for two (0.4 %): with a mode of one taken
+/// for a regime whatever k, three new runs at 2x were "no change (known mode)"; with none,
+/// A/A families with a slow mode one run in five called anything in 10.6 % (seeded).
+fn is_regime(s: &Series, i: usize, k: usize) -> bool {
+    let share = (s.modes[i].runs + 1) as f64 / (s.usable + 1) as f64;
+    i != s.main
+        && share.powi(k as i32) >= FAMILY_ALPHA
+        && (s.modes[i].level - s.modes[s.main].level).abs() > MODE_GAP.ln_1p()
 }
 
 fn positive(param: &'static str, figures: &[f64]) -> Result<()> {
@@ -280,7 +289,7 @@ fn decide(t: Tested, adjusted: f64, share: f64, alpha: f64, threshold: f64) -> J
     let nearest = (0..s.modes.len())
         .max_by(|&a, &b| t.p_by_mode[a].total_cmp(&t.p_by_mode[b]))
         .expect("a series has a mode");
-    let mode = if rejected || !is_regime(s, nearest) {
+    let mode = if rejected || !is_regime(s, nearest, t.k) {
         s.main
     } else {
         nearest

@@ -329,3 +329,29 @@ fn a_broad_series_calls_a_faster_run_slower_no_more_often_than_alpha() {
     let s = series(&runs, &[]).unwrap();
     assert_eq!((s.modes.len(), s.set_aside), (1, 0), "{s:?}");
 }
+
+#[test]
+fn one_outlier_is_a_known_mode_for_one_run_but_not_for_three() {
+    // 29 runs at 3 µs and one at 6: one new run at 6 µs cannot be told from the level the
+    // machine showed once (by rank, 2 in 31); three new runs there can (0.03 %).
+    let mut rng = Rng(81);
+    let mut base: Vec<f64> = (0..29).map(|_| 3.0 * (0.02 * rng.normal()).exp()).collect();
+    base.insert(17, 6.0);
+    let one = |new: &[f64]| {
+        let point = Point {
+            baseline: &base,
+            baseline_rel_se: &[],
+            new,
+        };
+        judge(&[point], 0.02, FAMILY_ALPHA).unwrap().remove(0)
+    };
+    let j = one(&[6.0]);
+    assert_eq!(
+        (j.change, j.why),
+        (Change::NoChange, Why::KnownMode),
+        "{j:?}"
+    );
+    let j = one(&[6.0, 6.1, 5.9]);
+    assert_eq!((j.change, j.why), (Change::Slower, Why::Decided), "{j:?}");
+    assert!(j.low > 1.5, "{j:?}");
+}
