@@ -37,12 +37,16 @@ class Store:
         store's are)."""
         date = pd.Timestamp(result.metadata.get("date", 0), tz="UTC").timestamp()
         se = result.stats["se"]
+        kept = 0
         for i, pid in enumerate(result.point_id):
             value = float(result.latency_us[i])
+            if not value > 0:
+                continue  # as the store: a figure at or below 0 is no run of a series
+            kept += 1
             rel = float(se[i]) / value
             self.runs.append(Run(len(self.runs) + 1, date, pid, MACHINE, value, math.log(value),
                                  rel, (), None, None, dict(labels or {}), None))  # fmt: skip
-        return len(result.point_id)
+        return kept
 
     def points(self, *, machine: str | None = None,
                labels: dict[str, str] | None = None) -> list[tuple[str, str]]:  # fmt: skip
