@@ -195,4 +195,10 @@ def test_the_gates_table_has_the_change_point_column(
     (header,) = [line for line in text.splitlines() if line.startswith("test ")]
     assert header.rstrip().endswith("change point")
     (row,) = [line for line in text.splitlines() if line.startswith(NODE)]
+    if "below resolution" in text:
+        # A net figure at or below 0 (under load) is no run of the series: the column answers
+        # for the series as stored.
+        answers = ("seeable after", "confirmed now", "none new", "too short")
+        assert any(a in row for a in answers), row
+        return
     assert "seeable after 4 more" in row or "confirmed now" in row, row
