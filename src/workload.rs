@@ -83,10 +83,14 @@ impl Shape {
     }
 
     /// The checksum one pass over `size_kb` KiB read every `stride_bytes` (None: every word)
-    /// produces, each checked.
+    /// produces, each checked once.
     pub fn checksum(size_kb: i64, stride_bytes: Option<i64>) -> Result<u64> {
-        let stride = stride_bytes.map_or(Ok(DEFAULT_STRIDE_BYTES), check_stride)?;
-        Ok(Shape::new(SIZE_KB.count(size_kb)?, stride)?.expected_sum())
+        let shape = Shape {
+            size_kb: SIZE_KB.count(size_kb)?,
+            stride_bytes: stride_bytes.map_or(Ok(DEFAULT_STRIDE_BYTES), check_stride)?,
+            written: true,
+        };
+        Ok(shape.expected_sum())
     }
 
     /// lmbench3's workload: every word of `size_kb` KiB.

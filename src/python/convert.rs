@@ -248,25 +248,7 @@ pub fn history(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Vec<EarlierRun>>>>
         .collect()
 }
 
-/// One point's history as runs; a ValueError where its three lists differ in length.
+/// One point's history as runs (`EarlierRun::series` refuses lists of unequal length).
 pub fn earlier_runs(figures: Vec<f64>, ses: Vec<f64>, ages: Vec<f64>) -> PyResult<Vec<EarlierRun>> {
-    if figures.len() != ses.len() || figures.len() != ages.len() {
-        return Err(PyValueError::new_err(format!(
-            "history: a point's ln figures, relative errors and ages must be as many, got \
-             {}, {} and {}",
-            figures.len(),
-            ses.len(),
-            ages.len()
-        )));
-    }
-    Ok(figures
-        .into_iter()
-        .zip(ses)
-        .zip(ages)
-        .map(|((log_figure, rel_se), age_s)| EarlierRun {
-            log_figure,
-            rel_se,
-            age_s,
-        })
-        .collect())
+    EarlierRun::series(&figures, &ses, &ages).map_err(core_err)
 }

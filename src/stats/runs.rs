@@ -55,6 +55,30 @@ pub struct EarlierRun {
     pub age_s: f64,
 }
 
+impl EarlierRun {
+    /// One point's runs from its ln figures, relative errors and ages, as many of each: a
+    /// ValueError naming `history` where they are not.
+    pub fn series(figures: &[f64], ses: &[f64], ages: &[f64]) -> crate::error::Result<Vec<Self>> {
+        if figures.len() != ses.len() || figures.len() != ages.len() {
+            let lengths = format!("{}, {} and {}", figures.len(), ses.len(), ages.len());
+            return Err(crate::error::Error::invalid(
+                "history",
+                format!(
+                    "a point's ln figures, relative errors and ages must be as many, got {lengths}"
+                ),
+            ));
+        }
+        let runs = figures.iter().zip(ses).zip(ages);
+        Ok(runs
+            .map(|((&log_figure, &rel_se), &age_s)| EarlierRun {
+                log_figure,
+                rel_se,
+                age_s,
+            })
+            .collect())
+    }
+}
+
 /// The run level a comparison assumes for a side that is one run and knows no run level of
 /// its own (no history, too few comparable runs): one run cannot show how the next differs.
 /// On this project's machine kind runs of a point differ by more than their own intervals

@@ -455,3 +455,14 @@ fn runs_are_the_replicate_of_a_runs_estimate() {
     assert_eq!(runs_estimate(&[3.0]).unwrap().uncertainty.df, 0.0);
     assert!(runs_estimate(&[]).is_err() && runs_estimate(&[1.0, f64::NAN]).is_err());
 }
+
+#[test]
+fn a_point_s_history_holds_as_many_figures_errors_and_ages() {
+    let runs = EarlierRun::series(&[0.1, 0.2], &[0.01, 0.02], &[5.0, 9.0]).unwrap();
+    assert_eq!(runs[1].age_s, 9.0);
+    let e = EarlierRun::series(&[0.1], &[0.01, 0.02], &[5.0]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "history: a point's ln figures, relative errors and ages must be as many, got 1, 2 and 1"
+    );
+}
