@@ -17,7 +17,7 @@ from conftest import FAST
 from dask_cluster import Cluster, process_tree
 
 import ctxbench
-from ctxbench import _fleet_client, fleet
+from ctxbench import _fleet_client, _fleet_matrix, fleet
 
 pytestmark = pytest.mark.slow
 
@@ -77,10 +77,10 @@ def test_a_matrix_past_its_deadline_fails_naming_its_worker(
     cluster.start_workers({"m1": {}}, "--preload", str(preload))
     # Small margins on the client, which keeps the deadline: the matrix's timeout is in it.
     monkeypatch.setattr(_fleet_client, "DEADLINE_MARGIN_S", 5.0)
-    monkeypatch.setattr(fleet, "REPORT_S", 5.0)
+    monkeypatch.setattr(_fleet_matrix, "REPORT_S", 5.0)
     asked: list[tuple[float, float]] = []
     rule = _fleet_client.deadline_s
-    monkeypatch.setattr(fleet, "deadline_s", lambda *a: asked.append(a) or rule(*a))
+    monkeypatch.setattr(_fleet_matrix, "deadline_s", lambda *a: asked.append(a) or rule(*a))
     cpus = sorted(os.sched_getaffinity(0))[:2]
     quick = {"repetitions": 1, "min_time": 0.001, "warmup": 0, "progress": False}
     raised = in_thread(lambda: ctxbench.matrix(cpus, scheduler=cluster.address, **quick))

@@ -13,7 +13,7 @@ import pytest
 from conftest import FAST
 
 import ctxbench
-from ctxbench import fleet, grid, record
+from ctxbench import _fleet_matrix, fleet, grid, record
 from ctxbench.record import encode
 
 MACHINE = "m" * 16
@@ -112,13 +112,13 @@ def test_a_matrix_record_of_another_matrix_is_refused() -> None:
     rec = encode(ctxbench.matrix([0], max_time=0.01, progress=False))
     rec["metadata"]["machine"] = MACHINE
     task = {"cpus": [0], "engine": "thread", "transport": "futex", "size_kb": 0, "passes": 1}
-    assert fleet._matrix_arrived(copy.deepcopy(rec), task, MACHINE) == rec
+    assert _fleet_matrix.matrix_arrived(copy.deepcopy(rec), task, MACHINE) == rec
     with pytest.raises(ValueError, match=r"size_kb: 0, but the matrix asked 64"):
-        fleet._matrix_arrived(rec, {**task, "size_kb": 64}, MACHINE)
+        _fleet_matrix.matrix_arrived(rec, {**task, "size_kb": 64}, MACHINE)
     with pytest.raises(ValueError, match=r"cpus: \[0\], but the matrix asked \[0, 1\]"):
-        fleet._matrix_arrived(rec, {**task, "cpus": [1, 0]}, MACHINE)
+        _fleet_matrix.matrix_arrived(rec, {**task, "cpus": [1, 0]}, MACHINE)
     with pytest.raises(ValueError, match=r"latency_us\[0\]: expected a number"):
-        fleet._matrix_arrived(_changed(rec, "latency_us", ["x"]), task, MACHINE)
+        _fleet_matrix.matrix_arrived(_changed(rec, "latency_us", ["x"]), task, MACHINE)
 
 
 class _Workers:

@@ -9,7 +9,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 from . import _core
@@ -272,3 +272,22 @@ def unfinished(
         parts.append(f"{what} failed: {error}")
     where = f" are in {out}; rerun with the same out to measure only what is missing" if out else ""
     return f"fleet sweep incomplete: {' | '.join(parts)}. The {finished} finished points{where}."
+
+
+def workers_now(client: Any) -> set[str]:
+    """The addresses of the workers the scheduler has now."""
+    # Not client.scheduler_info(): since distributed 2025 the client's periodic refresh can
+    # replace its cached copy with one listing no workers between the fetch and the return.
+    return set(client.sync(client.scheduler.identity)["workers"])
+
+
+def wind_down(running: Iterable[Any], bar: Any) -> None:
+    """Cancels what is still queued on the cluster (after an interrupt or a lost scheduler,
+    nothing may stay there) and closes the progress bar."""
+    for future in running:
+        try:
+            future.cancel()
+        except Exception:  # noqa: BLE001 - the connection may be what failed
+            pass
+    if bar is not None:
+        bar.close()

@@ -56,7 +56,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import CancelledError
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -64,7 +64,6 @@ from typing import TYPE_CHECKING, Any
 from . import _core, report, store
 from . import grid as grids
 from ._aside import aside, measured_cpus
-from ._field import show
 from ._fleet_client import (
     INSTALL,
     REPORT_S,
@@ -72,20 +71,22 @@ from ._fleet_client import (
     check_address,
     close,
     connect,
-    deadline_s,
     late,
     lost_scheduler,
     point_deadline_s,
     said,
     unfinished,
+    wind_down,
+    workers_now,
 )
+from ._fleet_matrix import matrix_tasks
 from ._format import plain
 from ._progress import progress_bar
 from .files import PathLike, as_frame, format_of, records_frame, save, write_records
 from .frame import concat, require
 from .grid import Placement
 from .metadata import machine_identity
-from .record import MAX_RECORD_BYTES, check_arrived
+from .record import MAX_RECORD_BYTES
 from .result import from_record
 
 if TYPE_CHECKING:
@@ -242,13 +243,6 @@ def _check_on_every_machine(
         )
 
 
-def _workers(client: Any) -> set[str]:
-    """The addresses of the workers the scheduler has now."""
-    # Not client.scheduler_info(): since distributed 2025 the client's periodic refresh can
-    # replace its cached copy with one listing no workers between the fetch and the return.
-    return set(client.sync(client.scheduler.identity)["workers"])
-
-
 def sweep(
     # BEGIN written by `python -m ctxbench._codegen` from grid.AXES, grid.SWEEP_OPTIONS; edit there
     procs: Sequence[int],
@@ -368,7 +362,7 @@ def _sweep(
                     if bar is not None:
                         bar.update(1)
                     submit(machine)
-                alive = _workers(client)
+                alive = workers_now(client)
                 now = time.monotonic()
                 for future, (machine, point) in list(running.items()):
                     w = designated[machine]
@@ -390,7 +384,7 @@ def _sweep(
                     if lost:
                         unmeasured.setdefault(worker, []).extend(p.label() for p in lost)
         finally:
-            _wind_down(running, bar)
+            wind_down(running, bar)
     except (OSError, TimeoutError, CancelledError) as e:
         # The scheduler (or the connection to it) is gone: say what is safe, in one line.
         raise FleetError(lost_scheduler(address, e, len(book) - before, out)) from None
@@ -464,7 +458,9 @@ def matrix(
     address = str(scheduler or client.scheduler.address)
     try:
         designated, _ = _machines(client, address)
-        done, lost, failed = _matrix_tasks(client, designated, task, progress, poll)
+        done, lost, failed = matrix_tasks(
+            client, designated, task, progress, poll, _measure, _matrix_time
+        )
     finally:
         if own:
             close(client)
@@ -520,112 +516,6 @@ def kept() -> Iterator[list[dict[str, Any]]]:
         _kept.reset(token)
 
 
-def _matrix_tasks(
-    client: Any,
-    designated: dict[str, dict[str, Any]],
-    task: dict[str, Any],
-    progress: bool | str,
-    poll: float,
-) -> tuple[dict[str, dict], list[str], dict[str, str]]:
-    """One matrix task per machine, bound to its worker, each with its deadline
-    (``deadline_s`` of the core's plan of it on that machine); the records back by machine,
-    the workers lost and the machines whose matrix failed or passed its deadline."""
-    version = _core.__version__
-    failed: dict[str, str] = {}
-    running: dict[Any, str] = {}
-    due: dict[Any, tuple[float, float]] = {}  # a future's deadline: (monotonic, seconds)
-    for machine, (estimate, timeout) in _matrix_times(client, designated, task, failed).items():
-        w = designated[machine]
-        where = {k: w[k] for k in ("host", "worker", "worker_address")}
-        seconds = deadline_s(estimate, timeout)
-        future = client.submit(
-            _measure,
-            task,
-            {**where, "machine": machine},
-            version,
-            "matrix",
-            seconds,
-            workers=[w["worker_address"]],
-            allow_other_workers=False,
-            pure=False,
-            retries=0,
-        )
-        running[future] = machine
-        due[future] = (time.monotonic() + seconds + REPORT_S, seconds)
-    done: dict[str, dict] = {}
-    lost: list[str] = []
-    bar = progress_bar(progress, len(running), "ctxbench fleet matrix", unit="machine")
-    try:
-        while running:
-            finished = [f for f in running if f.done()]
-            alive = _workers(client)
-            for future, machine in list(running.items()):
-                w = designated[machine]
-                worker = w["worker"]
-                if future in finished and future.status == "finished":
-                    try:
-                        done[machine] = _matrix_arrived(future.result(), task, machine)
-                    except ValueError as e:
-                        failed[f"{said(worker)}: matrix"] = f"its record was refused: {said(e)}"
-                elif future in finished and future.status == "error":
-                    failed[f"{said(worker)}: matrix"] = said(future.exception())
-                elif future in finished or w["worker_address"] not in alive:
-                    future.cancel()
-                    lost.append(worker)
-                elif time.monotonic() > due[future][0]:
-                    future.cancel()
-                    failed[f"{said(worker)}: matrix"] = late(w, "its matrix", due[future][1])
-                else:
-                    continue
-                running.pop(future)
-                if bar is not None:
-                    bar.update(1)
-            if running:
-                time.sleep(poll)
-    finally:
-        _wind_down(running, bar)
-    return done, lost, failed
-
-
-def _matrix_times(
-    client: Any, designated: dict[str, dict[str, Any]], task: dict[str, Any], failed: dict
-) -> dict[str, tuple[float, float]]:
-    """What the matrix costs on each machine (``_matrix_time`` on its designated worker), by
-    machine; a machine whose plan was refused (its CPUs, its memory) fails into ``failed``
-    and is not measured."""
-    workers = {w["worker_address"]: m for m, w in designated.items()}
-    found = client.run(_matrix_time, task, workers=list(workers), on_error="return")
-    times = {}
-    for address, machine in workers.items():
-        got = found.get(address)
-        if got is None or isinstance(got, BaseException):
-            why = "its worker did not answer" if got is None else said(got)
-            failed[f"{said(designated[machine]['worker'])}: matrix"] = f"not planned: {why}"
-        else:
-            times[machine] = (float(got[0]), float(got[1]))
-    return times
-
-
-# What a matrix task asks that its record repeats as it was asked.
-_MATRIX_ASKED = ("engine", "transport", "size_kb", "repetitions", "warmup", "passes", "per_class")
-
-
-def _matrix_arrived(rec: Any, task: dict[str, Any], machine: str) -> dict[str, Any]:
-    """A worker's matrix record, checked as ``grid.arrived`` checks a point's: the record
-    (``record.check_arrived``), then that it is the matrix asked, of ``machine``."""
-    check_arrived(rec, "matrix")
-    asked = {k: task.get(k) for k in _MATRIX_ASKED if task.get(k) is not None}
-    asked["metadata.machine"] = machine
-    if task.get("cpus") is not None:
-        asked["cpus"] = sorted(task["cpus"])
-    have = {**rec, "metadata.machine": (rec.get("metadata") or {}).get("machine")}
-    have["cpus"] = sorted(rec["cpus"])
-    for name, want in asked.items():
-        if have[name] != want:
-            raise ValueError(f"{name}: {show(have[name])}, but the matrix asked {show(want)}")
-    return rec
-
-
 def select(data: Any, who: str) -> pd.DataFrame:
     """The rows of a fleet frame (or file) measured on one machine, named by its ``machine``,
     ``worker`` or ``host`` (tried in that order): e.g. two hosts of one fleet file compared with
@@ -647,15 +537,3 @@ def select(data: Any, who: str) -> pd.DataFrame:
         return rows.reset_index(drop=True)
     known = ", ".join(sorted({str(v) for c in columns for v in df[c].dropna().unique()}))
     raise ValueError(f"no machine, worker or host is called {who!r}; known: {plain(known)}")
-
-
-def _wind_down(running: Iterable[Any], bar: Any) -> None:
-    """Cancels what is still queued on the cluster (after an interrupt or a lost scheduler,
-    nothing may stay there) and closes the progress bar."""
-    for future in running:
-        try:
-            future.cancel()
-        except Exception:  # noqa: BLE001 - the connection may be what failed
-            pass
-    if bar is not None:
-        bar.close()

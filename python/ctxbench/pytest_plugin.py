@@ -266,12 +266,8 @@ def _runs(storage: Path) -> dict[int, Path]:
     """The numbered runs in ``storage``, by number."""
     if not storage.is_dir():
         return {}
-    runs = {}
-    for path in storage.iterdir():
-        m = _RUN.match(path.name)
-        if m:
-            runs[int(m[1])] = path
-    return dict(sorted(runs.items()))
+    found = {int(m[1]): path for path in storage.iterdir() if (m := _RUN.match(path.name))}
+    return dict(sorted(found.items()))
 
 
 def _baseline_path(run: str, storage: Path) -> Path:

@@ -26,7 +26,9 @@ pub(crate) mod noise;
 mod runs;
 mod series;
 pub use runs::RUN_HALF_LIFE_S;
-pub use runs::{run_level, run_levels, EarlierRun, RunLevel, ASSUMED_RUN_LEVEL, MIN_RUNS};
+pub use runs::{
+    run_level, run_levels, runs_estimate, EarlierRun, RunLevel, ASSUMED_RUN_LEVEL, MIN_RUNS,
+};
 pub use series::{series, Mode, Series, MIN_SPLIT_RUNS, MODE_GAP, MODE_GAP_SPREADS};
 
 /// Tukey's fences: samples beyond 1.5 IQR of the quartiles are outliers.
@@ -448,27 +450,6 @@ pub fn estimate(layout: &Layout, run: Option<&RunLevel>) -> Estimate {
             None => within,
         },
     }
-}
-
-/// The estimate from whole runs of the same point: their mean, with the spread between runs
-/// as the uncertainty (the level that repeats between runs, when a file holds several).
-/// `figures`: at least one, all finite.
-pub fn runs_estimate(figures: &[f64]) -> Result<Estimate> {
-    finite("figures", figures)?;
-    let n = figures.len() as f64;
-    let uncertainty = if figures.len() < 2 {
-        Uncertainty::UNKNOWN
-    } else {
-        Uncertainty {
-            se: (sum_sq_dev(figures) / (n - 1.0) / n).sqrt(),
-            df: n - 1.0,
-            level: Level::Run,
-        }
-    };
-    Ok(Estimate {
-        center: mean(figures),
-        uncertainty,
-    })
 }
 
 /// `new` against `base`: the ratio of their figures with its interval, and the two-sided

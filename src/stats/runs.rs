@@ -1,7 +1,8 @@
 //! The run level: how much runs of a point differ beyond their own errors, from earlier
 //! runs on the same machine (DerSimonian and Kacker's estimate, Hampel's identifier).
 
-use super::{median, sum_sq_dev};
+use super::{finite, mean, median, sum_sq_dev, Estimate, Level, Uncertainty};
+use crate::error::Result;
 use serde::Serialize;
 
 /// The spread between runs of a point that one run cannot see (the machine's drift over
@@ -195,4 +196,25 @@ pub(super) fn without_outliers(runs: &[EarlierRun]) -> Vec<EarlierRun> {
         .filter(|(_, d)| **d <= outlier_scales(runs.len()) * scale)
         .map(|(r, _)| *r)
         .collect()
+}
+
+/// The estimate from whole runs of the same point: their mean, with the spread between runs
+/// as the uncertainty (the level that repeats between runs, when a file holds several).
+/// `figures`: at least one, all finite.
+pub fn runs_estimate(figures: &[f64]) -> Result<Estimate> {
+    finite("figures", figures)?;
+    let n = figures.len() as f64;
+    let uncertainty = if figures.len() < 2 {
+        Uncertainty::UNKNOWN
+    } else {
+        Uncertainty {
+            se: (sum_sq_dev(figures) / (n - 1.0) / n).sqrt(),
+            df: n - 1.0,
+            level: Level::Run,
+        }
+    };
+    Ok(Estimate {
+        center: mean(figures),
+        uncertainty,
+    })
 }
