@@ -1,13 +1,11 @@
 from __future__ import annotations
 
-import itertools
 import re
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import matplotlib as mpl
 import matrices
@@ -15,27 +13,29 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import FAST
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.collections import LineCollection, PathCollection, PolyCollection
+from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
-from matplotlib.text import Text
+from plot_frames import (
+    DATA,
+    FLAG_TEXTS,
+    ROOT,
+    bands,
+    curves,
+    drawn_texts,
+    knees_of,
+    layout_faults,
+    legend,
+    saves,
+    series_colours,
+    series_of,
+    synthetic,
+    title,
+)
 
 import ctxbench
-from ctxbench import compare as compare_runs
 from ctxbench import files, plot
-from ctxbench._matrix_table import grid
-from ctxbench.plot import _heatmap
-from ctxbench.plot import _matrix as matrix_module
-
-DATA = Path(__file__).parent / "data"
-ROOT = Path(__file__).parent.parent
-FLAG_TEXTS = {
-    "below resolution (net ≤ 0)",
-    "bimodal (two modes: the median is neither)",
-    "interval cut at 0 µs (it reaches below)",
-}
 
 
 @pytest.fixture(scope="module")
@@ -49,370 +49,6 @@ def frame() -> pd.DataFrame:
         warmup=FAST["warmup"],
         progress=False,
     )
-
-
-def saves(fig: Figure, path: Path) -> None:
-    fig.savefig(path)
-    assert path.read_bytes().startswith(b"\x89PNG")
-
-
-def legend(fig: Figure) -> list[str]:
-    """The texts of the figure's legend, which sits outside the axes."""
-    assert not any(ax.get_legend() for ax in fig.axes), "a legend inside the axes"
-    (only,) = fig.legends
-    return [t.get_text() for t in only.get_texts()]
-
-
-def title(fig: Figure) -> str:
-    """The figure's title on one line, however it was wrapped."""
-    return " ".join(fig._suptitle.get_text().split())
-
-
-def bands(ax: Any) -> list[PolyCollection]:
-    return [c for c in ax.collections if isinstance(c, PolyCollection)]
-
-
-def curves(ax: Any) -> list[Any]:
-    """The data lines of an axes (not cache marks or reference lines)."""
-    return [line for line in ax.lines if not line.get_label().startswith("_cache")]
-
-
-def series_colours(ax: Any) -> set[str]:
-    """The colours of an axes' series: its points with bars, else its labelled lines."""
-    points = [c.lines[0] for c in ax.containers if isinstance(c, ErrorbarContainer)]
-    lines = points or [line for line in ax.lines if not line.get_label().startswith("_")]
-    return {mpl.colors.to_hex(line.get_color()) for line in lines}
-
-
-# --- synthetic frames: any number of series, any names, no measuring --------------------
-
-PAIRS = [
-    ("process", "pipe"),
-    ("thread", "pipe"),
-    ("thread", "futex"),
-    ("fiber", "resume"),
-    ("process", "eventfd"),
-    ("thread", "condvar"),
-]
-LONG_RUN = "results-before-upgrading-the-kernel-to-6.8-on-{}.json"
-LONG_HOST = "compute-node-{:02d}.cluster.cs.example-university.edu"
-
-
-def synthetic(series: list[dict[str, Any]], procs: tuple[int, ...] = (2, 4, 8, 16)) -> pd.DataFrame:
-    """Rows as a sweep makes them, 5 ring instances a point, one point of the first series
-    flagged bimodal; fibers 100 times faster than the rest, as measured."""
-    rng = np.random.default_rng(0)
-    rows = []
-    for i, key in enumerate(series):
-        point = {
-            "benchmark": "ring",
-            "engine": "process",
-            "transport": "pipe",
-            "placement": "default",
-            "size_kb": 16,
-            "parallel": 1,
-            "host": "node-a",
-            **key,
-        }
-        for p in procs:
-            centre = (1 + i) * (1 + 0.1 * p) * (0.01 if point["engine"] == "fiber" else 1)
-            values = centre * rng.lognormal(0, 0.1, 5)
-            for r, v in enumerate(values):
-                rows.append(
-                    {
-                        **point,
-                        "procs": p,
-                        "repetition": r,
-                        # each repetition a ring instance of its own, so runs compare
-                        "instance": r,
-                        "block": r,
-                        "value": v,
-                        "unit": "us",
-                        "ci_low": np.quantile(values, 0.2),
-                        "ci_high": np.quantile(values, 0.8),
-                        "verdict": "bimodal" if (i, p) == (0, 4) else "stable",
-                        "below_resolution": False,
-                    }
-                )
-    return pd.DataFrame(rows)
-
-
-def series_of(n: int, long: bool) -> list[dict[str, Any]]:
-    """n series; long names where they are the runs' files or the fleet's hostnames."""
-    if n == 1:
-        return [{}]
-    if n == 4 and long:
-        return [
-            {"engine": e, "transport": t, "run": LONG_RUN.format(node)}
-            for e, t in PAIRS[:2]
-            for node in ("node-a", "node-b")
-        ]
-    if n == 4:
-        return [{"engine": e, "transport": t, "size_kb": s} for e, t in PAIRS[:2] for s in (16, 64)]
-    if long:
-        return [{"host": LONG_HOST.format(k)} for k in range(12)]
-    return [{"engine": e, "transport": t, "size_kb": s} for e, t in PAIRS for s in (16, 64)]
-
-
-def slower(df: pd.DataFrame, factor: float = 1.1) -> pd.DataFrame:
-    return df.assign(
-        value=df["value"] * factor, ci_low=df["ci_low"] * factor, ci_high=df["ci_high"] * factor
-    )
-
-
-def with_ratio_interval(comparison: pd.DataFrame) -> pd.DataFrame:
-    # As issue 17 adds them to ctxbench.compare(): the ratio's interval, here ±5%.
-    return comparison.assign(
-        ratio_low=comparison["ratio"] * 0.95, ratio_high=comparison["ratio"] * 1.05
-    )
-
-
-def knees_of(df: pd.DataFrame) -> pd.DataFrame:
-    """Knees as ctxbench.knees finds them: each ring size leaving L2 near 1 MiB, and one
-    knee between caches."""
-    procs = sorted(df["procs"].unique())
-    rows = [
-        {"procs": p, "working_set_kb": 1024 * (1 + 0.05 * i), "cache": "L2"}
-        for i, p in enumerate(procs)
-    ] + [{"procs": procs[0], "working_set_kb": 200.0, "cache": None}]
-    knees = pd.DataFrame(rows)
-    return knees.assign(
-        working_set_low_kb=knees["working_set_kb"] / 1.2,
-        working_set_high_kb=knees["working_set_kb"] * 1.2,
-    )
-
-
-# Machines of a fleet matrix in turn: a 2-socket SMT2 server (16 CPUs), a 2-vCPU VM, and a
-# 2-socket server of two LLCs a socket (64 CPUs).
-TOPOLOGIES = [(2, 1, 4, 2), (1, 1, 2, 1), (2, 2, 8, 2)]
-
-
-def matrix_frame(n: int, long: bool) -> pd.DataFrame:
-    """A fleet matrix frame of n machines (16, 2 and 64 CPUs in turn), by long or short
-    host names."""
-    hosts = [LONG_HOST.format(k) if long else f"node-{k}" for k in range(n)]
-    return matrices.fleet(TOPOLOGIES, hosts)
-
-
-def every_figure(df: pd.DataFrame, size: str) -> dict[str, Callable[[], Figure]]:
-    """Every ctxbench.plot function (and its before/after form) on one frame."""
-    cached = df.assign(cache_L1d_kb=32, cache_L2_kb=1024)
-    return {
-        "lat_ctx": lambda: plot.lat_ctx(df, size=size),
-        "lat_ctx log": lambda: plot.lat_ctx(df, size=size, log=True),
-        "sizes": lambda: plot.sizes(cached, size=size),
-        "sizes knees": lambda: plot.sizes(cached, size=size, knees=knees_of(df)),
-        "compare": lambda: plot.compare(df, size=size),
-        "compare log": lambda: plot.compare(df, size=size, log=True),
-        "compare new=": lambda: plot.compare(df, new=slower(df), size=size),
-        "compare frame": lambda: plot.compare(
-            with_ratio_interval(compare_runs(df, slower(df))), size=size
-        ),
-        "distribution": lambda: plot.distribution(df, size=size),
-        "machines": lambda: plot.machines(df, size=size),
-    }
-
-
-# --- text layout, measured on the drawn figure ------------------------------------------
-
-
-def drawn_texts(fig: Figure) -> tuple[list[tuple[Text, Any]], Any]:
-    """Every non-empty text the figure draws (tick labels only of the ticks drawn), with
-    its bounding box in pixels after the layout."""
-    drawn: dict[int, Text] = {}
-    draw = Text.draw
-
-    def record(self: Text, renderer: Any) -> None:
-        draw(self, renderer)
-        if self.get_visible() and self.get_text().strip():
-            drawn[id(self)] = self
-
-    if not isinstance(fig.canvas, FigureCanvasAgg):
-        FigureCanvasAgg(fig)
-    with mock.patch.object(Text, "draw", record):
-        fig.draw_without_rendering()
-    renderer = fig.canvas.get_renderer()
-    return [(t, t.get_window_extent(renderer)) for t in drawn.values()], renderer
-
-
-def _overlap(a: Any, b: Any) -> bool:
-    # More than a pixel each way: boxes that touch are fine.
-    return min(a.x1, b.x1) - max(a.x0, b.x0) > 1 and min(a.y1, b.y1) - max(a.y0, b.y0) > 1
-
-
-def _outside(box: Any, fig: Figure) -> bool:
-    w, h = fig.bbox.width, fig.bbox.height
-    return box.x0 < -1 or box.y0 < -1 or box.x1 > w + 1 or box.y1 > h + 1
-
-
-def layout_faults(fig: Figure) -> list[str]:
-    """Texts cut off by the figure's edge, texts over texts, legends over texts or over a
-    plotting area: each as one line."""
-    texts, renderer = drawn_texts(fig)
-    faults = [f"clipped: {t.get_text()!r}" for t, box in texts if _outside(box, fig)]
-    faults += [
-        f"overlap: {a.get_text()!r} / {b.get_text()!r}"
-        for (a, box_a), (b, box_b) in itertools.combinations(texts, 2)
-        if _overlap(box_a, box_b)
-    ]
-    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
-    for leg in legends:
-        box = leg.get_window_extent(renderer)
-        own = {id(t) for t in [*leg.get_texts(), leg.get_title()]}
-        if _outside(box, fig):
-            faults.append("legend clipped")
-        faults += [
-            f"legend over {t.get_text()!r}"
-            for t, b in texts
-            if id(t) not in own and _overlap(box, b)
-        ]
-        faults += ["legend over an axes" for ax in fig.axes if _overlap(box, ax.bbox)]
-    return faults
-
-
-def test_layout_check_sees_collisions() -> None:
-    """The check itself: a legend over the title, a text off the edge, two texts on one
-    spot are each reported."""
-    fig = plot.lat_ctx(synthetic(series_of(1, False)), size="column")
-    fig.legends[0].set_loc("upper center")
-    fig.legends[0].set_bbox_to_anchor((0.5, 1.0), transform=fig.transFigure)
-    fig.text(1.02, 0.5, "off the edge")
-    fig.axes[0].text(0.5, 0.5, "here", transform=fig.axes[0].transAxes)
-    fig.axes[0].text(0.5, 0.5, "here too", transform=fig.axes[0].transAxes)
-    faults = layout_faults(fig)
-    assert any(f.startswith("legend over 'Context-switch") for f in faults)
-    assert "clipped: 'off the edge'" in faults
-    assert "overlap: 'here' / 'here too'" in faults
-
-
-def layout_cases() -> list[Any]:
-    """(figure, size, series, long names) for every figure at both presets with 1, 4 and
-    12 series, and long names with 4 and 12. The quick loop takes the hardest case of each
-    (12 series with long names); the full suite every case."""
-    counts = [(1, False), (4, False), (12, False), (4, True), (12, True)]
-    return [
-        pytest.param(
-            kind,
-            size,
-            n,
-            long,
-            id=f"{kind}-{size}-{n}{'-long' if long else ''}",
-            marks=() if (n, long) == (12, True) else pytest.mark.slow,
-        )
-        for kind in [*every_figure(pd.DataFrame(), "page"), "matrix"]
-        for size in ("column", "page")
-        for n, long in counts
-    ]
-
-
-@pytest.mark.parametrize("kind, size, n, long", layout_cases())
-def test_no_text_collides_or_is_clipped(kind: str, size: str, n: int, long: bool) -> None:
-    # A matrix's series are the machines of a fleet run, drawn side by side.
-    if kind == "matrix":
-        fig = plot.matrix(matrix_frame(n, long), size=size)
-        assert len([ax for ax in fig.axes if ax.images]) == n
-    else:
-        fig = every_figure(synthetic(series_of(n, long)), size)[kind]()
-    assert layout_faults(fig) == []
-    width = {"column": 3.5, "page": 7.16}[size]
-    assert fig.get_size_inches()[0] == pytest.approx(width)
-    # Small multiples: never more than six series on one axes.
-    assert all(len(series_colours(ax)) <= 6 for ax in fig.axes)
-
-
-MATRICES = {
-    "2-cpus": lambda: matrices.frame(1, 1, 2, 1),
-    "16-cpus": lambda: matrices.frame(2, 1, 4, 2),
-    "64-cpus": lambda: matrices.frame(2, 2, 8, 2),
-    "16-cpus-classes": lambda: matrices.frame(2, 1, 4, 2, every=3),
-}
-
-
-@pytest.mark.parametrize(
-    "case, size",
-    [
-        pytest.param(case, size, marks=() if case == "64-cpus" else pytest.mark.slow)
-        for case in MATRICES
-        for size in ("column", "page")
-    ],
-)
-def test_a_matrix_of_any_size_reads(case: str, size: str) -> None:
-    """2, 16 and 64 CPUs (and class mode's gaps): CPU ids thinned to where they fit,
-    always at the start of a core, LLC or package; the topology's lines; values written in
-    cells big enough for them."""
-    df = MATRICES[case]()
-    fig = plot.matrix(df, size=size)
-    assert layout_faults(fig) == []
-    assert fig.get_size_inches()[0] == pytest.approx({"column": 3.5, "page": 7.16}[size])
-    (heatmap,) = [ax for ax in fig.axes if ax.images]
-    texts, _ = drawn_texts(fig)
-    shown = [t for t, _ in texts]
-    cpus, _ = grid(df)
-    where = _heatmap.places(df)
-    starts = set(_heatmap.starts(cpus, where, "core"))
-    for axis in (heatmap.xaxis, heatmap.yaxis):
-        ticks = [t for t in axis.get_ticklabels() if t in shown]
-        at = [round(t.get_position()[0 if axis is heatmap.xaxis else 1]) for t in ticks]
-        assert 2 <= len(ticks) <= len(cpus)
-        assert [t.get_text() for t in ticks] == [str(cpus[i]) for i in at]
-        assert set(at) <= starts or len(ticks) == len(cpus), at
-    widths = {round(line.get_linewidth(), 1) for line in heatmap.lines}
-    assert {"2-cpus": {0.4}, "64-cpus": {0.9, 1.6}}.get(case, {0.4, 1.6}) <= widths
-    values = [t for t in heatmap.texts if t in shown]
-    assert len(values) == (4 if case == "2-cpus" else 0)
-    assert np.ma.is_masked(heatmap.images[0].get_array()) == (case == "16-cpus-classes")
-
-
-def test_layout_check_sees_a_crowded_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The check on the matrix: 12 long host names left whole over small maps, and every
-    CPU id of a 64-CPU axis, are reported."""
-    whole = monkeypatch.context()
-    with whole as m:
-        m.setattr(matrix_module, "_shortened", lambda names, width: (names, ""))
-        faults = layout_faults(plot.matrix(matrix_frame(12, True), size="column"))
-    assert any("compute-node-" in f for f in faults), faults
-    monkeypatch.setattr(_heatmap.GroupLocator, "tick_values", lambda self, lo, hi: self.choices[0])
-    faults = layout_faults(plot.matrix(matrices.frame(2, 2, 8, 2), size="column"))
-    assert any(f.startswith("overlap: '") for f in faults), faults
-
-
-def test_matrix_composes_and_keeps_its_options() -> None:
-    one = matrices.frame(2, 1, 4, 2)
-    with plot.style():
-        fig = Figure(figsize=(7.16, 3), layout="constrained")
-    left, right = fig.subplots(1, 2)
-    assert plot.matrix(one, summary=False, ax=left, title=False) is fig
-    assert left.images and len(fig.axes) == 3, "the heatmap's colour bar beside it"
-    with pytest.raises(ValueError, match="ax: this figure draws a heatmap and the per-class"):
-        plot.matrix(one, ax=right)
-    with pytest.raises(ValueError, match=r"ax: this figure draws a heatmap per machine \(4 here"):
-        plot.matrix(matrix_frame(4, False), summary=False, ax=right)
-    with pytest.raises(ValueError, match="ax, fig"):
-        plot.matrix(one, summary=False, ax=right, fig=fig)
-    sub = Figure(figsize=(7.16, 8)).subfigures(2, 1)
-    assert plot.matrix(one, fig=sub[0]) is sub[0].figure
-    assert plot.matrix(matrix_frame(4, False), fig=sub[1], title="Figure 4") is sub[1].figure
-    assert layout_faults(sub[0].figure) == []
-    assert len(plot.matrix(one, summary=False).axes) == 2
-    assert plot.matrix(one, title=False)._suptitle is None
-    # The colour scale: linear for 2-14 µs, log where asked (plain numbers), refused at 0.
-    bar = plot.matrix(one).axes[-1]
-    assert bar.get_yscale() == "linear"
-    log = plot.matrix(one, log=True)
-    labels = [t.get_text() for t, _ in drawn_texts(log)[0] if t in log.axes[-1].get_yticklabels()]
-    assert log.axes[-1].get_yscale() == "log" and labels
-    assert all(re.fullmatch(r"\d+(\.\d+)?", t) for t in labels), labels
-    with pytest.raises(ValueError, match="log: a cell's median is <= 0"):
-        plot.matrix(one.assign(latency_us=one["latency_us"] - 3), log=True)
-    # Two files of `ctxbench plot`, labelled by a run column, are two matrices.
-    runs = pd.concat([one.assign(run="a.json"), one.assign(run="b.json")])
-    assert len([ax for ax in plot.matrix(runs).axes if ax.images]) == 2
-
-
-def test_every_class_has_its_look() -> None:
-    assert set(matrix_module.CLASS_STYLE) == set(ctxbench._core.RELATIONS)
-    looks = list(matrix_module.CLASS_STYLE.values())
-    assert len(set(looks)) == len(looks)
 
 
 # --- the style ----------------------------------------------------------------------------
@@ -710,74 +346,6 @@ def test_pingpong_is_its_own_series() -> None:
     pingpong = ctxbench.pingpong(loops=1000, placement="single")
     fig = plot.compare([ring, pingpong])
     assert set(legend(fig)) - FLAG_TEXTS == {"ring", "pingpong"}
-
-
-# --- before/after -------------------------------------------------------------------------
-
-
-def stacks(fig: Figure) -> list[tuple[Any, Any]]:
-    """A before/after figure's (medians, ratios) axes, panel by panel."""
-    rows = {}
-    for ax in fig.axes:
-        spec = ax.get_subplotspec()
-        rows[(spec.rowspan.start // 2, spec.colspan.start, spec.rowspan.start % 2)] = ax
-    return [(rows[k], rows[(k[0], k[1], 1)]) for k in sorted(rows) if k[2] == 0]
-
-
-def ratio_markers(ax: Any) -> list[Any]:
-    """The ratio row's points (not the caps of their bars)."""
-    return [c.lines[0] for c in ax.containers if isinstance(c, ErrorbarContainer)]
-
-
-def ratio_points(ax: Any) -> list[float]:
-    return sorted(float(y) for line in ratio_markers(ax) for y in line.get_ydata())
-
-
-def test_before_after_draws_runs_and_ratios() -> None:
-    base = synthetic(series_of(4, False)).assign(host="node-a")
-    new = slower(base, 1.25).assign(host="node-b")
-    fig = plot.compare(base, new=new)
-    assert len(fig.axes) == 4  # a size per column, medians above the ratios
-    expected = compare_runs(base, new)
-    top, bottom = stacks(fig)[0]
-    assert bottom.get_yscale() == "log"
-    assert ratio_points(bottom) == pytest.approx(
-        sorted(expected[expected["size_kb"] == 16]["ratio"])
-    )
-    # compare() gives each ratio its interval: a bar where it has one.
-    bars = [c for c in bottom.collections if isinstance(c, LineCollection)]
-    assert bool(bars) == bool(np.isfinite(expected["ratio_low"]).any())
-    # Hosts name the runs; hollow base, filled new.
-    names = legend(fig)
-    assert "node-a" in names and "node-b" in names
-    assert "Before and after: node-a → node-b" in title(fig)
-    faces = {mpl.colors.to_hex(line.get_markerfacecolor()) for line in top.lines}
-    assert "#ffffff" in faces and len(faces) > 1
-    assert {"v1", "v2"} <= set(legend(plot.compare(base, new=new, labels=("v1", "v2"))))
-
-
-def test_before_after_draws_the_ratio_interval() -> None:
-    base = synthetic(series_of(4, False))
-    comparison = with_ratio_interval(compare_runs(base, slower(base, 1.25)))
-    fig = plot.compare(comparison)
-    _, bottom = stacks(fig)[0]
-    want = comparison[comparison["size_kb"] == 16]
-    ends = np.r_[want["ratio_low"], want["ratio_high"]]
-    segments = [
-        s for c in bottom.collections if isinstance(c, LineCollection) for s in c.get_segments()
-    ]
-    assert len(segments) == len(want)
-    for segment in segments:
-        assert all(np.isclose(ends, y).any() for y in segment[:, 1])
-    assert "with its 95% interval" in title(fig)
-
-
-def test_before_after_marks_the_verdict() -> None:
-    base = synthetic(series_of(1, False))
-    fig = plot.compare(base, new=slower(base, 2.0))
-    assert "ratio: slower" in legend(fig)
-    markers = {line.get_marker() for line in ratio_markers(stacks(fig)[0][1])}
-    assert markers == {"^"}
 
 
 # --- what an outlier cannot do -----------------------------------------------------------
