@@ -226,8 +226,8 @@ pub fn groups(cg: &Cgroups, procs: usize) -> usize {
     leaves.saturating_mul(cg.depth).saturating_add(1)
 }
 
-/// Kernel memory one group costs, charged to the memory cgroup of whoever makes it: 64,001
-/// groups raised the kernel's from 37 MB to 922 MB (issue 35), 13.8 KiB each; rounded up.
+/// Kernel memory one group costs, charged to the memory cgroup of whoever makes it: about
+/// 13.8 KiB on Linux 6.18 (docs/accuracy/2026-12-03-cgroups.md), rounded up.
 pub const GROUP_BYTES: u64 = 16 << 10;
 
 /// Bytes of kernel memory the groups of a point of `procs` participants take, counted
