@@ -134,7 +134,11 @@ def connect(path: Path, create: bool) -> sqlite3.Connection | None:
 
 def _prepare(path: Path, db: sqlite3.Connection) -> None:
     db.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
-    version = _recognise(path, db)
+    # One read transaction: its three reads are one snapshot. Read one by one, a store that
+    # another process was creating meanwhile read as application_id 0 with its tables made
+    # (4 concurrent writers beside two CPU hogs), a foreign file, refused.
+    with transaction(db, write=False):
+        version = _recognise(path, db)
     if db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
         db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA foreign_keys = ON")
