@@ -192,9 +192,12 @@ def test_the_gates_table_has_the_change_point_column(
     stored(stand_in, "process", 1.0, n=12)
     pytester.makepyfile(test_g=INNER.format(engine="process"))
     text = pytester.runpytest("--ctxbench-store").stdout.str()
-    (header,) = [line for line in text.splitlines() if line.startswith("test ")]
-    assert header.rstrip().endswith("change point")
-    (row,) = [line for line in text.splitlines() if line.startswith(NODE)]
+    lines = text.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.startswith("test ")]
+    assert lines[at].rstrip().endswith("change point")
+    # The table's row; what the run said of the measurement (a stop line under load, say)
+    # follows the table and starts with the test's id too.
+    row = next(line for line in lines[at + 1 :] if line.startswith(NODE))
     if "below resolution" in text:
         # A net figure at or below 0 (under load) is no run of the series: the column answers
         # for the series as stored.

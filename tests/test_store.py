@@ -266,6 +266,22 @@ def test_the_cli_keeps_runs_with_labels_and_lists_shows_labels_deletes_them(
     assert capsys.readouterr().out == f"deleted 1 runs from {path}\n"
 
 
+def test_show_names_a_point_below_resolution_the_series_does_not_hold(
+    place: Path, measured: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (r,) = ctxbench.result.load_results(measured)
+    # Under load the overhead subtracted can exceed a ring's figure: planted here.
+    low = dataclasses.replace(r, latency_us=np.array([r.latency_us[0], -0.05]))
+    with store.open() as s:  # type: ignore[union-attr]
+        assert s.keep(low) == 1
+    assert main(["store", "show", "1"]) == 0
+    shown = capsys.readouterr().out.splitlines()
+    (kept,) = [line for line in shown if "procs=2 " in line]
+    (low_line,) = [line for line in shown if "procs=3 " in line]
+    assert "below" not in kept
+    assert low_line.startswith("  -0.05 µs: below the method's resolution, not in the series")
+
+
 def test_export_and_import_carry_runs_between_stores(
     tmp_path: Path, measured: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

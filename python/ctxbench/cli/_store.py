@@ -91,11 +91,32 @@ def _show(args: argparse.Namespace) -> int:
             print(f"{key + ':':<10}{run[key]}")
         print(f"{'started:':<10}{_when(run['time'])} UTC")
         print(f"{'labels:':<10}" + " ".join(f"{k}={v}" for k, v in sorted(run["labels"].items())))
-        for p in s.run_points(args.run):
+        kept = s.run_points(args.run)
+        for p in kept:
             se = "-" if p["rel_se"] is None else f"±{100 * p['rel_se']:.2f} %"
             print(f"  {p['value_us']:.4g} µs {se} ({len(p['instances_us'])} instances)  "
                   f"{p['point_id']}")  # fmt: skip
+        for line in _not_in_series(s.records([args.run])[0], {p["point_id"] for p in kept}):
+            print(line)
     return 0
+
+
+def _not_in_series(record: dict[str, Any] | None, kept: set[str]) -> list[str]:
+    """The run's points its record holds and its series does not: a net figure at or below
+    0 is below the method's resolution and no run of a series (under load a ring's overhead
+    can exceed it), so that ``show`` lists every point the run measured."""
+    if record is None:
+        return []
+    if record.get("kind") == "ring":
+        figures = list(zip(record.get("point_id") or [], record.get("latency_us") or []))
+    else:
+        figures = [] if kept else [("the ping-pong", record.get("usecs_per_switch"))]
+    return [
+        f"  {v if v is None else format(v, '.4g')} µs: below the method's resolution, not in "
+        f"the series  {pid}"
+        for pid, v in figures
+        if pid not in kept
+    ]
 
 
 def _label(args: argparse.Namespace) -> int:
