@@ -30,7 +30,6 @@ pub mod hops;
 pub mod host;
 pub mod interference;
 pub mod judge;
-pub mod judge_groups;
 pub mod limit;
 pub mod matrix;
 pub mod measure;

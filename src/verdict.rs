@@ -100,7 +100,7 @@ pub enum Why {
     TooWide,
     /// The ratio sits on the threshold: no amount of data decides it soon.
     AtThreshold,
-    /// Judged against a series with fewer comparable runs than `judge::MIN_SERIES`.
+    /// Judged against a series with fewer comparable runs than `judge::series::MIN_SERIES`.
     ShortSeries,
     /// The new run lies inside a mode its series already holds, other than the series'
     /// main one: the machine's known regime, not a change of the code.
