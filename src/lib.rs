@@ -41,7 +41,6 @@ pub mod request;
 pub mod result;
 pub mod ring;
 pub mod sched;
-pub mod sequential;
 pub mod stats;
 pub mod stop;
 mod sys;

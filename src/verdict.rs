@@ -357,7 +357,7 @@ pub fn check_plan(spread: f64, detect: f64, power: f64) -> Result<()> {
 /// confidence), when one round's ln ratio scatters by `spread`.
 pub fn rounds_to_detect(spread: f64, detect: f64, power: f64) -> Option<usize> {
     let alpha = 1.0 - CONFIDENCE;
-    crate::sequential::rounds_to_detect(spread, detect, alpha, power, MAX_PLANNED)
+    crate::stats::sequential::rounds_to_detect(spread, detect, alpha, power, MAX_PLANNED)
 }
 
 /// What a plan asks, checked (`check_plan`), with `DEFAULT_POWER` where no power is asked:
