@@ -44,12 +44,10 @@ pub mod sched;
 pub mod stats;
 pub mod stop;
 mod sys;
-pub mod tasks;
 pub mod token;
 pub mod topology;
 pub mod transport;
 pub mod verdict;
-pub mod watchdog;
 pub mod wire;
 pub mod workload;
 

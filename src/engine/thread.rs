@@ -210,10 +210,10 @@ impl<T: Transport> Drop for Threads<T> {
 mod tests {
     use super::*;
     use crate::barrier::Barrier;
+    use crate::ring::watchdog::watch;
     use crate::transport::pipe::Pipe;
     use crate::transport::word::{Wake, WordRing};
     use crate::transport::{Hop, HopError};
-    use crate::watchdog::watch;
     use crate::wire::{EMPTY, STOP};
     use std::sync::atomic::{AtomicBool, AtomicU32};
 

@@ -19,8 +19,6 @@ use crate::placement::{self, Placement, Resolved};
 use crate::sched;
 use crate::stop::Stop;
 use crate::sys;
-use crate::tasks;
-use crate::watchdog;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -32,6 +30,8 @@ pub use run::run;
 mod point;
 mod precise;
 mod run;
+pub mod tasks;
+pub mod watchdog;
 
 /// One fresh ring instance of `cfg`'s first participant count, measuring `blocks` blocks back
 /// to back as precision mode does, and nothing more (no evidence instance): `ab`'s rounds.
