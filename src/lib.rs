@@ -17,7 +17,6 @@ macro_rules! serialize_as_word {
 }
 
 pub mod ab;
-pub mod barrier;
 pub mod cache;
 pub mod cgroups;
 pub mod changes;

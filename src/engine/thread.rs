@@ -209,7 +209,7 @@ impl<T: Transport> Drop for Threads<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::barrier::Barrier;
+    use crate::measure::barrier::Barrier;
     use crate::ring::watchdog::watch;
     use crate::transport::pipe::Pipe;
     use crate::transport::word::{Wake, WordRing};
