@@ -8,8 +8,7 @@
 //! sequence keeps the error rate however early it stops.
 
 use crate::config::Config;
-use crate::error::{Error, Result};
-use crate::limit::Limit;
+use crate::error::{Error, Limit, Result};
 use crate::ring::{self, Interrupt};
 use crate::stats;
 use crate::stats::sequential::{self, Interval};

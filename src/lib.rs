@@ -29,7 +29,6 @@ pub mod hops;
 pub mod host;
 pub mod interference;
 pub mod judge;
-pub mod limit;
 pub mod matrix;
 pub mod measure;
 pub mod memory;

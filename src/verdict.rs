@@ -5,8 +5,7 @@
 //! Absence of evidence is never "no change": that word needs the interval inside the
 //! threshold (an equivalence test).
 
-use crate::error::{Error, Result};
-use crate::limit::Limit;
+use crate::error::{Error, Limit, Result};
 use crate::stats::{self, Difference, Estimate, Layout, RunLevel, ASSUMED_RUN_LEVEL};
 use crate::stop::CONFIDENCE;
 use serde::{Deserialize, Serialize};
