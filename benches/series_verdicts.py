@@ -6,6 +6,7 @@ ratios.
     python benches/series_verdicts.py --quick      # a smoke run, rough figures
     python benches/series_verdicts.py --runs 60 --power-runs 30
     python benches/series_verdicts.py --cli --runs 105  # A/A through `sweep` + `compare NEW`
+    python benches/series_verdicts.py --calls          # and each A/A call with its series
 
 Measured for real, each run a default precision-mode ``ctxbench.ring`` (``history=False``)
 pinned to one CPU (``placement="single"``):
@@ -57,6 +58,7 @@ CONFIGS = {
 # New runs judged at once: one (a CI job's one run), or K (``--ctxbench-runs K``), whose mean's
 # prediction interval narrows as √(1/K + 1/n).
 NEW_RUNS = (1, 2, 4)
+CALLS = False  # --calls: print each call of the A/A (which point, its ratio and series)
 PAIRS = (
     ("eventfd", "pipe"),
     ("pipe", "size_kb=16"),
@@ -165,6 +167,11 @@ def judge_all(values: list, errors: list, loads: list, comparable: bool) -> None
             points.append(([v for v, _ in kept], [max(e, 1e-6) for _, e in kept], [values[i][p]]))
         out = _core.judge_series(points, _core.DEFAULT_PRECISION)
         words = [j["verdict"] for j in out]
+        for n, j in zip(SWEEP, out) if CALLS and comparable else ():
+            if j["verdict"] in ("slower", "faster"):
+                print(f"    run {i} procs {n}: {j['verdict']} {j['ratio']:.3f} [{j['low']:.3f}, "
+                      f"{j['high']:.3f}] against {j['runs']} runs of ln sd {j['sd']:.4f}, "
+                      f"{j['modes']} mode(s), {j['set_aside']} set aside")  # fmt: skip
         exits += "slower" in words
         calls += "slower" in words or "faster" in words
         short += sum(j["why"] == "short series" for j in out)
@@ -233,7 +240,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="a smoke run: short runs, few draws")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--cli", action="store_true", help="the A/A through the CLI only")
+    p.add_argument("--calls", action="store_true", help="print each A/A call with its series")
     args = p.parse_args(argv)
+    global CALLS
+    CALLS = args.calls
     if args.cli:
         aa_cli(args.runs)
         return 0
