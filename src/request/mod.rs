@@ -102,12 +102,14 @@ impl Request {
     }
 
     /// The value of `name`: as given, else its default parsed as a given one is (None where
-    /// the default is derived or none).
+    /// the default is derived or none); a ring's default where this door takes no such
+    /// parameter, as every door runs rings.
     fn get(&self, name: &str) -> Result<Option<Parsed>> {
         if let Some((_, v)) = self.given.iter().find(|(p, _)| p.name == name) {
             return Ok(Some(v.clone()));
         }
-        let Some(param) = params::find(self.door, name) else {
+        let param = params::find(self.door, name).or_else(|| params::find(Door::Ring, name));
+        let Some(param) = param else {
             return Ok(None);
         };
         match param.default.value() {
