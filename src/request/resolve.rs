@@ -172,7 +172,8 @@ impl Request {
         self.value("engine")
     }
 
-    /// The engine (`engine`, or the one given) and its transport (its first when none).
+    /// The engine (`engine`, or the one given) and its transport (its first when none);
+    /// whether they go together is `Config::validate`'s, as every other rule between values.
     fn engine_transport(&self, engine: Option<Engine>) -> Result<(Engine, TransportKind)> {
         let engine = match engine {
             Some(e) => e,
@@ -183,7 +184,6 @@ impl Request {
         let transport = self
             .value("transport")?
             .unwrap_or(engine.default_transport());
-        crate::engine::check_combination(engine, transport)?;
         Ok((engine, transport))
     }
 
