@@ -4,8 +4,7 @@
 
 use crate::cgroups::Cgroups;
 use crate::engine::{self, Engine, TransportKind};
-use crate::error::{Error, Result};
-pub use crate::limit::Limit;
+use crate::error::{Error, Limit, Result};
 use crate::observer::Observer;
 use crate::placement::Placement;
 use crate::sched::{self, Sched};

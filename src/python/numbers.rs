@@ -114,7 +114,7 @@ fn compare_estimates<'py>(
     Ok(pythonize(py, &c)?)
 }
 
-/// Each point's new runs judged against its series (`judge::judge`): per point a tuple of
+/// Each point's new runs judged against its series (`judge::series::judge`): per point a tuple of
 /// the series' figures in µs (oldest first; the newest `SERIES_WINDOW` are read), their
 /// relative standard errors (or an empty list) and the new runs' figures; `threshold` as in
 /// `compare_estimates`, `family_alpha` the chance of any false call among all the points
@@ -127,19 +127,19 @@ fn judge_series(
     threshold: f64,
     family_alpha: f64,
 ) -> PyResult<Bound<'_, PyAny>> {
-    let family: Vec<judge::Point> = points
+    let family: Vec<judge::series::Point> = points
         .iter()
-        .map(|(baseline, rel_se, new)| judge::Point {
+        .map(|(baseline, rel_se, new)| judge::series::Point {
             baseline,
             baseline_rel_se: rel_se,
             new,
         })
         .collect();
-    let judged = judge::judge(&family, threshold, family_alpha)?;
+    let judged = judge::series::judge(&family, threshold, family_alpha)?;
     Ok(pythonize(py, &judged)?)
 }
 
-/// Each point's two groups of runs compared (`judge_groups::judge_groups`): per point a
+/// Each point's two groups of runs compared (`judge::groups::judge`): per point a
 /// tuple of the base runs' figures and the new runs' (µs, one a run); `threshold` and
 /// `family_alpha` as `judge_series` takes them (Holm across the points). One dict per point.
 #[pyfunction]
@@ -150,20 +150,20 @@ fn judge_groups(
     threshold: f64,
     family_alpha: f64,
 ) -> PyResult<Bound<'_, PyAny>> {
-    let family: Vec<crate::judge_groups::Groups> = points
+    let family: Vec<judge::groups::Groups> = points
         .iter()
-        .map(|(base, new)| crate::judge_groups::Groups { base, new })
+        .map(|(base, new)| judge::groups::Groups { base, new })
         .collect();
-    let judged = crate::judge_groups::judge_groups(&family, threshold, family_alpha)?;
+    let judged = judge::groups::judge(&family, threshold, family_alpha)?;
     Ok(pythonize(py, &judged)?)
 }
 
 /// One run's spread (ln, pooled over groups of runs' figures in µs) and the runs it rests
-/// on (`judge_groups::run_spread`); None where no group holds two runs.
+/// on (`judge::groups::run_spread`); None where no group holds two runs.
 #[pyfunction]
 fn run_spread(groups: Vec<Vec<f64>>) -> Option<(f64, usize)> {
     let groups: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();
-    crate::judge_groups::run_spread(&groups)
+    judge::groups::run_spread(&groups)
 }
 
 /// Runs per side a comparison needs to tell a change of `detect` with probability `power`

@@ -16,7 +16,7 @@ pub use resolve::{AbRequest, CacheRequest};
 
 use crate::config;
 use crate::engine::{Engine, TransportKind};
-use crate::error::{Error, Result};
+use crate::error::{Error, Limit, Result};
 use crate::interference::Interference;
 use crate::matrix::Memory;
 use crate::observer::Observer;
@@ -235,7 +235,7 @@ fn parse(param: &Param, value: Value) -> Result<Option<Parsed>> {
 }
 
 /// Each of `given` in `limit`.
-fn counts(limit: config::Limit<u64>, given: &[i64]) -> Result<Vec<usize>> {
+fn counts(limit: Limit<u64>, given: &[i64]) -> Result<Vec<usize>> {
     given.iter().map(|&n| limit.count(n)).collect()
 }
 

@@ -3,7 +3,6 @@
 //! everything is torn down on every path. Plus `instance` (one fresh instance: `ab`'s
 //! rounds) and `pingpong` (perf's loop).
 
-use crate::barrier::Barrier;
 use crate::cgroups;
 use crate::config::{Config, Plan};
 use crate::counters::{self, Counters, Totals};
@@ -12,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::hops;
 use crate::host::restrictions::{self, Kind};
 use crate::interference::{Achieved, Neighbours};
+use crate::measure::barrier::Barrier;
 use crate::measure::{run_driver, DriverRun, PointRun, Seat, Series, Timing, Unwatched};
 use crate::memory;
 use crate::observer::{Accounting, Observer, Watcher};
@@ -19,8 +19,6 @@ use crate::placement::{self, Resolved};
 use crate::sched;
 use crate::stop::Stop;
 use crate::sys;
-use crate::tasks;
-use crate::watchdog;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -32,6 +30,8 @@ pub use run::run;
 mod point;
 mod precise;
 mod run;
+pub mod tasks;
+pub mod watchdog;
 
 /// One fresh ring instance of `cfg`'s first participant count, measuring `blocks` blocks back
 /// to back as precision mode does, and nothing more (no evidence instance): `ab`'s rounds.
