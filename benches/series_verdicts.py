@@ -5,6 +5,8 @@ ratios.
     python benches/series_verdicts.py              # ~5 min of measuring on a quiet machine
     python benches/series_verdicts.py --quick      # a smoke run, rough figures
     python benches/series_verdicts.py --runs 60 --power-runs 30
+    python benches/series_verdicts.py --cli --runs 105  # A/A through `sweep` + `compare NEW`
+    python benches/series_verdicts.py --calls          # and each A/A call with its series
 
 Measured for real, each run a default precision-mode ``ctxbench.ring`` (``history=False``)
 pinned to one CPU (``placement="single"``):
@@ -16,11 +18,12 @@ pinned to one CPU (``placement="single"``):
   ``MIN_SERIES``-th run on.
   Printed: the share of runs where ``compare`` would exit 1 (any point "slower") and where
   any point was called (slower or faster), with the binomial 95 % upper bound of each.
-- Power: ``--power-runs`` runs each of pipe, futex and thread rings of 2 (pinned), in a
-  fresh random order each round; each pair's true ratio is first established from all its
-  runs pooled (the ratio of medians of run figures). Then ``--draws`` times: 10 runs of the
-  faster side drawn as the series, one other run of the slower side judged against it (one
-  point, one family). Printed: the share called slower, and called "no change".
+- Power: ``--power-runs`` runs each of the ``CONFIGS`` (rings of 2, pinned), in a fresh
+  random order each round; each pair's true ratio is first established from all its runs
+  pooled (the ratio of medians of run figures), which also says which side is slower. Then
+  ``--draws`` times: 10 runs of the faster side drawn as the series, one other run of the
+  slower side judged against it (one point, one family), and again with 2 and 4 new runs.
+  Printed: the share called slower, and called "no change".
 
 Every figure is printed with the load averages before and after measuring: on a machine
 other processes use, runs spread more and fall into modes more often than on a quiet one.
@@ -32,6 +35,7 @@ import argparse
 import math
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,8 +45,27 @@ from ctxbench import _core
 
 SWEEP = (2, 4, 8, 16)
 PINNED = {"placement": "single"}
-CONFIGS = {"pipe": {}, "futex": {"transport": "futex"}, "thread": {"engine": "thread"}}
-PAIRS = (("futex", "pipe"), ("pipe", "thread"))
+# Pairs from about 1.05x to 1.25x apart on a quiet Intel Xeon KVM guest (2026-12-06): a
+# transport, a working set of 16 KB, the engine. Their ratio here is measured, not assumed.
+CONFIGS = {
+    "pipe": {},
+    "eventfd": {"transport": "eventfd"},
+    "size_kb=16": {"size_kb": 16},
+    "futex": {"transport": "futex"},
+    "thread": {"engine": "thread"},
+    "socket": {"transport": "socket"},
+}
+# New runs judged at once: one (a CI job's one run), or K (``--ctxbench-runs K``), whose mean's
+# prediction interval narrows as √(1/K + 1/n).
+NEW_RUNS = (1, 2, 4)
+CALLS = False  # --calls: print each call of the A/A (which point, its ratio and series)
+PAIRS = (
+    ("eventfd", "pipe"),
+    ("pipe", "size_kb=16"),
+    ("pipe", "futex"),
+    ("thread", "pipe"),
+    ("pipe", "socket"),
+)
 
 
 def load() -> str:
@@ -91,6 +114,33 @@ def aa(runs: int, max_time: float | None) -> None:
     print(f"  after: {load()}")
 
 
+def aa_cli(runs: int) -> None:
+    """The A/A exit rate of the default path itself: each run a ``ctxbench sweep`` process
+    that keeps it in a store of the bench's own, each from the 6th on judged by ``ctxbench
+    compare NEW`` (a process too) against the runs before it. Runs in separate processes vary
+    more than runs in one (each its own memory layout): this is what a CI job sees."""
+    import subprocess
+    import tempfile
+
+    cmd = [sys.executable, "-m", "ctxbench"]
+    sweep = ["sweep", "--procs", *map(str, SWEEP), "--placements", "single", "--no-progress"]
+    print(f"A/A through the CLI: {runs} runs of `{' '.join(sweep[:-1])}`; {load()}")
+    codes: list[int] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        store = ["--store", str(Path(tmp) / "store.sqlite3")]
+        for i in range(runs):
+            out = str(Path(tmp) / f"run{i}.json")
+            subprocess.run([*cmd, *sweep, "--out", out, *store], check=True, capture_output=True)
+            if i >= _core.MIN_SERIES:
+                done = subprocess.run([*cmd, "compare", out, *store], capture_output=True)
+                codes.append(done.returncode)
+    exits = sum(c == 1 for c in codes)
+    print(f"  judged {len(codes)} runs: `ctxbench compare NEW` exited 1 in {exits} "
+          f"({exits / len(codes):.1%}, 95 % upper bound {upper95(exits, len(codes)):.1%}); "
+          f"other exit codes: {sorted(c for c in codes if c not in (0, 1))}")  # fmt: skip
+    print(f"  after: {load()}")
+
+
 def judge_all(values: list, errors: list, loads: list, comparable: bool) -> None:
     """Each run from the 5th on judged against the runs before it (newest 30): only those
     whose load was within the history's tolerance of its own (``comparable``: as
@@ -117,6 +167,11 @@ def judge_all(values: list, errors: list, loads: list, comparable: bool) -> None
             points.append(([v for v, _ in kept], [max(e, 1e-6) for _, e in kept], [values[i][p]]))
         out = _core.judge_series(points, _core.DEFAULT_PRECISION)
         words = [j["verdict"] for j in out]
+        for n, j in zip(SWEEP, out) if CALLS and comparable else ():
+            if j["verdict"] in ("slower", "faster"):
+                print(f"    run {i} procs {n}: {j['verdict']} {j['ratio']:.3f} [{j['low']:.3f}, "
+                      f"{j['high']:.3f}] against {j['runs']} runs of ln sd {j['sd']:.4f}, "
+                      f"{j['modes']} mode(s), {j['set_aside']} set aside")  # fmt: skip
         exits += "slower" in words
         calls += "slower" in words or "faster" in words
         short += sum(j["why"] == "short series" for j in out)
@@ -139,24 +194,42 @@ def power(runs: int, draws: int, rng: np.random.Generator, max_time: float | Non
         for name in rng.permutation(list(CONFIGS)):
             r = ctxbench.ring([2], history=False, **asked, **CONFIGS[str(name)])
             made[str(name)] += figures(r)
-    for fast, slow in PAIRS:
-        a, b = np.array(made[fast]), np.array(made[slow])
+    for one, other in PAIRS:
+        a, b = np.array(made[one]), np.array(made[other])
         a, b = a[a > 0], b[b > 0]
         ratio = float(np.median(b) / np.median(a))
-        slower = same = known = 0
-        for _ in range(draws):
-            base = rng.choice(a, size=min(10, len(a)), replace=False)
-            new = [float(rng.choice(b))]
-            out = _core.judge_series([(base.tolist(), [], new)], _core.DEFAULT_PRECISION)[0]
-            slower += out["verdict"] == "slower"
-            same += out["verdict"] == "no change"
-            known += out["why"] == "known mode"
-        print(
-            f"  {slow} vs {fast}: pooled ratio {ratio:.3f} ({len(a)} and {len(b)} runs); one "
-            f"run against 10: called slower in {slower / draws:.1%} of {draws} draws, "
-            f"'no change' in {same / draws:.1%} (of which 'known mode' {known / draws:.1%})"
-        )
+        # Which side is slower is what the pooled runs establish on this machine, not what
+        # another machine showed: the series is the faster side, the new run the slower.
+        fast, slow = (one, other) if ratio >= 1 else (other, one)
+        if ratio < 1:
+            a, b, ratio = b, a, 1 / ratio
+        sd = [float(np.std(np.log(x), ddof=1)) for x in (a, b)]
+        print(f"  {slow} vs {fast}: pooled ratio {ratio:.3f} ({len(a)} and {len(b)} runs; run "
+              f"spread, ln sd, {sd[0]:.3f} and {sd[1]:.3f})")  # fmt: skip
+        for k in NEW_RUNS:
+            slower, same, known = draws_judged(a, b, k, draws, rng)
+            print(
+                f"    {k} new run{'s' if k > 1 else ''} against 10: called slower in "
+                f"{slower / draws:.1%} of {draws} draws, 'no change' in {same / draws:.1%} (of "
+                f"which 'known mode' {known / draws:.1%})"
+            )
     print(f"  after: {load()}")
+
+
+def draws_judged(
+    a: np.ndarray, b: np.ndarray, k: int, draws: int, rng: np.random.Generator
+) -> tuple[int, int, int]:
+    """``draws`` times: 10 runs of ``a`` as the series, ``k`` other runs of ``b`` judged as k
+    new runs (``--ctxbench-runs K``); how many were called slower, "no change", known mode."""
+    slower = same = known = 0
+    for _ in range(draws):
+        base = rng.choice(a, size=min(10, len(a)), replace=False)
+        new = rng.choice(b, size=min(k, len(b)), replace=False).tolist()
+        out = _core.judge_series([(base.tolist(), [], new)], _core.DEFAULT_PRECISION)[0]
+        slower += out["verdict"] == "slower"
+        same += out["verdict"] == "no change"
+        known += out["why"] == "known mode"
+    return slower, same, known
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -166,7 +239,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--draws", type=int, default=400, help="power draws per pair")
     p.add_argument("--quick", action="store_true", help="a smoke run: short runs, few draws")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--cli", action="store_true", help="the A/A through the CLI only")
+    p.add_argument("--calls", action="store_true", help="print each A/A call with its series")
     args = p.parse_args(argv)
+    global CALLS
+    CALLS = args.calls
+    if args.cli:
+        aa_cli(args.runs)
+        return 0
     rng = np.random.default_rng(args.seed)
     max_time = 0.05 if args.quick else None
     if args.quick:

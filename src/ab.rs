@@ -8,11 +8,10 @@
 //! sequence keeps the error rate however early it stops.
 
 use crate::config::Config;
-use crate::error::{Error, Result};
-use crate::limit::Limit;
+use crate::error::{Error, Limit, Result};
 use crate::ring::{self, Interrupt};
-use crate::sequential::{self, Interval};
 use crate::stats;
+use crate::stats::sequential::{self, Interval};
 use crate::stop::{BLOCK_REPETITIONS, CONFIDENCE};
 use crate::verdict::{self, Change};
 use rand::rngs::SmallRng;

@@ -18,7 +18,6 @@ use crate::memory;
 use crate::ring::{self, Interrupt, Point};
 use crate::stats;
 use crate::stop::{Stop, Stopped, BLOCK_REPETITIONS, CONFIDENCE};
-use crate::tasks;
 use crate::workload::{Shape, Workload};
 use std::time::Instant;
 
@@ -109,7 +108,7 @@ fn check(
         need,
         &format!("a size sweep up to {largest} KiB: {rings} and a {stream_kb} KiB streaming array"),
     )?;
-    tasks::check_rings(base.engine, procs, base.parallel)?;
+    ring::tasks::check_rings(base.engine, procs, base.parallel)?;
     Ok(configs)
 }
 

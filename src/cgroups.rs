@@ -6,8 +6,7 @@
 //! pid is in their name.
 
 use crate::engine::Engine;
-use crate::error::{Error, Result};
-use crate::limit::Limit;
+use crate::error::{Error, Limit, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 

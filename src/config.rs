@@ -4,14 +4,13 @@
 
 use crate::cgroups::Cgroups;
 use crate::engine::{self, Engine, TransportKind};
-use crate::error::{Error, Result};
-pub use crate::limit::Limit;
+use crate::error::{Error, Limit, Result};
 use crate::observer::Observer;
 use crate::placement::Placement;
 use crate::sched::{self, Sched};
 use crate::stats::RunLevel;
 use crate::stop::{Stop, BLOCK_REPETITIONS, MIN_BLOCKS};
-use crate::workload::{Shape, DEFAULT_STRIDE_BYTES};
+use crate::workload::Shape;
 
 /// lmbench3 allows 2048; beyond this a ring is a fork bomb, not a benchmark. Also the limit
 /// on procs × parallel.
@@ -104,30 +103,6 @@ impl Config {
     /// The run level of the `j`-th count in `procs`, if earlier runs showed one.
     pub fn run_level(&self, j: usize) -> Option<&RunLevel> {
         self.run_levels.get(j).and_then(Option::as_ref)
-    }
-
-    /// lmbench's choices: forked processes, pipes, 11 repetitions after one warm-up.
-    pub fn lat_ctx(procs: Vec<usize>) -> Self {
-        Config {
-            engine: Engine::Process,
-            transport: TransportKind::Pipe,
-            procs,
-            size_kb: 0,
-            stride_bytes: DEFAULT_STRIDE_BYTES,
-            stop: Stop::Fixed(11),
-            warmup: 1,
-            parallel: 1,
-            placement: Placement::Default,
-            min_time: crate::stop::FIXED_MIN_TIME,
-            timeout: DEFAULT_TIMEOUT,
-            plan: Plan::Calibrated { overhead: true },
-            record_hops: false,
-            run_levels: Vec::new(),
-            observer: Observer::Evidence,
-            sched: None,
-            cgroups: None,
-            interference: None,
-        }
     }
 
     /// Each participant's array, checked.

@@ -17,7 +17,6 @@ macro_rules! serialize_as_word {
 }
 
 pub mod ab;
-pub mod barrier;
 pub mod cache;
 pub mod cgroups;
 pub mod changes;
@@ -30,8 +29,6 @@ pub mod hops;
 pub mod host;
 pub mod interference;
 pub mod judge;
-pub mod judge_groups;
-pub mod limit;
 pub mod matrix;
 pub mod measure;
 pub mod memory;
@@ -42,16 +39,13 @@ pub mod request;
 pub mod result;
 pub mod ring;
 pub mod sched;
-pub mod sequential;
 pub mod stats;
 pub mod stop;
 mod sys;
-pub mod tasks;
 pub mod token;
 pub mod topology;
 pub mod transport;
 pub mod verdict;
-pub mod watchdog;
 pub mod wire;
 pub mod workload;
 

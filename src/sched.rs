@@ -4,8 +4,7 @@
 //! has, so that a result records the kernel's word, not the request. Never silently another
 //! policy: a task that reads back anything but what was asked fails the point.
 
-use crate::error::{Error, Result};
-use crate::limit::Limit;
+use crate::error::{Error, Limit, Result};
 use crate::placement::Placement;
 use crate::transport::TransportKind;
 use std::path::{Path, PathBuf};

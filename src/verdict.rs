@@ -5,8 +5,7 @@
 //! Absence of evidence is never "no change": that word needs the interval inside the
 //! threshold (an equivalence test).
 
-use crate::error::{Error, Result};
-use crate::limit::Limit;
+use crate::error::{Error, Limit, Result};
 use crate::stats::{self, Difference, Estimate, Layout, RunLevel, ASSUMED_RUN_LEVEL};
 use crate::stop::CONFIDENCE;
 use serde::{Deserialize, Serialize};
@@ -100,7 +99,7 @@ pub enum Why {
     TooWide,
     /// The ratio sits on the threshold: no amount of data decides it soon.
     AtThreshold,
-    /// Judged against a series with fewer comparable runs than `judge::MIN_SERIES`.
+    /// Judged against a series with fewer comparable runs than `judge::series::MIN_SERIES`.
     ShortSeries,
     /// The new run lies inside a mode its series already holds, other than the series'
     /// main one: the machine's known regime, not a change of the code.
@@ -357,7 +356,7 @@ pub fn check_plan(spread: f64, detect: f64, power: f64) -> Result<()> {
 /// confidence), when one round's ln ratio scatters by `spread`.
 pub fn rounds_to_detect(spread: f64, detect: f64, power: f64) -> Option<usize> {
     let alpha = 1.0 - CONFIDENCE;
-    crate::sequential::rounds_to_detect(spread, detect, alpha, power, MAX_PLANNED)
+    crate::stats::sequential::rounds_to_detect(spread, detect, alpha, power, MAX_PLANNED)
 }
 
 /// What a plan asks, checked (`check_plan`), with `DEFAULT_POWER` where no power is asked:

@@ -41,8 +41,7 @@
 //! page (one hot 4 KiB page however large the array); a forked child's page it has not
 //! written is still its parent's. Both count as not resident.
 
-use crate::error::{Error, Result};
-use crate::limit::Limit;
+use crate::error::{Error, Limit, Result};
 use std::ptr;
 
 /// Bytes per word: lmbench3's `bread` sums `long`s.

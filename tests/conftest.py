@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from dask_cluster import Cluster
 
 import ctxbench
 from ctxbench import _history
@@ -48,6 +49,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
 # Tests check properties, not speed: keep every repetition tiny.
 FAST = {"min_time": 0.002, "repetitions": 3, "warmup": 0}
+# A fleet sweep's grid in the fleet tests: one ring size on one CPU.
+FLEET_GRID = {"procs": [2], "placements": ["single"], "progress": False, **FAST}
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    """A Dask scheduler on 127.0.0.1 for a fleet test to start its workers on
+    (``dask_cluster.Cluster``, in ``tmp_path``); it and every worker are killed at the end."""
+    c = Cluster(tmp_path)
+    try:
+        c.start_scheduler()
+        yield c
+    finally:
+        c.close()
 
 
 def checkout_state() -> dict[str, str] | None:

@@ -15,13 +15,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import FAST
+from conftest import FLEET_GRID
 from dask_cluster import Cluster
 
 import ctxbench
@@ -32,18 +31,6 @@ pytestmark = pytest.mark.slow
 distributed = pytest.importorskip(
     "distributed", reason="fleet runs need distributed: pip install 'ctxbench[fleet]'"
 )
-
-GRID = {"procs": [2], "placements": ["single"], "progress": False, **FAST}
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    c = Cluster(tmp_path)
-    try:
-        c.start_scheduler()
-        yield c
-    finally:
-        c.close()
 
 
 def points(df: Any) -> Any:
@@ -72,7 +59,7 @@ def test_one_kernel_measures_one_point_at_a_time(
     # it without them): a worker missing there is not lost.
     monkeypatch.setattr(distributed.Client, "scheduler_info", lambda self, **kw: {"workers": {}})
     out = tmp_path / "fleet.json"
-    df = ctxbench.sweep(sizes_kb=[0, 4], out=out, scheduler=cluster.address, **GRID)
+    df = ctxbench.sweep(sizes_kb=[0, 4], out=out, scheduler=cluster.address, **FLEET_GRID)
 
     table = points(df)
     assert len(table) == 4
@@ -109,7 +96,7 @@ def test_one_kernel_measures_one_point_at_a_time(
         fleet.select(loaded, socket.gethostname())  # one hostname, two machines
 
     # The same command again measures nothing: every point is there for its machine.
-    again = ctxbench.sweep(sizes_kb=[0, 4], out=out, scheduler=cluster.address, **GRID)
+    again = ctxbench.sweep(sizes_kb=[0, 4], out=out, scheduler=cluster.address, **FLEET_GRID)
     assert results(out) == recs
     assert len(again) == len(df)
 
@@ -124,7 +111,7 @@ def test_lost_worker_then_resume(cluster: Cluster, tmp_path: Path) -> None:
     out = tmp_path / "fleet.json"
     sizes = [0, 4, 8, 16, 32, 64]
     # Points long enough that two machines measuring side by side overlap in time.
-    grid = {**GRID, "min_time": 0.03}
+    grid = {**FLEET_GRID, "min_time": 0.03}
     raised: list[BaseException] = []
 
     def run(client: Any) -> None:
@@ -187,7 +174,7 @@ def test_other_ctxbench_version_is_refused(cluster: Cluster, tmp_path: Path) -> 
     cluster.start_workers({"old": {}}, "--preload", str(preload))
     out = tmp_path / "fleet.json"
     with pytest.raises(fleet.FleetError) as info:
-        ctxbench.sweep(sizes_kb=[0], out=out, scheduler=cluster.address, **GRID)
+        ctxbench.sweep(sizes_kb=[0], out=out, scheduler=cluster.address, **FLEET_GRID)
     message = str(info.value)
     assert "'old'" in message and "0.0.0+other" in message
     assert ctxbench.__version__ in message
@@ -217,7 +204,9 @@ def test_a_fleet_sweep_writes_the_format_out_names_and_checks_the_grid_on_each_m
     if taskset is None or len(cpus) < 2:
         return
     with pytest.raises(fleet.FleetError, match="nothing was measured: worker 'w1'.*affinity"):
-        ctxbench.sweep(out=out, scheduler=cluster.address, **{**GRID, "placements": [[cpus[1]]]})
+        ctxbench.sweep(
+            out=out, scheduler=cluster.address, **{**FLEET_GRID, "placements": [[cpus[1]]]}
+        )
     assert len(pd.read_csv(out)) == 3
 
 
@@ -227,7 +216,7 @@ def test_a_fleet_sweep_is_refused_an_out_another_sweep_writes(tmp_path: Path) ->
     out = tmp_path / "f.json"
     with grid.OutFile.open(out), pytest.raises(OSError, match="another sweep"):
         # Refused before it connects: the scheduler address is never tried.
-        ctxbench.sweep(out=out, scheduler="tcp://127.0.0.1:9", **GRID)
+        ctxbench.sweep(out=out, scheduler="tcp://127.0.0.1:9", **FLEET_GRID)
 
 
 def test_unreachable_scheduler_fails_fast(tmp_path: Path) -> None:
@@ -237,7 +226,7 @@ def test_unreachable_scheduler_fails_fast(tmp_path: Path) -> None:
     address = f"tcp://127.0.0.1:{port}"
     start = time.monotonic()
     with pytest.raises(fleet.FleetError, match=address):
-        ctxbench.sweep(scheduler=address, connect_timeout=2, **GRID)
+        ctxbench.sweep(scheduler=address, connect_timeout=2, **FLEET_GRID)
     assert time.monotonic() - start < 10
 
 
@@ -281,7 +270,7 @@ def test_a_wait_that_is_no_positive_number_of_seconds_is_named(
 ) -> None:
     (name,), out = bad.keys(), tmp_path / "fleet.json"
     with pytest.raises(ValueError, match=rf"^{name}: must be a number of seconds > 0, got"):
-        ctxbench.sweep(scheduler="tcp://127.0.0.1:9", out=out, **bad, **GRID)
+        ctxbench.sweep(scheduler="tcp://127.0.0.1:9", out=out, **bad, **FLEET_GRID)
     with pytest.raises(ValueError, match=rf"^{name}: must be"):
         fleet.matrix(None, {}, scheduler="tcp://127.0.0.1:9", **bad)
     assert not out.exists()
@@ -349,7 +338,7 @@ def test_something_else_than_a_scheduler_is_named_within_the_timeout(
     start = time.monotonic()
     try:
         with pytest.raises(fleet.FleetError) as info:
-            ctxbench.sweep(scheduler=peer.address, connect_timeout=2, out=out, **GRID)
+            ctxbench.sweep(scheduler=peer.address, connect_timeout=2, out=out, **FLEET_GRID)
     finally:
         peer.close()
     assert f"{peer.address} is not a Dask scheduler: {named}" in str(info.value), info.value
@@ -368,7 +357,7 @@ def test_a_scheduler_lost_mid_sweep_is_one_error_saying_what_is_safe(
     def run() -> None:
         try:
             ctxbench.sweep(
-                sizes_kb=list(range(0, 200, 4)), out=out, scheduler=cluster.address, **GRID
+                sizes_kb=list(range(0, 200, 4)), out=out, scheduler=cluster.address, **FLEET_GRID
             )
         except BaseException as e:  # noqa: BLE001 - inspected below
             raised.append(e)
@@ -393,7 +382,9 @@ def test_a_scheduler_lost_mid_sweep_is_one_error_saying_what_is_safe(
 def test_hostname_false_withholds_every_name_of_the_host(cluster: Cluster, tmp_path: Path) -> None:
     cluster.start_workers({"w1": {}})
     out = tmp_path / "fleet.json"
-    df = ctxbench.sweep(sizes_kb=[0], out=out, scheduler=cluster.address, hostname=False, **GRID)
+    df = ctxbench.sweep(
+        sizes_kb=[0], out=out, scheduler=cluster.address, hostname=False, **FLEET_GRID
+    )
     withheld = metadata.HOSTNAME_WITHHELD
     for column in ("host", "worker"):
         assert set(df[column]) == {withheld}, column
@@ -404,7 +395,9 @@ def test_hostname_false_withholds_every_name_of_the_host(cluster: Cluster, tmp_p
     values = {v for rec in results(out) for v in rec["metadata"].values() if isinstance(v, str)}
     assert socket.gethostname() not in values
     # Resumed: nothing measured again.
-    again = ctxbench.sweep(sizes_kb=[0], out=out, scheduler=cluster.address, hostname=False, **GRID)
+    again = ctxbench.sweep(
+        sizes_kb=[0], out=out, scheduler=cluster.address, hostname=False, **FLEET_GRID
+    )
     assert len(again) == len(df)
 
 
@@ -412,7 +405,7 @@ def test_a_fleet_sweep_measures_under_the_policy_asked(cluster: Cluster, tmp_pat
     cluster.start_workers({"w1": {}})
     out = tmp_path / "fleet.json"
     df = ctxbench.sweep(
-        sizes_kb=[0], out=out, scheduler=cluster.address, policy="batch", nice=2, **GRID
+        sizes_kb=[0], out=out, scheduler=cluster.address, policy="batch", nice=2, **FLEET_GRID
     )
     assert df[["policy", "nice"]].drop_duplicates().to_dict("records") == [
         {"policy": "batch", "nice": 2}
@@ -495,7 +488,7 @@ def test_a_bad_record_from_a_worker_is_its_points_failure_never_in_out(
     cluster.start_workers({"w1": {}}, "--preload", str(preload))
     out = tmp_path / "fleet.json"
     with pytest.raises(fleet.FleetError) as info:
-        ctxbench.sweep(sizes_kb=[0, 4], out=out, scheduler=cluster.address, **GRID)
+        ctxbench.sweep(sizes_kb=[0, 4], out=out, scheduler=cluster.address, **FLEET_GRID)
     (what,) = info.value.failed
     assert what.startswith("w1: process/pipe single size=4k"), what
     assert re.search(field, info.value.failed[what]), info.value.failed
@@ -542,7 +535,7 @@ def test_a_point_past_its_deadline_fails_naming_worker_and_point(
 
     def run() -> None:
         try:
-            ctxbench.sweep(sizes_kb=[4, 8], out=out, scheduler=cluster.address, **GRID)
+            ctxbench.sweep(sizes_kb=[4, 8], out=out, scheduler=cluster.address, **FLEET_GRID)
         except BaseException as e:  # noqa: BLE001 - inspected below
             raised.append(e)
 
@@ -575,7 +568,7 @@ def test_worker_strings_are_escaped_in_a_fleet_error(cluster: Cluster, tmp_path:
     preload.write_text(NEVER)
     cluster.start_workers({"w1": {}}, "--preload", str(preload))
     with pytest.raises(fleet.FleetError) as info:
-        ctxbench.sweep(sizes_kb=[12], scheduler=cluster.address, **GRID)
+        ctxbench.sweep(sizes_kb=[12], scheduler=cluster.address, **FLEET_GRID)
     (what,) = info.value.failed
     said = info.value.failed[what]
     for text in (str(info.value), what, said):

@@ -8,12 +8,11 @@ import json
 import os
 import signal
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FAST
+from conftest import FLEET_GRID
 from dask_cluster import Cluster, process_tree
 
 import ctxbench
@@ -24,18 +23,6 @@ pytestmark = pytest.mark.slow
 distributed = pytest.importorskip(
     "distributed", reason="fleet runs need distributed: pip install 'ctxbench[fleet]'"
 )
-
-GRID = {"procs": [2], "placements": ["single"], "progress": False, **FAST}
-
-
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    c = Cluster(tmp_path)
-    try:
-        c.start_scheduler()
-        yield c
-    finally:
-        c.close()
 
 
 def in_thread(run: Any) -> list[BaseException]:
@@ -144,7 +131,7 @@ def test_a_point_hung_on_the_worker_is_stopped_there_and_leaves_no_process(
     monkeypatch.setattr(_fleet_client, "DEADLINE_MARGIN_S", 15.0)
     out = tmp_path / "fleet.json"
     raised = in_thread(
-        lambda: ctxbench.sweep(sizes_kb=[4, 8], out=out, scheduler=cluster.address, **GRID)
+        lambda: ctxbench.sweep(sizes_kb=[4, 8], out=out, scheduler=cluster.address, **FLEET_GRID)
     )
     assert len(raised) == 1 and isinstance(raised[0], fleet.FleetError), raised
     error = raised[0]

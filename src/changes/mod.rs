@@ -24,8 +24,7 @@ mod energy;
 #[cfg(test)]
 mod tests;
 
-use crate::error::{Error, Result};
-use crate::limit::Limit;
+use crate::error::{Error, Limit, Result};
 use energy::Distances;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;

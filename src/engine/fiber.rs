@@ -7,7 +7,7 @@
 //! suspend), no kernel involvement. The kernel sees no context switch at all.
 
 use super::{Group, Members, Report, Ring, Start, Switcher};
-use crate::error::{Error, Result};
+use crate::error::{Error, Limit, Result};
 use crate::hops::HopLog;
 use crate::sys::{self, Guards, Shared, Slot};
 use crate::transport::TransportKind;
@@ -237,8 +237,7 @@ impl Members for NoMembers {
 }
 
 /// Resume+suspend pairs the bare-coroutine baseline may time.
-pub const BASELINE_PAIRS: crate::limit::Limit<u64> =
-    crate::limit::Limit::between("pairs", 1, 1 << 40);
+pub const BASELINE_PAIRS: Limit<u64> = Limit::between("pairs", 1, 1 << 40);
 
 /// The cheapest switch corosensei offers, with nothing around it: a resume and the matching
 /// suspend of one coroutine, in ns per pair. The peer that `benches/` compares a fiber hop

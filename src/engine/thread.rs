@@ -209,11 +209,11 @@ impl<T: Transport> Drop for Threads<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::barrier::Barrier;
+    use crate::measure::barrier::Barrier;
+    use crate::ring::watchdog::watch;
     use crate::transport::pipe::Pipe;
     use crate::transport::word::{Wake, WordRing};
     use crate::transport::{Hop, HopError};
-    use crate::watchdog::watch;
     use crate::wire::{EMPTY, STOP};
     use std::sync::atomic::{AtomicBool, AtomicU32};
 

@@ -3,7 +3,6 @@
 //! windows whose edges the observer sees, in the order `steps` gives; or, in an evidence
 //! instance, one untimed repetition with perf counters on.
 
-use crate::barrier::Barrier;
 use crate::clock;
 use crate::config::{Config, Plan};
 use crate::engine::{Interrupt, Ring};
@@ -11,7 +10,10 @@ use crate::error::{Error, Result};
 pub use crate::observer::{Unwatched, Watch};
 use crate::stop::Stopped;
 use crate::sys;
+use barrier::Barrier;
 use std::time::Instant;
+
+pub mod barrier;
 
 /// Long repetitions are cut into chunks of about this many seconds so that Ctrl-C and an
 /// aborted run are noticed.

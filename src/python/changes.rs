@@ -2,7 +2,6 @@
 //! each series' report out (`changes::Report`, `changes::AtReport`) as it is (`pythonize`).
 //! Every default, range and word is the core's.
 
-use super::convert::core_err;
 use crate::changes::{self, Series, Settings};
 use pyo3::prelude::*;
 use pythonize::pythonize;
@@ -21,14 +20,12 @@ fn change_points<'py>(
     permutations: Option<i64>,
     seed: Option<u64>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let s = Settings::given(level, min_runs, permutations, seed).map_err(core_err)?;
+    let s = Settings::given(level, min_runs, permutations, seed)?;
     let all: Vec<Series<'_>> = series
         .iter()
         .map(|(key, xs)| Series { key, ln_values: xs })
         .collect();
-    let scans = py
-        .detach(|| changes::change_points(&all, s))
-        .map_err(core_err)?;
+    let scans = py.detach(|| changes::change_points(&all, s))?;
     let reports: Vec<changes::Report> = scans
         .into_iter()
         .zip(&series)
@@ -53,14 +50,12 @@ fn change_at<'py>(
     permutations: Option<i64>,
     seed: Option<u64>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let s = Settings::given(level, min_runs, permutations, seed).map_err(core_err)?;
+    let s = Settings::given(level, min_runs, permutations, seed)?;
     let series = Series {
         key: &key,
         ln_values: &ln_values,
     };
-    let at = py
-        .detach(|| changes::change_at(&series, index, s))
-        .map_err(core_err)?;
+    let at = py.detach(|| changes::change_at(&series, index, s))?;
     Ok(pythonize(py, &at.report(index, ln_values.len()))?)
 }
 

@@ -28,15 +28,19 @@ pub fn to_py(e: Error, pending: Option<PyErr>) -> PyErr {
     }
 }
 
-pub fn core_err(e: Error) -> PyErr {
-    to_py(e, None)
+/// The core's error as the Python exception that says it, so that `?` converts it.
+impl From<Error> for PyErr {
+    fn from(e: Error) -> PyErr {
+        to_py(e, None)
+    }
 }
 
-/// The request a call makes of `door`: its positional arguments by name, then its keyword
-/// arguments, each converted by its parameter's kind and checked by the request.
+/// The request a call makes of `door`: its positional arguments by name (None: not given),
+/// then its keyword arguments, each converted by its parameter's kind and checked by the
+/// request.
 pub fn request(
     door: Door,
-    positional: &[(&str, &Bound<'_, PyAny>)],
+    positional: &[(&str, Option<&Bound<'_, PyAny>>)],
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Request> {
     let mut r = Request::new(door);
@@ -46,10 +50,13 @@ pub fn request(
             // The request names what the measurement does not take.
             None => Value::None,
         };
-        r.set(name, value).map(drop).map_err(core_err)
+        r.set(name, value)?;
+        Ok(())
     };
     for (name, obj) in positional {
-        give(name, obj)?;
+        if let Some(obj) = obj {
+            give(name, obj)?;
+        }
     }
     if let Some(kwargs) = kwargs {
         for (key, obj) in kwargs.iter() {
@@ -193,7 +200,7 @@ pub fn int(obj: &Bound<'_, PyAny>, name: &'static str, kind: Kind) -> PyResult<i
     }
     let wide = obj.call_method0("__index__").map_err(|_| wrong())?;
     let text = wide.str()?.to_string();
-    Err(core_err(kind.out_of_range(name, text)))
+    Err(kind.out_of_range(name, text).into())
 }
 
 /// A number (seconds, a fraction): an int or float, or anything with `__float__` (numpy
@@ -250,5 +257,5 @@ pub fn history(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Vec<EarlierRun>>>>
 
 /// One point's history as runs (`EarlierRun::series` refuses lists of unequal length).
 pub fn earlier_runs(figures: Vec<f64>, ses: Vec<f64>, ages: Vec<f64>) -> PyResult<Vec<EarlierRun>> {
-    EarlierRun::series(&figures, &ses, &ages).map_err(core_err)
+    Ok(EarlierRun::series(&figures, &ses, &ages)?)
 }

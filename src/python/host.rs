@@ -5,7 +5,7 @@
 //! (`host::restrictions`), as `RestrictionDict`s, and `cpu_quota`, its CPU quota's figure.
 //! Each as the core says it (`pythonize`).
 
-use super::convert::{core_err, request};
+use super::convert::request;
 use crate::host::restrictions::{detect, quota, Host};
 use crate::request::Door;
 use pyo3::prelude::*;
@@ -23,16 +23,13 @@ fn cache_plan<'py>(
     sizes_kb: Option<&Bound<'py, PyAny>>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let none = py.None().into_bound(py);
-    let sizes = sizes_kb.unwrap_or(&none);
     let c = request(
         Door::Cache,
-        &[("procs", procs), ("sizes_kb", sizes)],
+        &[("procs", Some(procs)), ("sizes_kb", sizes_kb)],
         kwargs,
     )?
-    .cache()
-    .map_err(core_err)?;
-    let plan = crate::host::cache::plan(&c).map_err(core_err)?;
+    .cache()?;
+    let plan = crate::host::cache::plan(&c)?;
     Ok(pythonize(py, &plan)?)
 }
 
@@ -46,12 +43,8 @@ fn matrix_plan<'py>(
     sysfs: Option<PathBuf>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let positional: Vec<(&str, &Bound<'py, PyAny>)> =
-        cpus.map(|c| ("cpus", c)).into_iter().collect();
-    let cfg = request(Door::Matrix, &positional, kwargs)?
-        .matrix()
-        .map_err(core_err)?;
-    let plan = crate::host::matrix::plan(&cfg, sysfs.as_deref()).map_err(core_err)?;
+    let cfg = request(Door::Matrix, &[("cpus", cpus)], kwargs)?.matrix()?;
+    let plan = crate::host::matrix::plan(&cfg, sysfs.as_deref())?;
     Ok(pythonize(py, &plan)?)
 }
 
@@ -63,9 +56,7 @@ fn ring_estimate<'py>(
     procs: &Bound<'py, PyAny>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<f64> {
-    let cfg = request(Door::Ring, &[("procs", procs)], kwargs)?
-        .ring()
-        .map_err(core_err)?;
+    let cfg = request(Door::Ring, &[("procs", Some(procs))], kwargs)?.ring()?;
     Ok(crate::host::time::ring_s(&cfg))
 }
 

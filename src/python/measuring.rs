@@ -2,7 +2,7 @@
 //! with the GIL released, and hands the record back as it is (`pythonize`); the Python side
 //! restores the arrays (`ctxbench.record.decode`). Nothing here decides anything.
 
-use super::convert::{core_err, request, to_py};
+use super::convert::{request, to_py};
 use crate::error::Error;
 use crate::record::measure::{self as core, Interrupt, Progress};
 use crate::record::RingConfigRecord;
@@ -78,13 +78,6 @@ fn earlier(history: Option<Bound<'_, PyAny>>, ids: Vec<String>) -> PyResult<Opti
     super::convert::history(&runs).map(Some)
 }
 
-/// A ping-pong's `loops`, given positionally, as the request names it.
-fn loops_given<'a, 'py>(
-    loops: Option<&'a Bound<'py, PyAny>>,
-) -> Vec<(&'static str, &'a Bound<'py, PyAny>)> {
-    loops.map(|l| ("loops", l)).into_iter().collect()
-}
-
 /// Runs the token ring for each process count; see `ctxbench.ring` for the arguments.
 #[pyfunction]
 #[pyo3(signature = (procs, **kwargs))]
@@ -94,11 +87,9 @@ fn ring<'py>(
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (kwargs, history) = history_asked(kwargs)?;
-    let cfg = request(Door::Ring, &[("procs", procs)], kwargs.as_ref())?
-        .ring()
-        .map_err(core_err)?;
+    let cfg = request(Door::Ring, &[("procs", Some(procs))], kwargs.as_ref())?.ring()?;
     let runs = earlier(history, core::point_ids(&cfg))?;
-    let cfg = core::with_history(cfg, runs.as_deref()).map_err(core_err)?;
+    let cfg = core::with_history(cfg, runs.as_deref())?;
     let ring = measure(py, None, |interrupt, _| core::ring(&cfg, interrupt))?;
     record(py, &ring)
 }
@@ -112,9 +103,7 @@ fn ring_config<'py>(
     procs: &Bound<'py, PyAny>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = request(Door::Ring, &[("procs", procs)], kwargs)?
-        .ring()
-        .map_err(core_err)?;
+    let cfg = request(Door::Ring, &[("procs", Some(procs))], kwargs)?.ring()?;
     record(py, &RingConfigRecord::from(&cfg))
 }
 
@@ -128,10 +117,8 @@ fn ring_check<'py>(
     procs: &Bound<'py, PyAny>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = request(Door::Ring, &[("procs", procs)], kwargs)?
-        .ring()
-        .map_err(core_err)?;
-    record(py, &core::ring_check(&cfg).map_err(core_err)?)
+    let cfg = request(Door::Ring, &[("procs", Some(procs))], kwargs)?.ring()?;
+    record(py, &core::ring_check(&cfg)?)
 }
 
 /// Two participants bounce the token, as `perf bench sched pipe` does: `loops` round trips
@@ -144,11 +131,9 @@ fn pingpong<'py>(
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (kwargs, history) = history_asked(kwargs)?;
-    let cfg = request(Door::Pingpong, &loops_given(loops), kwargs.as_ref())?
-        .pingpong()
-        .map_err(core_err)?;
+    let cfg = request(Door::Pingpong, &[("loops", loops)], kwargs.as_ref())?.pingpong()?;
     let runs = earlier(history, core::point_ids(&cfg))?;
-    let cfg = core::with_history(cfg, runs.as_deref()).map_err(core_err)?;
+    let cfg = core::with_history(cfg, runs.as_deref())?;
     let pingpong = measure(py, None, |interrupt, _| core::pingpong(&cfg, interrupt))?;
     record(py, &pingpong)
 }
@@ -161,9 +146,7 @@ fn pingpong_config<'py>(
     loops: Option<&Bound<'py, PyAny>>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let cfg = request(Door::Pingpong, &loops_given(loops), kwargs)?
-        .pingpong()
-        .map_err(core_err)?;
+    let cfg = request(Door::Pingpong, &[("loops", loops)], kwargs)?.pingpong()?;
     record(py, &RingConfigRecord::from(&cfg))
 }
 
@@ -181,11 +164,10 @@ fn cache_sweep<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let c = request(
         Door::Cache,
-        &[("procs", procs), ("sizes_kb", sizes_kb)],
+        &[("procs", Some(procs)), ("sizes_kb", Some(sizes_kb))],
         kwargs,
     )?
-    .cache()
-    .map_err(core_err)?;
+    .cache()?;
     let sweep = measure(py, progress, |interrupt, heard| {
         core::cache_sweep(&c, interrupt, heard)
     })?;
@@ -202,11 +184,7 @@ fn matrix<'py>(
     progress: Option<Py<PyAny>>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let positional: Vec<(&str, &Bound<'py, PyAny>)> =
-        cpus.map(|c| ("cpus", c)).into_iter().collect();
-    let cfg = request(Door::Matrix, &positional, kwargs)?
-        .matrix()
-        .map_err(core_err)?;
+    let cfg = request(Door::Matrix, &[("cpus", cpus)], kwargs)?.matrix()?;
     let measured = measure(py, progress, |interrupt, heard| {
         core::matrix(&cfg, interrupt, heard)
     })?;
@@ -216,7 +194,7 @@ fn matrix<'py>(
 /// One side of an A/B run (`name` "a" or "b"): ("ring" or "pingpong", its keyword
 /// arguments).
 fn side(name: &'static str, kind: &str, kwargs: &Bound<'_, PyDict>) -> PyResult<Request> {
-    let door = Door::of_ab_side(name, kind).map_err(core_err)?;
+    let door = Door::of_ab_side(name, kind)?;
     request(door, &[], Some(kwargs))
 }
 
@@ -233,9 +211,7 @@ fn ab<'py>(
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (a, b) = (side("a", &a.0, &a.1)?, side("b", &b.0, &b.1)?);
-    let asked = request(Door::Ab, &[], kwargs)?
-        .ab(&a, &b)
-        .map_err(core_err)?;
+    let asked = request(Door::Ab, &[], kwargs)?.ab(&a, &b)?;
     let outcome = measure(py, progress, |interrupt, heard| {
         core::ab(&asked, interrupt, heard)
     })?;

@@ -1,8 +1,8 @@
 //! The core's statistics and small questions, for the Python side: a point's estimate, a
 //! comparison's word, a judgement against a series, a run level, a plan, a workload's checksum, a placement's name.
 
-use super::convert::{core_err, earlier_runs, int, value};
-use crate::request::{params, Door, Kind, Request};
+use super::convert::{earlier_runs, int, request};
+use crate::request::{Door, Kind};
 use crate::stats::{self, Layout, RunLevel};
 use crate::verdict::RunSide;
 use crate::{judge, verdict};
@@ -36,7 +36,7 @@ fn workload_checksum(
     let stride = stride_bytes
         .map(|s| int(s, "stride_bytes", Kind::Stride))
         .transpose()?;
-    crate::workload::Shape::checksum(size_kb, stride).map_err(core_err)
+    Ok(crate::workload::Shape::checksum(size_kb, stride)?)
 }
 
 /// The figure and uncertainty of one point under the variance model (`stats::estimate`):
@@ -53,7 +53,7 @@ fn estimate<'py>(
     run_sd: Option<f64>,
     runs_seen: Option<f64>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let layout = Layout::new(&samples, block, &instance_blocks).map_err(core_err)?;
+    let layout = Layout::new(&samples, block, &instance_blocks)?;
     let run = RunLevel::recorded(run_sd, runs_seen);
     Ok(pythonize(py, &stats::estimate(&layout, run.as_ref()))?)
 }
@@ -75,7 +75,7 @@ fn run_side<'py>(
     runs_seen: Option<f64>,
     runnable_per_cpu: Option<f64>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let layout = Layout::new(&samples, block, &instance_blocks).map_err(core_err)?;
+    let layout = Layout::new(&samples, block, &instance_blocks)?;
     let earlier = RunLevel::recorded(run_sd, runs_seen);
     let (side, run_level) = verdict::Side::of_run(&layout, earlier.as_ref(), runnable_per_cpu);
     Ok(pythonize(py, &RunSide { side, run_level })?)
@@ -85,7 +85,7 @@ fn run_side<'py>(
 /// its uncertainty (`stats::runs_estimate`).
 #[pyfunction]
 fn runs_estimate<'py>(py: Python<'py>, figures: Vec<f64>) -> PyResult<Bound<'py, PyAny>> {
-    let estimate = stats::runs_estimate(&figures).map_err(core_err)?;
+    let estimate = stats::runs_estimate(&figures)?;
     Ok(pythonize(py, &estimate)?)
 }
 
@@ -114,7 +114,7 @@ fn compare_estimates<'py>(
     Ok(pythonize(py, &c)?)
 }
 
-/// Each point's new runs judged against its series (`judge::judge`): per point a tuple of
+/// Each point's new runs judged against its series (`judge::series::judge`): per point a tuple of
 /// the series' figures in µs (oldest first; the newest `SERIES_WINDOW` are read), their
 /// relative standard errors (or an empty list) and the new runs' figures; `threshold` as in
 /// `compare_estimates`, `family_alpha` the chance of any false call among all the points
@@ -127,19 +127,19 @@ fn judge_series(
     threshold: f64,
     family_alpha: f64,
 ) -> PyResult<Bound<'_, PyAny>> {
-    let family: Vec<judge::Point> = points
+    let family: Vec<judge::series::Point> = points
         .iter()
-        .map(|(baseline, rel_se, new)| judge::Point {
+        .map(|(baseline, rel_se, new)| judge::series::Point {
             baseline,
             baseline_rel_se: rel_se,
             new,
         })
         .collect();
-    let judged = judge::judge(&family, threshold, family_alpha).map_err(core_err)?;
+    let judged = judge::series::judge(&family, threshold, family_alpha)?;
     Ok(pythonize(py, &judged)?)
 }
 
-/// Each point's two groups of runs compared (`judge_groups::judge_groups`): per point a
+/// Each point's two groups of runs compared (`judge::groups::judge`): per point a
 /// tuple of the base runs' figures and the new runs' (µs, one a run); `threshold` and
 /// `family_alpha` as `judge_series` takes them (Holm across the points). One dict per point.
 #[pyfunction]
@@ -150,21 +150,20 @@ fn judge_groups(
     threshold: f64,
     family_alpha: f64,
 ) -> PyResult<Bound<'_, PyAny>> {
-    let family: Vec<crate::judge_groups::Groups> = points
+    let family: Vec<judge::groups::Groups> = points
         .iter()
-        .map(|(base, new)| crate::judge_groups::Groups { base, new })
+        .map(|(base, new)| judge::groups::Groups { base, new })
         .collect();
-    let judged =
-        crate::judge_groups::judge_groups(&family, threshold, family_alpha).map_err(core_err)?;
+    let judged = judge::groups::judge(&family, threshold, family_alpha)?;
     Ok(pythonize(py, &judged)?)
 }
 
 /// One run's spread (ln, pooled over groups of runs' figures in µs) and the runs it rests
-/// on (`judge_groups::run_spread`); None where no group holds two runs.
+/// on (`judge::groups::run_spread`); None where no group holds two runs.
 #[pyfunction]
 fn run_spread(groups: Vec<Vec<f64>>) -> Option<(f64, usize)> {
     let groups: Vec<&[f64]> = groups.iter().map(|g| g.as_slice()).collect();
-    crate::judge_groups::run_spread(&groups)
+    judge::groups::run_spread(&groups)
 }
 
 /// Runs per side a comparison needs to tell a change of `detect` with probability `power`
@@ -173,7 +172,7 @@ fn run_spread(groups: Vec<Vec<f64>>) -> Option<(f64, usize)> {
 #[pyfunction]
 #[pyo3(signature = (spread, detect, power=None))]
 fn runs_to_detect(spread: f64, detect: f64, power: Option<f64>) -> PyResult<Option<usize>> {
-    verdict::planned(spread, detect, power, false).map_err(core_err)
+    Ok(verdict::planned(spread, detect, power, false)?)
 }
 
 /// Rounds `ab` needs for the same (`verdict::rounds_to_detect`), when one round's ln ratio
@@ -181,7 +180,7 @@ fn runs_to_detect(spread: f64, detect: f64, power: Option<f64>) -> PyResult<Opti
 #[pyfunction]
 #[pyo3(signature = (spread, detect, power=None))]
 fn rounds_to_detect(spread: f64, detect: f64, power: Option<f64>) -> PyResult<Option<usize>> {
-    verdict::planned(spread, detect, power, true).map_err(core_err)
+    Ok(verdict::planned(spread, detect, power, true)?)
 }
 
 /// What `ab` would have said of rounds already measured (`ab::replay`): each round's
@@ -197,8 +196,7 @@ fn ab_replay(
     budget: f64,
     threshold: f64,
 ) -> PyResult<Bound<'_, PyAny>> {
-    let out =
-        crate::ab::replay_columns(&a_us, &b_us, &end_s, budget, threshold).map_err(core_err)?;
+    let out = crate::ab::replay_columns(&a_us, &b_us, &end_s, budget, threshold)?;
     Ok(pythonize(py, &out)?)
 }
 
@@ -209,10 +207,8 @@ fn placement_name(
     placement: Option<&Bound<'_, PyAny>>,
     cpu: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
-    Ok(placed(placement, cpu)?
-        .placement()
-        .map_err(core_err)?
-        .name())
+    let asked = request(Door::Ring, &[("placement", placement), ("cpu", cpu)], None)?;
+    Ok(asked.placement()?.name())
 }
 
 /// The CPUs `parallel` rings of `procs` placed so may run on, each once (every allowed CPU
@@ -226,32 +222,15 @@ fn placement_cpus(
     procs: usize,
     parallel: usize,
 ) -> PyResult<Vec<usize>> {
-    placed(placement, cpu)?
-        .placement()
-        .and_then(|p| p.cpus_here(procs, parallel))
-        .map_err(core_err)
-}
-
-/// A ring's request of `placement` and `cpu` alone, parsed as a ring's.
-fn placed(
-    placement: Option<&Bound<'_, PyAny>>,
-    cpu: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Request> {
-    let mut r = Request::new(Door::Ring);
-    for (name, obj) in [("placement", placement), ("cpu", cpu)] {
-        if let (Some(obj), Some(param)) = (obj, params::find(Door::Ring, name)) {
-            r.set(name, value(param, obj)?).map_err(core_err)?;
-        }
-    }
-    Ok(r)
+    let asked = request(Door::Ring, &[("placement", placement), ("cpu", cpu)], None)?;
+    Ok(asked.placement()?.cpus_here(procs, parallel)?)
 }
 
 /// ns per resume+suspend pair of a bare corosensei coroutine: the peer for fiber hops.
 #[pyfunction]
 fn fiber_baseline_ns(py: Python<'_>, pairs: &Bound<'_, PyAny>) -> PyResult<f64> {
     let pairs = int(pairs, "pairs", Kind::Stride)?;
-    py.detach(|| crate::record::measure::fiber_baseline_ns(pairs))
-        .map_err(core_err)
+    Ok(py.detach(|| crate::record::measure::fiber_baseline_ns(pairs))?)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

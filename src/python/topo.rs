@@ -1,7 +1,6 @@
 //! The binding of `topology`: the machine's table (`topology::Table`) as the `TopologyDict`
 //! of `_core.pyi`, each column a numpy array.
 
-use super::convert::core_err;
 use numpy::{IntoPyArray, PyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -12,7 +11,7 @@ use std::path::Path;
 #[pyfunction]
 #[pyo3(signature = (sysfs=None))]
 fn topology<'py>(py: Python<'py>, sysfs: Option<&str>) -> PyResult<Bound<'py, PyDict>> {
-    let t = crate::host::topology_of(sysfs.map(Path::new)).map_err(core_err)?;
+    let t = crate::host::topology_of(sysfs.map(Path::new))?;
     let table = t.table(true);
     let d = PyDict::new(py);
     d.set_item("sysfs", table.sysfs)?;

@@ -16,7 +16,7 @@ pub use resolve::{AbRequest, CacheRequest};
 
 use crate::config;
 use crate::engine::{Engine, TransportKind};
-use crate::error::{Error, Result};
+use crate::error::{Error, Limit, Result};
 use crate::interference::Interference;
 use crate::matrix::Memory;
 use crate::observer::Observer;
@@ -102,12 +102,14 @@ impl Request {
     }
 
     /// The value of `name`: as given, else its default parsed as a given one is (None where
-    /// the default is derived or none).
+    /// the default is derived or none); a ring's default where this door takes no such
+    /// parameter, as every door runs rings.
     fn get(&self, name: &str) -> Result<Option<Parsed>> {
         if let Some((_, v)) = self.given.iter().find(|(p, _)| p.name == name) {
             return Ok(Some(v.clone()));
         }
-        let Some(param) = params::find(self.door, name) else {
+        let param = params::find(self.door, name).or_else(|| params::find(Door::Ring, name));
+        let Some(param) = param else {
             return Ok(None);
         };
         match param.default.value() {
@@ -233,7 +235,7 @@ fn parse(param: &Param, value: Value) -> Result<Option<Parsed>> {
 }
 
 /// Each of `given` in `limit`.
-fn counts(limit: config::Limit<u64>, given: &[i64]) -> Result<Vec<usize>> {
+fn counts(limit: Limit<u64>, given: &[i64]) -> Result<Vec<usize>> {
     given.iter().map(|&n| limit.count(n)).collect()
 }
 

@@ -5,8 +5,9 @@
 //! written or checked from it (`_core.PARAMETERS`, `python -m ctxbench._codegen`).
 
 use super::Preset;
-use crate::config::{self, Limit};
+use crate::config;
 use crate::engine::{Engine, TransportKind};
+use crate::error::Limit;
 use crate::observer::Observer;
 use crate::sched;
 use crate::workload::DEFAULT_STRIDE_BYTES;

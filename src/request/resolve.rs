@@ -9,9 +9,7 @@ use crate::cgroups::Cgroups;
 use crate::config::{Config, Plan};
 use crate::engine::{Engine, TransportKind};
 use crate::error::{Error, Result};
-use crate::interference::Interference;
 use crate::matrix::{MatrixConfig, Memory};
-use crate::observer::Observer;
 use crate::placement::Placement;
 use crate::ring;
 use crate::sched::{Policy, Sched};
@@ -56,27 +54,7 @@ impl Request {
     /// What a ring of `Door::Ring` runs.
     pub fn ring(&self) -> Result<Config> {
         self.check_door(Door::Ring)?;
-        let (engine, transport) = self.engine_transport(None)?;
-        let procs = self.procs()?;
-        let run_levels = stats::run_levels(&self.runs()?);
-        let cfg = Config {
-            engine,
-            transport,
-            size_kb: self.required::<usize>("size_kb")?,
-            stride_bytes: self.required::<usize>("stride_bytes")?,
-            warmup: self.required::<usize>("warmup")?,
-            parallel: self.required::<usize>("parallel")?,
-            placement: self.placement()?,
-            timeout: self.required::<f64>("timeout")?,
-            plan: Plan::Calibrated { overhead: true },
-            record_hops: self.switch("record_hops")?,
-            run_levels,
-            observer: self.observer()?,
-            sched: self.sched()?,
-            cgroups: self.cgroups()?,
-            interference: self.interference()?,
-            ..self.stopping(Config::lat_ctx(procs))?
-        };
+        let cfg = self.base(self.engine_transport(None)?, self.procs()?)?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -101,29 +79,10 @@ impl Request {
                 ))
             }
         };
-        let (engine, transport) = self.engine_transport(Some(engine))?;
-        let stopping = self.stopping(Config::lat_ctx(vec![2]))?;
-        let cfg = ring::pingpong_config(
-            engine,
-            transport,
-            self.placement()?,
-            self.value::<usize>("loops")?.map(|n| n as u64),
-            stopping.stop,
-            Some(stopping.min_time),
-            self.required::<f64>("timeout")?,
-        )?;
-        let mut runs = self.runs()?;
-        runs.truncate(1);
-        let run_levels = stats::run_levels(&runs);
-        let cfg = Config {
-            run_levels,
-            observer: self.observer()?,
-            sched: self.sched()?,
-            cgroups: self.cgroups()?,
-            record_hops: self.switch("record_hops")?,
-            interference: self.interference()?,
-            ..cfg
-        };
+        let base = self.base(self.engine_transport(Some(engine))?, vec![2])?;
+        let loops = self.value::<usize>("loops")?.map(|n| n as u64);
+        let mut cfg = ring::pingpong_config(base, loops);
+        cfg.run_levels.truncate(1);
         cfg.validate()?;
         Ok(cfg)
     }
@@ -134,20 +93,8 @@ impl Request {
         if let Some(engine) = self.engine()? {
             crate::matrix::check_engine(engine)?;
         }
-        let (engine, transport) = self.engine_transport(None)?;
         let memory = self.value("memory_node")?.unwrap_or(Memory::Auto);
-        let ring = Config {
-            engine,
-            transport,
-            size_kb: self.required::<usize>("size_kb")?,
-            stride_bytes: self.required::<usize>("stride_bytes")?,
-            warmup: self.required::<usize>("warmup")?,
-            timeout: self.required::<f64>("timeout")?,
-            record_hops: self.switch("record_hops")?,
-            observer: self.observer()?,
-            sched: self.sched()?,
-            ..self.stopping(Config::lat_ctx(vec![2]))?
-        };
+        let ring = self.base(self.engine_transport(None)?, vec![2])?;
         ring.validate()?;
         if ring.sched.is_some_and(|s| s.policy == Policy::Deadline) {
             return Err(Error::invalid(
@@ -177,19 +124,13 @@ impl Request {
     /// What a cache sweep runs.
     pub fn cache(&self) -> Result<CacheRequest> {
         self.check_door(Door::Cache)?;
-        let (engine, transport) = self.engine_transport(None)?;
         let base = Config {
-            engine,
-            transport,
-            stride_bytes: self.required::<usize>("stride_bytes")?,
-            placement: self.placement()?,
-            timeout: self.required::<f64>("timeout")?,
             // Each round measures one block of every size: a fixed count of one block.
             stop: Stop::Fixed(crate::stop::BLOCK_REPETITIONS),
             min_time: self
                 .value::<f64>("min_time")?
                 .unwrap_or(crate::stop::PRECISION_MIN_TIME),
-            ..Config::lat_ctx(self.procs()?)
+            ..self.base(self.engine_transport(None)?, self.procs()?)?
         };
         base.validate()?;
         Ok(CacheRequest {
@@ -205,21 +146,14 @@ impl Request {
     /// a ping-pong of one participant count.
     pub fn ab(&self, a: &Request, b: &Request) -> Result<AbRequest> {
         self.check_door(Door::Ab)?;
-        let side = |r: &Request| match r.door {
-            Door::Ring => r.ring(),
+        let side = |name, r: &Request| match Door::of_ab_side(name, r.door.name())? {
             Door::Pingpong => r.pingpong(),
-            other => Err(Error::invalid(
-                "a",
-                format!(
-                    "an A/B side is a ring or a ping-pong, not a {}",
-                    other.name()
-                ),
-            )),
+            _ => r.ring(),
         };
         let seed = ab::seed(self.value::<usize>("seed")?.map(|s| s as u64));
         Ok(AbRequest {
-            a: side(a)?,
-            b: side(b)?,
+            a: side("a", a)?,
+            b: side("b", b)?,
             measures: [a.door.name(), b.door.name()],
             plan: ab::Plan {
                 budget_s: self.required::<f64>("budget")?,
@@ -253,34 +187,55 @@ impl Request {
         Ok((engine, transport))
     }
 
-    /// The stopping rule, its repetitions' length and (where asked) its warm-up: a fixed
-    /// count where `repetitions` is given (lmbench's way), else precision mode at the
-    /// preset's precision and time cap unless named.
-    fn stopping(&self, cfg: Config) -> Result<Config> {
-        let preset = self.value("preset")?.unwrap_or(Preset::Default);
-        let stop = match self.value::<usize>("repetitions")? {
+    /// The ring this request runs of `procs` at `engine` and `transport`: each value as
+    /// given, else as the table defaults it, a ring's default where this door takes no such
+    /// parameter (a cache sweep's warm-up, a matrix cell's placement).
+    fn base(
+        &self,
+        (engine, transport): (Engine, TransportKind),
+        procs: Vec<usize>,
+    ) -> Result<Config> {
+        let stop = self.stop()?;
+        Ok(Config {
+            engine,
+            transport,
+            procs,
+            size_kb: self.required("size_kb")?,
+            stride_bytes: self.required("stride_bytes")?,
+            stop,
+            warmup: self.required("warmup")?,
+            parallel: self.required("parallel")?,
+            placement: self.placement()?,
+            min_time: self.value("min_time")?.unwrap_or(stop.default_min_time()),
+            timeout: self.required("timeout")?,
+            plan: Plan::Calibrated { overhead: true },
+            record_hops: self.switch("record_hops")?,
+            run_levels: stats::run_levels(&self.runs()?),
+            observer: self.required("counters")?,
+            sched: self.sched()?,
+            cgroups: self.cgroups()?,
+            interference: self.value("interference")?.flatten(),
+        })
+    }
+
+    /// The stopping rule: a fixed count where `repetitions` is given (lmbench's way), else
+    /// precision mode at the preset's precision and time cap unless named.
+    fn stop(&self) -> Result<Stop> {
+        let preset: Preset = self.required("preset")?;
+        Ok(match self.value::<usize>("repetitions")? {
             Some(n) => Stop::Fixed(n),
             None => Stop::Precise(Precision {
-                target: self
-                    .value::<f64>("precision")?
-                    .unwrap_or(preset.precision()),
-                max_repetitions: self.required::<usize>("max_repetitions")?,
-                max_time: self.value::<f64>("max_time")?.unwrap_or(preset.max_time()),
+                target: self.value("precision")?.unwrap_or(preset.precision()),
+                max_repetitions: self.required("max_repetitions")?,
+                max_time: self.value("max_time")?.unwrap_or(preset.max_time()),
             }),
-        };
-        Ok(Config {
-            stop,
-            min_time: self
-                .value::<f64>("min_time")?
-                .unwrap_or(stop.default_min_time()),
-            ..cfg
         })
     }
 
     /// The placement asked, with the CPU `single` was given.
     pub fn placement(&self) -> Result<Placement> {
-        let placement = self.value("placement")?.unwrap_or(Placement::Default);
-        placement.with_cpu(self.value::<i64>("cpu")?)
+        let placement: Placement = self.required("placement")?;
+        placement.with_cpu(self.value("cpu")?)
     }
 
     /// The cgroups asked for, in the hierarchy with the cpu controller; refused here, before
@@ -291,11 +246,6 @@ impl Request {
         };
         let weight = self.value::<usize>("cgroup_weight")?.map(|w| w as u64);
         Cgroups::new(split, self.required::<usize>("cgroup_depth")?, weight).map(Some)
-    }
-
-    /// The neighbours asked for; None where none.
-    fn interference(&self) -> Result<Option<Interference>> {
-        Ok(self.value("interference")?.flatten())
     }
 
     fn runs(&self) -> Result<Vec<Option<Vec<stats::EarlierRun>>>> {
@@ -319,9 +269,5 @@ impl Request {
             _ => Policy::Other,
         };
         Sched::new(policy, priority, nice, dl).map(Some)
-    }
-
-    fn observer(&self) -> Result<Observer> {
-        self.required("counters")
     }
 }

@@ -3,24 +3,22 @@
 //! everything is torn down on every path. Plus `instance` (one fresh instance: `ab`'s
 //! rounds) and `pingpong` (perf's loop).
 
-use crate::barrier::Barrier;
 use crate::cgroups;
 use crate::config::{Config, Plan};
 use crate::counters::{self, Counters, Totals};
-use crate::engine::{self, Engine, Group, Members, Report, Ring, TransportKind};
+use crate::engine::{self, Engine, Group, Members, Report, Ring};
 use crate::error::{Error, Result};
 use crate::hops;
 use crate::host::restrictions::{self, Kind};
 use crate::interference::{Achieved, Neighbours};
+use crate::measure::barrier::Barrier;
 use crate::measure::{run_driver, DriverRun, PointRun, Seat, Series, Timing, Unwatched};
 use crate::memory;
 use crate::observer::{Accounting, Observer, Watcher};
-use crate::placement::{self, Placement, Resolved};
+use crate::placement::{self, Resolved};
 use crate::sched;
 use crate::stop::Stop;
 use crate::sys;
-use crate::tasks;
-use crate::watchdog;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -32,6 +30,8 @@ pub use run::run;
 mod point;
 mod precise;
 mod run;
+pub mod tasks;
+pub mod watchdog;
 
 /// One fresh ring instance of `cfg`'s first participant count, measuring `blocks` blocks back
 /// to back as precision mode does, and nothing more (no evidence instance): `ab`'s rounds.
@@ -106,35 +106,24 @@ pub fn rings_need(engine: Engine, procs: usize, parallel: usize, size_kb: usize)
     )
 }
 
-/// `perf bench sched pipe` as a configuration: two participants bounce the token, with no
-/// workload and no overhead subtracted; one op is one round trip (two switches). With
-/// `loops`, perf's form: that many round trips timed as one run. Without, repetitions of
-/// `min_time` seconds (None: `stop`'s default) in ring instances until `stop`, like a ring
-/// point, so that a ping-pong has an interval and compares. `run` measures it.
-pub fn pingpong_config(
-    engine: Engine,
-    transport: TransportKind,
-    placement: Placement,
-    loops: Option<u64>,
-    stop: Stop,
-    min_time: Option<f64>,
-    timeout: f64,
-) -> Result<Config> {
+/// `perf bench sched pipe` as a configuration of `base` (a ring of two as the request
+/// resolved it, no workload: a ping-pong takes no size): two participants bounce the token,
+/// with no overhead subtracted; one op is one round trip (two switches). With `loops`,
+/// perf's form: that many round trips timed as one run. Without, repetitions of `base`'s
+/// `min_time` in ring instances until its `stop`, like a ring point, so that a ping-pong has
+/// an interval and compares. `run` measures it.
+pub fn pingpong_config(base: Config, loops: Option<u64>) -> Config {
     let (stop, plan, warmup) = match loops {
         Some(n) => (Stop::Fixed(1), Plan::Fixed(n), 0),
-        None => (stop, Plan::Calibrated { overhead: false }, 1),
+        None => (base.stop, Plan::Calibrated { overhead: false }, 1),
     };
-    Ok(Config {
-        engine,
-        transport,
-        placement,
+    Config {
+        procs: vec![2],
         stop,
         warmup,
-        timeout,
         plan,
-        min_time: min_time.unwrap_or(stop.default_min_time()),
-        ..Config::lat_ctx(vec![2])
-    })
+        ..base
+    }
 }
 
 /// Which ring instance of a point `point` starts.

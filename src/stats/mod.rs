@@ -24,6 +24,7 @@ use statrs::distribution::{ContinuousCDF, FisherSnedecor, Normal, StudentsT};
 #[cfg(test)]
 pub(crate) mod noise;
 mod runs;
+pub mod sequential;
 mod series;
 pub use runs::RUN_HALF_LIFE_S;
 pub use runs::{

@@ -2,6 +2,7 @@
 //! spread, the power at a real change, short sides and bad input.
 use super::*;
 use crate::stats::noise::Rng;
+use crate::verdict::Change;
 
 fn runs(rng: &mut Rng, n: usize, ratio: f64, sd: f64) -> Vec<f64> {
     (0..n)
@@ -22,8 +23,8 @@ fn families(seed: u64, families: usize, points: usize, n: usize, ratio: f64, sd:
             .iter()
             .map(|(b, n)| Groups { base: b, new: n })
             .collect();
-        let out = judge_groups(&groups, 0.02, 0.05).unwrap();
-        let called = |j: &GroupJudgement| matches!(j.change, Change::Slower | Change::Faster);
+        let out = judge(&groups, 0.02, 0.05).unwrap();
+        let called = |j: &GroupJudgement| matches!(j.call.change, Change::Slower | Change::Faster);
         any += usize::from(out.iter().any(called));
     }
     let share = any as f64 / families as f64;
@@ -51,7 +52,7 @@ fn ten_runs_a_side_call_a_real_change_and_say_it_on_its_side_of_1() {
         runs(&mut rng, 10, 1.0, 0.03),
         runs(&mut rng, 10, 1.25, 0.03),
     );
-    let out = judge_groups(
+    let out = judge(
         &[Groups {
             base: &base,
             new: &new,
@@ -61,9 +62,13 @@ fn ten_runs_a_side_call_a_real_change_and_say_it_on_its_side_of_1() {
     )
     .unwrap();
     let j = &out[0];
-    assert_eq!((j.change, j.why), (Change::Slower, Why::Decided), "{j:?}");
+    assert_eq!(
+        (j.call.change, j.call.why),
+        (Change::Slower, Why::Decided),
+        "{j:?}"
+    );
     assert!(
-        j.low > 1.0 && j.high > j.ratio && (j.ratio - 1.25).abs() < 0.05,
+        j.call.low > 1.0 && j.call.high > j.call.ratio && (j.call.ratio - 1.25).abs() < 0.05,
         "{j:?}"
     );
     assert_eq!((j.base_runs, j.new_runs), (10, 10));
@@ -74,7 +79,7 @@ fn a_side_short_of_runs_is_inconclusive_and_no_member_of_the_family() {
     let mut rng = Rng(75);
     let (base, new) = (runs(&mut rng, 10, 1.0, 0.01), runs(&mut rng, 10, 1.5, 0.01));
     let short = [20.0, 21.0];
-    let out = judge_groups(
+    let out = judge(
         &[
             Groups {
                 base: &base,
@@ -90,24 +95,28 @@ fn a_side_short_of_runs_is_inconclusive_and_no_member_of_the_family() {
     )
     .unwrap();
     assert_eq!(
-        (out[0].change, out[0].why),
+        (out[0].call.change, out[0].call.why),
         (Change::Inconclusive, Why::ShortSeries)
     );
     assert_eq!(out[0].new_runs, 2);
     // One member: Holm's level for it is the family's whole 5 %.
-    assert!((out[1].confidence - 0.95).abs() < 1e-12, "{:?}", out[1]);
+    assert!(
+        (out[1].call.confidence - 0.95).abs() < 1e-12,
+        "{:?}",
+        out[1]
+    );
 }
 
 #[test]
 fn bad_figures_name_their_side() {
     let err = |b: &[f64], n: &[f64]| {
-        judge_groups(&[Groups { base: b, new: n }], 0.02, 0.05)
+        judge(&[Groups { base: b, new: n }], 0.02, 0.05)
             .unwrap_err()
             .to_string()
     };
     assert!(err(&[1.0, 0.0, 1.0], &[1.0; 3]).contains("base"));
     assert!(err(&[1.0; 3], &[f64::NAN, 1.0, 1.0]).contains("new"));
-    assert!(judge_groups(&[], 2.0, 0.05).is_err());
+    assert!(judge(&[], 2.0, 0.05).is_err());
 }
 
 #[test]

@@ -83,7 +83,7 @@ pub fn rounds_to_detect(
     max: usize,
 ) -> Option<usize> {
     let effect = (1.0 + detect).ln();
-    let z = crate::stats::t_quantile(2.0 * power - 1.0, f64::INFINITY);
+    let z = super::t_quantile(2.0 * power - 1.0, f64::INFINITY);
     (2..=max).find(|&n| (t_bound(n, alpha, PRIOR_SCALE) + z) * spread / (n as f64).sqrt() <= effect)
 }
 

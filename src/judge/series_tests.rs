@@ -71,7 +71,7 @@ fn calls(
             })
             .collect();
         let out = judge(&family, 0.02, FAMILY_ALPHA).unwrap();
-        let n = out.iter().filter(|j| j.change == word).count();
+        let n = out.iter().filter(|j| j.call.change == word).count();
         any += usize::from(n > 0);
         called += n;
     }
@@ -124,11 +124,11 @@ fn a_short_series_is_inconclusive_and_says_how_short() {
     )
     .unwrap();
     assert_eq!(
-        (out[0].change, out[0].why),
+        (out[0].call.change, out[0].call.why),
         (Change::Inconclusive, Why::ShortSeries)
     );
     assert_eq!(out[0].runs, 4);
-    assert!((out[0].ratio - 2.0).abs() < 0.02);
+    assert!((out[0].call.ratio - 2.0).abs() < 0.02);
 }
 
 #[test]
@@ -152,31 +152,31 @@ fn a_run_in_a_known_slow_mode_is_no_change_and_a_new_level_is_a_change() {
     };
     let known = one(10.0 * 0.3f64.exp());
     assert_eq!(
-        (known.change, known.why),
+        (known.call.change, known.call.why),
         (Change::NoChange, Why::KnownMode)
     );
     assert!((known.mode_ratio - 0.3f64.exp()).abs() < 0.05, "{known:?}");
     // Between the modes: slower than the level most runs hold, and said against it.
     let between = one(12.0);
-    assert_eq!(between.change, Change::Slower, "{between:?}");
-    assert!(between.low > 1.0 && (between.ratio - 1.2).abs() < 0.03);
-    assert_eq!(one(8.0).change, Change::Faster);
+    assert_eq!(between.call.change, Change::Slower, "{between:?}");
+    assert!(between.call.low > 1.0 && (between.call.ratio - 1.2).abs() < 0.03);
+    assert_eq!(one(8.0).call.change, Change::Faster);
     let same = one(10.05);
-    assert_eq!(same.change, Change::Inconclusive, "{same:?}");
-    assert!(same.low < 1.0 && same.high > 1.0);
+    assert_eq!(same.call.change, Change::Inconclusive, "{same:?}");
+    assert!(same.call.low < 1.0 && same.call.high > 1.0);
 }
 
 #[test]
 fn holm_holds_the_family_and_steps_down() {
-    let h = holm(&[0.01, 0.04, 0.03, 0.5]);
+    let h = holm(&[0.01, 0.04, 0.03, 0.5], 0.05);
     // Sorted 0.01, 0.03, 0.04, 0.5: 4·0.01, 3·0.03, max(2·0.04, 0.09), 0.5.
-    let adjusted: Vec<f64> = h.iter().map(|x| x.0).collect();
+    let adjusted: Vec<f64> = h.iter().map(|x| x.adjusted).collect();
     let want = [0.04, 0.09, 0.09, 0.5];
     for (a, w) in adjusted.iter().zip(want) {
         assert!((a - w).abs() < 1e-12, "{adjusted:?}");
     }
-    assert_eq!(h[0].1, 0.25);
-    assert_eq!(h[3].1, 1.0);
+    assert_eq!(h[0].share, 0.25);
+    assert_eq!(h[3].share, 1.0);
 }
 
 #[test]
@@ -212,7 +212,10 @@ fn one_point_a_a_calls_at_about_the_stated_level() {
             FAMILY_ALPHA,
         )
         .unwrap();
-        called += usize::from(matches!(out[0].change, Change::Slower | Change::Faster));
+        called += usize::from(matches!(
+            out[0].call.change,
+            Change::Slower | Change::Faster
+        ));
     }
     let rate = called as f64 / reps as f64;
     // 0.05 ± 3 binomial standard errors (0.0034 each at 4000).
@@ -286,7 +289,7 @@ fn slower_share(ln_run: fn(&mut Rng) -> f64, seed: u64, draws: usize, n: usize, 
             new: &new,
         };
         let out = judge(&[point], 0.02, FAMILY_ALPHA).unwrap();
-        slower += usize::from(out[0].change == Change::Slower);
+        slower += usize::from(out[0].call.change == Change::Slower);
     }
     let share = slower as f64 / draws as f64;
     println!("{n} runs, ratio {ratio}: slower in {share}");
@@ -347,11 +350,15 @@ fn one_outlier_is_a_known_mode_for_one_run_but_not_for_three() {
     };
     let j = one(&[6.0]);
     assert_eq!(
-        (j.change, j.why),
+        (j.call.change, j.call.why),
         (Change::NoChange, Why::KnownMode),
         "{j:?}"
     );
     let j = one(&[6.0, 6.1, 5.9]);
-    assert_eq!((j.change, j.why), (Change::Slower, Why::Decided), "{j:?}");
-    assert!(j.low > 1.5, "{j:?}");
+    assert_eq!(
+        (j.call.change, j.call.why),
+        (Change::Slower, Why::Decided),
+        "{j:?}"
+    );
+    assert!(j.call.low > 1.5, "{j:?}");
 }

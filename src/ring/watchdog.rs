@@ -1,8 +1,8 @@
 //! The watchdog of one point: a stopped or starved participant must end in an error, never a
 //! hang.
 
-use crate::barrier::Barrier;
 use crate::engine::Members;
+use crate::measure::barrier::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
