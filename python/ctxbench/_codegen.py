@@ -1,13 +1,14 @@
-"""The code that ``schema.RECORDS`` and the core's parameter table determine, written from
-them: the fields of each result class (``RingResult`` in result.py), the TypedDicts of what
+"""The code that the core's two tables determine, written from them: the fields of each
+result class (``RingResult`` in result.py, from ``schema.RECORDS``), the TypedDicts of what
 the core returns and the signatures of its measuring functions (``_core.pyi``, from
 ``_core.PARAMETERS``), and the table's part of the API's signatures (``ctxbench.ring``,
 ``pingpong``, ``matrix``: every parameter with its default, written once, in the table). A
-field is declared once, in ``ctxbench.schema``, a parameter once, in the core's
+field is declared once, in its record's ``record!`` block in the core (``src/record/``, read
+as ``_core.RECORDS`` by ``ctxbench.schema``), a parameter once, in the core's
 ``src/request/params.rs``; after changing one, run
 
-    python -m ctxbench._codegen            # rewrite the blocks in result.py, _core.pyi, api.py
-                                           # and _matrix.py
+    python -m ctxbench._codegen            # rewrite every block (result.py, _core.pyi and
+                                           # the API's signatures: ``API``, ``SWEEPS``)
     python -m ctxbench._codegen --check    # exit 1 and show the difference when out of date
 
 (``tests/test_core_stub.py`` runs the check.) Each block sits between a ``BEGIN`` and an
@@ -28,7 +29,7 @@ from .cli._flags import KINDS as _KINDS
 from .schema import RECORDS
 
 HERE = Path(__file__).parent
-BEGIN = "# BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there"
+BEGIN = "# BEGIN written by `python -m ctxbench._codegen` from _core.RECORDS; edit src/record"
 BEGIN_FUNCTIONS = (
     "# BEGIN written by `python -m ctxbench._codegen` from _core.PARAMETERS; edit src/request"
 )
@@ -252,12 +253,11 @@ def stub_block() -> list[str]:
     return lines  # a blank line before the next statement, as ruff format has it
 
 
-def _default(row: dict[str, Any]) -> str:
-    """A parameter's default as the stub writes it: the value, or ``...`` where a rule
-    derives it."""
-    if row["derived"] is not None:
-        return "..."
-    return repr(row["default"]).replace("'", '"')
+def _parameter(row: dict[str, Any], derived: str) -> str:
+    """A parameter of a signature with its annotation and default: the table's value, or
+    ``derived`` where a rule derives it (the stub's ``...``, the API's None)."""
+    default = derived if row["derived"] is not None else repr(row["default"]).replace("'", '"')
+    return f"{row['name']}: {_KINDS[row['kind']][0]} = {default},"
 
 
 def _signature(name: str, door: str, positional: tuple[str, ...], progress: bool) -> list[str]:
@@ -272,9 +272,7 @@ def _signature(name: str, door: str, positional: tuple[str, ...], progress: bool
         default = "" if r["kind"] == "counts" or p == "sizes_kb" else " = None"
         lines.append(f"    {p}: {_KINDS[r['kind']][0]}{default},")
     lines.append("    *,")
-    for r in rows:
-        if r["name"] not in positional:
-            lines.append(f"    {r['name']}: {_KINDS[r['kind']][0]} = {_default(r)},")
+    lines += [f"    {_parameter(r, '...')}" for r in rows if r["name"] not in positional]
     if progress:
         lines.append("    progress: Callable[[int, int], object] | None = None,")
     return lines
@@ -296,12 +294,7 @@ def api_block(door: str, skip: tuple[str, ...], only: tuple[str, ...] = ()) -> l
         for r in _core.PARAMETERS
         if door in r["doors"] and (r["name"] in only if only else r["name"] not in skip)
     ]
-    return [
-        f"{r['name']}: {_KINDS[r['kind']][0]} = "
-        + ("None" if r["derived"] is not None else _default(r))
-        + ","
-        for r in rows
-    ]
+    return [_parameter(r, "None") for r in rows]
 
 
 # --- rewriting the files ----------------------------------------------------------------------
@@ -317,14 +310,18 @@ def _replace_block(
     return head + begin + "".join(f"{indent}{x}\n" if x else "\n" for x in lines) + end + tail
 
 
+def _inside(text: str, start: str, stop: str, lines: list[str], begin: str = BEGIN) -> str:
+    """``text`` with the block between ``start`` and the next ``stop`` (or the end) written
+    as ``lines``: a class's fields, a function's signature."""
+    i = text.index(start)
+    j = text.find(stop, i + len(start))
+    j = len(text) if j < 0 else j
+    return text[:i] + _replace_block(text[i:j], lines, "    ", start.strip(), begin) + text[j:]
+
+
 def _result_py(text: str) -> str:
     for kind, fields in RECORDS.items():
-        marker = f"\nclass {class_name(kind)}("
-        start = text.index(marker)
-        stop = text.find("\nclass ", start + len(marker))
-        stop = len(text) if stop < 0 else stop
-        section = _replace_block(text[start:stop], class_fields(fields), "    ", class_name(kind))
-        text = text[:start] + section + text[stop:]
+        text = _inside(text, f"\nclass {class_name(kind)}(", "\nclass ", class_fields(fields))
     return text
 
 
@@ -341,26 +338,19 @@ def axes_block() -> list[str]:
     ]
 
 
-def _signature_block(text: str, function: str, lines: list[str], begin: str) -> str:
-    """``text`` with the block inside ``function``'s signature written as ``lines``."""
-    start = text.index(f"\ndef {function}(")
-    stop = text.index(") -> ", start)
-    section = _replace_block(text[start:stop], lines, "    ", function, begin)
-    return text[:start] + section + text[stop:]
-
-
 def _api_py(path: Path, text: str) -> str:
     """``text`` of the module ``path`` with each of its functions' blocks written: the
     table's parameters, a sweep's axes."""
     for module, function, door, skip, positional in API:
+        signature = f"\ndef {function}("
         if module == path.name:
-            text = _signature_block(text, function, api_block(door, skip), BEGIN_FUNCTIONS)
+            text = _inside(text, signature, ") -> ", api_block(door, skip), BEGIN_FUNCTIONS)
         if module == path.name and positional:
             lines = api_block(door, skip, only=positional)
-            text = _signature_block(text, function, lines, BEGIN_POSITIONAL)
+            text = _inside(text, signature, ") -> ", lines, BEGIN_POSITIONAL)
     for module, function in SWEEPS:
         if module == path.name:
-            text = _signature_block(text, function, axes_block(), BEGIN_AXES)
+            text = _inside(text, f"\ndef {function}(", ") -> ", axes_block(), BEGIN_AXES)
     return text
 
 

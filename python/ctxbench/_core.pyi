@@ -182,7 +182,7 @@ class ComparisonDict(TypedDict):
     needed_half_width: float
     data_factor: float
 
-# BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
+# BEGIN written by `python -m ctxbench._codegen` from _core.RECORDS; edit src/record
 _Engine = Literal["process", "thread", "fiber"]
 _Cgroups = Literal["none", "same", "split"]
 _Counters = Literal["evidence", "off", "timed"]

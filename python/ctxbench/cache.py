@@ -133,8 +133,6 @@ def cache_sweep(
     counts = (
         [procs] if isinstance(procs, int) else listed("procs", procs, "process counts", once=True)
     )
-    if not counts:
-        raise ValueError("procs: must name at least one process count")
     sizes = (
         [] if isinstance(sizes_kb, str) else listed("sizes_kb", sizes_kb, "sizes in KiB", once=True)
     )

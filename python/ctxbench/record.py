@@ -216,7 +216,7 @@ def _numeric(value: Any) -> Any:
     return value
 
 
-def _topology(value: dict[str, Any]) -> dict[str, Any]:
+def _topology(value: dict[str, Any], spec: Any) -> dict[str, Any]:
     """A matrix's topology read back: lists of numbers as arrays, the caches as dicts."""
     out: dict[str, Any] = {}
     for name, v in value.items():
@@ -245,23 +245,18 @@ def decode(rec: dict[str, Any]) -> dict[str, Any]:
     numbers become arrays, except where the declaration says otherwise (lists of strings,
     ragged lists of arrays)."""
     declared = RECORDS[rec["kind"]]
-    fields: dict[str, Any] = {}
-    for name, value in rec.items():
-        special = _READ_BACK.get((rec["kind"], name))
-        spec = declared.get(name)
-        if value is None and spec is not None and spec.nan and not spec.shape:
-            fields[name] = math.nan  # a number that may be NaN: JSON's null is NaN again
-        elif name in ("kind", "metadata") or value is None:
-            fields[name] = value
-        elif special is not None:
-            fields[name] = special(value)
-        else:
-            fields[name] = _typed(value, declared.get(name))
-    return fields
+    return {
+        name: value
+        if name in ("kind", "metadata")
+        else _READ_BACK.get((rec["kind"], name), _typed)(value, declared.get(name))
+        for name, value in rec.items()
+    }
 
 
 def _typed(value: Any, spec: Any) -> Any:
     """One entry as its declaration says it lives in memory."""
+    if value is None and spec is not None and spec.nan and not spec.shape:
+        return math.nan  # a number that may be NaN: JSON's null is NaN again
     if value is None or spec is None:
         return _numeric(value)
     if spec.ragged:

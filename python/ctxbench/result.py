@@ -65,7 +65,7 @@ class RingResult(_Kind):
     """
 
     kind: ClassVar[str] = "ring"
-    # BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
+    # BEGIN written by `python -m ctxbench._codegen` from _core.RECORDS; edit src/record
     engine: str
     transport: str
     placement: str
@@ -181,7 +181,7 @@ class PingpongResult(_Kind):
     """
 
     kind: ClassVar[str] = "pingpong"
-    # BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
+    # BEGIN written by `python -m ctxbench._codegen` from _core.RECORDS; edit src/record
     loops: int
     threads: bool
     engine: str
@@ -287,7 +287,7 @@ class MatrixResult(_Kind):
     """
 
     kind: ClassVar[str] = "matrix"
-    # BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
+    # BEGIN written by `python -m ctxbench._codegen` from _core.RECORDS; edit src/record
     engine: str
     transport: str
     size_kb: int
@@ -380,7 +380,7 @@ class AbResult(_Kind):
     """
 
     kind: ClassVar[str] = "ab"
-    # BEGIN written by `python -m ctxbench._codegen` from schema.RECORDS; edit there
+    # BEGIN written by `python -m ctxbench._codegen` from _core.RECORDS; edit src/record
     a: dict[str, Any]
     b: dict[str, Any]
     budget_s: float
