@@ -4,6 +4,7 @@ import atexit
 import hashlib
 import os
 import shutil
+import sqlite3
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
@@ -206,6 +207,29 @@ def kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(_history, "conditions", lambda: QUIET)
     monkeypatch.setattr(_history, "_warned", set())
     return where
+
+
+def usable_runs(kept: Path, point: str) -> int:
+    """How many runs the store in ``kept`` holds of the point (its history id) that a run
+    level can use: those whose own error is within their figure (under load some are not)."""
+    if not (kept / "store.sqlite3").exists():
+        return 0
+    with sqlite3.connect(f"file:{kept / 'store.sqlite3'}?mode=ro", uri=True) as db:
+        (n,) = db.execute(
+            "SELECT count(*) FROM points WHERE point_key = ? AND rel_se IS NOT NULL", (point,)
+        ).fetchone()
+    db.close()
+    return int(n)
+
+
+@pytest.fixture
+def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A results store's path in a directory of the test's own, named by $CTXBENCH_STORE."""
+    where = tmp_path / "data"
+    where.mkdir(mode=0o700)
+    path = where / "store.sqlite3"
+    monkeypatch.setenv("CTXBENCH_STORE", str(path))
+    return path
 
 
 # A described host's sysfs root, by profile name (tests/hosts.py).

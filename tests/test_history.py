@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import QUIET
+from conftest import QUIET, usable_runs
 
 import ctxbench
 from ctxbench import _core, _history
@@ -35,19 +35,6 @@ def test_a_point_keeps_the_history_id_it_had_before_the_core_wrote_its_identity(
     assert listed is not None and listed[0][0] == digest(*sorted(pairs))
 
 
-def _usable(kept: Path, point: str) -> int:
-    """How many runs the store holds of the point (its history id) that a run level can
-    use: those whose own error is within their figure (under load some are not)."""
-    if not (kept / "store.sqlite3").exists():
-        return 0
-    with sqlite3.connect(f"file:{kept / 'store.sqlite3'}?mode=ro", uri=True) as db:
-        (n,) = db.execute(
-            "SELECT count(*) FROM points WHERE point_key = ? AND rel_se IS NOT NULL", (point,)
-        ).fetchone()
-    db.close()
-    return int(n)
-
-
 def test_a_run_with_history_is_one_trip_into_the_core(
     kept: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -57,7 +44,7 @@ def test_a_run_with_history_is_one_trip_into_the_core(
         raise AssertionError("a second trip into the core")
 
     def stored(point: str) -> int:
-        return _usable(kept, point)
+        return usable_runs(kept, point)
 
     # Each call hands the core every earlier run kept under the point's id (a run whose error
     # exceeds its figure, as a loaded machine makes some, is not kept).
@@ -190,7 +177,7 @@ def test_a_run_learns_the_run_level_from_the_runs_before_it(kept: Path) -> None:
     x = float(first.raw_us[0])  # positive, where the net figure under load may not be
     for f in (1.0, 1.02, 0.98):
         _history.remember(first.metadata, ids, [f * x], [f * x * 0.01], QUIET)
-    usable = _usable(kept, ids[0][0])
+    usable = usable_runs(kept, ids[0][0])
     later = ctxbench.lat_ctx([2], **KW)
     # Runs seconds old: as many effective runs, to the decay of a few seconds; Hampel's
     # screen may leave out the first, measured run if it lies far from the planted ones.

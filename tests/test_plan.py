@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import usable_runs
 
 import ctxbench
 from ctxbench import _core, _history
@@ -27,19 +27,6 @@ def test_the_core_plans_more_runs_for_a_wider_spread_and_a_smaller_change() -> N
             _core.runs_to_detect(**args)
 
 
-def _usable(kept: Path, point: str) -> int:
-    """The runs of the point (its history id) the store holds that a run level can use:
-    those whose own error is within their figure (under load some runs are not)."""
-    if not (kept / "store.sqlite3").exists():
-        return 0
-    with sqlite3.connect(f"file:{kept / 'store.sqlite3'}?mode=ro", uri=True) as db:
-        (n,) = db.execute(
-            "SELECT count(*) FROM points WHERE point_key = ? AND rel_se IS NOT NULL", (point,)
-        ).fetchone()
-    db.close()
-    return int(n)
-
-
 def test_a_point_without_runs_says_so_and_a_pilot_measures_it(kept: Path) -> None:
     empty = ctxbench.plan(0.05, [2], **RUN)
     assert [(p.procs, p.runs, p.spread, p.runs_per_side) for p in empty] == [(2, 0, None, None)]
@@ -47,7 +34,7 @@ def test_a_point_without_runs_says_so_and_a_pilot_measures_it(kept: Path) -> Non
     ((key, _),) = ctxbench.api.ring_points([2], **RUN)  # type: ignore[misc]
     # Every run the pilot kept that a run level can use is counted (the others, whose own
     # error passed their figure under load, are left out).
-    assert piloted.runs == _usable(kept, key) <= _core.MIN_SERIES
+    assert piloted.runs == usable_runs(kept, key) <= _core.MIN_SERIES
     # (No count at all where the spread is too wide for any: runs_to_detect's None.)
     if piloted.spread is not None and piloted.runs_per_side is not None:
         assert piloted.runs_per_side >= 2
@@ -69,7 +56,7 @@ def test_plan_reads_the_same_points_as_ring(kept: Path) -> None:
         ctxbench.ring([2, 3], **RUN)
     plans = ctxbench.plan(0.05, [2, 3], **RUN)
     keys = [key for key, _ in ctxbench.api.ring_points([2, 3], **RUN)]  # type: ignore[union-attr]
-    assert [p.runs for p in plans] == [_usable(kept, key) for key in keys]
+    assert [p.runs for p in plans] == [usable_runs(kept, key) for key in keys]
     # Another size is another point: nothing known of it.
     assert ctxbench.plan(0.05, [2], size_kb=64, **RUN)[0].runs == 0
 

@@ -26,15 +26,6 @@ from ctxbench.store import _schema
 QUICK = {"placement": "single", "min_time": 0.002, "max_time": 0.05}
 
 
-@pytest.fixture
-def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    where = tmp_path / "data"
-    where.mkdir(mode=0o700)
-    path = where / "store.sqlite3"
-    monkeypatch.setenv(store.ENV, str(path))
-    return path
-
-
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One tiny ring result of two points, saved (into a store of its own)."""

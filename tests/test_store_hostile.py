@@ -28,16 +28,12 @@ as_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a fil
 
 
 @pytest.fixture
-def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A store path in a directory of the test's own, the history on and reading it."""
-    where = tmp_path / "data"
-    where.mkdir(mode=0o700)
-    path = where / "store.sqlite3"
-    monkeypatch.setenv(store.ENV, str(path))
+def place(place: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The test's own store (conftest's ``place``), the history on and reading it."""
     monkeypatch.setenv(_history.ENV, "on")
     monkeypatch.setattr(_history, "_warned", set())
     monkeypatch.setattr(store, "_warned", set())
-    return path
+    return place
 
 
 def _round_trip() -> list[str]:

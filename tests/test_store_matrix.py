@@ -23,15 +23,6 @@ QUICK = {"repetitions": 2, "min_time": 0.001, "warmup": 0, "progress": False}
 CPUS = sorted(os.sched_getaffinity(0))[:2]
 
 
-@pytest.fixture
-def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    where = tmp_path / "data"
-    where.mkdir(mode=0o700)
-    path = where / "store.sqlite3"
-    monkeypatch.setenv(store.ENV, str(path))
-    return path
-
-
 def _count(path: Path, table: str) -> int:
     with sqlite3.connect(path) as db:
         (n,) = db.execute(f"SELECT count(*) FROM {table}").fetchone()
