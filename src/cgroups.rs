@@ -37,13 +37,21 @@ impl Cgroups {
         NAMES[self.split as usize]
     }
 
-    /// What a request asks: each participant in a group of its own (`split`) or all in one,
-    /// in the hierarchy found on this machine.
-    pub fn new(split: bool, depth: usize, weight: Option<u64>) -> Result<Cgroups> {
-        DEPTH.check(depth as u64)?;
-        if let Some(w) = weight {
-            WEIGHT.check(w)?;
+    /// Whether the layout `name` (one of `NAMES`) puts each participant in a group of its own.
+    pub fn splits(name: &str) -> Result<bool> {
+        match NAMES.iter().position(|&n| n == name) {
+            Some(k) => Ok(k == 1),
+            None => Err(Error::invalid(
+                "cgroups",
+                format!("unknown cgroups {name:?}; expected one of {NAMES:?}"),
+            )),
         }
+    }
+
+    /// What a request asks: each participant in a group of its own (`split`) or all in one,
+    /// in the hierarchy found on this machine; `depth` and `weight` within `DEPTH` and
+    /// `WEIGHT`, as the request parsed them.
+    pub fn new(split: bool, depth: usize, weight: Option<u64>) -> Result<Cgroups> {
         Ok(Cgroups {
             split,
             depth,

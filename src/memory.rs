@@ -123,6 +123,18 @@ pub(crate) struct CgroupDir {
     pub v2: bool,
 }
 
+impl CgroupDir {
+    /// The number one of its files holds; None where the file is missing or holds no
+    /// number (a limit of "max": none).
+    pub fn number(&self, file: &str) -> Option<u64> {
+        std::fs::read_to_string(self.path.join(file))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+}
+
 /// Where this process's cgroups of `controller` are: the v2 group (`0::/path`) under the
 /// cgroup2 mount, the v1 group of that controller under its v1 mount, each with its
 /// ancestors.
@@ -183,16 +195,9 @@ fn cgroup_headroom(dir: &CgroupDir) -> Option<Headroom> {
     } else {
         ("memory.limit_in_bytes", "memory.usage_in_bytes")
     };
-    let number = |f: &str| -> Option<u64> {
-        std::fs::read_to_string(dir.path.join(f))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
-    };
-    // "max" (v2) does not parse; v1 writes "no limit" as a number near i64::MAX.
-    let limit = number(limit_file).filter(|&l| l < (1 << 62))?;
-    let usage = number(usage_file).unwrap_or(0);
+    // "max" (v2) is no number; v1 writes "no limit" as a number near i64::MAX.
+    let limit = dir.number(limit_file).filter(|&l| l < (1 << 62))?;
+    let usage = dir.number(usage_file).unwrap_or(0);
     Some(Headroom {
         bytes: limit.saturating_sub(usage),
         source: format!("{} - {} in {}", limit_file, usage_file, dir.path.display()),

@@ -8,12 +8,15 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from dask_cluster import Cluster
 
 import ctxbench
 from ctxbench import _history
+
+if TYPE_CHECKING:
+    from dask_cluster import Cluster
 
 # Runs of one test must not widen another's intervals through the machine's run history
 # (ctxbench._history): off unless a test turns it on with a store of its own.
@@ -57,6 +60,8 @@ FLEET_GRID = {"procs": [2], "placements": ["single"], "progress": False, **FAST}
 def cluster(tmp_path: Path) -> Iterator[Cluster]:
     """A Dask scheduler on 127.0.0.1 for a fleet test to start its workers on
     (``dask_cluster.Cluster``, in ``tmp_path``); it and every worker are killed at the end."""
+    from dask_cluster import Cluster
+
     c = Cluster(tmp_path)
     try:
         c.start_scheduler()
@@ -132,9 +137,9 @@ def user_store_unchanged() -> Iterator[None]:
     )
 
 
-def children() -> set[int]:
-    """Pids whose parent is this process (zombies included)."""
-    me = str(os.getpid())
+def children(pid: int | None = None) -> set[int]:
+    """Pids whose parent is ``pid`` (this process where None), zombies included."""
+    me = str(os.getpid() if pid is None else pid)
     found = set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import children
 
 START_TIMEOUT = 60.0
 # Where every listener of a test cluster is: the scheduler's and workers' TCP and HTTP.
@@ -107,16 +108,6 @@ class Cluster:
                 self.kill(name)
 
 
-def _children(pid: int) -> set[int]:
-    found = set()
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found |= {int(c) for c in (task / "children").read_text().split()}
-        except OSError:
-            pass
-    return found
-
-
 def process_tree(pids: set[int]) -> set[int]:
     """``pids`` and every process descended from them."""
     seen: set[int] = set()
@@ -125,7 +116,7 @@ def process_tree(pids: set[int]) -> set[int]:
         pid = todo.pop()
         if pid not in seen:
             seen.add(pid)
-            todo |= _children(pid)
+            todo |= children(pid)
     return seen
 
 

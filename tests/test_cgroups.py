@@ -16,7 +16,7 @@ import pytest
 
 import ctxbench
 from ctxbench import _core
-from tests.conftest import needs_cap
+from tests.conftest import children, needs_cap
 
 QUICK = {"placement": "single", "repetitions": 2, "min_time": 0.005, "warmup": 0}
 
@@ -172,17 +172,6 @@ def test_a_real_time_policy_runs_in_groups_or_is_refused_naming_the_runtime(
         assert r.policy == policy and r.cgroups == layout
 
 
-def _children(pid: int) -> set[int]:
-    """The processes ``pid``'s threads started, read from /proc."""
-    found: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found |= {int(c) for c in (task / "children").read_text().split()}
-        except OSError:
-            pass
-    return found
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_a_terminated_command_removes_its_groups_and_reaps_its_children(sig: int) -> None:
     """SIGTERM and SIGHUP were not handled: 8 processes split at depth 4 left 33 groups in
@@ -198,15 +187,15 @@ def test_a_terminated_command_removes_its_groups_and_reaps_its_children(sig: int
         preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL),
     )  # fmt: skip
     made: list[Path] = []
-    children: set[int] = set()
+    kids: set[int] = set()
     try:
         deadline = time.monotonic() + 120
         # Participant 0 is a thread of the command's process: 7 children.
-        while len(children) < 7 and time.monotonic() < deadline and child.poll() is None:
+        while len(kids) < 7 and time.monotonic() < deadline and child.poll() is None:
             time.sleep(0.05)
             made = sorted(base.glob(f"ctxbench-{child.pid}.*"))
-            children = _children(child.pid) if made else set()
-        assert made and len(children) >= 7, "the ring started in its groups"
+            kids = children(child.pid) if made else set()
+        assert made and len(kids) >= 7, "the ring started in its groups"
         child.send_signal(sig)
         assert child.wait(timeout=60) == 128 + sig
     finally:
@@ -214,4 +203,4 @@ def test_a_terminated_command_removes_its_groups_and_reaps_its_children(sig: int
             child.kill()
             child.wait()
     assert not any(g.exists() for g in made), made
-    assert not [c for c in children if Path(f"/proc/{c}").exists()], "children left"
+    assert not [c for c in kids if Path(f"/proc/{c}").exists()], "children left"

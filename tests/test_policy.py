@@ -20,7 +20,7 @@ import pytest
 
 import ctxbench
 from ctxbench import _core
-from tests.conftest import needs_cap
+from tests.conftest import children, needs_cap
 
 QUICK = {"repetitions": 2, "warmup": 0, "min_time": 0.002, "history": False}
 
@@ -293,7 +293,7 @@ def test_ctrl_c_acts_while_a_ring_cannot_start() -> None:
     with _held_by_a_real_time_task() as (_, cpu):
         ring = _ring_under_fifo_10(cpu, timeout=3600)
         deadline = time.monotonic() + 30
-        while not _children_of(ring.pid) and time.monotonic() < deadline:
+        while not children(ring.pid) and time.monotonic() < deadline:
             time.sleep(0.01)
         time.sleep(0.3)
         ring.send_signal(signal.SIGINT)
@@ -303,15 +303,3 @@ def test_ctrl_c_acts_while_a_ring_cannot_start() -> None:
             ring.kill()
     assert ring.returncode == 130, err
     assert "interrupted" in err, err
-
-
-def _children_of(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                    found.append(int(entry))
-        except (OSError, ValueError, IndexError):
-            continue
-    return found

@@ -11,13 +11,7 @@ use crate::stats::EarlierRun;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pythonize::pythonize;
-use serde::Serialize;
 use std::sync::Mutex;
-
-/// A record as Python dicts and lists.
-fn record<'py, T: Serialize>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, PyAny>> {
-    pythonize(py, value).map_err(PyErr::from)
-}
 
 /// Runs `f` without the GIL; between repetitions it re-takes the GIL just long enough to see
 /// whether Ctrl-C (or another signal handler) raised, and if so the run is torn down and
@@ -91,7 +85,7 @@ fn ring<'py>(
     let runs = earlier(history, core::point_ids(&cfg))?;
     let cfg = core::with_history(cfg, runs.as_deref())?;
     let ring = measure(py, None, |interrupt, _| core::ring(&cfg, interrupt))?;
-    record(py, &ring)
+    Ok(pythonize(py, &ring)?)
 }
 
 /// What `ring` would record of what was asked (the defaults filled in), its arguments
@@ -104,7 +98,7 @@ fn ring_config<'py>(
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let cfg = request(Door::Ring, &[("procs", Some(procs))], kwargs)?.ring()?;
-    record(py, &RingConfigRecord::from(&cfg))
+    Ok(pythonize(py, &RingConfigRecord::from(&cfg))?)
 }
 
 /// `ring_config`, checked as `ring` checks it here before it starts anything: the
@@ -118,7 +112,7 @@ fn ring_check<'py>(
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let cfg = request(Door::Ring, &[("procs", Some(procs))], kwargs)?.ring()?;
-    record(py, &core::ring_check(&cfg)?)
+    Ok(pythonize(py, &core::ring_check(&cfg)?)?)
 }
 
 /// Two participants bounce the token, as `perf bench sched pipe` does: `loops` round trips
@@ -135,7 +129,7 @@ fn pingpong<'py>(
     let runs = earlier(history, core::point_ids(&cfg))?;
     let cfg = core::with_history(cfg, runs.as_deref())?;
     let pingpong = measure(py, None, |interrupt, _| core::pingpong(&cfg, interrupt))?;
-    record(py, &pingpong)
+    Ok(pythonize(py, &pingpong)?)
 }
 
 /// What `pingpong` would record of what was asked (engine, transport, placement resolved).
@@ -147,7 +141,7 @@ fn pingpong_config<'py>(
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let cfg = request(Door::Pingpong, &[("loops", loops)], kwargs)?.pingpong()?;
-    record(py, &RingConfigRecord::from(&cfg))
+    Ok(pythonize(py, &RingConfigRecord::from(&cfg))?)
 }
 
 /// The ring at every size of `sizes_kb` (which must hold 0), `rounds` times round-robin, and
@@ -171,7 +165,7 @@ fn cache_sweep<'py>(
     let sweep = measure(py, progress, |interrupt, heard| {
         core::cache_sweep(&c, interrupt, heard)
     })?;
-    record(py, &sweep)
+    Ok(pythonize(py, &sweep)?)
 }
 
 /// Measures the CPU×CPU matrix; see `ctxbench.matrix` for the arguments. `progress(done,
@@ -188,7 +182,7 @@ fn matrix<'py>(
     let measured = measure(py, progress, |interrupt, heard| {
         core::matrix(&cfg, interrupt, heard)
     })?;
-    record(py, &measured)
+    Ok(pythonize(py, &measured)?)
 }
 
 /// One side of an A/B run (`name` "a" or "b"): ("ring" or "pingpong", its keyword
@@ -215,7 +209,7 @@ fn ab<'py>(
     let outcome = measure(py, progress, |interrupt, heard| {
         core::ab(&asked, interrupt, heard)
     })?;
-    record(py, &outcome)
+    Ok(pythonize(py, &outcome)?)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

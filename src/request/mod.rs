@@ -258,22 +258,9 @@ impl Names {
             Names::Presets => Parsed::Preset(Preset::parse(name)?),
             Names::Counters => Parsed::Observer(Observer::parse(name)?),
             Names::Policies => Parsed::Policy(Policy::parse(name)?),
-            Names::Cgroups => match crate::cgroups::NAMES.iter().position(|&n| n == name) {
-                Some(k) => Parsed::Split(k == 1),
-                None => return Err(unknown("cgroups", name, self)),
-            },
+            Names::Cgroups => Parsed::Split(crate::cgroups::Cgroups::splits(name)?),
         })
     }
-}
-
-fn unknown(param: &'static str, name: &str, names: Names) -> Error {
-    Error::invalid(
-        param,
-        format!(
-            "unknown {param} {name:?}; expected one of {:?}",
-            names.names()
-        ),
-    )
 }
 
 fn optional(kind: Kind) -> bool {

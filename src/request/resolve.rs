@@ -54,7 +54,7 @@ impl Request {
     /// What a ring of `Door::Ring` runs.
     pub fn ring(&self) -> Result<Config> {
         self.check_door(Door::Ring)?;
-        let cfg = self.base(self.engine_transport(None)?, self.procs()?)?;
+        let cfg = self.base(self.engine_transport(None)?, self.required("procs")?)?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -64,7 +64,7 @@ impl Request {
         self.check_door(Door::Pingpong)?;
         // perf's -T is the thread engine; any engine can be named, fibers too.
         let threads = self.switch("threads")?;
-        let engine = match (self.engine()?, threads) {
+        let engine = match (self.value("engine")?, threads) {
             (None, true) => Engine::Thread,
             (None, false) => Engine::Process,
             (Some(engine), false) => engine,
@@ -90,7 +90,7 @@ impl Request {
     /// What the CPU matrix runs: each cell a ring of two on its pair of CPUs.
     pub fn matrix(&self) -> Result<MatrixConfig> {
         self.check_door(Door::Matrix)?;
-        if let Some(engine) = self.engine()? {
+        if let Some(engine) = self.value("engine")? {
             crate::matrix::check_engine(engine)?;
         }
         let memory = self.value("memory_node")?.unwrap_or(Memory::Auto);
@@ -130,7 +130,7 @@ impl Request {
             min_time: self
                 .value::<f64>("min_time")?
                 .unwrap_or(crate::stop::PRECISION_MIN_TIME),
-            ..self.base(self.engine_transport(None)?, self.procs()?)?
+            ..self.base(self.engine_transport(None)?, self.required("procs")?)?
         };
         base.validate()?;
         Ok(CacheRequest {
@@ -163,27 +163,13 @@ impl Request {
         })
     }
 
-    fn procs(&self) -> Result<Vec<usize>> {
-        self.value::<Vec<usize>>("procs")?
-            .ok_or_else(|| Error::unexpected("missing required argument: procs"))
-    }
-
-    fn engine(&self) -> Result<Option<Engine>> {
-        self.value("engine")
-    }
-
-    /// The engine (`engine`, or the one given) and its transport (its first when none).
+    /// The engine (`engine`, or the one given) and its transport (its first when none);
+    /// whether they go together is `Config::validate`'s, as every other rule between values.
     fn engine_transport(&self, engine: Option<Engine>) -> Result<(Engine, TransportKind)> {
-        let engine = match engine {
-            Some(e) => e,
-            None => self
-                .engine()?
-                .ok_or_else(|| Error::unexpected("missing required argument: engine"))?,
-        };
+        let engine = engine.map_or_else(|| self.required("engine"), Ok)?;
         let transport = self
             .value("transport")?
             .unwrap_or(engine.default_transport());
-        crate::engine::check_combination(engine, transport)?;
         Ok((engine, transport))
     }
 

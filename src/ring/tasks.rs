@@ -68,16 +68,9 @@ pub fn check_rings(engine: Engine, procs: usize, parallel: usize) -> Result<()> 
 
 /// `pids.max - pids.current` of one cgroup directory, when it has a limit.
 fn cgroup_headroom(dir: &CgroupDir) -> Option<Headroom> {
-    let number = |f: &str| -> Option<u64> {
-        std::fs::read_to_string(dir.path.join(f))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
-    };
-    // "max" does not parse: no limit.
-    let limit = number("pids.max")?;
-    let current = number("pids.current").unwrap_or(0);
+    // "max" is no number: no limit.
+    let limit = dir.number("pids.max")?;
+    let current = dir.number("pids.current").unwrap_or(0);
     Some(Headroom {
         tasks: limit.saturating_sub(current),
         source: format!(
