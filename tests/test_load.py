@@ -86,7 +86,12 @@ def test_a_metadata_key_held_twice_is_refused_naming_where(saved: Path) -> None:
 
 
 def test_a_latency_that_is_not_the_median_of_its_samples_is_refused(saved: Path) -> None:
-    path = _edited(saved, lambda rec: rec["latency_us"].__setitem__(0, 99.0))
+    def planted(rec: dict[str, Any]) -> None:
+        rec["latency_us"][0] = 99.0
+        # A point measured below resolution (under load) says so; 99.0 is not below it.
+        rec["below_resolution"][0] = False
+
+    path = _edited(saved, planted)
     line = _line_of(path, "99.0")
     with pytest.raises(
         ValueError,

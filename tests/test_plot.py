@@ -217,7 +217,9 @@ def test_lat_ctx_log(frame: pd.DataFrame) -> None:
     positive = frame[frame["value"] > 0]
     ax = plot.lat_ctx(positive, log=True).axes[0]
     assert ax.get_yscale() == "log" and ax.get_ylim()[0] > 0
-    below = frame.copy()
+    # From the positive samples: under load a measured point at 3 processes can fall to 0
+    # or below too (5 points, not 4, in run 2 of the two-hog series).
+    below = positive.copy()
     below.loc[below["procs"] == 2, "value"] = -1.0
     fig = plot.lat_ctx(below, log=True)
     assert "4 points ≤ 0 (below resolution) not on the log axis" in title(fig)

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._core import CHANGES, ENGINES, RELATIONS
+from ._core import CHANGES, ENGINES
 from ._field import FLAG, LARGEST, Bad, Field, check_scalar
 from .schema import (
     HOP_PERCENTILES,
     INTERFERENCE_ASKED,
+    MATRIX,
     RING,
     WAKE_PERCENTILES,
     _float,
@@ -59,13 +60,7 @@ TABLE_COLUMNS: dict[str, Field] = {
     "runnable_per_cpu": _float(min=0),
     "source": Field("str"),
     **{k: Field("str") for k in ("kernel", "cpu_model", "ctxbench_version", "date", "test")},
-    # Matrix rows: the cell, its class, where each CPU sits (-1: unknown), its evidence.
-    "cpu_from": _int(min=0),
-    "cpu_to": _int(min=0),
-    "relation": Field("str", choices=RELATIONS),
-    "numa_distance": _int(min=-1),
-    "pass_index": _int(min=0),
-    "started_s": _float(min=0),
+    # Matrix rows: where each CPU of the cell sits (-1: unknown); its arrays are below.
     **{
         f"{what}_{end}": _int(min=-1)
         for what in ("package", "llc", "core", "node", "rank")
@@ -74,10 +69,6 @@ TABLE_COLUMNS: dict[str, Field] = {
     # On a hybrid host: the kind of core of waker and wakee ("P-core", "capacity 381").
     "core_type_from": Field("str"),
     "core_type_to": Field("str"),
-    "memory_node_asked": _int(min=-1),
-    "memory_node_seen": _int(min=-1),
-    "clock_offset_bound_ns": _float(min=0, inf=True),
-    "clock_untrusted": Field("bool"),
     **{percentile_column("wake", k): _float(min=0) for k in WAKE_PERCENTILES},
     # Ring rows recorded with their hops: each point's wake-to-run percentiles.
     **{percentile_column("hop", k): _float(min=0) for k in HOP_PERCENTILES},
@@ -115,6 +106,34 @@ TABLE_COLUMNS.update(
         name: replace(spec, shape=())
         for name, spec in RING.items()
         if (spec.column or spec.config) and name not in TABLE_COLUMNS
+    }
+)
+# The summary every point repeats on its rows, a ring's and a matrix cell's alike.
+POINT_SUMMARY = ("latency_us", "min_us", "cv", "ci_low", "ci_high", "verdict", "below_resolution")
+# A matrix cell's arrays, repeated on each of its rows: the cell, its class, its summary and
+# evidence; each column as ``MATRIX`` declares the array.
+MATRIX_CELL_ARRAYS: tuple[str, ...] = (
+    "cpu_from",
+    "cpu_to",
+    "relation",
+    "numa_distance",
+    "pass_index",
+    "started_s",
+    *POINT_SUMMARY,
+    "stopped",
+    "repetitions_made",
+    "switches_per_hop",
+    "migrations",
+    "memory_node_asked",
+    "memory_node_seen",
+    "clock_offset_bound_ns",
+    "clock_untrusted",
+)
+TABLE_COLUMNS.update(
+    {
+        name: replace(MATRIX[name], shape=())
+        for name in MATRIX_CELL_ARRAYS
+        if name not in TABLE_COLUMNS
     }
 )
 # The columns that name one measured point; a row adds the repetition. "benchmark" keeps a
@@ -157,8 +176,6 @@ def identity_text(value: object) -> str:
 
 # Columns every table has, even one without rows (what ``concat([])`` gives).
 TABLE_REQUIRED = (*POINT_KEY, "repetition", "value", "unit")
-# A point's summary, repeated on each of its rows (a matrix cell's too).
-POINT_SUMMARY = ("latency_us", "min_us", "cv", "ci_low", "ci_high", "verdict", "below_resolution")
 # The cells each kind of row must fill: a ring result, a ping-pong, a point read from xgraph.
 TABLE_ROWS: dict[str, tuple[str, ...]] = {
     "ring": (*TABLE_REQUIRED, "raw_us", "overhead_us", *POINT_SUMMARY),

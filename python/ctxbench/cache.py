@@ -32,6 +32,9 @@ Placement = Union[str, Sequence[int]]
 
 # How a refill can read faster than the streaming read (the core's words, beside its rule).
 REFILL_ABOVE_STREAM: str = _core.REFILL_ABOVE_STREAM
+# What a sweep asks of its rings: those of its parameters that a ring takes too (the rest are
+# its own: the grid, the rounds, the streaming read and the line).
+_RING_ASKED = {p["name"] for p in _core.PARAMETERS if "ring" in p["doors"]} - {"procs"}
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,7 @@ def cache_sweep(
     results of each ring size are written there as it finishes: a failure later keeps them
     (``hostname=False`` as for ``save``).
     """
+    ring = {k: v for k, v in locals().items() if k in _RING_ASKED}
     pd = require("pandas", "cache_sweep")
     if isinstance(sizes_kb, str) and sizes_kb != "auto":
         raise ValueError(f'sizes_kb: expected "auto" or a sequence of ints, got {sizes_kb!r}')
@@ -137,9 +141,6 @@ def cache_sweep(
         [] if isinstance(sizes_kb, str) else listed("sizes_kb", sizes_kb, "sizes in KiB", once=True)
     )
     # The grids, the streaming read and the line: the core's, from the host and its budgets.
-    ring: dict[str, Any] = dict(engine=engine, transport=transport, stride_bytes=stride_bytes,
-                                placement=placement, cpu=cpu, min_time=min_time,
-                                timeout=timeout)  # fmt: skip
     named = None if isinstance(sizes_kb, str) else sizes
     plan = _core.cache_plan(
         counts, named, rounds=rounds, line_bytes=line_bytes, stream_kb=stream_kb, **ring

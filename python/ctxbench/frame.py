@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _core, report
 from ._format import us
-from ._table_schema import POINT_KEY, POINT_SUMMARY, TABLE_REQUIRED
+from ._table_schema import MATRIX_CELL_ARRAYS, POINT_KEY, TABLE_REQUIRED
 from .metadata import COMPARED, FLEET_FIELDS, column_value
 from .schema import CONFIG, INTERFERENCE_ASKED, RING, percentile_column
 
@@ -30,25 +30,6 @@ METADATA_COLUMNS: tuple[str, ...] = (*COMPARED, "date")
 POINT_COLUMNS: tuple[str, ...] = tuple(name for name, spec in RING.items() if spec.column)
 # What was asked (``config=True``), repeated on every row, beyond the point's key above.
 CONFIG_COLUMNS: tuple[str, ...] = tuple(name for name in CONFIG if name not in POINT_KEY)
-
-# A matrix cell's figures, repeated on each of its rows (``_matrix_columns``).
-MATRIX_CELL_ARRAYS: tuple[str, ...] = (
-    "cpu_from",
-    "cpu_to",
-    "relation",
-    "numa_distance",
-    "pass_index",
-    "started_s",
-    *POINT_SUMMARY,
-    "stopped",
-    "repetitions_made",
-    "switches_per_hop",
-    "migrations",
-    "memory_node_asked",
-    "memory_node_seen",
-    "clock_offset_bound_ns",
-    "clock_untrusted",
-)
 
 
 def require(module: str, feature: str, install: str = "'ctxbench[analysis]'") -> Any:
