@@ -381,39 +381,32 @@ record! {
 impl InterferenceRecord {
     fn new(cfg: &Config, achieved: &[Option<Achieved>]) -> Option<Self> {
         let asked = cfg.interference?;
-        let each = |f: &dyn Fn(&Achieved) -> f64| -> Vec<f64> {
-            achieved
-                .iter()
-                .map(|a| a.as_ref().map_or(f64::NAN, f))
-                .collect()
-        };
-        let lists = |f: &dyn Fn(&Achieved) -> Vec<f64>| -> Vec<Vec<f64>> {
-            achieved
-                .iter()
-                .map(|a| a.as_ref().map_or_else(Vec::new, f))
-                .collect()
-        };
         Some(InterferenceRecord {
             asked: asked.into(),
-            span_s: each(&|a| a.span_s),
-            hog_duty: lists(&|a| a.hog_duty.clone()),
-            thrash_duty: each(&|a| a.thrash_duty.unwrap_or(f64::NAN)),
-            thrash_resident_kb: achieved
-                .iter()
-                .map(|a| {
-                    a.as_ref()
-                        .and_then(|a| a.thrash_resident_kb)
-                        .map_or(-1, |kb| kb as i64)
-                })
-                .collect(),
-            ring_duty: lists(&|a| a.ring_duty.clone()),
-            queued_duty: lists(&|a| a.queued_duty.clone()),
-            queued_runnable: achieved
-                .iter()
-                .map(|a| a.as_ref().map_or(-1, |a| a.queued_runnable as i64))
-                .collect(),
+            span_s: per_point(achieved, f64::NAN, |a| a.span_s),
+            hog_duty: per_point(achieved, Vec::new(), |a| a.hog_duty.clone()),
+            thrash_duty: per_point(achieved, f64::NAN, |a| a.thrash_duty.unwrap_or(f64::NAN)),
+            thrash_resident_kb: per_point(achieved, -1, |a| {
+                a.thrash_resident_kb.map_or(-1, |kb| kb as i64)
+            }),
+            ring_duty: per_point(achieved, Vec::new(), |a| a.ring_duty.clone()),
+            queued_duty: per_point(achieved, Vec::new(), |a| a.queued_duty.clone()),
+            queued_runnable: per_point(achieved, -1, |a| a.queued_runnable as i64),
         })
     }
+}
+
+/// `f` of what each point's neighbours achieved, `missing` where none ran.
+fn per_point<T: Clone>(
+    achieved: &[Option<Achieved>],
+    missing: T,
+    f: impl Fn(&Achieved) -> T,
+) -> Vec<T> {
+    let f = &f;
+    achieved
+        .iter()
+        .map(|a| a.as_ref().map_or_else(|| missing.clone(), f))
+        .collect()
 }
 
 /// Per point series as `[repetition][point]`, NaN below a point's last repetition.
