@@ -64,7 +64,7 @@ def test_a_matrix_past_its_deadline_fails_naming_its_worker(
     cluster.start_workers({"m1": {}}, "--preload", str(preload))
     # Small margins on the client, which keeps the deadline: the matrix's timeout is in it.
     monkeypatch.setattr(_fleet_client, "DEADLINE_MARGIN_S", 5.0)
-    monkeypatch.setattr(_fleet_matrix, "REPORT_S", 5.0)
+    monkeypatch.setattr(_fleet_client, "REPORT_S", 5.0)
     asked: list[tuple[float, float]] = []
     rule = _fleet_client.deadline_s
     monkeypatch.setattr(_fleet_matrix, "deadline_s", lambda *a: asked.append(a) or rule(*a))

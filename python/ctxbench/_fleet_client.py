@@ -216,6 +216,19 @@ def deadline_s(estimate: float, timeout: float) -> float:
     return DEADLINE_FACTOR * estimate + timeout + DEADLINE_MARGIN_S
 
 
+def submit_pinned(
+    client: Any, fn: Any, args: tuple[Any, ...], worker_address: str, seconds: float
+) -> tuple[Any, tuple[float, float]]:
+    """``fn(*args, seconds)`` on its designated worker alone (never another, never retried: a
+    point is measured where it was asked), and when the client stops waiting for its word:
+    ``seconds`` and ``REPORT_S`` more, as (monotonic time, seconds)."""
+    future = client.submit(
+        fn, *args, seconds,
+        workers=[worker_address], allow_other_workers=False, pure=False, retries=0,
+    )  # fmt: skip
+    return future, (time.monotonic() + seconds + REPORT_S, seconds)
+
+
 def point_deadline_s(point: grids.GridPoint) -> float:
     """Seconds a worker has for ``point`` (``deadline_s``)."""
     estimate = _core.ring_estimate(point.procs, **point.kwargs)

@@ -11,7 +11,7 @@ from typing import Any
 
 from . import _core
 from ._field import show
-from ._fleet_client import REPORT_S, deadline_s, late, said, wind_down, workers_now
+from ._fleet_client import deadline_s, late, said, submit_pinned, wind_down, workers_now
 from ._progress import progress_bar
 from .record import check_arrived
 
@@ -38,20 +38,10 @@ def matrix_tasks(
         w = designated[machine]
         where = {k: w[k] for k in ("host", "worker", "worker_address")}
         seconds = deadline_s(estimate, timeout)
-        future = client.submit(
-            measure,
-            task,
-            {**where, "machine": machine},
-            version,
-            "matrix",
-            seconds,
-            workers=[w["worker_address"]],
-            allow_other_workers=False,
-            pure=False,
-            retries=0,
-        )
+        args = (task, {**where, "machine": machine}, version, "matrix")
+        future, when = submit_pinned(client, measure, args, w["worker_address"], seconds)
         running[future] = machine
-        due[future] = (time.monotonic() + seconds + REPORT_S, seconds)
+        due[future] = when
     done: dict[str, dict] = {}
     lost: list[str] = []
     bar = progress_bar(progress, len(running), "ctxbench fleet matrix", unit="machine")

@@ -75,6 +75,7 @@ from ._fleet_client import (
     lost_scheduler,
     point_deadline_s,
     said,
+    submit_pinned,
     unfinished,
     wind_down,
     workers_now,
@@ -328,20 +329,10 @@ def _sweep(
                 "machine": machine,
             }
             seconds = point_deadline_s(point)
-            future = client.submit(
-                _measure,
-                {**point.kwargs, "procs": point.procs},
-                where,
-                version,
-                "ring",
-                seconds,
-                workers=[w["worker_address"]],
-                allow_other_workers=False,
-                pure=False,
-                retries=0,
-            )
+            args = ({**point.kwargs, "procs": point.procs}, where, version, "ring")
+            future, when = submit_pinned(client, _measure, args, w["worker_address"], seconds)
             running[future] = (machine, point)
-            due[future] = (time.monotonic() + seconds + REPORT_S, seconds)
+            due[future] = when
             future.add_done_callback(lambda _: arrived.set())
 
         try:
