@@ -24,6 +24,20 @@ pub const MIN_SERIES: usize = 5;
 /// of freedom (t within 5 % of the normal's), and older runs describe a machine that may
 /// have drifted since (kernel updates, firmware, neighbours).
 pub const SERIES_WINDOW: usize = 30;
+/// The most degrees of freedom a new run is judged with: its p-value and intervals come from a
+/// t of min(the series' own degrees of freedom, this), not of the series' n − 1, because a
+/// run's level has heavier tails than a normal's. Each of 1,700 runs of this project's
+/// machine kind (2-process to 16-process rings, quiet and beside a CPU-bound process) judged
+/// against its 30 runs before: |z| beyond 3, 4 and 5 of the series' spread in 3.0 %, 1.3 %
+/// and 0.7 % of runs, where the series' t₂₉ gives 0.5 %, 0.03 % and 0.002 % (the machine moves
+/// between levels a few percent apart, and one run caught in a move is out of its series'
+/// spread by many times). t₄ gives 4.0 %, 1.6 % and 0.7 %: the lightest-tailed t that is not
+/// below the measured tail where Holm's step-down decides (a family of 4 points holds its
+/// first at 1.25 %, about 4 spreads out); t₅ gives 1.0 % there. With the series' own t₂₉,
+/// `compare NEW` beside a CPU-bound process exited 1 in 9 of 100 A/A runs; 205 A/A runs
+/// measured beside one, judged with t₄, exit in 4 of 200 (`benches/series_verdicts.py`, its
+/// tails and `--replay`; docs/accuracy).
+pub const RUN_LEVEL_DF: f64 = 4.0;
 
 /// One point to judge: its series' figures (µs, oldest first) with their relative standard
 /// errors (the same length, or empty where unknown), and the new run's figures (k >= 1).
@@ -150,7 +164,7 @@ fn test(point: &Point) -> Result<std::result::Result<Tested, Judgement>> {
             let m = series.modes[i];
             let se = series.sd * (1.0 / k as f64 + 1.0 / m.runs as f64).sqrt();
             if i == series.main || is_regime(&series, i, k) {
-                stats::t_p_value((new_ln - m.level) / se, series.df)
+                stats::t_p_value((new_ln - m.level) / se, judged_df(&series, i))
             } else {
                 0.0
             }
@@ -181,6 +195,20 @@ fn is_regime(s: &Series, i: usize, k: usize) -> bool {
     i != s.main
         && share.powi(k as i32) >= FAMILY_ALPHA
         && (s.modes[i].level - s.modes[s.main].level).abs() > MODE_GAP.ln_1p()
+}
+
+/// The degrees of freedom a new run is judged with against mode `i` of series `s`: against
+/// the main mode, no more than `RUN_LEVEL_DF` (the measured tails are of runs about their
+/// series' main level); against another regime, the series' own. A run is in a known regime
+/// only where it lies near it: with t₄ there too, a doubling against a series whose modes
+/// merged (spread 11 %) fell within reach of a lone run 29 % up and was "no change (known
+/// mode)" (seeded, 1 point in 1,000) — a false "no change" of a real change is the worse error.
+fn judged_df(s: &Series, i: usize) -> f64 {
+    if i == s.main {
+        s.df.min(RUN_LEVEL_DF)
+    } else {
+        s.df
+    }
 }
 
 /// The judgement of a series too short to judge by: inconclusive, the ratio to its median.
@@ -221,7 +249,7 @@ fn decide(t: Tested, held: Held, threshold: f64) -> Judgement {
     let mut call = Call {
         p_value: t.p_value,
         sd: s.sd,
-        df: s.df,
+        df: judged_df(s, mode),
         ..Call::untested(Why::Decided, m.level.exp(), t.new_ln.exp(), d.exp())
     };
     let (half, equivalent) = call.decide(d, se, held, threshold);
