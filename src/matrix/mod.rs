@@ -27,6 +27,7 @@ use crate::hops::{self, Lane};
 use crate::placement::Placement;
 use crate::result::{summarize, RingSummary};
 use crate::ring as whole;
+use crate::sched::{Policy, Sched};
 use crate::topology::Topology;
 use std::time::Instant;
 
@@ -37,6 +38,19 @@ pub fn check_engine(engine: Engine) -> Result<()> {
             "engine",
             "fibers all run on one thread, so they cannot sit on two CPUs: use 'thread' or \
              'process'",
+        ));
+    }
+    Ok(())
+}
+
+/// The matrix pins each cell's pair to its CPUs: no SCHED_DEADLINE, which the kernel refuses
+/// for pinned tasks.
+pub fn check_sched(sched: Option<&Sched>) -> Result<()> {
+    if sched.is_some_and(|s| s.policy == Policy::Deadline) {
+        return Err(Error::invalid(
+            "policy",
+            "the matrix pins each cell's pair to its CPUs, and the kernel refuses \
+             SCHED_DEADLINE for pinned tasks",
         ));
     }
     Ok(())
@@ -206,10 +220,9 @@ fn chosen_cpus(topo: &Topology, cpus: Option<&[usize]>) -> Result<Vec<usize>> {
 }
 
 /// Everything about `cfg` that this host can refuse, checked before the first cell (the
-/// request checked each value's range); returns the CPUs.
+/// request checked each value and the engine and policy the matrix takes); returns the CPUs.
 pub fn validate(topo: &Topology, cfg: &MatrixConfig) -> Result<Vec<usize>> {
     let engine = cfg.ring.engine;
-    check_engine(engine)?;
     let cpus = chosen_cpus(topo, cfg.cpus.as_deref())?;
     let crossing: Vec<&str> = engine
         .transports()
