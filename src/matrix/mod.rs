@@ -27,7 +27,6 @@ use crate::hops::{self, Lane};
 use crate::placement::Placement;
 use crate::result::{summarize, RingSummary};
 use crate::ring as whole;
-use crate::sched::{Policy, Sched};
 use crate::topology::Topology;
 use std::time::Instant;
 
@@ -38,19 +37,6 @@ pub fn check_engine(engine: Engine) -> Result<()> {
             "engine",
             "fibers all run on one thread, so they cannot sit on two CPUs: use 'thread' or \
              'process'",
-        ));
-    }
-    Ok(())
-}
-
-/// The matrix pins each cell's pair to its CPUs: no SCHED_DEADLINE, which the kernel refuses
-/// for pinned tasks.
-pub fn check_sched(sched: Option<&Sched>) -> Result<()> {
-    if sched.is_some_and(|s| s.policy == Policy::Deadline) {
-        return Err(Error::invalid(
-            "policy",
-            "the matrix pins each cell's pair to its CPUs, and the kernel refuses \
-             SCHED_DEADLINE for pinned tasks",
         ));
     }
     Ok(())
@@ -220,7 +206,7 @@ fn chosen_cpus(topo: &Topology, cpus: Option<&[usize]>) -> Result<Vec<usize>> {
 }
 
 /// Everything about `cfg` that this host can refuse, checked before the first cell (the
-/// request checked each value and the engine and policy the matrix takes); returns the CPUs.
+/// request checked each value, the engine and the policy); returns the CPUs.
 pub fn validate(topo: &Topology, cfg: &MatrixConfig) -> Result<Vec<usize>> {
     let engine = cfg.ring.engine;
     let cpus = chosen_cpus(topo, cfg.cpus.as_deref())?;

@@ -81,10 +81,6 @@ impl Request {
         }
     }
 
-    pub fn door(&self) -> Door {
-        self.door
-    }
-
     /// Gives `name` the value `value`: a `TypeError` where this measurement takes no such
     /// parameter, a `ValueError` naming it and its range where the value is not in it.
     pub fn set(&mut self, name: &str, value: Value) -> Result<&mut Self> {

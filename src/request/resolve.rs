@@ -94,7 +94,7 @@ impl Request {
         let memory = self.value("memory_node")?.unwrap_or(Memory::Auto);
         let ring = self.base(self.engine_transport(None)?, vec![2])?;
         ring.validate()?;
-        crate::matrix::check_sched(ring.sched.as_ref())?;
+        crate::sched::check_matrix(ring.sched.as_ref())?;
         let per_class = self.value::<usize>("per_class")?;
         let full = self.switch("full")?;
         if full && per_class.is_some() {
