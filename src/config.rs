@@ -165,16 +165,21 @@ thread_local! {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn quick(procs: Vec<usize>) -> Config {
+impl Config {
+    /// Test-only: lmbench's ring (`Config::lat_ctx`) at 3 repetitions of 5 ms, what the
+    /// core's tests measure with.
+    pub fn quick(procs: Vec<usize>) -> Config {
         Config {
             min_time: 0.005,
             stop: Stop::Fixed(3),
             ..Config::lat_ctx(procs)
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     /// The rules between values; each value's own range is the request's
     /// (`request::tests::every_range_is_checked_as_the_value_is_given`).
@@ -187,13 +192,13 @@ mod tests {
         bad(
             Config {
                 parallel: 1024,
-                ..quick(vec![100_000])
+                ..Config::quick(vec![100_000])
             },
             "parallel",
         );
         let huge = Config {
             size_kb: usize::MAX,
-            ..quick(vec![2])
+            ..Config::quick(vec![2])
         };
         assert!(huge
             .shape()
@@ -203,11 +208,11 @@ mod tests {
         bad(
             Config {
                 engine: Engine::Fiber,
-                ..quick(vec![2])
+                ..Config::quick(vec![2])
             },
             "transport",
         );
-        assert!(quick(vec![2, 100_000]).validate().is_ok());
+        assert!(Config::quick(vec![2, 100_000]).validate().is_ok());
     }
 
     #[test]

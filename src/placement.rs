@@ -68,8 +68,9 @@ pub enum Named<'a> {
     Cpus(&'a [i64]),
 }
 
-/// A CPU id the kernel's affinity masks can hold.
-fn cpu_id(param: &'static str, id: i64) -> Result<usize> {
+/// A CPU id the kernel's affinity masks can hold: the one rule of a CPU id as a caller gives
+/// it (`cpu`, a placement's list, the matrix's `cpus`); which CPUs exist is the host's to say.
+pub fn cpu_id(param: &'static str, id: i64) -> Result<usize> {
     let max = crate::sys::MAX_CPUS as i64 - 1;
     if (0..=max).contains(&id) {
         Ok(id as usize)
@@ -82,14 +83,6 @@ fn cpu_id(param: &'static str, id: i64) -> Result<usize> {
 }
 
 impl Placement {
-    /// The placement a caller asked for: a policy by name or a list of CPU ids (`None`: the
-    /// default), and the CPU for `single`, which no other policy takes.
-    pub fn from_request(named: Option<Named<'_>>, cpu: Option<i64>) -> Result<Self> {
-        named
-            .map_or(Ok(Placement::Default), Placement::parse)?
-            .with_cpu(cpu)
-    }
-
     /// A placement as a caller names it: a policy's name, or CPU ids.
     pub fn parse(named: Named<'_>) -> Result<Self> {
         Ok(match named {
@@ -110,13 +103,14 @@ impl Placement {
         })
     }
 
-    /// This placement with the CPU `single` was given (None: the first allowed one).
-    pub fn with_cpu(self, cpu: Option<i64>) -> Result<Self> {
+    /// This placement with the CPU `single` was given (None: the first allowed one), an id
+    /// `cpu_id` checked as it was given.
+    pub fn with_cpu(self, cpu: Option<usize>) -> Result<Self> {
         let Some(cpu) = cpu else {
             return Ok(self);
         };
         match self {
-            Placement::Single(_) => Ok(Placement::Single(Some(cpu_id("cpu", cpu)?))),
+            Placement::Single(_) => Ok(Placement::Single(Some(cpu))),
             _ => Err(Error::invalid(
                 "cpu",
                 "only meaningful with placement='single'",
@@ -133,15 +127,14 @@ impl Placement {
 
     /// The name a result records: the policy's, or the CPU list ("[0, 1]").
     pub fn name(&self) -> String {
+        if let Placement::List(c) = self {
+            return format!("{c:?}");
+        }
         let same =
             |make: &Make| std::mem::discriminant(&make(None)) == std::mem::discriminant(self);
-        match POLICIES.iter().find(|(_, make)| same(make)) {
-            Some((name, _)) => (*name).into(),
-            None => match self {
-                Placement::List(c) => format!("{c:?}"),
-                _ => unreachable!("every placement but a list is a policy of the table"),
-            },
-        }
+        // Every placement but a list is a policy of the table: the fallback is never taken.
+        let policy = POLICIES.iter().find(|(_, make)| same(make));
+        policy.map_or_else(|| format!("{self:?}"), |(name, _)| (*name).into())
     }
 
     /// The CPU `single` was given, if any.
@@ -332,16 +325,17 @@ mod tests {
                 ..
             }
         ));
-        let named = |p, cpu| Placement::from_request(Some(p), cpu);
+        let named = |p, cpu| Placement::parse(p).and_then(|p| p.with_cpu(cpu));
         assert!(named(Named::Policy("nowhere"), None).is_err());
         assert!(matches!(
             named(Named::Policy("spread"), Some(0)),
             Err(Error::Invalid { param: "cpu", .. })
         ));
         assert!(matches!(
-            Placement::from_request(None, Some(0)),
+            Placement::Default.with_cpu(Some(0)),
             Err(Error::Invalid { param: "cpu", .. })
         ));
+        assert!(cpu_id("cpu", -1).is_err() && cpu_id("cpu", crate::sys::MAX_CPUS as i64).is_err());
         assert!(matches!(
             named(Named::Cpus(&[0, 4096]), None),
             Err(Error::Invalid {
@@ -361,7 +355,7 @@ mod tests {
         let names: Vec<&str> = policies().collect();
         assert_eq!(names, ["default", "single", "spread", "balanced"]);
         for name in names {
-            let p = Placement::from_request(Some(Named::Policy(name)), None).unwrap();
+            let p = Placement::parse(Named::Policy(name)).unwrap();
             assert_eq!(p.name(), name);
         }
         assert_eq!(Placement::Single(Some(3)).name(), "single");

@@ -422,6 +422,19 @@ pub fn check_run(s: &Sched, transport: TransportKind, placement: &Placement) -> 
     Ok(())
 }
 
+/// Refuses SCHED_DEADLINE for the CPU matrix, which pins each cell's pair to its CPUs (the
+/// kernel refuses it for pinned tasks, as `check_run` says of a placement).
+pub fn check_matrix(s: Option<&Sched>) -> Result<()> {
+    if s.is_some_and(|s| s.policy == Policy::Deadline) {
+        return Err(Error::invalid(
+            "policy",
+            "the matrix pins each cell's pair to its CPUs, and the kernel refuses \
+             SCHED_DEADLINE for pinned tasks",
+        ));
+    }
+    Ok(())
+}
+
 /// What decides whether a policy is permitted here, read from the machine (`Host::this`)
 /// or, in tests, from fixture files.
 #[derive(Debug, Clone)]

@@ -206,10 +206,9 @@ fn chosen_cpus(topo: &Topology, cpus: Option<&[usize]>) -> Result<Vec<usize>> {
 }
 
 /// Everything about `cfg` that this host can refuse, checked before the first cell (the
-/// request checked each value's range); returns the CPUs.
+/// request checked each value, the engine and the policy); returns the CPUs.
 pub fn validate(topo: &Topology, cfg: &MatrixConfig) -> Result<Vec<usize>> {
     let engine = cfg.ring.engine;
-    check_engine(engine)?;
     let cpus = chosen_cpus(topo, cfg.cpus.as_deref())?;
     let crossing: Vec<&str> = engine
         .transports()

@@ -250,12 +250,7 @@ pub fn history(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Option<Vec<EarlierRun>>>>
                 return Ok(None);
             }
             let (figures, ses, ages): (Vec<f64>, Vec<f64>, Vec<f64>) = p.extract()?;
-            earlier_runs(figures, ses, ages).map(Some)
+            Ok(Some(EarlierRun::series(&figures, &ses, &ages)?))
         })
         .collect()
-}
-
-/// One point's history as runs (`EarlierRun::series` refuses lists of unequal length).
-pub fn earlier_runs(figures: Vec<f64>, ses: Vec<f64>, ages: Vec<f64>) -> PyResult<Vec<EarlierRun>> {
-    Ok(EarlierRun::series(&figures, &ses, &ages)?)
 }

@@ -11,7 +11,7 @@ use crate::request::Door;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pythonize::pythonize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// What `cache_sweep(procs, sizes_kb, **kwargs)` would measure on the host (`sizes_kb` None:
 /// each ring size's automatic grid), and what it would hold and take.
@@ -67,15 +67,11 @@ fn ring_estimate<'py>(
 #[pyo3(signature = (sysfs=None, proc=None, boot=None))]
 fn restrictions<'py>(
     py: Python<'py>,
-    sysfs: Option<&str>,
-    proc: Option<&str>,
-    boot: Option<&str>,
+    sysfs: Option<PathBuf>,
+    proc: Option<PathBuf>,
+    boot: Option<PathBuf>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let host = Host::given(
-        sysfs.map(Path::new),
-        proc.map(Path::new),
-        boot.map(Path::new),
-    );
+    let host = Host::given(sysfs.as_deref(), proc.as_deref(), boot.as_deref());
     Ok(pythonize(py, &detect(&host))?)
 }
 
@@ -84,12 +80,8 @@ fn restrictions<'py>(
 /// None where no limit is found.
 #[pyfunction]
 #[pyo3(signature = (sysfs=None, proc=None, boot=None))]
-fn cpu_quota(sysfs: Option<&str>, proc: Option<&str>, boot: Option<&str>) -> Option<f64> {
-    let host = Host::given(
-        sysfs.map(Path::new),
-        proc.map(Path::new),
-        boot.map(Path::new),
-    );
+fn cpu_quota(sysfs: Option<PathBuf>, proc: Option<PathBuf>, boot: Option<PathBuf>) -> Option<f64> {
+    let host = Host::given(sysfs.as_deref(), proc.as_deref(), boot.as_deref());
     quota(&host).map(|q| q.cpus())
 }
 

@@ -1,9 +1,9 @@
 //! The core's statistics and small questions, for the Python side: a point's estimate, a
 //! comparison's word, a judgement against a series, a run level, a plan, a workload's checksum, a placement's name.
 
-use super::convert::{earlier_runs, int, request};
+use super::convert::{int, request};
 use crate::request::{Door, Kind};
-use crate::stats::{self, Layout, RunLevel};
+use crate::stats::{self, EarlierRun, Layout, RunLevel};
 use crate::verdict::RunSide;
 use crate::{judge, verdict};
 use pyo3::exceptions::PyValueError;
@@ -21,7 +21,7 @@ fn run_level(
     rel_se: Vec<f64>,
     ages_s: Vec<f64>,
 ) -> PyResult<Bound<'_, PyAny>> {
-    let level = stats::run_level(&earlier_runs(log_figures, rel_se, ages_s)?);
+    let level = stats::run_level(&EarlierRun::series(&log_figures, &rel_se, &ages_s)?);
     Ok(pythonize(py, &level)?)
 }
 

@@ -4,14 +4,14 @@
 use numpy::{IntoPyArray, PyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use std::path::Path;
+use std::path::PathBuf;
 
 /// The machine's topology as sysfs under `sysfs` describes it (default: the host's,
 /// `host::sysfs_root`).
 #[pyfunction]
 #[pyo3(signature = (sysfs=None))]
-fn topology<'py>(py: Python<'py>, sysfs: Option<&str>) -> PyResult<Bound<'py, PyDict>> {
-    let t = crate::host::topology_of(sysfs.map(Path::new))?;
+fn topology<'py>(py: Python<'py>, sysfs: Option<PathBuf>) -> PyResult<Bound<'py, PyDict>> {
+    let t = crate::host::topology_of(sysfs.as_deref())?;
     let table = t.table(true);
     let d = PyDict::new(py);
     d.set_item("sysfs", table.sysfs)?;

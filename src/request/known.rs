@@ -6,7 +6,7 @@
 use super::params::Tuple;
 use super::{Door, Preset};
 use crate::engine::Engine;
-use crate::{ab, cache, config, host, interference, matrix, observer, placement, sched, stats};
+use crate::{ab, cache, config, host, interference, matrix, placement, stats};
 use crate::{judge, stop, sys};
 use crate::{topology, verdict};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -88,14 +88,11 @@ pub fn known() -> Vec<(&'static str, Known)> {
         ("MAX_PROCS", int(config::MAX_PROCS)),
         ("MAX_POINTS", int(config::MAX_POINTS)),
         ("MAX_CPUS", int(sys::MAX_CPUS)),
-        (
-            "ENGINES",
-            Names(Engine::ALL.iter().map(|e| e.name()).collect()),
-        ),
+        ("ENGINES", Names(super::Names::Engines.names())),
         ("TRANSPORTS", Known::ByName(transports.collect())),
         ("PLACEMENTS", Names(placement::policies().collect())),
-        ("COUNTERS", Names(observer::Observer::NAMES.to_vec())),
-        ("POLICIES", Names(sched::Policy::NAMES.to_vec())),
+        ("COUNTERS", Names(super::Names::Counters.names())),
+        ("POLICIES", Names(super::Names::Policies.names())),
         ("INTERFERENCE_KEYS", Names(interference::KEYS.to_vec())),
         ("CHANGES", Names(verdict::Change::NAMES.to_vec())),
         ("AB_STOPS", Names(ab::Stopped::NAMES.to_vec())),

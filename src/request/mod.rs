@@ -20,7 +20,7 @@ use crate::error::{Error, Limit, Result};
 use crate::interference::Interference;
 use crate::matrix::Memory;
 use crate::observer::Observer;
-use crate::placement::{Named, Placement};
+use crate::placement::{cpu_id, Named, Placement};
 use crate::sched::Policy;
 use crate::stats::EarlierRun;
 pub use crate::stop::Preset;
@@ -44,9 +44,9 @@ pub enum Value {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Parsed {
     Switch(bool),
-    /// A count within its limit.
+    /// A count within its limit, or a CPU id.
     Count(usize),
-    /// A signed number within its limit, or a CPU id.
+    /// A signed number within its limit.
     Int(i64),
     Real(f64),
     /// Counts, sizes or CPU ids, each within its limit.
@@ -79,10 +79,6 @@ impl Request {
             door,
             given: Vec::new(),
         }
-    }
-
-    pub fn door(&self) -> Door {
-        self.door
     }
 
     /// Gives `name` the value `value`: a `TypeError` where this measurement takes no such
@@ -220,8 +216,10 @@ fn parse(param: &Param, value: Value) -> Result<Option<Parsed>> {
         (Kind::Placement, Value::Ints(ids)) => {
             Parsed::Placement(Placement::parse(Named::Cpus(&ids))?)
         }
-        (Kind::Cpu, Value::Int(i)) => Parsed::Int(i),
-        (Kind::Cpus, Value::Ints(v)) => Parsed::Counts(cpu_ids(name, &v)?),
+        (Kind::Cpu, Value::Int(i)) => Parsed::Count(cpu_id(name, i)?),
+        (Kind::Cpus, Value::Ints(v)) => {
+            Parsed::Counts(v.iter().map(|&i| cpu_id(name, i)).collect::<Result<_>>()?)
+        }
         (Kind::Memory, Value::Name(n)) => Parsed::Memory(Memory::parse(&n)?),
         (Kind::Memory, Value::Int(n)) => Parsed::Memory(Memory::of_node(n)?),
         (Kind::History, Value::Runs(r)) => Parsed::Runs(r),
@@ -237,16 +235,6 @@ fn parse(param: &Param, value: Value) -> Result<Option<Parsed>> {
 /// Each of `given` in `limit`.
 fn counts(limit: Limit<u64>, given: &[i64]) -> Result<Vec<usize>> {
     given.iter().map(|&n| limit.count(n)).collect()
-}
-
-/// CPU ids as `param` lists them: each >= 0 (which exist is the host's to say).
-fn cpu_ids(param: &'static str, ids: &[i64]) -> Result<Vec<usize>> {
-    ids.iter()
-        .map(|&id| {
-            usize::try_from(id)
-                .map_err(|_| Error::invalid(param, format!("CPU ids are >= 0, got {id}")))
-        })
-        .collect()
 }
 
 impl Names {

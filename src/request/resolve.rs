@@ -90,19 +90,11 @@ impl Request {
     /// What the CPU matrix runs: each cell a ring of two on its pair of CPUs.
     pub fn matrix(&self) -> Result<MatrixConfig> {
         self.check_door(Door::Matrix)?;
-        if let Some(engine) = self.value("engine")? {
-            crate::matrix::check_engine(engine)?;
-        }
+        crate::matrix::check_engine(self.required("engine")?)?;
         let memory = self.value("memory_node")?.unwrap_or(Memory::Auto);
         let ring = self.base(self.engine_transport(None)?, vec![2])?;
         ring.validate()?;
-        if ring.sched.is_some_and(|s| s.policy == Policy::Deadline) {
-            return Err(Error::invalid(
-                "policy",
-                "the matrix pins each cell's pair to its CPUs, and the kernel refuses \
-                 SCHED_DEADLINE for pinned tasks",
-            ));
-        }
+        crate::sched::check_matrix(ring.sched.as_ref())?;
         let per_class = self.value::<usize>("per_class")?;
         let full = self.switch("full")?;
         if full && per_class.is_some() {

@@ -141,6 +141,15 @@ fn every_range_is_checked_as_the_value_is_given() {
     refused("max_time", Value::Real(0.0));
     let precise = with(ring(&[2]), "precision", Value::Real(0.01));
     assert!(with(precise, "max_time", Value::Real(1.0)).ring().is_ok());
+    // A sweep of one round has no interval: its rounds are refused here, not by the sweep.
+    let one_round = Request::new(Door::Cache).set("rounds", Value::Int(1)).err();
+    assert!(matches!(
+        one_round,
+        Some(Error::Invalid {
+            param: "rounds",
+            ..
+        })
+    ));
 }
 
 #[test]
@@ -165,6 +174,13 @@ fn the_matrix_measures_threads_over_futexes_by_default() {
         (Engine::Thread, TransportKind::Futex)
     );
     assert_eq!((m.cpus, m.per_class, m.passes), (None, None, 1));
+    let refused = |name: &str, value: &str| {
+        let mut r = Request::new(Door::Matrix);
+        r.set(name, Value::Name(value.into())).unwrap();
+        r.matrix().unwrap_err().to_string()
+    };
+    assert!(refused("engine", "fiber").starts_with("engine: fibers all run on one thread"));
+    assert!(refused("policy", "deadline").starts_with("policy: the matrix pins"));
 }
 
 /// Every defaulted parameter of `door`, given its table default explicitly.

@@ -88,19 +88,11 @@ mod tests {
     use crate::placement::Placement;
     use crate::stop::Stop;
 
-    fn quick(procs: Vec<usize>) -> Config {
-        Config {
-            min_time: 0.005,
-            stop: Stop::Fixed(3),
-            ..Config::lat_ctx(procs)
-        }
-    }
-
     #[test]
     fn ring_measures_every_count() {
         let cfg = Config {
             size_kb: 16,
-            ..quick(vec![2, 3, 8])
+            ..Config::quick(vec![2, 3, 8])
         };
         let points = run(&cfg, &mut || false).unwrap();
         assert_eq!(points.len(), 3);
@@ -124,7 +116,7 @@ mod tests {
         let cfg = Config {
             placement: Placement::Single(None),
             parallel: 2,
-            ..quick(vec![4])
+            ..Config::quick(vec![4])
         };
         let first = sys::allowed_cpus().unwrap()[0] as i32;
         let p = &run(&cfg, &mut || false).unwrap()[0];
@@ -138,7 +130,7 @@ mod tests {
         let long = Config {
             min_time: 0.05,
             stop: Stop::Fixed(20),
-            ..quick(vec![4])
+            ..Config::quick(vec![4])
         };
         let mut calls = 0;
         let e = run(&long, &mut || {
@@ -155,7 +147,7 @@ mod tests {
             let cfg = Config {
                 engine,
                 transport: TransportKind::Condvar,
-                ..quick(vec![2, 4])
+                ..Config::quick(vec![2, 4])
             };
             let points = run(&cfg, &mut || false).unwrap();
             assert!(points.iter().all(|p| p.work_verified), "{engine:?}");
