@@ -41,7 +41,8 @@ class Field:
     # TypedDict in ``_core.pyi`` (written from ``fields``, or one the stub declares by hand);
     # the stub's annotation where no rule gives it; the strings the core gives today (the
     # stub's ``Literal``, not checked in files, so that a newer ctxbench's values still load);
-    # and a per-point array that the tidy table repeats as a column of the same name.
+    # and an entry the tidy table repeats as a column of the same name on its rows (a ring's
+    # per-point array, a matrix cell's, a ping-pong's figure).
     ragged: bool = False
     unsigned: bool = False
     name: str | None = None

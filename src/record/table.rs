@@ -8,12 +8,12 @@
 //! array (`[P,R]`: points, repetitions, cells `C`, any `*`, a count, or another field's name)
 //! and its flags (`min=0`, `nan`, `inf` (+inf only), `holes` (null entries: no sample), `null`
 //! (null although the type is not an `Option`: older files), `optional` (older files lack
-//! it), `ragged`, `unsigned`, `column` (a column of the tidy table), `config` (what was asked;
-//! on a flattened field, of all its fields), `opaque` (an object whose fields are not
-//! checked), `oneof=a|b` or `oneof=ENGINES` (checked values; an upper-case name is the list
-//! `_core` exports), `literal=a|b` (the stub's values, not checked), `alias=_Name` (the stub's
-//! name for the strings or the object), `keys=p50|p90` (an object of these keys, each an
-//! array as the levels say).
+//! it), `ragged`, `unsigned`, `column` (repeated by name on its rows of the tidy table),
+//! `config` (what was asked; on a flattened field, of all its fields), `opaque` (an object
+//! whose fields are not checked), `oneof=a|b` or `oneof=ENGINES` (checked values; an
+//! upper-case name is the list `_core` exports), `literal=a|b` (the stub's values, not
+//! checked), `alias=_Name` (the stub's name for the strings or the object), `keys=p50|p90`
+//! (an object of these keys, each an array as the levels say).
 
 use crate::request::{known, Known};
 use serde::Serialize;
