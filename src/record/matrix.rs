@@ -1,8 +1,10 @@
 //! The CPU matrix's record: what was asked, then one entry per cell in every per-cell array,
-//! in the order the cells were measured.
+//! in the order the cells were measured, and the topology it was measured on.
 
 use super::by_repetition;
+use crate::fields::record;
 use crate::matrix::{Cell, Matrix, MatrixConfig};
+use crate::topology::Table;
 
 record! {
     /// A CPU×CPU matrix: what was asked, then one entry per cell (`cpu_from` -> `cpu_to`).
@@ -62,6 +64,8 @@ record! {
         pub warnings: Vec<String> = "",
         #[serde(flatten)]
         pub sched: super::SchedRecord = "",
+        /// The machine's topology the cells were measured on (its relations left out).
+        pub topology: Table = "",
     }
 }
 
@@ -70,8 +74,8 @@ fn known<T: TryInto<i64>>(v: Option<T>) -> i64 {
 }
 
 impl MatrixRecord {
-    /// The record of `m`, measured as `cfg` asked, started at `started_unix_s`.
-    pub fn new(cfg: &MatrixConfig, m: &Matrix, started_unix_s: f64) -> Self {
+    /// The record of `m`, measured as `cfg` asked on `topology`, started at `started_unix_s`.
+    pub fn new(cfg: &MatrixConfig, m: &Matrix, topology: Table, started_unix_s: f64) -> Self {
         let r = &cfg.ring;
         let rule = r.stop.rule();
         let cells = &m.cells;
@@ -161,6 +165,7 @@ impl MatrixRecord {
                 .first()
                 .and_then(|c| c.summary.sched)
                 .map_or_else(|| super::SchedRecord::asked(r), Into::into),
+            topology,
         }
     }
 }

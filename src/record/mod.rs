@@ -7,12 +7,12 @@
 
 use crate::clock::Tsc;
 use crate::config::Config;
+use crate::fields::record;
 use crate::interference::Achieved;
 use crate::measure::Phases;
 use crate::result::{HopSummary, PingPong, PointStats, RingSummary};
 use crate::sched::{self, Policy, Sched};
 
-#[macro_use]
 pub mod table;
 
 /// Named series as a map in their order ("p50" before "max"), or null.
