@@ -1,8 +1,8 @@
 //! A record's fields, declared once beside its serde struct: `record!` writes the struct and
 //! its table of fields (`FIELDS`: each field's name, its type as the Rust type says it, what
 //! the type cannot say and its doc). Every module that owns a record's type declares it so
-//! (`record/`, a matrix's topology); `record::table` reads the tables into `_core.RECORDS` and
-//! lists the words of a field's spec.
+//! (`record/`, a matrix's topology, the neighbours asked); `record::table` reads the tables
+//! into `_core.RECORDS` and lists the words of a field's spec.
 
 /// A field's type as its Rust type says it: a scalar kind (or "dict", with fields), how many
 /// lists deep, whether null is a value, and the object's stub name.

@@ -19,22 +19,13 @@ use crate::request::{known, Known};
 use serde::Serialize;
 
 /// An array's level: a count, a name the record binds (a scalar field of that name, else the
-/// first array using it), or any length.
-#[derive(Debug, Clone, PartialEq)]
+/// first array using it), or any length (null).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
 pub enum Level {
     Count(usize),
     Named(String),
     Any,
-}
-
-impl Serialize for Level {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Level::Count(n) => s.serialize_u64(*n as u64),
-            Level::Named(name) => s.serialize_str(name),
-            Level::Any => s.serialize_none(),
-        }
-    }
 }
 
 /// A field as `_core.RECORDS` gives it: `ctxbench._field.Field`'s arguments, its name and doc.
