@@ -7,6 +7,8 @@ ratios.
     python benches/series_verdicts.py --runs 60 --power-runs 30
     python benches/series_verdicts.py --cli --runs 105  # A/A through `sweep` + `compare NEW`
     python benches/series_verdicts.py --calls          # and each A/A call with its series
+    python benches/series_verdicts.py --save-runs aa.json    # keep the A/A runs ...
+    python benches/series_verdicts.py --replay aa.json       # ... and judge them again
 
 Measured for real, each run a default precision-mode ``ctxbench.ring`` (``history=False``)
 pinned to one CPU (``placement="single"``):
@@ -18,6 +20,10 @@ pinned to one CPU (``placement="single"``):
   ``MIN_SERIES``-th run on.
   Printed: the share of runs where ``compare`` would exit 1 (any point "slower") and where
   any point was called (slower or faster), with the binomial 95 % upper bound of each.
+- Tails: each A/A run from the 31st on, each point alone, judged against the 30 runs before
+  it; its distance from the series' level in the series' spreads (|z|). Printed: how often
+  |z| exceeds 3, 4 and 5, beside what a t of the degrees of freedom the judge used (the core's
+  ``RUN_LEVEL_DF``) and of the series' own (29) give: the evidence for the judge's tails.
 - Power: ``--power-runs`` runs each of the ``CONFIGS`` (rings of 2, pinned), in a fresh
   random order each round; each pair's true ratio is first established from all its runs
   pooled (the ratio of medians of run figures), which also says which side is slower. Then
@@ -32,9 +38,11 @@ other processes use, runs spread more and fall into modes more often than on a q
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -98,19 +106,30 @@ def upper95(k: int, n: int) -> float:
     return (centre + half) / (1 + z * z / n)
 
 
-def aa(runs: int, max_time: float | None) -> None:
-    """The A/A exit rate against a filling series."""
-    asked = {**PINNED, **({"max_time": max_time} if max_time else {})}
-    print(f"A/A: {runs} runs of ring {' '.join(map(str, SWEEP))} pinned; {load()}")
-    made = [ctxbench.ring(list(SWEEP), history=False, **asked) for _ in range(runs)]
-    values = [figures(r) for r in made]
-    errors = [rel_se(r) for r in made]
-    loads = [r.metadata.get("runnable_per_cpu") for r in made]
+def aa(runs: int, max_time: float | None, save: Path | None, replay: Path | None) -> None:
+    """The A/A exit rate against a filling series (its runs measured, or replayed from a file
+    ``--save-runs`` wrote: the same runs judged again by another build of the judge)."""
+    if replay:
+        kept = json.loads(replay.read_text())
+        values, errors, loads = kept["values"], kept["errors"], kept["loads"]
+        print(f"A/A: {len(values)} runs replayed from {replay} (measured {kept['when']})")
+    else:
+        asked = {**PINNED, **({"max_time": max_time} if max_time else {})}
+        print(f"A/A: {runs} runs of ring {' '.join(map(str, SWEEP))} pinned; {load()}")
+        made = [ctxbench.ring(list(SWEEP), history=False, **asked) for _ in range(runs)]
+        values = [figures(r) for r in made]
+        errors = [rel_se(r) for r in made]
+        loads = [r.metadata.get("runnable_per_cpu") for r in made]
+    if save:
+        when = f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {load()}"
+        kept = {"when": when, "values": values, "errors": errors, "loads": loads}
+        save.write_text(json.dumps(kept))
     for comparable in (True, False):
         judge_all(values, errors, loads, comparable)
     spread = [np.std(np.log([v[p] for v in values if v[p] > 0]), ddof=1) for p in range(len(SWEEP))]
     print("  spread of run figures (ln sd) per procs: "
           + ", ".join(f"{n}: {s:.3f}" for n, s in zip(SWEEP, spread)))  # fmt: skip
+    tails(values)
     print(f"  after: {load()}")
 
 
@@ -185,6 +204,39 @@ def judge_all(values: list, errors: list, loads: list, comparable: bool) -> None
     )
 
 
+def tails(values: list) -> None:
+    """How far each run lies from its series' level, in the series' spreads, against t."""
+    window = _core.SERIES_WINDOW
+    z, judged_df = [], math.nan
+    for i in range(window, len(values)):
+        for p in range(len(SWEEP)):
+            base = [values[j][p] for j in range(i - window, i) if values[j][p] > 0]
+            if values[i][p] <= 0 or len(base) < _core.MIN_SERIES:
+                continue
+            j = _core.judge_series([(base, [], [values[i][p]])], _core.DEFAULT_PRECISION)[0]
+            if math.isfinite(j["sd"]) and j["sd"] > 0:
+                z.append(abs(math.log(j["ratio"])) / (j["sd"] * math.sqrt(1 + 1 / len(base))))
+                judged_df = j["df"]
+    if not z:
+        print("  tails: too few runs (needs more than the series window)")
+        return
+    beyond = (3.0, 4.0, 5.0)
+    seen = ", ".join(f">{b:g}: {np.mean(np.array(z) > b):.1%}" for b in beyond)
+    print(f"  tails: |z| of {len(z)} runs against their {window} before: {seen}")
+    for df in (judged_df, window - 1.0):
+        print(f"    t{df:g}: " + ", ".join(f">{b:g}: {t_beyond(b, df):.2%}" for b in beyond))
+
+
+def t_beyond(x: float, df: float) -> float:
+    """P(|T| > x) for Student's t of ``df`` degrees of freedom (Simpson's rule on [0, x])."""
+    c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    steps = 2000
+    h = x / steps
+    pdf = [math.exp(c - (df + 1) / 2 * math.log1p((k * h) ** 2 / df)) for k in range(steps + 1)]
+    inner = sum(pdf[k] * (4 if k % 2 else 2) for k in range(1, steps))
+    return 1.0 - 2.0 * h / 3.0 * (pdf[0] + inner + pdf[-1])
+
+
 def power(runs: int, draws: int, rng: np.random.Generator, max_time: float | None) -> None:
     """Power at the pairs' established ratios."""
     asked = {**PINNED, **({"max_time": max_time} if max_time else {})}
@@ -241,6 +293,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--cli", action="store_true", help="the A/A through the CLI only")
     p.add_argument("--calls", action="store_true", help="print each A/A call with its series")
+    p.add_argument("--save-runs", type=Path, help="keep the A/A runs' figures in this JSON file")
+    p.add_argument("--replay", type=Path, help="judge the A/A runs a --save-runs file kept")
     args = p.parse_args(argv)
     global CALLS
     CALLS = args.calls
@@ -253,7 +307,9 @@ def main(argv: list[str] | None = None) -> int:
         args.runs, args.power_runs, args.draws = 8, 6, 50
     print(f"ctxbench {ctxbench.__version__}; FAMILY_ALPHA {_core.FAMILY_ALPHA}, "
           f"MIN_SERIES {_core.MIN_SERIES}, SERIES_WINDOW {_core.SERIES_WINDOW}")  # fmt: skip
-    aa(args.runs, max_time)
+    aa(args.runs, max_time, args.save_runs, args.replay)
+    if args.replay:
+        return 0
     power(args.power_runs, args.draws, rng, max_time)
     return 0
 

@@ -10,7 +10,7 @@
 //! runs, since that spread is what the interval is made of. Every point of one call is one
 //! family held by Holm's step-down (why Holm: `judge`).
 
-use super::{check, holm, positive, Call, Held, FAMILY_ALPHA};
+use super::{check, holm, mean_sd, positive, Call, Held, FAMILY_ALPHA};
 use crate::error::{Error, Result};
 use crate::stats::{self, Series, MODE_GAP};
 use crate::verdict::{needed_half_width, Change, Why, MAX_PLANNED};
@@ -24,6 +24,20 @@ pub const MIN_SERIES: usize = 5;
 /// of freedom (t within 5 % of the normal's), and older runs describe a machine that may
 /// have drifted since (kernel updates, firmware, neighbours).
 pub const SERIES_WINDOW: usize = 30;
+/// The most degrees of freedom a new run is judged with: its p-value and intervals come from a
+/// t of min(the series' own degrees of freedom, this), not of the series' n − 1, because a
+/// run's level has heavier tails than a normal's. Each of 1,700 runs of this project's
+/// machine kind (2-process to 16-process rings, quiet and beside a CPU-bound process) judged
+/// against its 30 runs before: |z| beyond 3, 4 and 5 of the series' spread in 3.0 %, 1.3 %
+/// and 0.7 % of runs, where the series' t₂₉ gives 0.5 %, 0.03 % and 0.002 % (the machine moves
+/// between levels a few percent apart, and one run caught in a move is out of its series'
+/// spread by many times). t₄ gives 4.0 %, 1.6 % and 0.7 %: the lightest-tailed t that is not
+/// below the measured tail where Holm's step-down decides (a family of 4 points holds its
+/// first at 1.25 %, about 4 spreads out); t₅ gives 1.0 % there. With the series' own t₂₉,
+/// `compare NEW` beside a CPU-bound process exited 1 in 9 of 100 A/A runs; 205 A/A runs
+/// measured beside one, judged with t₄, exit in 4 of 200 (`benches/series_verdicts.py`, its
+/// tails and `--replay`; docs/accuracy).
+pub const RUN_LEVEL_DF: f64 = 4.0;
 
 /// One point to judge: its series' figures (µs, oldest first) with their relative standard
 /// errors (the same length, or empty where unknown), and the new run's figures (k >= 1).
@@ -105,6 +119,7 @@ struct Tested {
     series: Series,
     runs: usize,
     new_ln: f64,
+    new_sd: f64,
     k: usize,
     p_by_mode: Vec<f64>,
     p_value: f64,
@@ -135,7 +150,7 @@ fn test(point: &Point) -> Result<std::result::Result<Tested, Judgement>> {
     } else {
         &rel_se[from..]
     };
-    let new_ln = point.new.iter().map(|v| v.ln()).sum::<f64>() / point.new.len() as f64;
+    let (new_ln, new_sd) = mean_sd(&point.new.iter().map(|v| v.ln()).collect::<Vec<_>>());
     let series = (ln.len() >= MIN_SERIES)
         .then(|| stats::series(&ln, rel_se))
         .flatten();
@@ -150,7 +165,7 @@ fn test(point: &Point) -> Result<std::result::Result<Tested, Judgement>> {
             let m = series.modes[i];
             let se = series.sd * (1.0 / k as f64 + 1.0 / m.runs as f64).sqrt();
             if i == series.main || is_regime(&series, i, k) {
-                stats::t_p_value((new_ln - m.level) / se, series.df)
+                stats::t_p_value((new_ln - m.level) / se, judged_df(&series, i))
             } else {
                 0.0
             }
@@ -161,10 +176,28 @@ fn test(point: &Point) -> Result<std::result::Result<Tested, Judgement>> {
         series,
         runs: ln.len(),
         new_ln,
+        new_sd,
         k,
         p_by_mode,
         p_value,
     }))
+}
+
+/// The standard error "no change" is read with: the prediction's `se`, unless the k new runs
+/// scatter more than the series' runs, when their own spread stands for theirs. The series'
+/// spread is what a run of the same code shows; a change can widen it (a configuration whose
+/// runs fall into a fast and a slow mode), and k runs drawn from a 1.048x configuration whose
+/// runs spread 2.9 % against a series spread 1.6 % landed within 1 % of it and were "no
+/// change" on the series' spread in 1 of 400 draws (benches/series_verdicts.py, 2026-12-06).
+/// Only the word "no change" reads it: a wider spread of the new runs never makes a call.
+fn equivalence_se(t: &Tested, mode_runs: usize, se: f64) -> f64 {
+    // One new run (k = 1) has no spread of its own: NaN, never wider.
+    if t.new_sd > t.series.sd {
+        let (base, new) = (t.series.sd.powi(2), t.new_sd.powi(2));
+        (base / mode_runs as f64 + new / t.k as f64).sqrt()
+    } else {
+        se
+    }
 }
 
 /// Whether mode `i` is a regime apart from the series' main one for `k` new runs: as far
@@ -181,6 +214,20 @@ fn is_regime(s: &Series, i: usize, k: usize) -> bool {
     i != s.main
         && share.powi(k as i32) >= FAMILY_ALPHA
         && (s.modes[i].level - s.modes[s.main].level).abs() > MODE_GAP.ln_1p()
+}
+
+/// The degrees of freedom a new run is judged with against mode `i` of series `s`: against
+/// the main mode, no more than `RUN_LEVEL_DF` (the measured tails are of runs about their
+/// series' main level); against another regime, the series' own. A run is in a known regime
+/// only where it lies near it: with t₄ there too, a doubling against a series whose modes
+/// merged (spread 11 %) fell within reach of a lone run 29 % up and was "no change (known
+/// mode)" (seeded, 1 point in 1,000) — a false "no change" of a real change is the worse error.
+fn judged_df(s: &Series, i: usize) -> f64 {
+    if i == s.main {
+        s.df.min(RUN_LEVEL_DF)
+    } else {
+        s.df
+    }
 }
 
 /// The judgement of a series too short to judge by: inconclusive, the ratio to its median.
@@ -221,10 +268,10 @@ fn decide(t: Tested, held: Held, threshold: f64) -> Judgement {
     let mut call = Call {
         p_value: t.p_value,
         sd: s.sd,
-        df: s.df,
+        df: judged_df(s, mode),
         ..Call::untested(Why::Decided, m.level.exp(), t.new_ln.exp(), d.exp())
     };
-    let (half, equivalent) = call.decide(d, se, held, threshold);
+    let (half, equivalent) = call.decide(d, (se, equivalence_se(&t, m.runs, se)), held, threshold);
     let mut j = Judgement {
         call,
         runs: t.runs,

@@ -6,13 +6,20 @@ use crate::stats::noise::Rng;
 use crate::stats::{series, MIN_SPLIT_RUNS};
 
 /// A machine whose runs of a point scatter by `sd` (ln scale) around 10 µs and fall, with
-/// probability `slow_share`, into a mode `slow` (ln) above.
+/// probability `slow_share`, into a mode `slow` (ln) above; a share `moved` of runs is caught
+/// in a move of the machine's level, off by a normal of `MOVE_SPREADS` × `sd`.
 #[derive(Clone, Copy)]
 struct Machine {
     sd: f64,
     slow_share: f64,
     slow: f64,
+    moved: f64,
 }
+
+/// A move's spread in the machine's `sd`s: with one run in twenty moved (`MOVING`), runs
+/// judged against their 30 before land beyond 3, 4 and 5 series spreads about as often as
+/// measured on this project's machine kind (3.0, 1.3 and 0.7 %: `RUN_LEVEL_DF`).
+const MOVE_SPREADS: f64 = 4.0;
 
 impl Machine {
     fn run(&self, rng: &mut Rng, ratio: f64) -> f64 {
@@ -21,7 +28,12 @@ impl Machine {
         } else {
             0.0
         };
-        10.0 * ratio * (mode + self.sd * rng.normal()).exp()
+        let spread = if self.moved > 0.0 && rng.unit() < self.moved {
+            MOVE_SPREADS * self.sd
+        } else {
+            self.sd
+        };
+        10.0 * ratio * (mode + spread * rng.normal()).exp()
     }
 
     fn runs(&self, rng: &mut Rng, n: usize, ratio: f64) -> Vec<f64> {
@@ -33,12 +45,19 @@ const QUIET: Machine = Machine {
     sd: 0.02,
     slow_share: 0.0,
     slow: 0.0,
+    moved: 0.0,
+};
+/// One run in twenty caught in a move of the machine's level (the measured tails).
+const MOVING: Machine = Machine {
+    moved: 0.05,
+    ..QUIET
 };
 /// Runs 35 % slower one run in five: the pinned 2-process ring's modes on this machine kind.
 const MODAL: Machine = Machine {
     sd: 0.03,
     slow_share: 0.2,
     slow: 0.30,
+    moved: 0.0,
 };
 
 /// Of `families` families of `points` points, each with a series of `baseline` runs and one
@@ -193,33 +212,43 @@ fn bad_input_names_its_parameter() {
     assert!(err(judge(&[p(&[1.0], &[1.0])], 0.02, 0.0)).contains("family_alpha"));
 }
 
-#[test]
-fn one_point_a_a_calls_at_about_the_stated_level() {
-    // Threshold 0: every rejection is a call, so the rate is the prediction interval's.
-    let mut rng = Rng(21);
+/// Of 4,000 one-point A/A draws (a series of `n` runs, one new run), the share called
+/// different at threshold 0 (every rejection a call: the prediction interval's own rate).
+fn one_point_rate(machine: Machine, seed: u64, n: usize) -> f64 {
+    let mut rng = Rng(seed);
     let reps = 4000;
     let mut called = 0;
     for _ in 0..reps {
-        let base = QUIET.runs(&mut rng, 10, 1.0);
-        let new = [QUIET.run(&mut rng, 1.0)];
-        let out = judge(
-            &[Point {
-                baseline: &base,
-                baseline_rel_se: &[],
-                new: &new,
-            }],
-            0.0,
-            FAMILY_ALPHA,
-        )
-        .unwrap();
+        let base = machine.runs(&mut rng, n, 1.0);
+        let new = [machine.run(&mut rng, 1.0)];
+        let point = Point {
+            baseline: &base,
+            baseline_rel_se: &[],
+            new: &new,
+        };
+        let out = judge(&[point], 0.0, FAMILY_ALPHA).unwrap();
         called += usize::from(matches!(
             out[0].call.change,
             Change::Slower | Change::Faster
         ));
     }
     let rate = called as f64 / reps as f64;
-    // 0.05 ± 3 binomial standard errors (0.0034 each at 4000).
-    assert!((0.04..=0.06).contains(&rate), "{rate}");
+    println!("{n} runs: called in {rate}");
+    rate
+}
+
+#[test]
+fn one_point_a_a_calls_at_most_at_the_stated_level() {
+    // Judged by t₄ (`RUN_LEVEL_DF`), runs whose level moves now and then as this machine
+    // kind's do are called at most at the stated 5 % (plus 3 binomial standard errors of
+    // 4,000, 0.0034 each; seeded, 2.9 % at 30 runs and 3.8 % at 10), and a normal series,
+    // whose tails are lighter, less often (1.1 % and 1.9 %), but not never.
+    for (seed, n) in [(21, 30), (22, 10)] {
+        let moving = one_point_rate(MOVING, seed, n);
+        assert!((0.01..=0.06).contains(&moving), "{n}: {moving}");
+        let quiet = one_point_rate(QUIET, seed + 10, n);
+        assert!((0.005..=0.05).contains(&quiet), "{n}: {quiet}");
+    }
 }
 
 #[test]
@@ -238,11 +267,7 @@ fn a_broad_scatter_is_one_mode_not_many_pairs() {
     // Runs a factor of two apart (ln sd 0.6: this machine at load 13 on 2 CPUs): gaps of
     // 10 % everywhere, no mode. Split at every such gap, the series fell into pairs of
     // near-zero spread and a fifth of one-run A/A draws were called.
-    let broad = Machine {
-        sd: 0.6,
-        slow_share: 0.0,
-        slow: 0.0,
-    };
+    let broad = Machine { sd: 0.6, ..QUIET };
     let mut rng = Rng(51);
     let runs: Vec<f64> = broad
         .runs(&mut rng, 10, 1.0)
@@ -260,8 +285,11 @@ fn a_broad_scatter_is_one_mode_not_many_pairs() {
 
 #[test]
 fn a_series_of_ten_calls_real_changes() {
-    // 8 % slower, one new run against 10 baseline runs of 2 % spread, one point: >= 80 %.
-    let (_, at_8) = calls(QUIET, 41, 1000, 1, 10, 1.08, Change::Slower);
+    // 8 % slower, one new run against 10 baseline runs, one point: >= 80 % where the spread
+    // between runs allows it. Judged by t₄, that needs a spread of at most ln 1.08 / ((2.78 +
+    // 0.84) · √1.1) = 2.0 %; at 1.8 % (seeded) 0.85.
+    let tight = Machine { sd: 0.018, ..QUIET };
+    let (_, at_8) = calls(tight, 41, 1000, 1, 10, 1.08, Change::Slower);
     assert!(at_8 >= 0.8, "{at_8}");
     // 25 % slower: always, in a family of 20 and with the slow mode present.
     let (_, at_25) = calls(QUIET, 42, 50, 20, 10, 1.25, Change::Slower);
@@ -361,4 +389,29 @@ fn one_outlier_is_a_known_mode_for_one_run_but_not_for_three() {
         "{j:?}"
     );
     assert!(j.call.low > 1.5, "{j:?}");
+}
+
+#[test]
+fn new_runs_wider_than_their_series_are_not_no_change_on_its_spread() {
+    // Ten runs 1 % apart; four new runs whose mean is the series' level but which scatter by
+    // 3.6 % (a configuration with a fast and a slow mode): on the series' spread alone their
+    // equivalence interval is ±1.3 % and they were "no change"; on their own, inconclusive.
+    let mut rng = Rng(61);
+    let base = Machine { sd: 0.01, ..QUIET }.runs(&mut rng, 10, 1.0);
+    let level = (base.iter().map(|v| v.ln()).sum::<f64>() / 10.0).exp();
+    let judged = |new: &[f64]| {
+        let new: Vec<f64> = new.iter().map(|r| level * r).collect();
+        let point = Point {
+            baseline: &base,
+            baseline_rel_se: &[],
+            new: &new,
+        };
+        judge(&[point], 0.02, FAMILY_ALPHA).unwrap().remove(0)
+    };
+    let wide = judged(&[0.96, 1.04, 0.97, 1.03]);
+    assert_eq!(wide.call.change, Change::Inconclusive, "{wide:?}");
+    assert!(wide.call.equivalent_low < 0.98, "{wide:?}");
+    // As tight as the series: "no change", as before.
+    let tight = judged(&[0.995, 1.005, 0.997, 1.003]);
+    assert_eq!(tight.call.change, Change::NoChange, "{tight:?}");
 }
