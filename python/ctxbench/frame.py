@@ -117,16 +117,24 @@ def _ring_columns(r: Any) -> dict[str, Any]:
     for name in ("sd_run", "runs_seen"):
         if name in stats:
             columns[name] = np.asarray(stats[name], dtype=np.float64)[point]
-    for name in POINT_COLUMNS:
-        values = getattr(r, name, None)
-        if values is not None and len(values) == npoints:
-            columns[name] = np.asarray(values)[point]
+    columns.update(_repeated(r, POINT_COLUMNS, point, npoints))
     for name, values in (getattr(r, "hop_percentiles_us", None) or {}).items():
         columns[percentile_column("hop", name)] = np.asarray(values, dtype=np.float64)[point]
     for name in CONFIG_COLUMNS:
         columns[name] = _cell(getattr(r, name, None), RING[name].type)
     columns.update(_interference_columns(getattr(r, "interference", None), point))
     return _made(columns)
+
+
+def _repeated(r: Any, names: Iterable[str], at: np.ndarray, points: int) -> dict[str, Any]:
+    """Each per-point (per-cell) array of ``names`` repeated on its rows (``at``: each row's
+    point); one an older file lacks (empty) is no column."""
+    columns = {}
+    for name in names:
+        values = getattr(r, name, None)
+        if values is not None and len(values) == points:
+            columns[name] = np.asarray(values)[at]
+    return columns
 
 
 def _cell(value: Any, kind: str) -> Any:
@@ -275,8 +283,7 @@ def _matrix_columns(r: Any) -> dict[str, Any]:
         .reshape(reps, -1)
         .T.ravel(),
     }
-    for name in MATRIX_CELL_ARRAYS:
-        columns[name] = per_cell(getattr(r, name))
+    columns.update(_repeated(r, MATRIX_CELL_ARRAYS, cell, ncells))
     for end, cpus in (("from", cpu_from), ("to", cpu_to)):
         for what, values in _where(r.topology, cpus).items():
             columns[f"{what}_{end}"] = values[cell]
