@@ -107,12 +107,6 @@ impl SchedRecord {
 impl From<&Config> for RingConfigRecord {
     fn from(cfg: &Config) -> Self {
         let rule = cfg.stop.rule();
-        let (repetitions, precision, max_time, max_repetitions) = (
-            cfg.stop.fixed(),
-            rule.map(|r| r.target),
-            rule.map(|r| r.max_time),
-            rule.map(|r| r.max_repetitions),
-        );
         let sched = SchedRecord::asked(cfg);
         RingConfigRecord {
             engine: cfg.engine.name(),
@@ -121,10 +115,10 @@ impl From<&Config> for RingConfigRecord {
             cpu: cfg.placement.cpu(),
             size_kb: cfg.size_kb,
             stride_bytes: cfg.stride_bytes,
-            repetitions,
-            precision,
-            max_time,
-            max_repetitions,
+            repetitions: cfg.stop.fixed(),
+            precision: rule.map(|r| r.target),
+            max_time: rule.map(|r| r.max_time),
+            max_repetitions: rule.map(|r| r.max_repetitions),
             warmup: cfg.warmup,
             parallel: cfg.parallel,
             min_time: cfg.min_time,
