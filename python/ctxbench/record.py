@@ -257,7 +257,7 @@ def _typed(value: Any, spec: Field | None) -> Any:
 def _array(value: list[Any], spec: Field, levels: int) -> np.ndarray:
     """A list of ``levels`` levels as an array of its declared type (``_DTYPES``; numbers
     with holes are floats), as many levels deep where it is empty."""
-    dtype = None if spec.holes else _DTYPES.get(spec.type)
+    dtype = np.float64 if spec.holes else _DTYPES.get(spec.type)
     if not value:
         return np.zeros((0,) * levels, dtype or np.float64)
-    return np.asarray(value, dtype=np.float64 if spec.holes else dtype)
+    return np.asarray(value, dtype=dtype)
