@@ -17,6 +17,7 @@
 //! hung ring); PR_SET_PDEATHSIG takes it down if the caller dies first.
 
 use crate::error::{Error, Result};
+use crate::fields::record;
 use std::time::{Duration, Instant};
 
 /// The keys `interference=` takes, in the order the record lists them.
@@ -43,16 +44,18 @@ const REAP_BOUND: Duration = Duration::from_secs(2);
 /// and on a CPU busy with other work such a task gets a few ms of it a second.
 const QUEUED_REAP_BOUND: Duration = Duration::from_secs(30);
 
-/// What interference a ring asked for.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Interference {
-    pub hogs: usize,
-    /// Fraction of each period every hog spins, in (0, 1].
-    pub duty: f64,
-    pub thrash_kb: usize,
-    pub rings: usize,
-    /// Runnable SCHED_IDLE spinners: run-queue length without a fair share of the CPU.
-    pub queued: usize,
+record! {
+    /// What interference a ring asked for, every key resolved (as a record says it).
+    #[derive(Copy, PartialEq)]
+    pub struct Interference as "InterferenceAskedDict" {
+        pub hogs: usize = "min=0",
+        /// Fraction of each period every hog spins, in (0, 1].
+        pub duty: f64 = "min=0",
+        pub thrash_kb: usize = "min=0",
+        pub rings: usize = "min=0",
+        /// Runnable SCHED_IDLE spinners: run-queue length without a fair share of the CPU.
+        pub queued: usize = "min=0 optional",
+    }
 }
 
 impl Interference {

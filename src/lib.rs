@@ -25,6 +25,7 @@ pub mod config;
 pub mod counters;
 pub mod engine;
 pub mod error;
+pub mod fields;
 pub mod hops;
 pub mod host;
 pub mod interference;

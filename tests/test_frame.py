@@ -174,6 +174,18 @@ def test_a_matrix_cell_is_named_as_the_core_names_a_placement(
     assert set(to_frame(m)["placement"]) == {f"cpus {[a, b]}" for a, b in pairs}
 
 
+def test_a_cell_column_an_older_file_lacks_is_no_column(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pathlib import Path
+
+    from ctxbench import frame, result
+
+    (m,) = result.load_results(Path(__file__).parent / "data" / "matrix-sample.json")
+    # As a matrix column added after the file was written: the class's empty default.
+    monkeypatch.setattr(frame, "MATRIX_CELL_ARRAYS", (*frame.MATRIX_CELL_ARRAYS, "elapsed_s"))
+    assert "elapsed_s" not in to_frame(dataclasses.replace(m, elapsed_s=np.zeros(0)))
+    assert "elapsed_s" in to_frame(m)
+
+
 def test_every_field_a_fleet_adds_is_a_column(result: ctxbench.RingResult) -> None:
     from ctxbench import metadata
 

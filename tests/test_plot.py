@@ -167,6 +167,22 @@ def test_one_colour_per_engine_transport_everywhere() -> None:
     assert len({plot.color(e, t) for e, t in pairs}) == len(pairs)
 
 
+def test_a_transport_added_to_the_core_has_a_colour_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Eight new transports for threads and processes: past the reserve, into spaced hues.
+    added = [f"new{i}" for i in range(8)]
+    grown = {e: (*ts, *added) for e, ts in ctxbench._core.TRANSPORTS.items() if e != "fiber"}
+    monkeypatch.setattr(ctxbench._core, "TRANSPORTS", {**ctxbench._core.TRANSPORTS, **grown})
+    pairs = [(e, t) for e in ctxbench._core.ENGINES for t in ctxbench._core.TRANSPORTS[e]]
+    colours = {(e, t): plot.color(e, t) for e, t in pairs}
+    assert len(set(colours.values())) == len(pairs)
+    # The same colour whichever pairs a figure holds.
+    mixed = plot._style.pair_colors(["process/pipe", "thread/new3", "process/new0"])
+    assert mixed["thread/new3"] == colours[("thread", "new3")]
+    assert mixed["process/new0"] == colours[("process", "new0")]
+
+
 # --- composing: ax= and fig= --------------------------------------------------------------
 
 

@@ -358,3 +358,53 @@ def test_a_sweep_out_that_keeps_too_little_names_a_save_that_exists(tmp_path: Pa
     with pytest.raises(ValueError, match=r"ctxbench\.files\.save") as e:
         ctxbench.sweep([2], out=tmp_path / "s.xgraph", progress=False)
     assert "(ctxbench.save " not in str(e.value)
+
+
+MATRIX_SAMPLE = Path(__file__).parent / "data" / "matrix-sample.json"
+
+
+def _matrix_with_topology(tmp_path: Path, **topology: object) -> Path:
+    doc = json.loads(MATRIX_SAMPLE.read_text())
+    doc["results"][0]["topology"].update(topology)
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_a_matrix_topology_reads_back_with_its_declared_types(tmp_path: Path) -> None:
+    # A host without NUMA nodes, a CPU without caches, no cpuset: empty lists of integers
+    # are integer arrays too, the distances a square.
+    path = _matrix_with_topology(
+        tmp_path, cpu_caches=[[], [4, 5, 6, 3]], nodes=[], distances=[], cpuset=None
+    )
+    (m,) = result.load_results(path)
+    t = m.topology
+    for name in ("cpus", "package", "core", "llc", "node", "order", "nodes", "affinity"):
+        assert t[name].dtype == np.int64, name
+    assert t["online"].dtype == np.bool_ and t["cpuset"] is None
+    assert [(a.dtype, a.shape) for a in t["cpu_caches"]] == [(np.int64, (0,)), (np.int64, (4,))]
+    assert t["distances"].dtype == np.int64 and t["distances"].shape == (0, 0)
+    assert t["caches"][0]["type"] == "Data" and t["caches"][0]["cpus"].dtype == np.int64
+    assert t["cache_share_kb"]["L2"].dtype == np.float64 and t["notes"] == []
+
+
+@pytest.mark.parametrize(
+    ("topology", "message"),
+    [
+        ({"caches": {"L1d": 32}}, r"topology\.caches: expected a list"),
+        ({"caches": [[0]]}, r"topology\.caches\[0\]: expected an object"),
+        (
+            {"caches": [{"name": "L2", "level": 2, "type": "Unified", "size_kb": 1, "cpus": [-2]}]},
+            r"topology\.caches\[0\]\.cpus\[0\]: -2 is below the minimum 0",
+        ),
+        ({"distances": [[10, -1]]}, r"topology\.distances\[0\]\[1\]: -1 is below the minimum 0"),
+        ({"smt_siblings": [[0], ["1"]]}, r"topology\.smt_siblings\[1\]\[0\]: expected an integer"),
+        ({"order": None}, r"topology\.order: expected a list"),
+    ],
+)
+def test_a_damaged_matrix_topology_is_refused_by_name(
+    tmp_path: Path, topology: dict[str, object], message: str
+) -> None:
+    path = _matrix_with_topology(tmp_path, **topology)
+    with pytest.raises(ValueError, match=rf"m\.json: result 0 \(matrix\): {message}"):
+        result.load_results(path)

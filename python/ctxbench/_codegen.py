@@ -148,29 +148,23 @@ def _literal(alias: str, values: tuple[str, ...]) -> list[str]:
 
 
 def _stub_type(spec: Field, name: str = "") -> str:
-    values = spec.literals or spec.choices
-    if spec.stub:
-        text = spec.stub
-    elif spec.type == "dict":
+    if spec.type == "dict":
         text = spec.name or "dict[str, Any]"
-    elif spec.type == "str":
-        text = (spec.name or _alias(name)) if values else "str"
-        text = f"list[{text}]" if spec.shape else text
-    elif not spec.shape:
-        text = _SCALARS[spec.type]
+    elif spec.type == "str" and (spec.literals or spec.choices):
+        text = spec.name or _alias(name)
     else:
-        # The core hands over its record as a file holds it: lists, which
-        # ``record.decode`` makes numpy arrays.
         text = _SCALARS[spec.type]
-        for _ in range(len(spec.shape) + spec.ragged):
-            text = f"list[{text}]"
+    # The core hands over its record as a file holds it: lists (one per level), which
+    # ``record.decode`` makes numpy arrays.
+    for _ in spec.shape:
+        text = f"list[{text}]"
     return f"{text} | None" if spec.nullable else text
 
 
 def _typeddicts(fields: Mapping[str, Field]) -> Iterator[tuple[str, Mapping[str, Field]]]:
     """Every named dict inside ``fields``, innermost first."""
     for spec in fields.values():
-        if spec.type == "dict" and spec.fields is not None and spec.name and not spec.stub:
+        if spec.type == "dict" and spec.fields is not None and spec.name:
             yield from _typeddicts(spec.fields)
             yield spec.name, spec.fields
 
@@ -210,7 +204,7 @@ def _literals(fields: Mapping[str, Field], found: dict[str, tuple[str, ...]]) ->
     """Every set of strings inside ``fields`` by the alias the stub names it by."""
     for key, spec in fields.items():
         values = spec.literals or spec.choices
-        if spec.type == "str" and values and not spec.stub:
+        if spec.type == "str" and values:
             alias = spec.name or _alias(key)
             if found.setdefault(alias, tuple(values)) != tuple(values):
                 raise ValueError(f"two different sets of strings are both called {alias}")

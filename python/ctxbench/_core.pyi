@@ -239,11 +239,11 @@ class InterferenceDict(TypedDict):
     rings: int
     queued: int
     span_s: list[float]
-    hog_duty: list[list[list[float]]]
+    hog_duty: list[list[float]]
     thrash_duty: list[float]
     thrash_resident_kb: list[int]
-    ring_duty: list[list[list[float]]]
-    queued_duty: list[list[list[float]]]
+    ring_duty: list[list[float]]
+    queued_duty: list[list[float]]
     queued_runnable: list[int]
 
 @type_check_only
@@ -325,7 +325,7 @@ class RingDict(RingConfigDict):
     ring_us: list[list[float]]
     below_resolution: list[bool]
     stats: StatsDict
-    cpus: list[list[list[list[int]]]]
+    cpus: list[list[list[int]]]
     trips: list[int]
     overhead_rounds: list[int]
     work_verified: list[bool]
@@ -349,7 +349,7 @@ class RingDict(RingConfigDict):
     stopped: list[_Stopped]
     repetitions_made: list[int]
     block: list[int]
-    instance_blocks: list[list[list[int]]]
+    instance_blocks: list[list[int]]
     one_cpu: list[bool]
     resident_kb: list[int]
     cgroup_hierarchy: str | None
@@ -400,6 +400,39 @@ _WakeDict = TypedDict(
 )
 
 @type_check_only
+class TopologyCacheDict(TypedDict):
+    name: str
+    level: int
+    type: str
+    size_kb: int | None
+    cpus: list[int]
+
+@type_check_only
+class TopologyTableDict(TypedDict):
+    sysfs: str
+    cpus: list[int]
+    online: list[bool]
+    allowed: list[bool]
+    package: list[int]
+    die: list[int]
+    cluster: list[int]
+    core: list[int]
+    node: list[int]
+    llc: list[int]
+    core_type: list[str]
+    smt_siblings: list[list[int]]
+    cpu_caches: list[list[int]]
+    caches: list[TopologyCacheDict]
+    cache_share_kb: dict[str, Any]
+    nodes: list[int]
+    distances: list[list[int]]
+    order: list[int]
+    cpuset: list[int] | None
+    affinity: list[int] | None
+    notes: list[str]
+    relations: list[list[int]] | None
+
+@type_check_only
 class MatrixDict(TypedDict):
     """What `matrix` returns: the fields of `ctxbench.MatrixResult` but `metadata`."""
 
@@ -439,7 +472,7 @@ class MatrixDict(TypedDict):
     switches_per_hop: list[float]
     migrations: list[int]
     block: list[int]
-    instance_blocks: list[list[list[int]]]
+    instance_blocks: list[list[int]]
     work_verified: list[bool]
     cpus_seen: list[list[int]]
     memory_node_asked: list[int]
@@ -454,7 +487,7 @@ class MatrixDict(TypedDict):
     dl_runtime_us: int | None
     dl_deadline_us: int | None
     dl_period_us: int | None
-    topology: TopologyDict
+    topology: TopologyTableDict
 
 @type_check_only
 class InterferenceAskedDict(TypedDict):

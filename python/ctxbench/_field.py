@@ -38,14 +38,13 @@ class Field:
     fields: Mapping[str, Field] | None = None
     # What the code beside the files needs (``ctxbench._codegen`` writes it from these): a
     # list of arrays of different lengths; unsigned integers in memory; the name of a dict's
-    # TypedDict in ``_core.pyi`` (written from ``fields``, or one the stub declares by hand);
-    # the stub's annotation where no rule gives it; the strings the core gives today (the
+    # TypedDict in ``_core.pyi`` (written from ``fields``); the strings the core gives today (the
     # stub's ``Literal``, not checked in files, so that a newer ctxbench's values still load);
-    # and a per-point array that the tidy table repeats as a column of the same name.
+    # and an entry the tidy table repeats as a column of the same name on its rows (a ring's
+    # per-point array, a matrix cell's, a ping-pong's figure).
     ragged: bool = False
     unsigned: bool = False
     name: str | None = None
-    stub: str | None = None
     literals: tuple[str, ...] | None = None
     column: bool = False
     # What the caller asked, as the run used it (defaults filled in): ``_core.ring_config``
@@ -123,6 +122,12 @@ def _check_array(value: Any, spec: Field, shape: tuple[Dim, ...], where: str, di
     if not shape:
         if value is None and spec.holes:
             return
+        if spec.type == "dict":
+            if not isinstance(value, dict):
+                raise Bad(where, f"expected an object, got {show(value)}")
+            if spec.fields is not None:
+                check_fields(value, spec.fields, dims, prefix=f"{where}.")
+            return
         if value is None:
             raise Bad(where, f"expected {_TYPE_NAMES[spec.type]}, got null")
         check_scalar(value, spec, where)
@@ -141,14 +146,8 @@ def _check_array(value: Any, spec: Field, shape: tuple[Dim, ...], where: str, di
 
 
 def check_value(value: Any, spec: Field, where: str, dims: dict[str, int]) -> None:
-    """A record entry (scalar, nested list or object) against its declaration."""
+    """A record entry (scalar, object, or nested list of either) against its declaration."""
     if value is None and spec.nullable:
-        return
-    if spec.type == "dict":
-        if not isinstance(value, dict):
-            raise Bad(where, f"expected an object, got {show(value)}")
-        if spec.fields is not None:
-            check_fields(value, spec.fields, dims, prefix=f"{where}.")
         return
     _check_array(value, spec, spec.shape, where, dims)
 

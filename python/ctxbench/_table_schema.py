@@ -1,8 +1,8 @@
 """What a tidy table (``ctxbench.frame``) must hold in a CSV or Parquet file, and its one
 checker: the columns that name a point (``POINT_KEY``), each column's type and range
-(``TABLE_COLUMNS``, a ring's repeated from ``schema.RING``), the columns every table has and
-the cells each kind of row must fill. The
-loaders turn a ``Bad`` into a ``ValueError`` naming the file and the line or row.
+(``TABLE_COLUMNS``; those a record repeats, as ``schema.RECORDS`` declares them), the columns
+every table has and the cells each kind of row must fill. The loaders turn a ``Bad`` into a
+``ValueError`` naming the file and the line or row.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from .schema import (
     HOP_PERCENTILES,
     INTERFERENCE_ASKED,
     MATRIX,
+    PINGPONG,
     RING,
     WAKE_PERCENTILES,
     _float,
@@ -51,8 +52,6 @@ TABLE_COLUMNS: dict[str, Field] = {
     "ci_high": _float(),
     "verdict": Field("str"),
     "below_resolution": Field("bool"),
-    "usecs_per_op": _float(min=0),
-    "ops_per_sec": _float(min=0),
     "block": _int(min=0),
     "instance": _int(min=0),
     "sd_run": _float(min=0),
@@ -100,41 +99,29 @@ TABLE_COLUMNS.update(
         "interference_thrash_resident_kb": _int(min=-1),
     }
 )
-# A ring's per-point columns and what was asked, as ``RING`` declares them.
+# The summary every point repeats on its rows, a ring's and a matrix cell's alike.
+POINT_SUMMARY = ("latency_us", "min_us", "cv", "ci_low", "ci_high", "verdict", "below_resolution")
+# What a record repeats on its rows by name (``column=True``: a ring's per-point arrays, a
+# matrix cell's, a ping-pong's figures) and what a ring was asked (``config=True``), each as
+# its record declares it.
 TABLE_COLUMNS.update(
     {
         name: replace(spec, shape=())
-        for name, spec in RING.items()
+        for record in (RING, PINGPONG, MATRIX)
+        for name, spec in record.items()
         if (spec.column or spec.config) and name not in TABLE_COLUMNS
     }
 )
-# The summary every point repeats on its rows, a ring's and a matrix cell's alike.
-POINT_SUMMARY = ("latency_us", "min_us", "cv", "ci_low", "ci_high", "verdict", "below_resolution")
-# A matrix cell's arrays, repeated on each of its rows: the cell, its class, its summary and
-# evidence; each column as ``MATRIX`` declares the array.
-MATRIX_CELL_ARRAYS: tuple[str, ...] = (
-    "cpu_from",
-    "cpu_to",
-    "relation",
-    "numa_distance",
-    "pass_index",
-    "started_s",
-    *POINT_SUMMARY,
-    "stopped",
-    "repetitions_made",
-    "switches_per_hop",
-    "migrations",
-    "memory_node_asked",
-    "memory_node_seen",
-    "clock_offset_bound_ns",
-    "clock_untrusted",
-)
-TABLE_COLUMNS.update(
-    {
-        name: replace(MATRIX[name], shape=())
-        for name in MATRIX_CELL_ARRAYS
-        if name not in TABLE_COLUMNS
-    }
+# A matrix cell's arrays in the order its rows repeat them: the cell and its class, then its
+# summary (in ``POINT_SUMMARY``'s order, where the record declares the first of it), then its
+# evidence.
+MATRIX_CELL_ARRAYS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        name
+        for field, spec in MATRIX.items()
+        if spec.column or field in POINT_SUMMARY
+        for name in (POINT_SUMMARY if field in POINT_SUMMARY else (field,))
+    )
 )
 # The columns that name one measured point; a row adds the repetition. "benchmark" keeps a
 # ping-pong (two parties, size 0) apart from a ring of two.

@@ -18,7 +18,7 @@ from . import _core, report
 from ._format import us
 from ._table_schema import MATRIX_CELL_ARRAYS, POINT_KEY, TABLE_REQUIRED
 from .metadata import COMPARED, FLEET_FIELDS, column_value
-from .schema import CONFIG, INTERFERENCE_ASKED, RING, percentile_column
+from .schema import CONFIG, INTERFERENCE_ASKED, PINGPONG, RING, percentile_column
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 # The metadata each row repeats: what tells machines apart (``metadata.COMPARED``), and when.
 METADATA_COLUMNS: tuple[str, ...] = (*COMPARED, "date")
 # Per-point arrays a ring result repeats on its rows: those declared ``column=True`` in
-# ``schema.RING``.
+# ``schema.RING``; a ping-pong's figures, in ``schema.PINGPONG``.
 POINT_COLUMNS: tuple[str, ...] = tuple(name for name, spec in RING.items() if spec.column)
+PINGPONG_COLUMNS: tuple[str, ...] = tuple(n for n, spec in PINGPONG.items() if spec.column)
 # What was asked (``config=True``), repeated on every row, beyond the point's key above.
 CONFIG_COLUMNS: tuple[str, ...] = tuple(name for name in CONFIG if name not in POINT_KEY)
 
@@ -116,19 +117,32 @@ def _ring_columns(r: Any) -> dict[str, Any]:
     for name in ("sd_run", "runs_seen"):
         if name in stats:
             columns[name] = np.asarray(stats[name], dtype=np.float64)[point]
-    for name in POINT_COLUMNS:
-        values = getattr(r, name, None)
-        if values is not None and len(values) == npoints:
-            columns[name] = np.asarray(values)[point]
+    columns.update(_repeated(r, POINT_COLUMNS, point, npoints))
     for name, values in (getattr(r, "hop_percentiles_us", None) or {}).items():
         columns[percentile_column("hop", name)] = np.asarray(values, dtype=np.float64)[point]
     for name in CONFIG_COLUMNS:
-        value = getattr(r, name, None)
-        # An empty numeric cell is NaN, as a table file reads it back.
-        numeric = RING[name].type in ("int", "float")
-        columns[name] = np.nan if value is None and numeric else value
+        columns[name] = _cell(getattr(r, name, None), RING[name].type)
     columns.update(_interference_columns(getattr(r, "interference", None), point))
     return _made(columns)
+
+
+def _repeated(r: Any, names: Iterable[str], at: np.ndarray, points: int) -> dict[str, Any]:
+    """Each per-point (per-cell) array of ``names`` repeated on its rows (``at``: each row's
+    point); one an older file lacks (empty) is no column."""
+    columns = {}
+    for name in names:
+        values = getattr(r, name, None)
+        if values is not None and len(values) == points:
+            columns[name] = np.asarray(values)[at]
+    return columns
+
+
+def _cell(value: Any, kind: str) -> Any:
+    """A record's scalar as its table cell: an empty number NaN, as a table file reads it
+    back; a figure a float (a file may hold 1 for 1.0)."""
+    if value is None:
+        return np.nan if kind in ("int", "float") else None
+    return float(value) if kind == "float" else value
 
 
 def _interference_columns(asked: Any, point: np.ndarray) -> dict[str, Any]:
@@ -187,7 +201,7 @@ def _pingpong_columns(r: Any) -> dict[str, Any]:
         values = stats.get(name)
         return values[0] if values is not None and len(values) else default
 
-    return {
+    columns = {
         "benchmark": "pingpong",
         "engine": getattr(r, "engine", "thread" if r.threads else "process"),
         "transport": r.transport,
@@ -208,9 +222,10 @@ def _pingpong_columns(r: Any) -> dict[str, Any]:
         "sd_run": point("sd_run"),
         "runs_seen": point("runs_seen", 0.0),
         "verdict": point("verdict", None),
-        "usecs_per_op": float(r.usecs_per_op),
-        "ops_per_sec": float(r.ops_per_sec),
     }
+    for name in PINGPONG_COLUMNS:
+        columns[name] = _cell(getattr(r, name, None), PINGPONG[name].type)
+    return columns
 
 
 def _where(topology: dict[str, Any], cpus: np.ndarray) -> dict[str, np.ndarray]:
@@ -268,8 +283,7 @@ def _matrix_columns(r: Any) -> dict[str, Any]:
         .reshape(reps, -1)
         .T.ravel(),
     }
-    for name in MATRIX_CELL_ARRAYS:
-        columns[name] = per_cell(getattr(r, name))
+    columns.update(_repeated(r, MATRIX_CELL_ARRAYS, cell, ncells))
     for end, cpus in (("from", cpu_from), ("to", cpu_to)):
         for what, values in _where(r.topology, cpus).items():
             columns[f"{what}_{end}"] = values[cell]

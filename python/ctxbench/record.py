@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from ._field import Bad, check_record, show
+from ._field import Bad, Field, check_record, show
 from ._json_text import path_of
 from .metadata import without_hostname
 from .schema import RECORDS
@@ -216,55 +217,47 @@ def _numeric(value: Any) -> Any:
     return value
 
 
-def _topology(value: dict[str, Any], spec: Any) -> dict[str, Any]:
-    """A matrix's topology read back: lists of numbers as arrays, the caches as dicts."""
-    out: dict[str, Any] = {}
-    for name, v in value.items():
-        if name == "caches":
-            out[name] = [{**c, "cpus": np.asarray(c["cpus"], dtype=np.int64)} for c in v]
-        elif name in ("smt_siblings", "cpu_caches"):
-            out[name] = [np.asarray(x, dtype=np.int64) for x in v]
-        elif name == "notes":
-            out[name] = list(v)
-        elif name == "distances":
-            out[name] = np.asarray(v, dtype=np.int64).reshape(len(v), len(v))
-        elif isinstance(v, list):
-            out[name] = _numeric(v) if v else np.zeros(0, dtype=np.int64)
-        else:
-            out[name] = _numeric(v)
-    return out
-
-
-# Entries whose shape the declaration cannot say (``ragged`` and string lists it can): how
-# each is read back, by kind and name.
-_READ_BACK = {("matrix", "topology"): _topology}
-
-
 def decode(rec: dict[str, Any]) -> dict[str, Any]:
     """Every entry of a record (``kind`` included) with its numpy arrays restored: lists of
     numbers become arrays, except where the declaration says otherwise (lists of strings,
-    ragged lists of arrays)."""
+    ragged lists of arrays, lists of objects)."""
     declared = RECORDS[rec["kind"]]
     return {
-        name: value
-        if name in ("kind", "metadata")
-        else _READ_BACK.get((rec["kind"], name), _typed)(value, declared.get(name))
+        name: value if name in ("kind", "metadata") else _typed(value, declared.get(name))
         for name, value in rec.items()
     }
 
 
-def _typed(value: Any, spec: Any) -> Any:
+# Integers and flags keep their type in an array that holds none of them.
+_DTYPES = {"int": np.int64, "bool": np.bool_}
+
+
+def _typed(value: Any, spec: Field | None) -> Any:
     """One entry as its declaration says it lives in memory."""
     if value is None and spec is not None and spec.nan and not spec.shape:
         return math.nan  # a number that may be NaN: JSON's null is NaN again
     if value is None or spec is None:
         return _numeric(value)
+    if spec.type == "dict" and spec.shape:  # a list of objects
+        each = replace(spec, shape=())
+        return [_typed(v, each) for v in value]
     if spec.ragged:
-        return [np.asarray(v) for v in value]
+        return [_array(v, spec, len(spec.shape) - 1) for v in value]
     if spec.type == "str" and spec.shape:
         return list(value)
     if spec.type == "dict" and spec.fields is not None and isinstance(value, dict):
         return {k: _typed(v, spec.fields.get(k)) for k, v in value.items()}
     if spec.unsigned:
         return np.asarray(value, dtype=np.uint64)
+    if spec.shape and spec.type in _DTYPES:
+        return _array(value, spec, len(spec.shape))
     return _numeric(value)
+
+
+def _array(value: list[Any], spec: Field, levels: int) -> np.ndarray:
+    """A list of ``levels`` levels as an array of its declared type (``_DTYPES``; numbers
+    with holes are floats), as many levels deep where it is empty."""
+    dtype = None if spec.holes else _DTYPES.get(spec.type)
+    if not value:
+        return np.zeros((0,) * levels, dtype or np.float64)
+    return np.asarray(value, dtype=np.float64 if spec.holes else dtype)

@@ -2,11 +2,11 @@
 of every result kind (``RECORDS``), the tidy table that CSV and Parquet files hold
 (``_table_schema``, its columns repeating these declarations) and lmbench's xgraph text
 (``XGRAPH``). A record's fields are declared once, in the core, beside the serde struct that
-writes them (``src/record/``, ``record!``): ``RECORDS`` reads them from ``_core.RECORDS`` and
-adds what Python adds (``metadata``; a matrix's ``topology``). The result classes, the stub of
-what the core returns and the table's columns are written from it (``python -m
-ctxbench._codegen``). The loaders turn a ``_field.Bad`` into a ``ValueError`` naming the file
-and where in it (record, line or row).
+writes them (``record!``: ``src/record/``, and the types a record holds, such as a matrix's
+topology): ``RECORDS`` reads them from ``_core.RECORDS`` and adds what Python adds
+(``metadata``). The result classes, the stub of what the core returns and the table's columns
+are written from it (``python -m ctxbench._codegen``). The loaders turn a ``_field.Bad`` into a
+``ValueError`` naming the file and where in it (record, line or row).
 
 Net figures (``latency_us``, ``samples_us``, ``value`` ...) may be negative: a switch below the
 method's resolution gives a net time <= 0, and ``below_resolution`` says so (``FLAG``). Raw
@@ -66,30 +66,12 @@ METADATA = Field(
         "hypervisor": Field("bool", nullable=True, required=False),
     },
 )
-# Of the machine's topology a matrix record keeps (the binding adds it), what its table and
-# plot read.
-MATRIX_TOPOLOGY = Field(
-    "dict",
-    stub="TopologyDict",  # the core gives all of ``topology()``'s; the record keeps these
-    fields={
-        **{k: _int(None, min=-1) for k in ("cpus", "package", "core", "llc", "node")},
-        "order": _int(None, min=0),
-        "notes": Field("str", (None,)),
-        # "" on a host of one kind of core; files from before lack it.
-        "core_type": Field("str", (None,), required=False),
-    },
-)
-# What Python adds to the core's record of a kind.
-_ADDED: dict[str, dict[str, Field]] = {"matrix": {"topology": MATRIX_TOPOLOGY}}
 
 
 def records(core: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, dict[str, Field]]:
     """The record of each result kind from the core's declarations (``_core.RECORDS``): its
-    fields in the core's order, then what Python adds, ``metadata`` last."""
-    return {
-        kind: {**_fields(rows), **_ADDED.get(kind, {}), "metadata": METADATA}
-        for kind, rows in core.items()
-    }
+    fields in the core's order, then what Python adds, ``metadata``."""
+    return {kind: {**_fields(rows), "metadata": METADATA} for kind, rows in core.items()}
 
 
 # The record of each result kind (``result.KINDS``).

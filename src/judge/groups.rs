@@ -7,7 +7,7 @@
 //! point of one call is one family held by Holm's step-down at `family_alpha`, as
 //! `series::judge` holds its points (why Holm: `judge`).
 
-use super::{check, holm, positive, Call};
+use super::{check, holm, mean_sd, positive, Call};
 use crate::error::Result;
 use crate::stats;
 use crate::verdict::Why;
@@ -50,7 +50,7 @@ pub fn judge(points: &[Groups], threshold: f64, family_alpha: f64) -> Result<Vec
     let p: Vec<f64> = tested.iter().map(|&i| out[i].call.p_value).collect();
     for (&i, held) in tested.iter().zip(holm(&p, family_alpha)) {
         let call = &mut out[i].call;
-        call.decide(call.ratio.ln(), se[i], held, threshold);
+        call.decide(call.ratio.ln(), (se[i], se[i]), held, threshold);
     }
     Ok(out)
 }
@@ -74,21 +74,6 @@ pub fn run_spread(groups: &[&[f64]]) -> Option<(f64, usize)> {
         }
     }
     (df > 0).then(|| ((ss / df as f64).sqrt(), runs))
-}
-
-/// Mean and standard deviation (n − 1) of `ln` figures.
-fn mean_sd(ln: &[f64]) -> (f64, f64) {
-    let n = ln.len() as f64;
-    let m = ln.iter().sum::<f64>() / n;
-    let ss = ln.iter().map(|v| (v - m).powi(2)).sum::<f64>();
-    (
-        m,
-        if ln.len() > 1 {
-            (ss / (n - 1.0)).sqrt()
-        } else {
-            f64::NAN
-        },
-    )
 }
 
 /// The point's Welch test, not yet decided (df 0 where a side is short), and the standard

@@ -91,15 +91,23 @@ impl Call {
     }
 
     /// The intervals around `d` (the ln of `ratio`, whose standard error is `se` on `df`
-    /// degrees of freedom) at the confidence Holm `held` the point to, and the word they
-    /// earn against `threshold` (as `verdict::change` says of any interval): why is
-    /// "decided", or "too wide" where inconclusive. Returns the two half-widths (ln): at that
-    /// confidence, and the equivalence interval's.
-    pub(crate) fn decide(&mut self, d: f64, se: f64, held: Held, threshold: f64) -> (f64, f64) {
+    /// degrees of freedom; `equivalence_se` for the equivalence interval, at least `se`) at
+    /// the confidence Holm `held` the point to, and the word they earn against `threshold`
+    /// (as `verdict::change` says of any interval): why is "decided", or "too wide" where
+    /// inconclusive. Returns the two half-widths (ln): at that confidence, and the
+    /// equivalence interval's.
+    pub(crate) fn decide(
+        &mut self,
+        d: f64,
+        (se, equivalence_se): (f64, f64),
+        held: Held,
+        threshold: f64,
+    ) -> (f64, f64) {
         self.confidence = 1.0 - held.alpha * held.share;
         self.adjusted_p = held.adjusted;
         let half = stats::t_quantile(self.confidence, self.df) * se;
-        let equivalent = stats::t_quantile(EQUIVALENCE_CONFIDENCE, self.df) * se;
+        let equivalent =
+            stats::t_quantile(EQUIVALENCE_CONFIDENCE, self.df) * equivalence_se.max(se);
         (self.low, self.high) = ((d - half).exp(), (d + half).exp());
         (self.equivalent_low, self.equivalent_high) =
             ((d - equivalent).exp(), (d + equivalent).exp());
@@ -176,4 +184,19 @@ pub(crate) fn holm(p: &[f64], alpha: f64) -> Vec<Held> {
         };
     }
     out
+}
+
+/// Mean and standard deviation (n − 1) of `ln` figures.
+pub(crate) fn mean_sd(ln: &[f64]) -> (f64, f64) {
+    let n = ln.len() as f64;
+    let m = ln.iter().sum::<f64>() / n;
+    let ss = ln.iter().map(|v| (v - m).powi(2)).sum::<f64>();
+    (
+        m,
+        if ln.len() > 1 {
+            (ss / (n - 1.0)).sqrt()
+        } else {
+            f64::NAN
+        },
+    )
 }

@@ -10,7 +10,7 @@
 //! runs, since that spread is what the interval is made of. Every point of one call is one
 //! family held by Holm's step-down (why Holm: `judge`).
 
-use super::{check, holm, positive, Call, Held, FAMILY_ALPHA};
+use super::{check, holm, mean_sd, positive, Call, Held, FAMILY_ALPHA};
 use crate::error::{Error, Result};
 use crate::stats::{self, Series, MODE_GAP};
 use crate::verdict::{needed_half_width, Change, Why, MAX_PLANNED};
@@ -119,6 +119,7 @@ struct Tested {
     series: Series,
     runs: usize,
     new_ln: f64,
+    new_sd: f64,
     k: usize,
     p_by_mode: Vec<f64>,
     p_value: f64,
@@ -149,7 +150,7 @@ fn test(point: &Point) -> Result<std::result::Result<Tested, Judgement>> {
     } else {
         &rel_se[from..]
     };
-    let new_ln = point.new.iter().map(|v| v.ln()).sum::<f64>() / point.new.len() as f64;
+    let (new_ln, new_sd) = mean_sd(&point.new.iter().map(|v| v.ln()).collect::<Vec<_>>());
     let series = (ln.len() >= MIN_SERIES)
         .then(|| stats::series(&ln, rel_se))
         .flatten();
@@ -175,10 +176,28 @@ fn test(point: &Point) -> Result<std::result::Result<Tested, Judgement>> {
         series,
         runs: ln.len(),
         new_ln,
+        new_sd,
         k,
         p_by_mode,
         p_value,
     }))
+}
+
+/// The standard error "no change" is read with: the prediction's `se`, unless the k new runs
+/// scatter more than the series' runs, when their own spread stands for theirs. The series'
+/// spread is what a run of the same code shows; a change can widen it (a configuration whose
+/// runs fall into a fast and a slow mode), and k runs drawn from a 1.048x configuration whose
+/// runs spread 2.9 % against a series spread 1.6 % landed within 1 % of it and were "no
+/// change" on the series' spread in 1 of 400 draws (benches/series_verdicts.py, 2026-12-06).
+/// Only the word "no change" reads it: a wider spread of the new runs never makes a call.
+fn equivalence_se(t: &Tested, mode_runs: usize, se: f64) -> f64 {
+    // One new run (k = 1) has no spread of its own: NaN, never wider.
+    if t.new_sd > t.series.sd {
+        let (base, new) = (t.series.sd.powi(2), t.new_sd.powi(2));
+        (base / mode_runs as f64 + new / t.k as f64).sqrt()
+    } else {
+        se
+    }
 }
 
 /// Whether mode `i` is a regime apart from the series' main one for `k` new runs: as far
@@ -252,7 +271,7 @@ fn decide(t: Tested, held: Held, threshold: f64) -> Judgement {
         df: judged_df(s, mode),
         ..Call::untested(Why::Decided, m.level.exp(), t.new_ln.exp(), d.exp())
     };
-    let (half, equivalent) = call.decide(d, se, held, threshold);
+    let (half, equivalent) = call.decide(d, (se, equivalence_se(&t, m.runs, se)), held, threshold);
     let mut j = Judgement {
         call,
         runs: t.runs,

@@ -390,3 +390,28 @@ fn one_outlier_is_a_known_mode_for_one_run_but_not_for_three() {
     );
     assert!(j.call.low > 1.5, "{j:?}");
 }
+
+#[test]
+fn new_runs_wider_than_their_series_are_not_no_change_on_its_spread() {
+    // Ten runs 1 % apart; four new runs whose mean is the series' level but which scatter by
+    // 3.6 % (a configuration with a fast and a slow mode): on the series' spread alone their
+    // equivalence interval is ±1.3 % and they were "no change"; on their own, inconclusive.
+    let mut rng = Rng(61);
+    let base = Machine { sd: 0.01, ..QUIET }.runs(&mut rng, 10, 1.0);
+    let level = (base.iter().map(|v| v.ln()).sum::<f64>() / 10.0).exp();
+    let judged = |new: &[f64]| {
+        let new: Vec<f64> = new.iter().map(|r| level * r).collect();
+        let point = Point {
+            baseline: &base,
+            baseline_rel_se: &[],
+            new: &new,
+        };
+        judge(&[point], 0.02, FAMILY_ALPHA).unwrap().remove(0)
+    };
+    let wide = judged(&[0.96, 1.04, 0.97, 1.03]);
+    assert_eq!(wide.call.change, Change::Inconclusive, "{wide:?}");
+    assert!(wide.call.equivalent_low < 0.98, "{wide:?}");
+    // As tight as the series: "no change", as before.
+    let tight = judged(&[0.995, 1.005, 0.997, 1.003]);
+    assert_eq!(tight.call.change, Change::NoChange, "{tight:?}");
+}

@@ -3,6 +3,7 @@
 
 use super::RingConfigRecord;
 use crate::ab::Outcome;
+use crate::fields::record;
 use crate::request::AbRequest;
 
 record! {

@@ -1,8 +1,10 @@
 //! The CPU matrix's record: what was asked, then one entry per cell in every per-cell array,
-//! in the order the cells were measured.
+//! in the order the cells were measured, and the topology it was measured on.
 
 use super::by_repetition;
+use crate::fields::record;
 use crate::matrix::{Cell, Matrix, MatrixConfig};
+use crate::topology::Table;
 
 record! {
     /// A CPU×CPU matrix: what was asked, then one entry per cell (`cpu_from` -> `cpu_to`).
@@ -23,13 +25,13 @@ record! {
         pub memory_node: String = "",
         pub cpus: Vec<usize> = "min=0",
         pub started_unix_s: f64 = "min=0",
-        pub cpu_from: Vec<usize> = "[C] min=0",
-        pub cpu_to: Vec<usize> = "[C] min=0",
-        pub relation: Vec<&'static str> = "[C] oneof=RELATIONS",
+        pub cpu_from: Vec<usize> = "[C] min=0 column",
+        pub cpu_to: Vec<usize> = "[C] min=0 column",
+        pub relation: Vec<&'static str> = "[C] oneof=RELATIONS column",
         /// -1: one node, or unknown.
-        pub numa_distance: Vec<i64> = "[C] min=-1",
-        pub pass_index: Vec<usize> = "[C] min=0",
-        pub started_s: Vec<f64> = "[C] min=0",
+        pub numa_distance: Vec<i64> = "[C] min=-1 column",
+        pub pass_index: Vec<usize> = "[C] min=0 column",
+        pub started_s: Vec<f64> = "[C] min=0 column",
         pub elapsed_s: Vec<f64> = "[C] min=0",
         pub latency_us: Vec<f64> = "[C]",
         pub min_us: Vec<f64> = "[C]",
@@ -38,30 +40,32 @@ record! {
         pub ci_high: Vec<f64> = "[C] nan holes",
         pub cv: Vec<f64> = "[C] min=0 inf",
         pub verdict: Vec<&'static str> = "[C]",
-        pub stopped: Vec<&'static str> = "[C]",
-        pub repetitions_made: Vec<usize> = "[C] min=0",
+        pub stopped: Vec<&'static str> = "[C] column",
+        pub repetitions_made: Vec<usize> = "[C] min=0 column",
         pub samples_us: Vec<Vec<f64>> = "[R,C] holes",
         pub raw_samples_us: Vec<Vec<f64>> = "[R,C] min=0 holes",
         pub overhead_samples_us: Vec<Vec<f64>> = "[R,C] min=0 holes",
         pub below_resolution: Vec<bool> = "[C]",
-        pub switches_per_hop: Vec<f64> = "[C] min=0",
-        pub migrations: Vec<i64> = "[C] min=-1",
+        pub switches_per_hop: Vec<f64> = "[C] min=0 column",
+        pub migrations: Vec<i64> = "[C] min=-1 column",
         pub block: Vec<usize> = "[C] min=1 optional",
         pub instance_blocks: Vec<Vec<usize>> = "[C,*] min=0 optional ragged",
         pub work_verified: Vec<bool> = "[C]",
         pub cpus_seen: Vec<[i32; 2]> = "[C,2] min=-1",
         /// -1: not placed.
-        pub memory_node_asked: Vec<i64> = "[C] min=-1",
-        pub memory_node_seen: Vec<i64> = "[C] min=-1",
+        pub memory_node_asked: Vec<i64> = "[C] min=-1 column",
+        pub memory_node_seen: Vec<i64> = "[C] min=-1 column",
         /// NaN (null): not checked (no hops); +inf: the clocks allowed no bound.
-        pub clock_offset_bound_ns: Vec<f64> = "[C] min=0 nan inf holes",
-        pub clock_untrusted: Vec<bool> = "[C]",
+        pub clock_offset_bound_ns: Vec<f64> = "[C] min=0 nan inf holes column",
+        pub clock_untrusted: Vec<bool> = "[C] column",
         #[serde(serialize_with = "super::in_order")]
         pub wake_us: Option<Vec<(&'static str, Vec<f64>)>> =
             "keys=p50|p90|p99|p99.9 [C] min=0 nan holes alias=_WakeDict",
         pub warnings: Vec<String> = "",
         #[serde(flatten)]
         pub sched: super::SchedRecord = "",
+        /// The machine's topology the cells were measured on (its relations left out).
+        pub topology: Table = "",
     }
 }
 
@@ -69,22 +73,24 @@ fn known<T: TryInto<i64>>(v: Option<T>) -> i64 {
     v.and_then(|x| x.try_into().ok()).unwrap_or(-1)
 }
 
+/// `f` of each cell, in the order the cells were measured.
+fn each<T>(cells: &[Cell], f: impl Fn(&Cell) -> T) -> Vec<T> {
+    cells.iter().map(f).collect()
+}
+
 impl MatrixRecord {
-    /// The record of `m`, measured as `cfg` asked, started at `started_unix_s`.
-    pub fn new(cfg: &MatrixConfig, m: &Matrix, started_unix_s: f64) -> Self {
+    /// The record of `m`, measured as `cfg` asked on `topology`, started at `started_unix_s`.
+    pub fn new(cfg: &MatrixConfig, m: &Matrix, topology: Table, started_unix_s: f64) -> Self {
         let r = &cfg.ring;
         let rule = r.stop.rule();
         let cells = &m.cells;
-        let each = |f: &dyn Fn(&Cell) -> f64| cells.iter().map(f).collect::<Vec<f64>>();
         let stats = |c: &Cell| c.summary.stats[0].clone();
-        let series = |f: fn(&Cell) -> &Vec<f64>| {
-            by_repetition(&cells.iter().map(|c| f(c).clone()).collect::<Vec<_>>())
-        };
+        let series = |f: fn(&Cell) -> &Vec<f64>| by_repetition(&each(cells, |c| f(c).clone()));
         let recorded = !cells.is_empty() && cells.iter().all(|c| c.wake.is_some());
         let wake_us = recorded.then(|| {
             [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)]
                 .into_iter()
-                .map(|(name, q)| (name, each(&|c| c.wake_us(q))))
+                .map(|(name, q)| (name, each(cells, |c| c.wake_us(q))))
                 .collect()
         });
         MatrixRecord {
@@ -102,65 +108,47 @@ impl MatrixRecord {
             memory_node: cfg.memory.name(),
             cpus: m.cpus.clone(),
             started_unix_s,
-            cpu_from: cells.iter().map(|c| c.from).collect(),
-            cpu_to: cells.iter().map(|c| c.to).collect(),
-            relation: cells.iter().map(|c| c.class.relation.name()).collect(),
-            numa_distance: cells.iter().map(|c| known(c.class.distance)).collect(),
-            pass_index: cells.iter().map(|c| c.pass).collect(),
-            started_s: each(&|c| c.started_s),
-            elapsed_s: each(&|c| c.elapsed_s),
-            latency_us: each(&|c| stats(c).description.median),
-            min_us: each(&|c| stats(c).description.min),
-            ci_low: each(&|c| stats(c).ci_low),
-            ci_high: each(&|c| stats(c).ci_high),
-            cv: each(&|c| stats(c).description.cv),
-            verdict: cells.iter().map(|c| stats(c).verdict.as_str()).collect(),
-            stopped: cells
-                .iter()
-                .map(|c| c.summary.stopped[0].as_str())
-                .collect(),
-            repetitions_made: cells
-                .iter()
-                .map(|c| c.summary.samples_us[0].len())
-                .collect(),
+            cpu_from: each(cells, |c| c.from),
+            cpu_to: each(cells, |c| c.to),
+            relation: each(cells, |c| c.class.relation.name()),
+            numa_distance: each(cells, |c| known(c.class.distance)),
+            pass_index: each(cells, |c| c.pass),
+            started_s: each(cells, |c| c.started_s),
+            elapsed_s: each(cells, |c| c.elapsed_s),
+            latency_us: each(cells, |c| stats(c).description.median),
+            min_us: each(cells, |c| stats(c).description.min),
+            ci_low: each(cells, |c| stats(c).ci_low),
+            ci_high: each(cells, |c| stats(c).ci_high),
+            cv: each(cells, |c| stats(c).description.cv),
+            verdict: each(cells, |c| stats(c).verdict.as_str()),
+            stopped: each(cells, |c| c.summary.stopped[0].as_str()),
+            repetitions_made: each(cells, |c| c.summary.samples_us[0].len()),
             samples_us: series(|c| &c.summary.samples_us[0]),
             raw_samples_us: series(|c| &c.summary.raw_samples_us[0]),
             overhead_samples_us: series(|c| &c.summary.overhead_samples_us[0]),
-            below_resolution: cells
-                .iter()
-                .map(|c| c.summary.below_resolution[0])
-                .collect(),
-            switches_per_hop: each(&|c| c.summary.switches_per_hop[0]),
-            migrations: cells.iter().map(|c| c.summary.migrations[0]).collect(),
-            block: cells.iter().map(|c| c.summary.block[0]).collect(),
-            instance_blocks: cells
-                .iter()
-                .map(|c| c.summary.instance_blocks[0].clone())
-                .collect(),
-            work_verified: cells.iter().map(|c| c.summary.work_verified[0]).collect(),
-            cpus_seen: cells
-                .iter()
-                .map(|c| {
-                    let seen = &c.summary.cpus[0][0];
-                    [seen[0], seen.get(1).copied().unwrap_or(-1)]
-                })
-                .collect(),
-            memory_node_asked: cells
-                .iter()
-                .map(|c| known(c.memory.map(|m| m.node)))
-                .collect(),
-            memory_node_seen: cells
-                .iter()
-                .map(|c| c.memory.map_or(-1, |m| i64::from(m.seen.max(-1))))
-                .collect(),
-            clock_offset_bound_ns: each(&|c| c.offset.map_or(f64::NAN, |o| o.bound_ns())),
-            clock_untrusted: cells.iter().map(|c| c.offset_flagged).collect(),
+            below_resolution: each(cells, |c| c.summary.below_resolution[0]),
+            switches_per_hop: each(cells, |c| c.summary.switches_per_hop[0]),
+            migrations: each(cells, |c| c.summary.migrations[0]),
+            block: each(cells, |c| c.summary.block[0]),
+            instance_blocks: each(cells, |c| c.summary.instance_blocks[0].clone()),
+            work_verified: each(cells, |c| c.summary.work_verified[0]),
+            cpus_seen: each(cells, |c| {
+                let seen = &c.summary.cpus[0][0];
+                [seen[0], seen.get(1).copied().unwrap_or(-1)]
+            }),
+            memory_node_asked: each(cells, |c| known(c.memory.map(|m| m.node))),
+            memory_node_seen: each(cells, |c| {
+                c.memory.map_or(-1, |m| i64::from(m.seen.max(-1)))
+            }),
+            clock_offset_bound_ns: each(cells, |c| c.offset.map_or(f64::NAN, |o| o.bound_ns())),
+            clock_untrusted: each(cells, |c| c.offset_flagged),
             wake_us,
             warnings: m.warnings.clone(),
             sched: cells
                 .first()
                 .and_then(|c| c.summary.sched)
                 .map_or_else(|| super::SchedRecord::asked(r), Into::into),
+            topology,
         }
     }
 }

@@ -9,8 +9,6 @@ use crate::matrix::MatrixConfig;
 use crate::request::{AbRequest, CacheRequest};
 use crate::result::{pingpong as summarize_pingpong, summarize};
 use crate::stats::EarlierRun;
-use crate::topology::Table;
-use serde::Serialize;
 
 /// The bare-coroutine peer a fiber hop is compared against, ns per resume+suspend pair.
 pub use crate::engine::fiber::baseline_switch_ns as fiber_baseline_ns;
@@ -77,21 +75,13 @@ pub fn cache_sweep(
     ))
 }
 
-/// A matrix's record with the topology it was measured on (its table, relations left out).
-#[derive(Debug, Clone, Serialize)]
-pub struct MatrixMeasured {
-    #[serde(flatten)]
-    pub record: MatrixRecord,
-    pub topology: Table,
-}
-
 /// The CPU matrix of this host (its topology from /sys), measured and recorded with the
 /// topology it was measured on; `progress` hears of each cell.
 pub fn matrix(
     cfg: &MatrixConfig,
     interrupt: Interrupt,
     progress: Progress,
-) -> Result<MatrixMeasured> {
+) -> Result<MatrixRecord> {
     let topo = crate::topology::read(std::path::Path::new("/sys"))?;
     let started = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -104,10 +94,7 @@ pub fn matrix(
         ..cfg.clone()
     };
     let m = crate::matrix::run(&topo, cfg, interrupt, &mut |done, of, _| progress(done, of))?;
-    Ok(MatrixMeasured {
-        record: MatrixRecord::new(cfg, &m, started),
-        topology: topo.table(false),
-    })
+    Ok(MatrixRecord::new(cfg, &m, topo.table(false), started))
 }
 
 /// An A/B run, measured and recorded; `progress` hears of each round.

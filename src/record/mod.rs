@@ -7,12 +7,12 @@
 
 use crate::clock::Tsc;
 use crate::config::Config;
-use crate::interference::Achieved;
+use crate::fields::record;
+use crate::interference::{Achieved, Interference};
 use crate::measure::Phases;
 use crate::result::{HopSummary, PingPong, PointStats, RingSummary};
 use crate::sched::{self, Policy, Sched};
 
-#[macro_use]
 pub mod table;
 
 /// Named series as a map in their order ("p50" before "max"), or null.
@@ -63,17 +63,7 @@ record! {
         /// The neighbours asked, every key resolved; left out where none (a ring's record says
         /// them with what they achieved, in its own `interference`).
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub interference: Option<InterferenceAsked> = "optional",
-    }
-
-    /// The neighbours a ring asked for, as `interference::Interference` resolved them.
-    #[derive(Copy)]
-    pub struct InterferenceAsked as "InterferenceAskedDict" {
-        pub hogs: usize = "min=0",
-        pub duty: f64 = "min=0",
-        pub thrash_kb: usize = "min=0",
-        pub rings: usize = "min=0",
-        pub queued: usize = "min=0 optional",
+        pub interference: Option<Interference> = "optional",
     }
 
     /// The scheduling policy every task of a run had: as read back after a run, as asked (or,
@@ -87,18 +77,6 @@ record! {
         pub dl_runtime_us: Option<u64> = "min=0 optional",
         pub dl_deadline_us: Option<u64> = "min=0 optional",
         pub dl_period_us: Option<u64> = "min=0 optional",
-    }
-}
-
-impl From<crate::interference::Interference> for InterferenceAsked {
-    fn from(i: crate::interference::Interference) -> Self {
-        InterferenceAsked {
-            hogs: i.hogs,
-            duty: i.duty,
-            thrash_kb: i.thrash_kb,
-            rings: i.rings,
-            queued: i.queued,
-        }
     }
 }
 
@@ -158,7 +136,7 @@ impl From<&Config> for RingConfigRecord {
             cgroups: cfg.cgroups.as_ref().map_or("none", |c| c.layout()),
             cgroup_depth: cfg.cgroups.as_ref().map(|c| c.depth),
             cgroup_weight: cfg.cgroups.as_ref().and_then(|c| c.weight),
-            interference: cfg.interference.map(Into::into),
+            interference: cfg.interference,
         }
     }
 }
@@ -367,7 +345,7 @@ record! {
     /// runnable at its end (the fewest over the point's instances).
     pub struct InterferenceRecord as "InterferenceDict" {
         #[serde(flatten)]
-        pub asked: InterferenceAsked = "",
+        pub asked: Interference = "",
         pub span_s: Vec<f64> = "[P] min=0 nan holes",
         pub hog_duty: Vec<Vec<f64>> = "[P,*] min=0 nan holes ragged",
         pub thrash_duty: Vec<f64> = "[P] min=0 nan holes",
@@ -382,7 +360,7 @@ impl InterferenceRecord {
     fn new(cfg: &Config, achieved: &[Option<Achieved>]) -> Option<Self> {
         let asked = cfg.interference?;
         Some(InterferenceRecord {
-            asked: asked.into(),
+            asked,
             span_s: per_point(achieved, f64::NAN, |a| a.span_s),
             hog_duty: per_point(achieved, Vec::new(), |a| a.hog_duty.clone()),
             thrash_duty: per_point(achieved, f64::NAN, |a| a.thrash_duty.unwrap_or(f64::NAN)),
@@ -510,8 +488,8 @@ record! {
         pub cgroup_weight: Option<u64> = "min=1 optional",
         pub cgroup_hierarchy: Option<String> = "optional",
         pub elapsed_s: f64 = "min=0",
-        pub usecs_per_op: f64 = "min=0",
-        pub ops_per_sec: f64 = "min=0",
+        pub usecs_per_op: f64 = "min=0 column",
+        pub ops_per_sec: f64 = "min=0 column",
         pub usecs_per_switch: f64 = "min=0",
         pub cycles_per_switch: Option<f64> = "min=0",
         pub tsc: TscRecord = "",

@@ -1,162 +1,31 @@
-//! The records' one declaration: `record!` writes a record's serde struct and, beside it, its
-//! table of fields (`FIELDS`: each field's name, its type as the Rust type says it, what the
-//! type cannot say and its doc), exported as `_core.RECORDS`. `ctxbench.schema` reads the
-//! table (the file checks, the result classes, the stub's TypedDicts and the table's columns
-//! follow from it), so a new column is its struct field and where it is filled.
+//! The records' fields as `_core.RECORDS` gives them: each result kind's table of fields
+//! (`record!`, `crate::fields`) read into rows, which `ctxbench.schema` reads (the file
+//! checks, the result classes, the stub's TypedDicts and the table's columns follow from it),
+//! so a new column is its struct field and where it is filled.
 //!
 //! What the type cannot say is a field's `spec`, words separated by spaces: the levels of an
 //! array (`[P,R]`: points, repetitions, cells `C`, any `*`, a count, or another field's name)
 //! and its flags (`min=0`, `nan`, `inf` (+inf only), `holes` (null entries: no sample), `null`
 //! (null although the type is not an `Option`: older files), `optional` (older files lack
-//! it), `ragged`, `unsigned`, `column` (a column of the tidy table), `config` (what was asked;
-//! on a flattened field, of all its fields), `opaque` (an object whose fields are not
-//! checked), `oneof=a|b` or `oneof=ENGINES` (checked values; an upper-case name is the list
-//! `_core` exports), `literal=a|b` (the stub's values, not checked), `alias=_Name` (the stub's
-//! name for the strings or the object), `keys=p50|p90` (an object of these keys, each an
-//! array as the levels say).
+//! it), `ragged`, `unsigned`, `column` (repeated by name on its rows of the tidy table),
+//! `config` (what was asked; on a flattened field, of all its fields), `opaque` (an object
+//! whose fields are not checked), `oneof=a|b` or `oneof=ENGINES` (checked values; an
+//! upper-case name is the list `_core` exports), `literal=a|b` (the stub's values, not
+//! checked), `alias=_Name` (the stub's name for the strings or the object), `keys=p50|p90`
+//! (an object of these keys, each an array as the levels say).
 
+use crate::fields::Field;
 use crate::request::{known, Known};
 use serde::Serialize;
 
-/// A field's type as its Rust type says it: a scalar kind (or "dict", with fields), how many
-/// lists deep, whether null is a value, and the object's stub name.
-#[derive(Debug, Clone, Copy)]
-pub struct Shape {
-    pub kind: &'static str,
-    pub depth: usize,
-    pub nullable: bool,
-    pub fields: &'static [Field],
-    pub name: &'static str,
-}
-
-impl Shape {
-    pub const fn scalar(kind: &'static str) -> Shape {
-        Shape {
-            kind,
-            depth: 0,
-            nullable: false,
-            fields: &[],
-            name: "",
-        }
-    }
-    pub const fn record(fields: &'static [Field], name: &'static str) -> Shape {
-        Shape {
-            kind: "dict",
-            depth: 0,
-            nullable: false,
-            fields,
-            name,
-        }
-    }
-    const fn listed(self) -> Shape {
-        Shape {
-            depth: self.depth + 1,
-            ..self
-        }
-    }
-    const fn or_null(self) -> Shape {
-        Shape {
-            nullable: true,
-            ..self
-        }
-    }
-}
-
-/// A field of a record, as `record!` declares it.
-#[derive(Debug, Clone, Copy)]
-pub struct Field {
-    pub name: &'static str,
-    pub shape: Shape,
-    pub spec: &'static str,
-    /// The field's serde attribute, as written (`(flatten)`: its fields are the record's).
-    pub serde: &'static str,
-    pub doc: &'static str,
-}
-
-/// What a type is in a record.
-pub trait Declared {
-    const SHAPE: Shape;
-}
-
-macro_rules! scalars {
-    ($($kind:literal: $($t:ty),+;)+) => {$($(
-        impl Declared for $t { const SHAPE: Shape = Shape::scalar($kind); }
-    )+)+};
-}
-scalars! {
-    "float": f64;
-    "int": usize, u64, i64, i32, u32;
-    "bool": bool;
-    "str": String, &'static str;
-}
-impl<T: Declared> Declared for Vec<T> {
-    const SHAPE: Shape = T::SHAPE.listed();
-}
-impl<T: Declared, const N: usize> Declared for [T; N] {
-    const SHAPE: Shape = T::SHAPE.listed();
-}
-impl<T: Declared> Declared for Option<T> {
-    const SHAPE: Shape = T::SHAPE.or_null();
-}
-/// A named series (`in_order`): the key is the object's (`keys=`).
-impl<T: Declared> Declared for (&'static str, T) {
-    const SHAPE: Shape = T::SHAPE;
-}
-
-/// Declares records: each `pub struct Name as "StubName" { /// doc, #[serde(..)], pub field:
-/// Type = "spec", ... }` becomes the serde struct and `Name::FIELDS`.
-macro_rules! record {
-    ($(
-        $(#[$meta:meta])*
-        pub struct $name:ident $(as $dict:literal)? {
-            $(
-                $(#[doc = $doc:literal])*
-                $(#[serde $serde:tt])?
-                pub $field:ident: $ty:ty = $spec:literal,
-            )*
-        }
-    )*) => {$(
-        $(#[$meta])*
-        #[derive(Debug, Clone, serde::Serialize)]
-        pub struct $name {
-            $($(#[doc = $doc])* $(#[serde $serde])? pub $field: $ty,)*
-        }
-        impl $crate::record::table::Declared for $name {
-            const SHAPE: $crate::record::table::Shape =
-                $crate::record::table::Shape::record(Self::FIELDS, concat!("" $(, $dict)?));
-        }
-        impl $name {
-            /// Every field of the record, in order (`record::table`).
-            pub const FIELDS: &'static [$crate::record::table::Field] = &[$(
-                $crate::record::table::Field {
-                    name: stringify!($field),
-                    shape: <$ty as $crate::record::table::Declared>::SHAPE,
-                    spec: $spec,
-                    serde: concat!("" $(, stringify!($serde))?),
-                    doc: concat!("" $(, $doc, "\n")*),
-                },
-            )*];
-        }
-    )*};
-}
-
 /// An array's level: a count, a name the record binds (a scalar field of that name, else the
-/// first array using it), or any length.
-#[derive(Debug, Clone, PartialEq)]
+/// first array using it), or any length (null).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
 pub enum Level {
     Count(usize),
     Named(String),
     Any,
-}
-
-impl Serialize for Level {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Level::Count(n) => s.serialize_u64(*n as u64),
-            Level::Named(name) => s.serialize_str(name),
-            Level::Any => s.serialize_none(),
-        }
-    }
 }
 
 /// A field as `_core.RECORDS` gives it: `ctxbench._field.Field`'s arguments, its name and doc.
@@ -241,8 +110,13 @@ pub fn rows(fields: &[Field]) -> Result<Vec<Row>, String> {
 /// One field's row: its type from `shape`, the rest from `spec`.
 fn row(f: &Field) -> Result<Row, String> {
     let s = f.shape;
+    // A field its file names otherwise (`#[serde(rename = "type")]`) is its file's.
+    let renamed = f
+        .serde
+        .strip_prefix("(rename = \"")
+        .and_then(|n| n.strip_suffix("\")"));
     let mut r = Row {
-        name: f.name.into(),
+        name: renamed.unwrap_or(f.name).into(),
         kind: s.kind,
         nullable: s.nullable,
         required: true,
@@ -276,8 +150,11 @@ fn row(f: &Field) -> Result<Row, String> {
             _ => return Err(format!("unknown word {word:?} in {:?}", f.spec)),
         }
     }
-    let opaque = r.fields.take().is_some();
-    if s.kind == "dict" && !opaque && f.serde != "(flatten)" {
+    if r.fields.take().is_some() {
+        // Opaque: an object whose entries are not checked, whatever the Rust type holds.
+        return Ok(Row { kind: "dict", ..r });
+    }
+    if s.kind == "dict" && f.serde != "(flatten)" {
         r.fields = Some(rows(s.fields)?);
     }
     let depth = s.depth - usize::from(keys.is_some());
@@ -334,6 +211,7 @@ pub fn records() -> Result<Records, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fields::Declared;
 
     #[test]
     fn every_declaration_reads_and_its_levels_fit_its_type() {
@@ -351,6 +229,19 @@ mod tests {
         let percentiles = field("hop_percentiles_us");
         assert_eq!((percentiles.kind, percentiles.nullable), ("dict", true));
         assert_eq!(percentiles.fields.as_ref().unwrap().len(), 5);
+        // A matrix's topology, declared where its table is made: a list of caches, each by
+        // its file's names (`type`, not `kind`); the shares by cache name, any name.
+        let topology = all.0[2].1.iter().find(|r| r.name == "topology").unwrap();
+        let inner = |r: &Row, name: &str| {
+            let fields = r.fields.as_ref().unwrap();
+            fields.iter().find(|f| f.name == name).cloned().unwrap()
+        };
+        let caches = inner(topology, "caches");
+        assert_eq!((caches.kind, caches.shape.len()), ("dict", 1));
+        assert_eq!(inner(&caches, "type").kind, "str");
+        let shares = inner(topology, "cache_share_kb");
+        assert_eq!((shares.kind, shares.shape.len()), ("dict", 0));
+        assert!(shares.fields.is_none());
     }
 
     #[test]

@@ -1,53 +1,60 @@
 //! The topology as a table: one entry per CPU in each column (`-1` where sysfs says
 //! nothing), the caches and NUMA nodes beside them, as `ctxbench.topology` and a matrix's
-//! record hold it. The binding hands each column over as a numpy array.
+//! record hold it (declared with `record!`: the record's checks read its fields). The
+//! binding hands each column over as a numpy array.
 
 use super::{CacheShare, Relation, Topology};
-use serde::{Serialize, Serializer};
+use crate::fields::record;
+use serde::Serializer;
 
-/// One cache instance as the table lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CacheEntry {
-    pub name: String,
-    pub level: u32,
-    #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub size_kb: Option<u64>,
-    pub cpus: Vec<i64>,
-}
+record! {
+    /// One cache instance as the table lists it.
+    #[derive(PartialEq)]
+    pub struct CacheEntry as "TopologyCacheDict" {
+        pub name: String = "",
+        pub level: u32 = "min=0",
+        #[serde(rename = "type")]
+        pub kind: &'static str = "",
+        pub size_kb: Option<u64> = "min=0",
+        pub cpus: Vec<i64> = "min=0",
+    }
 
-/// The machine per CPU of `cpus` (every present CPU); `relations[a][b]` indexes
-/// `Relation::ALL` (only where asked for: a matrix's record leaves it out).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Table {
-    pub sysfs: String,
-    pub cpus: Vec<i64>,
-    pub online: Vec<bool>,
-    pub allowed: Vec<bool>,
-    pub package: Vec<i64>,
-    pub die: Vec<i64>,
-    pub cluster: Vec<i64>,
-    pub core: Vec<i64>,
-    pub node: Vec<i64>,
-    pub llc: Vec<i64>,
-    /// "" on a host of one kind of core.
-    pub core_type: Vec<String>,
-    pub smt_siblings: Vec<Vec<i64>>,
-    /// Indices into `caches`, lowest level first.
-    pub cpu_caches: Vec<Vec<i64>>,
-    pub caches: Vec<CacheEntry>,
-    /// Each cache name (by level, then name): KiB per CPU for each CPU, NaN where it has none.
-    #[serde(serialize_with = "by_name")]
-    pub cache_share_kb: Vec<(String, Vec<f64>)>,
-    pub nodes: Vec<i64>,
-    /// Node × node distances; empty where sysfs gave no square table.
-    pub distances: Vec<Vec<i64>>,
-    pub order: Vec<i64>,
-    pub cpuset: Option<Vec<i64>>,
-    pub affinity: Option<Vec<i64>>,
-    pub notes: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub relations: Option<Vec<Vec<u8>>>,
+    /// The machine per CPU of `cpus` (every present CPU); `relations[a][b]` indexes
+    /// `Relation::ALL` (only where asked for: a matrix's record leaves it out). A matrix's
+    /// record holds it as it was measured on; of that, files from before lack what is
+    /// `optional`.
+    #[derive(PartialEq)]
+    pub struct Table as "TopologyTableDict" {
+        pub sysfs: String = "optional",
+        pub cpus: Vec<i64> = "min=-1",
+        pub online: Vec<bool> = "optional",
+        pub allowed: Vec<bool> = "optional",
+        pub package: Vec<i64> = "min=-1",
+        pub die: Vec<i64> = "min=-1 optional",
+        pub cluster: Vec<i64> = "min=-1 optional",
+        pub core: Vec<i64> = "min=-1",
+        pub node: Vec<i64> = "min=-1",
+        pub llc: Vec<i64> = "min=-1",
+        /// "" on a host of one kind of core.
+        pub core_type: Vec<String> = "optional",
+        pub smt_siblings: Vec<Vec<i64>> = "min=0 ragged optional",
+        /// Indices into `caches`, lowest level first.
+        pub cpu_caches: Vec<Vec<i64>> = "min=0 ragged optional",
+        pub caches: Vec<CacheEntry> = "optional",
+        /// Each cache name (by level, then name): KiB per CPU for each CPU, NaN where it has
+        /// none.
+        #[serde(serialize_with = "by_name")]
+        pub cache_share_kb: Vec<(String, Vec<f64>)> = "opaque optional",
+        pub nodes: Vec<i64> = "min=0 optional",
+        /// Node × node distances; empty where sysfs gave no square table.
+        pub distances: Vec<Vec<i64>> = "min=0 optional",
+        pub order: Vec<i64> = "min=0",
+        pub cpuset: Option<Vec<i64>> = "min=0 optional",
+        pub affinity: Option<Vec<i64>> = "min=0 optional",
+        pub notes: Vec<String> = "",
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub relations: Option<Vec<Vec<u8>>> = "optional",
+    }
 }
 
 fn by_name<S: Serializer>(columns: &[(String, Vec<f64>)], s: S) -> Result<S::Ok, S::Error> {

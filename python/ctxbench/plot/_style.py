@@ -4,6 +4,7 @@ text measured in the style's font (to wrap titles and lay out legends before dra
 
 from __future__ import annotations
 
+import colorsys
 import contextlib
 import functools
 import os
@@ -14,6 +15,8 @@ from typing import Any, Union
 
 import matplotlib as mpl
 from matplotlib.figure import Figure
+
+from .. import _core
 
 STYLE_FILE = Path(__file__).with_name("ctxbench.mplstyle")
 
@@ -51,6 +54,11 @@ PAIR_COLORS: dict[tuple[str, str], str] = {
     ("thread", "uring_read"): "#117755",
     ("process", "uring_read"): "#AA7744",
 }
+# A pair the table above does not name yet (a transport added to the core since) takes, in the
+# core's order of engines and transports, one of Tol's vibrant colours (none of them above),
+# then hues evenly spaced at a lightness that reads on white: stable in every figure, distinct
+# from every other pair, and no line here needed to add a transport (pick one later if wanted).
+RESERVE: tuple[str, ...] = ("#EE7733", "#0077BB", "#33BBEE", "#EE3377", "#CC3311", "#009988")
 # Anything else told apart by colour (runs, hosts, placements): Okabe & Ito's palette, then
 # Tol's muted one for the rare figure with more than eight.
 CATEGORICAL: tuple[str, ...] = (
@@ -160,11 +168,23 @@ def save(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> None:
 
 
 def pair_colors(pairs: list[str]) -> dict[str, str]:
-    """The colour of each "engine/transport"; pairs the table does not know take the
-    categorical colours in order."""
-    known = {f"{e}/{t}": c for (e, t), c in PAIR_COLORS.items()}
+    """The colour of each "engine/transport": `PAIR_COLORS`, else the core's pairs it does not
+    name (`reserved_colors`); a pair the core does not know (a file from another version)
+    takes the categorical colours in order."""
+    known = {f"{e}/{t}": c for (e, t), c in PAIR_COLORS.items()} | reserved_colors()
     spare = iter(c for c in CATEGORICAL if c not in {known.get(p) for p in pairs})
     return {p: known.get(p) or next(spare, "#777777") for p in pairs}
+
+
+def reserved_colors() -> dict[str, str]:
+    """The colour of each engine/transport pair of the core that `PAIR_COLORS` does not name:
+    `RESERVE` in the core's order, then evenly spaced hues."""
+    unnamed = [
+        f"{e}/{t}" for e in _core.ENGINES for t in _core.TRANSPORTS[e] if (e, t) not in PAIR_COLORS
+    ]
+    beyond = max(len(unnamed) - len(RESERVE), 0)
+    hues = [mpl.colors.to_hex(colorsys.hls_to_rgb(i / beyond, 0.4, 0.7)) for i in range(beyond)]
+    return dict(zip(unnamed, (*RESERVE, *hues)))
 
 
 def color(engine: str, transport: str) -> str:
