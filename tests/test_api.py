@@ -47,6 +47,10 @@ def test_workload_checksum_matches_numpy() -> None:
     for kb in (0, 1, 4, 16, 65):
         words = np.arange(kb * 128, dtype=np.uint64)  # 8-byte words holding their index
         assert _core.workload_checksum(kb) == int(words.sum())
+    # Out of range as a ring's size_kb is, wider than 64 bits too: the range is named.
+    for kb in (-1, 2**70):
+        with pytest.raises(ValueError, match=r"size_kb: must be between 0 and \d+, got"):
+            _core.workload_checksum(kb)
 
 
 def test_single_placement_pins_every_process() -> None:

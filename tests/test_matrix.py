@@ -162,6 +162,8 @@ def test_a_cpu_outside_the_affinity_mask_is_named(only_first_cpu: int) -> None:
         ({"memory_node": 7}, ValueError, r"memory_node: node 7 does not exist here; nodes: \["),
         ({"memory_node": "far"}, ValueError, 'memory_node: unknown placement "far"'),
         ({"memory_node": 1.5}, TypeError, "memory_node"),
+        ({"memory_node": True}, TypeError, "memory_node: expected"),
+        ({"memory_node": 1 << 70}, ValueError, "memory_node: 1180591620717411303424 is out of"),
         ({"passes": 0}, ValueError, "passes: must be between 1"),
         ({"classes": 0}, ValueError, "per_class: must be between 1"),
         ({"min_time": 0.0}, ValueError, "min_time"),

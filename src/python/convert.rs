@@ -83,9 +83,12 @@ pub fn value(param: &Param, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
         Kind::Switch => switch(obj, name).map(Value::Switch),
         Kind::Choice(_) | Kind::OptChoice(_) => text(obj, param).map(Value::Name),
         Kind::Memory if obj.is_instance_of::<PyString>() => Ok(Value::Name(obj.extract()?)),
-        Kind::Memory => int(obj, name, param.kind).map(Value::Int).map_err(|_| {
-            PyTypeError::new_err(format!("{name}: expected {}", expected(param.kind)))
-        }),
+        // A node id too wide for 64 bits is out of range (a ValueError), not of another type.
+        Kind::Memory if is_one_int(obj)? => Ok(Value::Int(int(obj, name, param.kind)?)),
+        Kind::Memory => Err(PyTypeError::new_err(format!(
+            "{name}: expected {}",
+            expected(param.kind)
+        ))),
         Kind::History => history(obj).map(Value::Runs),
         Kind::Interference => pairs(obj, name).map(Value::Pairs),
     }

@@ -32,7 +32,7 @@ fn workload_checksum(
     size_kb: &Bound<'_, PyAny>,
     stride_bytes: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<u64> {
-    let size_kb = int(size_kb, "size_kb", Kind::Stride)?;
+    let size_kb = int(size_kb, "size_kb", Kind::Count(crate::workload::SIZE_KB))?;
     let stride = stride_bytes
         .map(|s| int(s, "stride_bytes", Kind::Stride))
         .transpose()?;

@@ -9,35 +9,28 @@ use crate::engine::Engine;
 use crate::{ab, cache, config, host, interference, matrix, placement, stats};
 use crate::{judge, stop, sys};
 use crate::{topology, verdict};
-use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde::{Serialize, Serializer};
 
-/// A value as Python receives it: an int, a float, a tuple of names, or a dict by name.
-#[derive(Debug, Clone, PartialEq)]
+/// A value as Python receives it: an int, a float, a text, a tuple of names, or a dict by
+/// name in its order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
 pub enum Known {
     Int(i64),
     Real(f64),
     Text(&'static str),
+    #[serde(serialize_with = "tuple")]
     Names(Vec<&'static str>),
+    #[serde(serialize_with = "by_name")]
     ByName(Vec<(&'static str, Known)>),
 }
 
-/// A value as Python receives it (the names a tuple, a dict by name in its order).
-impl Serialize for Known {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        match self {
-            Known::Int(i) => s.serialize_i64(*i),
-            Known::Real(x) => s.serialize_f64(*x),
-            Known::Text(t) => s.serialize_str(t),
-            Known::Names(names) => Tuple(names).serialize(s),
-            Known::ByName(entries) => {
-                let mut map = s.serialize_map(Some(entries.len()))?;
-                for (name, value) in entries {
-                    map.serialize_entry(name, value)?;
-                }
-                map.end()
-            }
-        }
-    }
+fn tuple<S: Serializer>(names: &[&str], s: S) -> std::result::Result<S::Ok, S::Error> {
+    Tuple(names).serialize(s)
+}
+
+fn by_name<S: Serializer>(entries: &[(&str, Known)], s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_map(entries.iter().map(|(name, value)| (name, value)))
 }
 
 fn int(n: usize) -> Known {
