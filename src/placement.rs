@@ -75,11 +75,18 @@ pub fn cpu_id(param: &'static str, id: i64) -> Result<usize> {
     if (0..=max).contains(&id) {
         Ok(id as usize)
     } else {
-        Err(Error::invalid(
-            param,
-            format!("CPU ids must be between 0 and {max}, got {id}"),
-        ))
+        Err(cpu_outside(param, id))
     }
+}
+
+/// The error for a CPU id outside `cpu_id`'s rule given to `param` (`got`, as given: an int
+/// too wide for 64 bits too).
+pub fn cpu_outside(param: &'static str, got: impl std::fmt::Display) -> Error {
+    let max = crate::sys::MAX_CPUS - 1;
+    Error::invalid(
+        param,
+        format!("CPU ids must be between 0 and {max}, got {got}"),
+    )
 }
 
 impl Placement {

@@ -136,14 +136,18 @@ pub fn check_stride(stride_bytes: i64) -> Result<usize> {
     let (lo, hi) = STRIDE_BYTES;
     match usize::try_from(stride_bytes) {
         Ok(s) if s.is_power_of_two() && (lo..=hi).contains(&s) => Ok(s),
-        _ => Err(Error::invalid(
-            "stride_bytes",
-            format!(
-                "must be a power of two between {lo} and {hi} (8, 16, 32, ..., 4096), \
-                 got {stride_bytes}"
-            ),
-        )),
+        _ => Err(stride_outside(stride_bytes)),
     }
+}
+
+/// The error for a stride outside `check_stride`'s rule (`got`, as given: an int too wide for
+/// 64 bits too).
+pub fn stride_outside(got: impl std::fmt::Display) -> Error {
+    let (lo, hi) = STRIDE_BYTES;
+    Error::invalid(
+        "stride_bytes",
+        format!("must be a power of two between {lo} and {hi} (8, 16, 32, ..., 4096), got {got}"),
+    )
 }
 
 /// One pass over `loads` words from `p`, one every step; see `sum_words`.

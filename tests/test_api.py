@@ -197,8 +197,9 @@ def test_many_runs_leak_nothing(no_leaks: None) -> None:
         ({"procs": 2**63}, ValueError, "procs: must be between 2 and 100000, got 9223372036"),
         ({"procs": [2, -(2**70)]}, ValueError, "procs: must be between"),
         ({"size_kb": 2**64}, ValueError, "size_kb: must be between"),
-        ({"placement": [2**64]}, ValueError, "placement: 18446744073709551616 is out of range"),
-        ({"placement": "single", "cpu": 2**63}, ValueError, "cpu: "),
+        ({"placement": [2**64]}, ValueError, "placement: CPU ids must be between 0 and "),
+        ({"placement": "single", "cpu": 2**63}, ValueError, "cpu: CPU ids must be between 0 and "),
+        ({"stride_bytes": 2**64}, ValueError, "stride_bytes: must be a power of two between 8"),
         # bool is no number of seconds or fraction either.
         ({"min_time": True}, TypeError, "min_time"),
         ({"timeout": True}, TypeError, "timeout"),

@@ -153,6 +153,7 @@ def test_a_cpu_outside_the_affinity_mask_is_named(only_first_cpu: int) -> None:
         ({"cpus": [ALLOWED[0], ALLOWED[0]]}, ValueError, "named twice"),
         ({"cpus": []}, ValueError, "cpus: name at least one CPU"),
         ({"cpus": [-1]}, ValueError, "cpus: CPU ids must be between 0 and"),
+        ({"cpus": [1 << 70]}, ValueError, "cpus: CPU ids must be between 0 and"),
         ({"cpus": "0,1"}, TypeError, "cpus: expected a sequence"),
         ({"cpus": itertools.count()}, ValueError, "cpus: lists more than 1024 CPU ids"),
         ({"cpus": {0, 1}}, TypeError, "cpus: expected a sequence"),

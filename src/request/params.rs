@@ -149,6 +149,8 @@ impl Kind {
             Kind::OptInt(l) => l.outside(text),
             Kind::Counts => config::PROCS.outside(text),
             Kind::Sizes => config::SIZE_KB.outside(text),
+            Kind::Stride => crate::workload::stride_outside(text),
+            Kind::Cpu | Kind::Cpus | Kind::Placement => crate::placement::cpu_outside(name, text),
             _ => crate::error::Error::invalid(name, format!("{text} is out of range")),
         }
     }
