@@ -153,6 +153,9 @@ def aa_cli(runs: int) -> None:
             if i >= _core.MIN_SERIES:
                 done = subprocess.run([*cmd, "compare", out, *store], capture_output=True)
                 codes.append(done.returncode)
+                said = done.stdout.decode().splitlines() if CALLS and done.returncode == 1 else []
+                for line in (line for line in said if "slower" in line):
+                    print(f"    run {i}: {line.strip()}")
     exits = sum(c == 1 for c in codes)
     print(f"  judged {len(codes)} runs: `ctxbench compare NEW` exited 1 in {exits} "
           f"({exits / len(codes):.1%}, 95 % upper bound {upper95(exits, len(codes)):.1%}); "

@@ -188,7 +188,7 @@ fn test(point: &Point) -> Result<std::result::Result<Tested, Judgement>> {
 /// spread is what a run of the same code shows; a change can widen it (a configuration whose
 /// runs fall into a fast and a slow mode), and k runs drawn from a 1.048x configuration whose
 /// runs spread 2.9 % against a series spread 1.6 % landed within 1 % of it and were "no
-/// change" on the series' spread in 1 of 400 draws (benches/series_verdicts.py, 2026-12-06).
+/// change" on the series' spread in 1 of 400 draws (docs/accuracy, the run-level tails page).
 /// Only the word "no change" reads it: a wider spread of the new runs never makes a call.
 fn equivalence_se(t: &Tested, mode_runs: usize, se: f64) -> f64 {
     // One new run (k = 1) has no spread of its own: NaN, never wider.
