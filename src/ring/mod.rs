@@ -20,13 +20,14 @@ use crate::sched;
 use crate::stop::Stop;
 use crate::sys;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pub use crate::engine::Interrupt;
 pub use crate::measure::Phases;
 pub use point::{Point, Rusage};
 pub use run::run;
 
+mod own_thread;
 mod point;
 mod precise;
 mod run;
@@ -138,14 +139,11 @@ pub(crate) enum Instance<'a> {
     Evidence(&'a [Timing]),
 }
 
-/// How often the calling thread asks `interrupt` while a point runs on its own thread.
-const ASK_EVERY: Duration = Duration::from_millis(100);
-
-/// One participant count's ring instance, on a thread of its own that ends with it. Ring 0's
+/// One participant count's ring instance, on a thread of its own that ends with it
+/// (`on_own_thread`, which meanwhile asks `interrupt` and hands the answer on). Ring 0's
 /// driver (participant 0: it times the ring and is observed) runs there under the policy
 /// asked, so the calling thread is never changed and nothing needs putting back, which an
-/// unprivileged caller could not do once lowered (RLIMIT_NICE). Meanwhile this thread asks
-/// `interrupt` (Python runs signal handlers on its main thread only) and hands the answer on.
+/// unprivileged caller could not do once lowered (RLIMIT_NICE).
 pub(crate) fn point(
     cfg: &Config,
     procs: usize,
@@ -153,33 +151,14 @@ pub(crate) fn point(
     instance: Instance,
     interrupt: Interrupt,
 ) -> Result<Point> {
-    let asked = AtomicBool::new(false);
-    let caller = std::thread::current();
     #[cfg(test)]
     let never_written = crate::config::NEVER_WRITTEN.get();
-    std::thread::scope(|s| {
-        let own = std::thread::Builder::new()
-            .name("ctxbench-point".into())
-            .spawn_scoped(s, || {
-                #[cfg(test)]
-                crate::config::NEVER_WRITTEN.set(never_written);
-                let p = point_here(cfg, procs, cpus, instance, &asked);
-                caller.unpark();
-                p
-            })
-            .map_err(|e| {
-                let errno = e.raw_os_error().unwrap_or(libc::EAGAIN);
-                Error::os(errno, "starting the thread a point runs on")
-            })?;
-        while !own.is_finished() {
-            if !asked.load(Ordering::Relaxed) && interrupt() {
-                asked.store(true, Ordering::Relaxed);
-            }
-            std::thread::park_timeout(ASK_EVERY);
-        }
-        own.join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    })
+    let body = |asked: &AtomicBool| {
+        #[cfg(test)]
+        crate::config::NEVER_WRITTEN.set(never_written);
+        point_here(cfg, procs, cpus, instance, asked)
+    };
+    own_thread::on_own_thread("ctxbench-point", body, interrupt)?
 }
 
 /// `point` on the thread it runs on: start, drive, tear down, assemble. `asked`: whether
