@@ -186,7 +186,8 @@ def judge_all(values: list, errors: list, loads: list, comparable: bool) -> None
             if values[i][p] <= 0:
                 skipped += 1
                 continue
-            points.append(([v for v, _ in kept], [max(e, 1e-6) for _, e in kept], [values[i][p]]))
+            base, base_se = [v for v, _ in kept], [max(e, 1e-6) for _, e in kept]
+            points.append((base, base_se, [values[i][p]], [max(errors[i][p], 1e-6)]))
         out = _core.judge_series(points, _core.DEFAULT_PRECISION)
         words = [j["verdict"] for j in out]
         for n, j in zip(SWEEP, out) if CALLS and comparable else ():
@@ -216,7 +217,7 @@ def tails(values: list) -> None:
             base = [values[j][p] for j in range(i - window, i) if values[j][p] > 0]
             if values[i][p] <= 0 or len(base) < _core.MIN_SERIES:
                 continue
-            j = _core.judge_series([(base, [], [values[i][p]])], _core.DEFAULT_PRECISION)[0]
+            j = _core.judge_series([(base, [], [values[i][p]], [])], _core.DEFAULT_PRECISION)[0]
             if math.isfinite(j["sd"]) and j["sd"] > 0:
                 z.append(abs(math.log(j["ratio"])) / (j["sd"] * math.sqrt(1 + 1 / len(base))))
                 judged_df = j["df"]
@@ -280,7 +281,7 @@ def draws_judged(
     for _ in range(draws):
         base = rng.choice(a, size=min(10, len(a)), replace=False)
         new = rng.choice(b, size=min(k, len(b)), replace=False).tolist()
-        out = _core.judge_series([(base.tolist(), [], new)], _core.DEFAULT_PRECISION)[0]
+        out = _core.judge_series([(base.tolist(), [], new, [])], _core.DEFAULT_PRECISION)[0]
         slower += out["verdict"] == "slower"
         same += out["verdict"] == "no change"
         known += out["why"] == "known mode"

@@ -75,9 +75,10 @@ class Store:
         return out
 
 
-def frame(figures: dict[int, float], *, t: float = 1e9, load: float = 0.0,
-          test: str | None = None, run: str = "new") -> pd.DataFrame:  # fmt: skip
-    """A tidy frame of one run: per procs count, its figure (three samples around it)."""
+def frame(figures: dict[int, float], *, t: float = 1e9, load: float = 0.0, test: str | None = None,
+          run: str = "new", rel_se: float | None = None) -> pd.DataFrame:  # fmt: skip
+    """A tidy frame of one run: per procs count, its figure (three samples around it) and,
+    with ``rel_se``, its standard error (that share of the figure)."""
     date = pd.Timestamp(t, unit="s", tz="UTC").strftime("%Y-%m-%dT%H:%M:%SZ")
     rows = []
     for procs, us in figures.items():
@@ -85,5 +86,6 @@ def frame(figures: dict[int, float], *, t: float = 1e9, load: float = 0.0,
             rows.append({**POINT, "procs": procs, "repetition": rep, "value": v, "unit": "us",
                          "latency_us": us, "point_id": point_id(procs), "run_id": run,
                          "date": date, "runnable_per_cpu": load, "machine": f"{MACHINE}-b",
-                         **({"test": test} if test else {})})  # fmt: skip
+                         **({"test": test} if test else {}),
+                         **({"se": us * rel_se} if rel_se is not None else {})})  # fmt: skip
     return pd.DataFrame(rows)

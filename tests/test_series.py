@@ -42,6 +42,18 @@ def test_a_new_run_like_its_series_calls_nothing_and_a_real_change_is_slower() -
     assert row["ratio_low"] > 1 and row["confidence"] > 0.95  # Holm: 1 - 0.05/4
 
 
+def test_a_new_run_that_measured_itself_unsure_is_not_called_on_the_series_spread() -> None:
+    """A run whose own error is many times its series' runs' (the machine moved under it)
+    is judged with it: 8 % above runs 1 % apart is slower from a run as precise as they
+    were (0.5 %), and no call from one that measured itself 8 % unsure."""
+    s = filled(n=30, spread=0.01)
+    sure = judge(frame({2: 2 * 1.08}, rel_se=0.005), s, machine=MACHINE)
+    assert sure["verdict"][0] == "slower", sure.T
+    unsure = judge(frame({2: 2 * 1.08}, rel_se=0.08), s, machine=MACHINE)
+    assert unsure["verdict"][0] == "inconclusive", unsure.T
+    assert unsure["ratio_low"][0] < 1 < unsure["ratio_high"][0]
+
+
 def test_a_short_series_is_inconclusive_saying_how_short() -> None:
     s = filled(n=3)
     out = judge(frame({2: 5.0}), s, machine=MACHINE)

@@ -830,7 +830,7 @@ class SeriesJudgementDict(TypedDict):
     runs_to_decide: int | None
 
 def judge_series(
-    points: Sequence[tuple[Sequence[float], Sequence[float], Sequence[float]]],
+    points: Sequence[tuple[Sequence[float], Sequence[float], Sequence[float], Sequence[float]]],
     threshold: float,
     family_alpha: float = ...,
 ) -> list[SeriesJudgementDict]: ...

@@ -156,8 +156,8 @@ def _verdicts(
     """Each series' newest run judged against the comparable runs before it (carrying
     ``labels``; ``_series``: the baseline ``compare NEW`` reads, the core's judge), all of
     them one Holm family; in the order of ``series`` (empty where a series has no run)."""
-    news = [New(p, m, [runs[-1].value_us], runs[-1].load, runs[-1].time, (runs[-1].run_id,))
-            for p, m, runs in series if runs]  # fmt: skip
+    news = [New(p, m, [r.value_us], r.load, r.time, (r.run_id,), (r.rel_se,) if r.rel_se else ())
+            for p, m, runs in series if runs for r in runs[-1:]]  # fmt: skip
     alpha, threshold = _core.FAMILY_ALPHA, _core.DEFAULT_PRECISION
     judged = iter(judge_new(news, s, labels, threshold, alpha, True))
     return [next(judged) if runs else {} for _, _, runs in series]

@@ -44,9 +44,10 @@ def machine_of(frame: pd.DataFrame) -> str | None:
     return store.machine_of({"metadata": meta})
 
 
-def _new_runs(rows: pd.DataFrame) -> tuple[list[float], float | None, float | None]:
-    """The new side of a point: each of its runs' figure, the load before the first, and when
-    it was stamped (s since the epoch; None where unknown)."""
+def _new_runs(rows: pd.DataFrame) -> tuple[list[float], list[float], float | None, float | None]:
+    """The new side of a point: each of its runs' figure and relative standard error (an
+    empty list where a run has none: files from before the variance model), the load before
+    the first, and when it was stamped (s since the epoch; None where unknown)."""
     pd = require("pandas", "ctxbench.compare")
     by_run = [rows]
     if "run_id" in rows and rows["run_id"].notna().any():
@@ -58,6 +59,12 @@ def _new_runs(rows: pd.DataFrame) -> tuple[list[float], float | None, float | No
         else float(g["value"].median())
         for g in by_run
     ]
+    # Relative as the store keeps it (``store._rows``): the point's se over its figure.
+    errors = [
+        float(g["se"].dropna().iloc[0]) / f if "se" in g and g["se"].notna().any() else math.nan
+        for g, f in zip(by_run, figures)
+    ]
+    rel_se = errors if all(math.isfinite(e) and e > 0 for e in errors) else []
     load = None
     if "runnable_per_cpu" in rows and rows["runnable_per_cpu"].notna().any():
         load = float(rows["runnable_per_cpu"].dropna().iloc[0])
@@ -65,7 +72,7 @@ def _new_runs(rows: pd.DataFrame) -> tuple[list[float], float | None, float | No
     if "date" in rows and rows["date"].notna().any():
         stamp = pd.to_datetime(rows["date"].dropna(), utc=True, errors="coerce").min()
         started = None if pd.isna(stamp) else stamp.timestamp()
-    return figures, load, started
+    return figures, rel_se, load, started
 
 
 def comparable(run: Any, load: float | None) -> bool:
@@ -132,13 +139,14 @@ def judge(
     groups = list(frame.groupby(key, sort=True, dropna=False))
     news, rows, unjudged = [], [], []
     for values, g in groups:
-        figures, load, started = _new_runs(g)
+        figures, rel_se, load, started = _new_runs(g)
         # A figure at or below 0 is below the method's resolution: no ratio to judge.
-        figures = [f for f in figures if f > 0 and math.isfinite(f)]
-        if not figures:
+        kept = [i for i, f in enumerate(figures) if f > 0 and math.isfinite(f)]
+        if not kept:
             unjudged.append(values[-1])
             continue
-        news.append(New(values[-1], machine, figures, load, started))
+        errors = tuple(rel_se[i] for i in kept) if rel_se else ()
+        news.append(New(values[-1], machine, [figures[i] for i in kept], load, started, (), errors))
         rows.append({**dict(zip(key, values)), "new_runs": len(figures)})
     earlier = not labels if earlier_only is None else earlier_only
     judged = judge_new(news, store, labels, threshold, family_alpha, earlier)
@@ -152,7 +160,7 @@ def judge(
 class New(NamedTuple):
     """The new side of one point: its id, machine, each new run's figure, the load before
     the first, when it was stamped (None where unknown) and, where they are stored, the
-    new runs' ids."""
+    new runs' ids and relative standard errors."""
 
     point_id: str
     machine: str
@@ -160,6 +168,7 @@ class New(NamedTuple):
     load: float | None
     started: float | None
     own: tuple[int, ...] = ()  # the new runs' ids where the store keeps them
+    rel_se: tuple[float, ...] = ()  # each new run's relative standard error, where known
 
 
 def judge_new(
@@ -176,7 +185,8 @@ def judge_new(
     for n in news:
         base = baseline(store, n.point_id, n.machine, labels, n.load, n.started, n.figures,
                         earlier_only, n.own)  # fmt: skip
-        points.append(([r.value_us for r in base], [r.rel_se or 0.0 for r in base], n.figures))
+        base_se = [r.rel_se or 0.0 for r in base]
+        points.append(([r.value_us for r in base], base_se, n.figures, list(n.rel_se)))
     judged = _core.judge_series(points, threshold, family_alpha) if points else []
     return [_columns(j) for j in judged]
 
@@ -217,7 +227,7 @@ def series_spread(us: Sequence[float], rel_se: Sequence[float]) -> float | None:
         return None
     figures = [v for v, _ in usable]
     middle = sorted(figures)[len(figures) // 2]
-    sd = _core.judge_series([(figures, [e for _, e in usable], [middle])], 0.0)[0]["sd"]
+    sd = _core.judge_series([(figures, [e for _, e in usable], [middle], [])], 0.0)[0]["sd"]
     return sd if math.isfinite(sd) else None
 
 

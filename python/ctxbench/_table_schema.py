@@ -54,6 +54,7 @@ TABLE_COLUMNS: dict[str, Field] = {
     "below_resolution": Field("bool"),
     "block": _int(min=0),
     "instance": _int(min=0),
+    "se": _float(min=0),
     "sd_run": _float(min=0),
     "runs_seen": _float(min=0),
     "runnable_per_cpu": _float(min=0),

@@ -113,8 +113,9 @@ def _ring_columns(r: Any) -> dict[str, Any]:
         "verdict": np.asarray(stats["verdict"], dtype=object)[point],
         "below_resolution": np.asarray(r.below_resolution, dtype=bool)[point],
     }
-    # The run level the run knew of (results from before it have none).
-    for name in ("sd_run", "runs_seen"):
+    # The point's standard error and the run level the run knew of (results from before the
+    # variance model have none).
+    for name in ("se", "sd_run", "runs_seen"):
         if name in stats:
             columns[name] = np.asarray(stats[name], dtype=np.float64)[point]
     columns.update(_repeated(r, POINT_COLUMNS, point, npoints))
@@ -219,6 +220,7 @@ def _pingpong_columns(r: Any) -> dict[str, Any]:
         "min_us": float(per_switch.min()),
         "ci_low": point("ci_low") / 2,
         "ci_high": point("ci_high") / 2,
+        "se": point("se") / 2,
         "sd_run": point("sd_run"),
         "runs_seen": point("runs_seen", 0.0),
         "verdict": point("verdict", None),

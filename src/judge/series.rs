@@ -40,12 +40,14 @@ pub const SERIES_WINDOW: usize = 30;
 pub const RUN_LEVEL_DF: f64 = 4.0;
 
 /// One point to judge: its series' figures (µs, oldest first) with their relative standard
-/// errors (the same length, or empty where unknown), and the new run's figures (k >= 1).
+/// errors (the same length, or empty where unknown), and the new runs' figures (k >= 1) with
+/// theirs (the same length, or empty).
 #[derive(Debug, Clone, Copy)]
 pub struct Point<'a> {
     pub baseline: &'a [f64],
     pub baseline_rel_se: &'a [f64],
     pub new: &'a [f64],
+    pub new_rel_se: &'a [f64],
 }
 
 /// What a series says of a point's new runs: the call (its base the level of the mode judged
@@ -121,6 +123,8 @@ struct Tested {
     new_ln: f64,
     new_sd: f64,
     k: usize,
+    /// What the new runs' own errors add to the variance of their mean (`excess_variance`).
+    excess: f64,
     p_by_mode: Vec<f64>,
     p_value: f64,
 }
@@ -133,16 +137,8 @@ fn test(point: &Point) -> Result<std::result::Result<Tested, Judgement>> {
         return Err(Error::invalid("new", "needs at least one run's figure"));
     }
     let rel_se = point.baseline_rel_se;
-    if !(rel_se.is_empty() || rel_se.len() == point.baseline.len()) {
-        return Err(Error::invalid(
-            "baseline_rel_se",
-            format!(
-                "must be empty or as long as baseline ({}), got {}",
-                point.baseline.len(),
-                rel_se.len()
-            ),
-        ));
-    }
+    same_length("baseline_rel_se", rel_se, "baseline", point.baseline)?;
+    same_length("new_rel_se", point.new_rel_se, "new", point.new)?;
     let from = point.baseline.len().saturating_sub(SERIES_WINDOW);
     let ln: Vec<f64> = point.baseline[from..].iter().map(|v| v.ln()).collect();
     let rel_se = if rel_se.is_empty() {
@@ -158,12 +154,13 @@ fn test(point: &Point) -> Result<std::result::Result<Tested, Judgement>> {
         return Ok(Err(short(&ln, new_ln)));
     };
     let k = point.new.len();
+    let excess = excess_variance(point.new_rel_se, rel_se);
     // Against the main mode and every regime apart from it (`is_regime`); a run set aside
     // from the main mode's tail is no level of its own.
     let p_by_mode: Vec<f64> = (0..series.modes.len())
         .map(|i| {
             let m = series.modes[i];
-            let se = series.sd * (1.0 / k as f64 + 1.0 / m.runs as f64).sqrt();
+            let se = prediction_se(&series, k, m.runs, excess);
             if i == series.main || is_regime(&series, i, k) {
                 stats::t_p_value((new_ln - m.level) / se, judged_df(&series, i))
             } else {
@@ -178,9 +175,58 @@ fn test(point: &Point) -> Result<std::result::Result<Tested, Judgement>> {
         new_ln,
         new_sd,
         k,
+        excess,
         p_by_mode,
         p_value,
     }))
+}
+
+/// `values` empty or as long as `of`.
+fn same_length(name: &'static str, values: &[f64], of_name: &str, of: &[f64]) -> Result<()> {
+    if values.is_empty() || values.len() == of.len() {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        name,
+        format!(
+            "must be empty or as long as {of_name} ({}), got {}",
+            of.len(),
+            values.len()
+        ),
+    ))
+}
+
+/// The standard error of the mean of `k` new runs' ln figures about the level of a mode of
+/// `mode_runs` runs: the series' spread between runs for both, and what the new runs' own
+/// errors add beyond a typical run's (`excess_variance`).
+fn prediction_se(s: &Series, k: usize, mode_runs: usize, excess: f64) -> f64 {
+    (s.sd.powi(2) * (1.0 / k as f64 + 1.0 / mode_runs as f64) + excess).sqrt()
+}
+
+/// The variance the new runs' mean carries beyond what the series' spread already holds: the
+/// spread between runs includes a typical run's own error (the median of the series' relative
+/// standard errors), so only each new run's excess over it adds, as Σ (se² − typical²)⁺ / k².
+/// A run that saw its machine move says so in its own error: quiet, a gate session whose two
+/// points measured CVs of 31 % and 19 % ("unstable") lay 11 % and 7 % above their series of
+/// runs 1 % apart and failed as a regression (docs/accuracy, the lost-wakeup page). Nothing is
+/// added where either side's errors are unknown (empty).
+fn excess_variance(new_rel_se: &[f64], baseline_rel_se: &[f64]) -> f64 {
+    let known: Vec<f64> = baseline_rel_se
+        .iter()
+        .copied()
+        .filter(|e| e.is_finite() && *e > 0.0)
+        .collect();
+    if new_rel_se.is_empty() || known.is_empty() {
+        return 0.0;
+    }
+    let typical = stats::median(&known);
+    let k = new_rel_se.len() as f64;
+    new_rel_se
+        .iter()
+        .filter(|e| e.is_finite())
+        .map(|e| (e.powi(2) - typical.powi(2)).max(0.0))
+        .sum::<f64>()
+        / (k * k)
 }
 
 /// The standard error "no change" is read with: the prediction's `se`, unless the k new runs
@@ -263,7 +309,7 @@ fn decide(t: Tested, held: Held, threshold: f64) -> Judgement {
         nearest
     };
     let m = s.modes[mode];
-    let se = s.sd * (1.0 / t.k as f64 + 1.0 / m.runs as f64).sqrt();
+    let se = prediction_se(s, t.k, m.runs, t.excess);
     let d = t.new_ln - m.level;
     let mut call = Call {
         p_value: t.p_value,

@@ -87,6 +87,7 @@ fn calls(
                 baseline: b,
                 baseline_rel_se: &[],
                 new: n,
+                new_rel_se: &[],
             })
             .collect();
         let out = judge(&family, 0.02, FAMILY_ALPHA).unwrap();
@@ -137,6 +138,7 @@ fn a_short_series_is_inconclusive_and_says_how_short() {
             baseline: &base,
             baseline_rel_se: &[],
             new: &[20.0],
+            new_rel_se: &[],
         }],
         0.02,
         FAMILY_ALPHA,
@@ -162,6 +164,7 @@ fn a_run_in_a_known_slow_mode_is_no_change_and_a_new_level_is_a_change() {
                 baseline: &base,
                 baseline_rel_se: &[],
                 new: &[new],
+                new_rel_se: &[],
             }],
             0.02,
             FAMILY_ALPHA,
@@ -204,6 +207,7 @@ fn bad_input_names_its_parameter() {
         baseline: b,
         baseline_rel_se: &[],
         new: n,
+        new_rel_se: &[],
     };
     let err = |r: Result<Vec<Judgement>>| r.unwrap_err().to_string();
     assert!(err(judge(&[p(&[1.0, -1.0], &[1.0])], 0.02, 0.05)).contains("baseline"));
@@ -225,6 +229,7 @@ fn one_point_rate(machine: Machine, seed: u64, n: usize) -> f64 {
             baseline: &base,
             baseline_rel_se: &[],
             new: &new,
+            new_rel_se: &[],
         };
         let out = judge(&[point], 0.0, FAMILY_ALPHA).unwrap();
         called += usize::from(matches!(
@@ -315,6 +320,7 @@ fn slower_share(ln_run: fn(&mut Rng) -> f64, seed: u64, draws: usize, n: usize, 
             baseline: &base,
             baseline_rel_se: &[],
             new: &new,
+            new_rel_se: &[],
         };
         let out = judge(&[point], 0.02, FAMILY_ALPHA).unwrap();
         slower += usize::from(out[0].call.change == Change::Slower);
@@ -373,6 +379,7 @@ fn one_outlier_is_a_known_mode_for_one_run_but_not_for_three() {
             baseline: &base,
             baseline_rel_se: &[],
             new,
+            new_rel_se: &[],
         };
         judge(&[point], 0.02, FAMILY_ALPHA).unwrap().remove(0)
     };
@@ -405,6 +412,7 @@ fn new_runs_wider_than_their_series_are_not_no_change_on_its_spread() {
             baseline: &base,
             baseline_rel_se: &[],
             new: &new,
+            new_rel_se: &[],
         };
         judge(&[point], 0.02, FAMILY_ALPHA).unwrap().remove(0)
     };
@@ -414,4 +422,43 @@ fn new_runs_wider_than_their_series_are_not_no_change_on_its_spread() {
     // As tight as the series: "no change", as before.
     let tight = judged(&[0.995, 1.005, 0.997, 1.003]);
     assert_eq!(tight.call.change, Change::NoChange, "{tight:?}");
+}
+
+/// A new run whose own error is many times a typical run's is judged with it: 8 % above a
+/// series whose runs lie 1 % apart is "slower" from a run as precise as the series' runs,
+/// and no call from a run that measured itself 8 % uncertain (a machine that moved under it);
+/// an own error no larger than typical changes nothing, and unknown errors add nothing.
+#[test]
+fn a_new_run_that_measured_itself_unsure_is_judged_with_its_own_error() {
+    let base: Vec<f64> = (0..30)
+        .map(|i| 1.0 + 0.01 * ((i % 5) as f64 - 2.0))
+        .collect();
+    let base_se = vec![0.005; 30];
+    let judged = |new_rel_se: &[f64], base_se: &[f64]| {
+        let point = Point {
+            baseline: &base,
+            baseline_rel_se: base_se,
+            new: &[1.08],
+            new_rel_se,
+        };
+        judge(&[point], 0.02, FAMILY_ALPHA).unwrap().remove(0)
+    };
+    let plain = judged(&[], &base_se);
+    assert_eq!(plain.call.change, Change::Slower);
+    assert_eq!(judged(&[0.004], &base_se), plain);
+    let unsure = judged(&[0.08], &base_se);
+    assert_ne!(unsure.call.change, Change::Slower);
+    assert!(unsure.call.high - unsure.call.low > plain.call.high - plain.call.low);
+    assert_eq!(judged(&[0.08], &[]), plain);
+    let err = judge(
+        &[Point {
+            baseline: &base,
+            baseline_rel_se: &[],
+            new: &[1.0],
+            new_rel_se: &[0.1, 0.1],
+        }],
+        0.02,
+        FAMILY_ALPHA,
+    );
+    assert!(err.unwrap_err().to_string().contains("new_rel_se"));
 }

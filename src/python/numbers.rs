@@ -114,25 +114,30 @@ fn compare_estimates<'py>(
     Ok(pythonize(py, &c)?)
 }
 
+/// A point as `judge_series` takes it: the series' figures and relative standard errors, the
+/// new runs' figures and theirs.
+type SeriesPoint = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>);
+
 /// Each point's new runs judged against its series (`judge::series::judge`): per point a tuple of
 /// the series' figures in µs (oldest first; the newest `SERIES_WINDOW` are read), their
-/// relative standard errors (or an empty list) and the new runs' figures; `threshold` as in
-/// `compare_estimates`, `family_alpha` the chance of any false call among all the points
-/// (Holm). One dict per point.
+/// relative standard errors (or an empty list), the new runs' figures and their relative
+/// standard errors (or an empty list); `threshold` as in `compare_estimates`, `family_alpha`
+/// the chance of any false call among all the points (Holm). One dict per point.
 #[pyfunction]
 #[pyo3(signature = (points, threshold, family_alpha=crate::judge::FAMILY_ALPHA))]
 fn judge_series(
     py: Python<'_>,
-    points: Vec<(Vec<f64>, Vec<f64>, Vec<f64>)>,
+    points: Vec<SeriesPoint>,
     threshold: f64,
     family_alpha: f64,
 ) -> PyResult<Bound<'_, PyAny>> {
     let family: Vec<judge::series::Point> = points
         .iter()
-        .map(|(baseline, rel_se, new)| judge::series::Point {
+        .map(|(baseline, rel_se, new, new_rel_se)| judge::series::Point {
             baseline,
             baseline_rel_se: rel_se,
             new,
+            new_rel_se,
         })
         .collect();
     let judged = judge::series::judge(&family, threshold, family_alpha)?;
