@@ -91,7 +91,7 @@ def rel_se(result: Any) -> list[float]:
 
 
 def upper95(k: int, n: int) -> float:
-    """Clopper–Pearson's one-sided 95 % upper bound of a share k / n."""
+    """The one-sided 95 % upper bound of a share k / n (Wilson's score bound)."""
     from statistics import NormalDist
 
     if n == 0:
