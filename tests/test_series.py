@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import random
 
+import pandas as pd
 import pytest
 from series_store import MACHINE, Store, frame, point_id
 
@@ -52,6 +53,12 @@ def test_a_new_run_that_measured_itself_unsure_is_not_called_on_the_series_sprea
     unsure = judge(frame({2: 2 * 1.08}, rel_se=0.08), s, machine=MACHINE)
     assert unsure["verdict"][0] == "inconclusive", unsure.T
     assert unsure["ratio_low"][0] < 1 < unsure["ratio_high"][0]
+
+
+def test_a_new_run_below_resolution_is_neither_judged_nor_counted() -> None:
+    two = pd.concat([frame({2: 2.0}, run="a"), frame({2: -0.1}, run="b")])
+    out = judge(two, filled(), machine=MACHINE)
+    assert (out["new_runs"][0], out["verdict"][0]) == (1, "inconclusive"), out.T
 
 
 def test_a_short_series_is_inconclusive_saying_how_short() -> None:

@@ -59,7 +59,7 @@ def _new_runs(rows: pd.DataFrame) -> tuple[list[float], list[float], float | Non
         else float(g["value"].median())
         for g in by_run
     ]
-    # Relative as the store keeps it (``store._rows``): the point's se over its figure.
+    # Relative, as the store's ``rel_se`` is: the point's se over its figure.
     errors = [
         float(g["se"].dropna().iloc[0]) / f if "se" in g and g["se"].notna().any() else math.nan
         for g, f in zip(by_run, figures)
@@ -147,7 +147,7 @@ def judge(
             continue
         errors = tuple(rel_se[i] for i in kept) if rel_se else ()
         news.append(New(values[-1], machine, [figures[i] for i in kept], load, started, (), errors))
-        rows.append({**dict(zip(key, values)), "new_runs": len(figures)})
+        rows.append({**dict(zip(key, values)), "new_runs": len(kept)})
     earlier = not labels if earlier_only is None else earlier_only
     judged = judge_new(news, store, labels, threshold, family_alpha, earlier)
     out = pd.DataFrame([{**row, **j} for row, j in zip(rows, judged)])
