@@ -42,6 +42,10 @@ def test_a_csv_gives_back_every_float_to_the_last_digit(
     rng = np.random.default_rng(1)
     floats = [c for c in table.select_dtypes("float") if (table[c] % 1 > 0).any()]
     table = table.assign(**{c: rng.random(len(table)) for c in floats})
+    # Every figure is now above 0: a point the real run measured below resolution (under load
+    # a pinned ring can) would be refused as inconsistent, which is not what this test reads.
+    flagged = table["below_resolution"].eq(True)
+    table["below_resolution"] = table["below_resolution"].mask(flagged, False)
     files.save(table, tmp_path / "r.csv")
     back = files.load(tmp_path / "r.csv")
     for c in floats:
