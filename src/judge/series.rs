@@ -206,10 +206,9 @@ fn prediction_se(s: &Series, k: usize, mode_runs: usize, excess: f64) -> f64 {
 /// The variance the new runs' mean carries beyond what the series' spread already holds: the
 /// spread between runs includes a typical run's own error (the median of the series' relative
 /// standard errors), so only each new run's excess over it adds, as Σ (se² − typical²)⁺ / k².
-/// A run that saw its machine move says so in its own error: quiet, a gate session whose two
-/// points measured CVs of 31 % and 19 % ("unstable") lay 11 % and 7 % above their series of
-/// runs 1 % apart and failed as a regression (docs/accuracy, the lost-wakeup page). Nothing is
-/// added where either side's errors are unknown (empty).
+/// A run that saw its machine move says so in its own error, and is judged with it
+/// (docs/accuracy, the lost-wakeup page). Nothing is added where either side's errors are
+/// unknown (empty).
 fn excess_variance(new_rel_se: &[f64], baseline_rel_se: &[f64]) -> f64 {
     let known: Vec<f64> = baseline_rel_se
         .iter()

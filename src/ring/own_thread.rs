@@ -13,11 +13,10 @@ const ASK_EVERY: Duration = Duration::from_millis(100);
 /// `body` on a thread named `name` that ends with it, handed a flag that says whether the
 /// caller was interrupted; meanwhile this thread asks `interrupt` every `ASK_EVERY` and sets
 /// the flag. The result comes back over a channel, so this thread returns the moment it is
-/// ready. Waiting for the thread to be finished instead (an unpark, then `is_finished`) lost
-/// the wakeup whenever the caller looked between the unpark and the thread's exit, and slept
-/// out a whole `ASK_EVERY`: 100 ms charged to a ring instance, which in precision mode spent
-/// its point's time cap and left the point resting on one instance (one fork's layout: 5-8 %
-/// off its series in A/A runs; docs/accuracy, the lost-wakeup page).
+/// ready. Waiting for the thread to be finished instead (an unpark, then `is_finished`) can
+/// lose the wakeup between the unpark and the thread's exit and sleep out a whole
+/// `ASK_EVERY`, which precision mode would charge to the point's time cap (docs/accuracy, the
+/// lost-wakeup page).
 pub fn on_own_thread<T: Send>(
     name: &str,
     body: impl FnOnce(&AtomicBool) -> T + Send,
