@@ -8,7 +8,7 @@
 use crate::config::Config;
 use crate::fields::{in_order, record};
 use crate::interference::{Achieved, Interference};
-use crate::result::{summarize, PhasesRecord, PingPong, RingFigures, StatsRecord, TscRecord};
+use crate::result::{pingpong, summarize, PingPong, PingpongFigures, RingFigures};
 use crate::ring::Point;
 use crate::sched::{self, Policy, Sched};
 
@@ -229,20 +229,8 @@ record! {
         pub cgroup_depth: Option<usize> = "min=1 optional",
         pub cgroup_weight: Option<u64> = "min=1 optional",
         pub cgroup_hierarchy: Option<String> = "optional",
-        pub elapsed_s: f64 = "min=0",
-        pub usecs_per_op: f64 = "min=0 column",
-        pub ops_per_sec: f64 = "min=0 column",
-        pub usecs_per_switch: f64 = "min=0",
-        pub cycles_per_switch: Option<f64> = "min=0",
-        pub tsc: TscRecord = "",
-        pub cpus: Vec<i32> = "[2] min=-1",
-        pub samples_us: Vec<f64> = "min=0 optional",
-        /// As a ring's, of one point.
-        pub stats: StatsRecord = "optional opaque",
-        pub stopped: &'static str = "literal=STOPPED optional",
-        pub block: usize = "min=1 optional",
-        pub instance_blocks: Vec<usize> = "min=0 optional",
-        pub phase_s: PhasesRecord = "optional",
+        #[serde(flatten)]
+        pub figures: PingpongFigures = "",
         #[serde(flatten)]
         pub sched: SchedRecord = "",
         /// The hops' percentiles where recorded, one value each (files from before lack
@@ -256,10 +244,16 @@ record! {
 }
 
 impl PingpongRecord {
-    pub fn new(cfg: &Config, p: PingPong) -> Self {
+    /// The record of the point `p` a ping-pong of `cfg` measured.
+    pub fn new(cfg: &Config, p: &Point) -> Self {
+        let PingPong {
+            loops,
+            figures,
+            hop_percentiles_us,
+        } = pingpong(cfg, p);
         let asked = RingConfigRecord::from(cfg);
         PingpongRecord {
-            loops: p.loops,
+            loops,
             threads: cfg.engine == crate::engine::Engine::Thread,
             engine: asked.engine,
             transport: asked.transport,
@@ -273,21 +267,9 @@ impl PingpongRecord {
             cgroup_depth: asked.cgroup_depth,
             cgroup_weight: asked.cgroup_weight,
             cgroup_hierarchy: cgroup_hierarchy(cfg),
-            elapsed_s: p.elapsed_s,
-            usecs_per_op: p.usecs_per_op,
-            ops_per_sec: p.ops_per_sec,
-            usecs_per_switch: p.usecs_per_switch,
-            cycles_per_switch: p.cycles_per_switch,
-            tsc: p.tsc,
-            cpus: p.cpus,
-            samples_us: p.samples_us,
-            stats: std::slice::from_ref(&p.stats).into(),
-            stopped: p.stopped.as_str(),
-            block: p.block,
-            instance_blocks: p.instance_blocks,
-            phase_s: std::slice::from_ref(&p.phase_s).into(),
+            figures,
             sched: p.sched.into(),
-            hop_percentiles_us: p.hop_percentiles_us,
+            hop_percentiles_us,
             interference: InterferenceRecord::new(cfg, std::slice::from_ref(&p.interference)),
         }
     }
