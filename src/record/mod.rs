@@ -160,33 +160,29 @@ record! {
 }
 
 impl InterferenceRecord {
-    fn new(cfg: &Config, achieved: &[Option<Achieved>]) -> Option<Self> {
+    fn new(cfg: &Config, points: &[Point]) -> Option<Self> {
         let asked = cfg.interference?;
         Some(InterferenceRecord {
             asked,
-            span_s: per_point(achieved, f64::NAN, |a| a.span_s),
-            hog_duty: per_point(achieved, Vec::new(), |a| a.hog_duty.clone()),
-            thrash_duty: per_point(achieved, f64::NAN, |a| a.thrash_duty.unwrap_or(f64::NAN)),
-            thrash_resident_kb: per_point(achieved, -1, |a| {
+            span_s: per_point(points, f64::NAN, |a| a.span_s),
+            hog_duty: per_point(points, Vec::new(), |a| a.hog_duty.clone()),
+            thrash_duty: per_point(points, f64::NAN, |a| a.thrash_duty.unwrap_or(f64::NAN)),
+            thrash_resident_kb: per_point(points, -1, |a| {
                 a.thrash_resident_kb.map_or(-1, |kb| kb as i64)
             }),
-            ring_duty: per_point(achieved, Vec::new(), |a| a.ring_duty.clone()),
-            queued_duty: per_point(achieved, Vec::new(), |a| a.queued_duty.clone()),
-            queued_runnable: per_point(achieved, -1, |a| a.queued_runnable as i64),
+            ring_duty: per_point(points, Vec::new(), |a| a.ring_duty.clone()),
+            queued_duty: per_point(points, Vec::new(), |a| a.queued_duty.clone()),
+            queued_runnable: per_point(points, -1, |a| a.queued_runnable as i64),
         })
     }
 }
 
 /// `f` of what each point's neighbours achieved, `missing` where none ran.
-fn per_point<T: Clone>(
-    achieved: &[Option<Achieved>],
-    missing: T,
-    f: impl Fn(&Achieved) -> T,
-) -> Vec<T> {
+fn per_point<T: Clone>(points: &[Point], missing: T, f: impl Fn(&Achieved) -> T) -> Vec<T> {
     let f = &f;
-    achieved
+    points
         .iter()
-        .map(|a| a.as_ref().map_or_else(|| missing.clone(), f))
+        .map(|p| p.interference.as_ref().map_or_else(|| missing.clone(), f))
         .collect()
 }
 
@@ -200,13 +196,11 @@ impl RingRecord {
         }
         // Said with what the neighbours achieved, in the record's own `interference`.
         config.interference = None;
-        let achieved: Vec<Option<Achieved>> =
-            points.iter().map(|p| p.interference.clone()).collect();
         RingRecord {
             config,
             figures: summarize(cfg, points),
             cgroup_hierarchy: cgroup_hierarchy(cfg),
-            interference: InterferenceRecord::new(cfg, &achieved),
+            interference: InterferenceRecord::new(cfg, points),
         }
     }
 }
@@ -270,7 +264,7 @@ impl PingpongRecord {
             figures,
             sched: p.sched.into(),
             hop_percentiles_us,
-            interference: InterferenceRecord::new(cfg, std::slice::from_ref(&p.interference)),
+            interference: InterferenceRecord::new(cfg, std::slice::from_ref(p)),
         }
     }
 }
