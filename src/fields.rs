@@ -1,8 +1,8 @@
 //! A record's fields, declared once beside its serde struct: `record!` writes the struct and
 //! its table of fields (`FIELDS`: each field's name, its type as the Rust type says it, what
 //! the type cannot say and its doc). Every module that owns a record's type declares it so
-//! (`record/`, a matrix's topology, the neighbours asked); `record::table` reads the tables
-//! into `_core.RECORDS` and lists the words of a field's spec.
+//! (`record/`, a ring's figures in `result/`, a matrix's topology, the neighbours asked);
+//! `record::table` reads the tables into `_core.RECORDS` and lists the words of a field's spec.
 
 /// A field's type as its Rust type says it: a scalar kind (or "dict", with fields), how many
 /// lists deep, whether null is a value, and the object's stub name.
@@ -90,6 +90,17 @@ impl<T: Declared> Declared for (&'static str, T) {
 }
 impl<T: Declared> Declared for (String, T) {
     const SHAPE: Shape = T::SHAPE;
+}
+
+/// Named series as a map in their order ("p50" before "max"), or null.
+pub(crate) fn in_order<S: serde::Serializer>(
+    named: &Option<Vec<(&'static str, Vec<f64>)>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match named {
+        Some(v) => s.collect_map(v.iter().map(|(k, x)| (k, x))),
+        None => s.serialize_none(),
+    }
 }
 
 /// Declares records: each `pub struct Name as "StubName" { /// doc, #[serde(..)], pub field:

@@ -55,5 +55,5 @@ mod python;
 
 pub use config::{Config, Plan};
 pub use error::{Error, Result};
-pub use result::{pingpong, summarize, PingPong, RingSummary};
+pub use result::{pingpong, summarize, PingPong, RingFigures};
 pub use ring::{pingpong_config, run, Point};

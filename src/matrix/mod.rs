@@ -25,8 +25,9 @@ use crate::engine::{Engine, Interrupt};
 use crate::error::{Error, Result};
 use crate::hops::{self, Lane};
 use crate::placement::Placement;
-use crate::result::{summarize, RingSummary};
+use crate::result::{summarize, RingFigures};
 use crate::ring as whole;
+use crate::sched::Sched;
 use crate::topology::Topology;
 use std::time::Instant;
 
@@ -139,8 +140,10 @@ pub struct Cell {
     /// Seconds from the start of the matrix to the start of this cell, and what it took.
     pub started_s: f64,
     pub elapsed_s: f64,
-    /// The ring's summary of its one point (procs = 2).
-    pub summary: RingSummary,
+    /// The ring's figures of its one point (procs = 2), and the policy its tasks ran under,
+    /// read back.
+    pub figures: RingFigures,
+    pub sched: Sched,
     /// Hops into the wakee (the i→j direction): counts per `hops::bucket`, when recording.
     pub wake: Option<Vec<u64>>,
     /// The two CPUs' clock offset interval, checked before a cell that records hops across
@@ -308,7 +311,8 @@ fn measure_cell(
         pass: p.pass,
         started_s: (started - t0).as_secs_f64(),
         elapsed_s: started.elapsed().as_secs_f64(),
-        summary: summarize(&ring_cfg, &points),
+        figures: summarize(&ring_cfg, &points),
+        sched: points[0].sched,
         wake,
         offset,
         offset_flagged: false,
@@ -335,13 +339,13 @@ fn offset_exceeds_resolution(cell: &Cell) -> bool {
 
 fn cell_warnings(cell: &Cell) -> Vec<String> {
     let mut out: Vec<String> = cell
-        .summary
+        .figures
         .warnings
         .iter()
         .map(|w| format!("{}: {w}", cell.label()))
         .collect();
     out.extend(cell.memory.and_then(|m| m.problem(&cell.label())));
-    let seen = &cell.summary.cpus[0][0];
+    let seen = &cell.figures.cpus[0][0];
     let want = [cell.from as i32, cell.to as i32];
     if seen[..] != want[..] {
         out.push(format!(

@@ -138,8 +138,8 @@ fn every_pair_of_this_machine_with_hops_memory_and_clock_checks() {
         .enumerate()
         .all(|(i, h)| h.0 == i + 1 && h.1 == n * n));
     for c in &m.cells {
-        assert_eq!(c.summary.cpus[0][0], [c.from as i32, c.to as i32]);
-        assert!(c.summary.stats[0].description.median.is_finite());
+        assert_eq!(c.figures.cpus[0][0], [c.from as i32, c.to as i32]);
+        assert!(c.figures.latency_us[0].is_finite());
         assert!(c.memory.unwrap().verified(), "{:?}", c.memory);
         let wake = c.wake.as_ref().expect("hops were recorded");
         assert!(wake.iter().sum::<u64>() > 0);

@@ -5,7 +5,6 @@
 use super::RingRecord;
 use crate::cache::{self, Indirect, Sweep};
 use crate::config::Config;
-use crate::result::summarize;
 use crate::stats;
 use crate::stop::{Stop, BLOCK_REPETITIONS};
 use serde::Serialize;
@@ -85,7 +84,7 @@ impl CacheRecord {
                 stop: Stop::Fixed(rounds * BLOCK_REPETITIONS),
                 ..base.clone()
             };
-            results.push(RingRecord::new(&cfg, summarize(&cfg, points)));
+            results.push(RingRecord::new(&cfg, points));
         }
         CacheRecord {
             results,

@@ -1,9 +1,9 @@
 //! The CPU matrix's record: what was asked, then one entry per cell in every per-cell array,
 //! in the order the cells were measured, and the topology it was measured on.
 
-use super::by_repetition;
 use crate::fields::record;
 use crate::matrix::{Cell, Matrix, MatrixConfig};
+use crate::result::{by_repetition, RingFigures};
 use crate::topology::Table;
 
 record! {
@@ -58,7 +58,7 @@ record! {
         /// NaN (null): not checked (no hops); +inf: the clocks allowed no bound.
         pub clock_offset_bound_ns: Vec<f64> = "[C] min=0 nan inf holes column",
         pub clock_untrusted: Vec<bool> = "[C] column",
-        #[serde(serialize_with = "super::in_order")]
+        #[serde(serialize_with = "crate::fields::in_order")]
         pub wake_us: Option<Vec<(&'static str, Vec<f64>)>> =
             "keys=p50|p90|p99|p99.9 [C] min=0 nan holes alias=_WakeDict",
         pub warnings: Vec<String> = "",
@@ -84,8 +84,12 @@ impl MatrixRecord {
         let r = &cfg.ring;
         let rule = r.stop.rule();
         let cells = &m.cells;
-        let stats = |c: &Cell| c.summary.stats[0].clone();
-        let series = |f: fn(&Cell) -> &Vec<f64>| by_repetition(&each(cells, |c| f(c).clone()));
+        // A cell is one point: its entry `[0]` of each figure, its column 0 of each series.
+        let one = |f: fn(&RingFigures) -> &Vec<Vec<f64>>| {
+            by_repetition(&each(cells, |c| {
+                f(&c.figures).iter().map(|r| r[0]).collect()
+            }))
+        };
         let recorded = !cells.is_empty() && cells.iter().all(|c| c.wake.is_some());
         let wake_us = recorded.then(|| {
             [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p99.9", 0.999)]
@@ -115,25 +119,25 @@ impl MatrixRecord {
             pass_index: each(cells, |c| c.pass),
             started_s: each(cells, |c| c.started_s),
             elapsed_s: each(cells, |c| c.elapsed_s),
-            latency_us: each(cells, |c| stats(c).description.median),
-            min_us: each(cells, |c| stats(c).description.min),
-            ci_low: each(cells, |c| stats(c).ci_low),
-            ci_high: each(cells, |c| stats(c).ci_high),
-            cv: each(cells, |c| stats(c).description.cv),
-            verdict: each(cells, |c| stats(c).verdict.as_str()),
-            stopped: each(cells, |c| c.summary.stopped[0].as_str()),
-            repetitions_made: each(cells, |c| c.summary.samples_us[0].len()),
-            samples_us: series(|c| &c.summary.samples_us[0]),
-            raw_samples_us: series(|c| &c.summary.raw_samples_us[0]),
-            overhead_samples_us: series(|c| &c.summary.overhead_samples_us[0]),
-            below_resolution: each(cells, |c| c.summary.below_resolution[0]),
-            switches_per_hop: each(cells, |c| c.summary.switches_per_hop[0]),
-            migrations: each(cells, |c| c.summary.migrations[0]),
-            block: each(cells, |c| c.summary.block[0]),
-            instance_blocks: each(cells, |c| c.summary.instance_blocks[0].clone()),
-            work_verified: each(cells, |c| c.summary.work_verified[0]),
+            latency_us: each(cells, |c| c.figures.latency_us[0]),
+            min_us: each(cells, |c| c.figures.min_us[0]),
+            ci_low: each(cells, |c| c.figures.stats.ci_low[0]),
+            ci_high: each(cells, |c| c.figures.stats.ci_high[0]),
+            cv: each(cells, |c| c.figures.stats.cv[0]),
+            verdict: each(cells, |c| c.figures.stats.verdict[0]),
+            stopped: each(cells, |c| c.figures.stopped[0]),
+            repetitions_made: each(cells, |c| c.figures.repetitions_made[0]),
+            samples_us: one(|f| &f.samples_us),
+            raw_samples_us: one(|f| &f.raw_samples_us),
+            overhead_samples_us: one(|f| &f.overhead_samples_us),
+            below_resolution: each(cells, |c| c.figures.below_resolution[0]),
+            switches_per_hop: each(cells, |c| c.figures.switches_per_hop[0]),
+            migrations: each(cells, |c| c.figures.migrations[0]),
+            block: each(cells, |c| c.figures.block[0]),
+            instance_blocks: each(cells, |c| c.figures.instance_blocks[0].clone()),
+            work_verified: each(cells, |c| c.figures.work_verified[0]),
             cpus_seen: each(cells, |c| {
-                let seen = &c.summary.cpus[0][0];
+                let seen = &c.figures.cpus[0][0];
                 [seen[0], seen.get(1).copied().unwrap_or(-1)]
             }),
             memory_node_asked: each(cells, |c| known(c.memory.map(|m| m.node))),
@@ -146,8 +150,7 @@ impl MatrixRecord {
             warnings: m.warnings.clone(),
             sched: cells
                 .first()
-                .and_then(|c| c.summary.sched)
-                .map_or_else(|| super::SchedRecord::asked(r), Into::into),
+                .map_or_else(|| super::SchedRecord::asked(r), |c| c.sched.into()),
             topology,
         }
     }

@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::error::Result;
 use crate::matrix::MatrixConfig;
 use crate::request::{AbRequest, CacheRequest};
-use crate::result::{pingpong as summarize_pingpong, summarize};
+use crate::result::pingpong as summarize_pingpong;
 use crate::stats::EarlierRun;
 
 /// The bare-coroutine peer a fiber hop is compared against, ns per resume+suspend pair.
@@ -39,7 +39,7 @@ pub fn with_history(cfg: Config, history: Option<&[Option<Vec<EarlierRun>>]>) ->
 /// A ring's points, measured and recorded.
 pub fn ring(cfg: &Config, interrupt: Interrupt) -> Result<RingRecord> {
     let points = crate::ring::run(cfg, interrupt)?;
-    Ok(RingRecord::new(cfg, summarize(cfg, &points)))
+    Ok(RingRecord::new(cfg, &points))
 }
 
 /// What `ring` records of what was asked, checked as `ring` checks it on this host before

@@ -5,26 +5,14 @@
 //! `ctxbench.record.decode` makes the numpy arrays, the same way for what the core returns and
 //! what a file holds.
 
-use crate::clock::Tsc;
 use crate::config::Config;
-use crate::fields::record;
+use crate::fields::{in_order, record};
 use crate::interference::{Achieved, Interference};
-use crate::measure::Phases;
-use crate::result::{HopSummary, PingPong, PointStats, RingSummary};
+use crate::result::{summarize, PhasesRecord, PingPong, RingFigures, StatsRecord, TscRecord};
+use crate::ring::Point;
 use crate::sched::{self, Policy, Sched};
 
 pub mod table;
-
-/// Named series as a map in their order ("p50" before "max"), or null.
-pub(crate) fn in_order<S: serde::Serializer>(
-    named: &Option<Vec<(&'static str, Vec<f64>)>>,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    match named {
-        Some(v) => s.collect_map(v.iter().map(|(k, x)| (k, x))),
-        None => s.serialize_none(),
-    }
-}
 
 record! {
     /// What a ring was asked: the parameters as the run used them (defaults filled in), which
@@ -141,191 +129,12 @@ fn cgroup_hierarchy(cfg: &Config) -> Option<String> {
 }
 
 record! {
-    /// Each point's statistics, one array per figure.
-    #[derive(Default)]
-    pub struct StatsRecord as "StatsDict" {
-        pub min: Vec<f64> = "[P]",
-        pub median: Vec<f64> = "[P]",
-        pub mean: Vec<f64> = "[P]",
-        pub max: Vec<f64> = "[P]",
-        pub stdev: Vec<f64> = "[P] min=0",
-        pub cv: Vec<f64> = "[P] min=0 inf",
-        /// NaN: no interval (a point with one unit to go on).
-        pub ci_low: Vec<f64> = "[P] nan holes",
-        pub ci_high: Vec<f64> = "[P] nan holes",
-        /// The variance model (files from before it lack these).
-        pub se: Vec<f64> = "[P] min=0 nan holes optional",
-        pub se_within: Vec<f64> = "[P] min=0 nan holes optional",
-        pub df: Vec<f64> = "[P] min=0 optional",
-        pub level: Vec<&'static str> = "[P] oneof=LEVELS optional",
-        pub sd_repetition: Vec<f64> = "[P] min=0 nan holes optional",
-        pub sd_block: Vec<f64> = "[P] min=0 nan holes optional",
-        pub sd_instance: Vec<f64> = "[P] min=0 nan holes optional",
-        pub sd_run: Vec<f64> = "[P] min=0 nan holes optional",
-        pub runs_seen: Vec<f64> = "[P] min=0 optional",
-        pub instances: Vec<usize> = "[P] min=1 optional",
-        pub outliers: Vec<usize> = "[P] min=0",
-        pub clusters: Vec<usize> = "[P] min=1",
-        pub verdict: Vec<&'static str> = "[P] literal=VERDICTS",
-    }
-}
-
-/// An unknown standard error (one unit to go on) is NaN, as the interval is.
-fn known(se: f64) -> f64 {
-    if se.is_finite() {
-        se
-    } else {
-        f64::NAN
-    }
-}
-
-impl From<&[PointStats]> for StatsRecord {
-    fn from(stats: &[PointStats]) -> Self {
-        let mut r = StatsRecord::default();
-        for x in stats {
-            let d = &x.description;
-            r.min.push(d.min);
-            r.median.push(d.median);
-            r.mean.push(d.mean);
-            r.max.push(d.max);
-            r.stdev.push(d.stdev);
-            r.cv.push(d.cv);
-            r.ci_low.push(x.ci_low);
-            r.ci_high.push(x.ci_high);
-            r.se.push(known(x.estimate.uncertainty.se));
-            r.se_within.push(known(x.within.se));
-            r.df.push(x.estimate.uncertainty.df);
-            r.level.push(x.estimate.uncertainty.level.as_str());
-            r.sd_repetition.push(x.spreads.repetition);
-            r.sd_block.push(x.spreads.block);
-            r.sd_instance.push(x.spreads.instance);
-            r.sd_run.push(x.run_level.map_or(f64::NAN, |l| l.sd));
-            r.runs_seen.push(x.run_level.map_or(0.0, |l| l.df + 1.0));
-            r.instances.push(x.instances);
-            r.outliers.push(d.outliers);
-            r.clusters.push(d.clusters);
-            r.verdict.push(x.verdict.as_str());
-        }
-        r
-    }
-}
-
-record! {
-    /// Seconds per phase, one array per phase (one value per point).
-    #[derive(Default)]
-    pub struct PhasesRecord as "PhasesDict" {
-        pub calibration: Vec<f64> = "[P] min=0",
-        pub warmup: Vec<f64> = "[P] min=0",
-        pub measure: Vec<f64> = "[P] min=0",
-        pub setup_teardown: Vec<f64> = "[P] min=0",
-        pub observer_wait: Vec<f64> = "[P] min=0 optional",
-    }
-}
-
-impl From<&[Phases]> for PhasesRecord {
-    fn from(phases: &[Phases]) -> Self {
-        let column = |f: fn(&Phases) -> f64| phases.iter().map(f).collect();
-        PhasesRecord {
-            calibration: column(|p| p.calibration),
-            warmup: column(|p| p.warmup),
-            measure: column(|p| p.measure),
-            setup_teardown: column(|p| p.setup_teardown),
-            observer_wait: column(|p| p.observer_wait),
-        }
-    }
-}
-
-record! {
-    /// The TSC's calibration, or why there is none.
-    pub struct TscRecord as "TscDict" {
-        pub ghz: Option<f64> = "min=0",
-        pub read_cost_cycles: Option<f64> = "min=0",
-        pub unavailable_reason: Option<String> = "",
-    }
-}
-
-impl From<&Result<Tsc, String>> for TscRecord {
-    fn from(tsc: &Result<Tsc, String>) -> Self {
-        TscRecord {
-            ghz: tsc.as_ref().ok().map(|t| t.ghz),
-            read_cost_cycles: tsc.as_ref().ok().map(|t| t.read_cost),
-            unavailable_reason: tsc.as_ref().err().cloned(),
-        }
-    }
-}
-
-record! {
-    pub struct HardwareRecord as "HardwareDict" {
-        pub cycles_per_switch: Option<Vec<f64>> = "[P] min=0",
-        pub instructions_per_switch: Option<Vec<f64>> = "[P] min=0",
-        /// Issue 19; files from before it lack them.
-        pub cache_misses_per_switch: Option<Vec<f64>> = "[P] min=0 optional",
-        pub dtlb_misses_per_switch: Option<Vec<f64>> = "[P] min=0 optional",
-        pub unavailable_reason: Option<String> = "",
-    }
-
-    pub struct HistogramRecord as "HopHistogramDict" {
-        pub edges_us: Vec<f64> = "min=0",
-        pub counts: Vec<Vec<u64>> = "[P,*] min=0 unsigned",
-    }
-
     /// A ring result: what was asked and everything measured, per point.
     pub struct RingRecord {
         #[serde(flatten)]
         pub config: RingConfigRecord = "config",
-        pub procs: Vec<usize> = "[P] min=2",
-        pub latency_us: Vec<f64> = "[P]",
-        pub min_us: Vec<f64> = "[P]",
-        /// `[repetition][point]`, NaN below a point's last repetition.
-        pub samples_us: Vec<Vec<f64>> = "[R,P] holes",
-        pub raw_us: Vec<f64> = "[P] min=0",
-        pub raw_samples_us: Vec<Vec<f64>> = "[R,P] min=0 holes",
-        pub overhead_us: f64 = "min=0",
-        pub overhead_point_us: Vec<f64> = "[P] min=0",
-        pub overhead_samples_us: Vec<Vec<f64>> = "[R,P] min=0 holes",
-        pub ring_us: Vec<Vec<f64>> = "[P,parallel]",
-        pub below_resolution: Vec<bool> = "[P]",
-        pub stats: StatsRecord = "",
-        /// `[point][ring][participant]`.
-        pub cpus: Vec<Vec<Vec<i32>>> = "[P,parallel,*] min=-1 ragged",
-        pub trips: Vec<u64> = "[P] min=0",
-        pub overhead_rounds: Vec<u64> = "[P] min=0",
-        pub work_verified: Vec<bool> = "[P]",
-        pub phase_s: PhasesRecord = "",
-        pub switches_per_hop: Vec<f64> = "[P] min=0 column",
-        pub switch_source: Vec<&'static str> = "[P] literal=kernel|perf|rusage",
-        /// NaN: no evidence repetition (no hardware counters, or counters="off").
-        pub counted_us: Vec<f64> = "[P] min=0 nan holes",
-        pub involuntary_switches: Vec<i64> = "[P] min=0 column",
-        /// -1: counters unavailable.
-        pub migrations: Vec<i64> = "[P] min=-1 column",
-        /// CPU time per hop of every observed task (user + system, then each) and their wait on
-        /// a run queue, in µs; NaN where the kernel did not show it.
-        pub cpu_us_per_hop: Vec<f64> = "[P] min=0 nan holes column optional",
-        pub cpu_user_us_per_hop: Vec<f64> = "[P] min=0 nan holes column optional",
-        pub cpu_sys_us_per_hop: Vec<f64> = "[P] min=0 nan holes column optional",
-        pub runq_wait_us_per_hop: Vec<f64> = "[P] min=0 nan holes column optional",
-        pub hardware: HardwareRecord = "",
-        pub counters_unavailable_reason: Option<String> = "",
-        pub warnings: Vec<String> = "",
-        /// NaN where a point has no hops.
-        #[serde(serialize_with = "in_order")]
-        pub hop_percentiles_us: Option<Vec<(&'static str, Vec<f64>)>> =
-            "keys=p50|p90|p99|p99.9|max [P] min=0 nan holes alias=_HopPercentilesDict",
-        pub hop_histogram: Option<HistogramRecord> = "",
-        /// Net: may be negative.
-        pub tsc_cycles_per_switch: Option<Vec<f64>> = "[P]",
-        pub tsc: TscRecord = "",
-        pub stopped: Vec<&'static str> = "[P] literal=STOPPED optional column",
-        pub repetitions_made: Vec<usize> = "[P] min=0 optional column",
-        /// Repetitions per block and blocks per ring instance.
-        pub block: Vec<usize> = "[P] min=1 optional",
-        pub instance_blocks: Vec<Vec<usize>> = "[P,*] min=0 optional ragged",
-        /// Every participant of the point ran on one CPU: a pinned one, the same one in a CPU
-        /// list, or the only one the caller may use.
-        pub one_cpu: Vec<bool> = "[P] optional",
-        /// -1 where pagemap could not be read.
-        pub resident_kb: Vec<i64> = "[P] min=-1 optional column",
+        #[serde(flatten)]
+        pub figures: RingFigures = "",
         /// The hierarchy the groups were made in ("v1:<mount>" or "v2:<mount>").
         pub cgroup_hierarchy: Option<String> = "optional",
         /// The neighbours asked and what they achieved per point; null where none ran.
@@ -381,84 +190,23 @@ fn per_point<T: Clone>(
         .collect()
 }
 
-/// Per point series as `[repetition][point]`, NaN below a point's last repetition.
-pub(crate) fn by_repetition(series: &[Vec<f64>]) -> Vec<Vec<f64>> {
-    let rows = series.iter().map(Vec::len).max().unwrap_or(0);
-    (0..rows)
-        .map(|k| {
-            series
-                .iter()
-                .map(|v| v.get(k).copied().unwrap_or(f64::NAN))
-                .collect()
-        })
-        .collect()
-}
-
 impl RingRecord {
-    pub fn new(cfg: &Config, s: RingSummary) -> Self {
-        let hops = s.hops.as_ref();
+    /// The record of a run of `cfg` that measured `points`: what was asked, with the policy
+    /// every task ran under read back, and the figures.
+    pub fn new(cfg: &Config, points: &[Point]) -> Self {
         let mut config = RingConfigRecord::from(cfg);
-        if let Some(seen) = s.sched {
-            config.sched = seen.into();
+        if let Some(p) = points.first() {
+            config.sched = p.sched.into();
         }
         // Said with what the neighbours achieved, in the record's own `interference`.
         config.interference = None;
+        let achieved: Vec<Option<Achieved>> =
+            points.iter().map(|p| p.interference.clone()).collect();
         RingRecord {
-            cgroup_hierarchy: cgroup_hierarchy(cfg),
-            interference: InterferenceRecord::new(cfg, &s.interference),
             config,
-            repetitions_made: s.samples_us.iter().map(Vec::len).collect(),
-            samples_us: by_repetition(&s.samples_us),
-            raw_samples_us: by_repetition(&s.raw_samples_us),
-            overhead_samples_us: by_repetition(&s.overhead_samples_us),
-            latency_us: s.stats.iter().map(|x| x.description.median).collect(),
-            min_us: s.stats.iter().map(|x| x.description.min).collect(),
-            stats: s.stats.as_slice().into(),
-            phase_s: s.phase_s.as_slice().into(),
-            hardware: HardwareRecord {
-                cycles_per_switch: s.cycles_per_switch,
-                instructions_per_switch: s.instructions_per_switch,
-                cache_misses_per_switch: s.cache_misses_per_switch,
-                dtlb_misses_per_switch: s.dtlb_misses_per_switch,
-                unavailable_reason: s.hardware_unavailable,
-            },
-            hop_percentiles_us: hops.map(|h| h.percentiles_us.clone()),
-            hop_histogram: hops.map(|h: &HopSummary| HistogramRecord {
-                edges_us: h.edges_us.clone(),
-                counts: h.counts.clone(),
-            }),
-            tsc: (&s.tsc).into(),
-            stopped: s.stopped.iter().map(|x| x.as_str()).collect(),
-            resident_kb: s
-                .resident_kb
-                .iter()
-                .map(|kb| kb.map_or(-1, |kb| kb as i64))
-                .collect(),
-            procs: s.procs,
-            raw_us: s.raw_us,
-            overhead_us: s.overhead_us,
-            overhead_point_us: s.overhead_point_us,
-            ring_us: s.ring_us,
-            below_resolution: s.below_resolution,
-            cpus: s.cpus,
-            trips: s.trips,
-            overhead_rounds: s.overhead_rounds,
-            work_verified: s.work_verified,
-            cpu_us_per_hop: s.cpu.iter().map(|c| c.cpu_us).collect(),
-            cpu_user_us_per_hop: s.cpu.iter().map(|c| c.user_us).collect(),
-            cpu_sys_us_per_hop: s.cpu.iter().map(|c| c.sys_us).collect(),
-            runq_wait_us_per_hop: s.cpu.iter().map(|c| c.runq_wait_us).collect(),
-            switches_per_hop: s.switches_per_hop,
-            switch_source: s.switch_source,
-            counted_us: s.counted_us,
-            involuntary_switches: s.involuntary_switches,
-            migrations: s.migrations,
-            counters_unavailable_reason: s.software_unavailable,
-            warnings: s.warnings,
-            tsc_cycles_per_switch: s.tsc_cycles_per_switch,
-            block: s.block,
-            instance_blocks: s.instance_blocks,
-            one_cpu: s.one_cpu,
+            figures: summarize(cfg, points),
+            cgroup_hierarchy: cgroup_hierarchy(cfg),
+            interference: InterferenceRecord::new(cfg, &achieved),
         }
     }
 }
@@ -530,7 +278,7 @@ impl PingpongRecord {
             ops_per_sec: p.ops_per_sec,
             usecs_per_switch: p.usecs_per_switch,
             cycles_per_switch: p.cycles_per_switch,
-            tsc: (&crate::clock::tsc()).into(),
+            tsc: p.tsc,
             cpus: p.cpus,
             samples_us: p.samples_us,
             stats: std::slice::from_ref(&p.stats).into(),
@@ -539,7 +287,7 @@ impl PingpongRecord {
             instance_blocks: p.instance_blocks,
             phase_s: std::slice::from_ref(&p.phase_s).into(),
             sched: p.sched.into(),
-            hop_percentiles_us: p.hops.map(|h| h.percentiles_us),
+            hop_percentiles_us: p.hop_percentiles_us,
             interference: InterferenceRecord::new(cfg, std::slice::from_ref(&p.interference)),
         }
     }

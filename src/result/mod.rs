@@ -1,99 +1,23 @@
 //! From raw points to the figures users read: net per-switch samples, their summaries, the
 //! overhead that was subtracted, the kernel's evidence checked against the engine's model,
-//! hop-latency percentiles. A Rust caller of `run` gets every figure the Python result has;
-//! the binding only converts this struct.
+//! hop-latency percentiles. A Rust caller of `run` gets every figure the Python result has:
+//! `summarize` fills a ring's figures as its record holds them (`ring.rs`), `records.rs`
+//! declares the parts of the records the figures fill.
 
-use crate::clock::{self, Tsc};
+use crate::clock;
 use crate::config::Config;
 use crate::engine::{Engine, TransportKind};
 use crate::hops;
-use crate::host::restrictions;
-use crate::observer::{Accounting, PerHop};
 use crate::ring::{Phases, Point};
 use crate::stats::{self, Description, Estimate, Layout, RunLevel, Spreads, Uncertainty};
 use crate::stop::{self, Stop, Stopped};
 use crate::verdict::{self, Verdict};
 
-#[derive(Debug, Clone)]
-pub struct RingSummary {
-    pub procs: Vec<usize>,
-    /// Net µs per switch of every repetition (mean over parallel rings), `[point][repetition]`:
-    /// points stopped by precision made different numbers of repetitions.
-    pub samples_us: Vec<Vec<f64>>,
-    /// Raw µs per hop and overhead µs per hop, same layout.
-    pub raw_samples_us: Vec<Vec<f64>>,
-    pub overhead_samples_us: Vec<Vec<f64>>,
-    /// Per point: the statistics of the net samples, and medians of raw and overhead.
-    pub stats: Vec<PointStats>,
-    pub raw_us: Vec<f64>,
-    pub overhead_point_us: Vec<f64>,
-    /// Median of every overhead sample of the run: the `ovr=` of the xgraph title.
-    pub overhead_us: f64,
-    /// Median net µs per switch of each parallel ring, `[point][ring]`.
-    pub ring_us: Vec<Vec<f64>>,
-    /// The median net value is not above zero: the switch is below what the method resolves.
-    pub below_resolution: Vec<bool>,
-    /// Kernel context switches per hop over the timed windows, from the kernel's own
-    /// accounting of every observed task (`observer`), else perf's count (evidence
-    /// repetition), else the participants' lifetime rusage (`switch_source` says which).
-    pub switches_per_hop: Vec<f64>,
-    pub switch_source: Vec<&'static str>,
-    /// CPU time (user + system, and each) and run-queue wait per hop of every observed task
-    /// over the timed windows, from the kernel's accounting; NaN where it was not read.
-    pub cpu: Vec<PerHop>,
-    /// Involuntary switches of the participants (rusage, lifetime) and CPU migrations over
-    /// the timed windows (the kernel's accounting, else perf; -1 where neither counted).
-    pub involuntary_switches: Vec<i64>,
-    pub migrations: Vec<i64>,
-    /// Who watched the timed windows (`observer::Observer`).
-    pub observer: &'static str,
-    /// Per switch, from hardware counters; `None` with the reason where unavailable.
-    pub cycles_per_switch: Option<Vec<f64>>,
-    pub instructions_per_switch: Option<Vec<f64>>,
-    /// Last-level cache misses and data-TLB read misses per switch, same rule.
-    pub cache_misses_per_switch: Option<Vec<f64>>,
-    pub dtlb_misses_per_switch: Option<Vec<f64>>,
-    pub hardware_unavailable: Option<String>,
-    pub software_unavailable: Option<String>,
-    /// Disagreements between what was counted and what the engine's model predicts.
-    pub warnings: Vec<String>,
-    /// Median net TSC cycles per switch (the TSC read cost subtracted), where the TSC is an
-    /// invariant clock; else `None` and the reason in `tsc`.
-    pub tsc_cycles_per_switch: Option<Vec<f64>>,
-    pub tsc: Result<Tsc, String>,
-    /// Raw µs per hop of the counted repetition (ring 0): what counting costs.
-    pub counted_us: Vec<f64>,
-    /// CPU each participant was last on, `[point][ring][participant]`.
-    pub cpus: Vec<Vec<Vec<i32>>>,
-    /// Trips per ring repetition and rounds per overhead repetition (ring 0), per point.
-    pub trips: Vec<u64>,
-    pub overhead_rounds: Vec<u64>,
-    /// Every participant's workload checksum was right, per point.
-    pub work_verified: Vec<bool>,
-    /// Seconds per phase, per point.
-    pub phase_s: Vec<Phases>,
-    /// Wake-to-run latency of every hop, when recording.
-    pub hops: Option<HopSummary>,
-    /// Why each point's timed repetitions ended; its repetitions per block, and blocks per
-    /// ring instance (the levels of the variance model).
-    pub stopped: Vec<Stopped>,
-    pub block: Vec<usize>,
-    pub instance_blocks: Vec<Vec<usize>>,
-    /// The working set, proven: per point, the smallest KiB of any participant's
-    /// array found resident and its own after measuring; `None` where pagemap is unreadable.
-    /// Below `size_kb` it warns (zero page, swapped, still shared with a parent).
-    pub resident_kb: Vec<Option<u64>>,
-    /// Every participant of the point ran on one CPU (`placement::Resolved::one_cpu`).
-    pub one_cpu: Vec<bool>,
-    /// What the interference neighbours achieved, per point (None: none ran).
-    pub interference: Vec<Option<crate::interference::Achieved>>,
-    /// The scheduling policy every task ran under, read back (every point's is the same:
-    /// the one asked, or the caller's); None without points.
-    pub sched: Option<crate::sched::Sched>,
-    /// Periods a CPU quota throttled the point's groups while it was timed, per point (None:
-    /// no quota). A point throttled at all has the verdict `Throttled` and a warning.
-    pub throttled: Vec<Option<u64>>,
-}
+mod records;
+mod ring;
+
+pub use records::{HardwareRecord, HistogramRecord, PhasesRecord, StatsRecord, TscRecord};
+pub use ring::{by_repetition, summarize, RingFigures};
 
 /// What the statistics say of one point's samples: their description, the point's figure
 /// with its uncertainty under the variance model (`stats`), the 95 % interval that holds the
@@ -166,15 +90,12 @@ impl PointStats {
 }
 
 /// Percentiles of the hop latencies and the histogram they come from, trimmed after the last
-/// bucket any point used.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HopSummary {
+/// bucket any point used: its edges in µs (one more than buckets), hops per bucket
+/// `[point][bucket]`.
+struct HopSummary {
     /// ("p50", µs per point), ("p90", ...), ("p99", ...), ("p99.9", ...), ("max", ...).
-    pub percentiles_us: Vec<(&'static str, Vec<f64>)>,
-    /// Bucket edges in µs: one more than buckets.
-    pub edges_us: Vec<f64>,
-    /// Hops per bucket, `[point][bucket]`.
-    pub counts: Vec<Vec<u64>>,
+    percentiles_us: Vec<(&'static str, Vec<f64>)>,
+    histogram: HistogramRecord,
 }
 
 const HOP_QUANTILES: [(&str, f64); 4] =
@@ -203,12 +124,15 @@ impl HopSummary {
             .collect();
         let max = logs.iter().map(|(_, m)| *m as f64 / NS_PER_US).collect();
         percentiles_us.push(("max", max));
-        Some(HopSummary {
-            percentiles_us,
+        let histogram = HistogramRecord {
             edges_us: (0..=used)
                 .map(|j| hops::lower(j) as f64 / NS_PER_US)
                 .collect(),
             counts: logs.iter().map(|(c, _)| c[..used].to_vec()).collect(),
+        };
+        Some(HopSummary {
+            percentiles_us,
+            histogram,
         })
     }
 }
@@ -268,161 +192,6 @@ fn check_model(model: Model, p: &Point, per_hop: f64) -> Option<String> {
 
 const NS_PER_US: f64 = 1000.0;
 
-/// Every figure of a run of `cfg` that produced `points`.
-pub fn summarize(cfg: &Config, points: &[Point]) -> RingSummary {
-    let model = Model::of(cfg.engine, cfg.transport);
-    let mut s = summarize_with(points, model, cfg);
-    s.warnings.extend(
-        points
-            .iter()
-            .filter_map(|p| check_working_set(cfg.size_kb, p)),
-    );
-    s
-}
-
-/// A warning when some participant's array was not all resident and its own: the ring then
-/// summed less memory than `size_kb` says (the zero page of an array never written, pages
-/// swapped out, or pages still shared with the parent that forked it).
-fn check_working_set(size_kb: usize, p: &Point) -> Option<String> {
-    let kb = p.resident_kb?;
-    (kb < size_kb as u64).then(|| {
-        format!(
-            "{} participants: resident_kb={kb} < size_kb={size_kb}: a participant's work array \
-             was not all resident and its own (never written, so the shared zero page; \
-             swapped out; or still shared with its parent): the working set is smaller than \
-             it claims",
-            p.procs
-        )
-    })
-}
-
-fn summarize_with(points: &[Point], model: Model, cfg: &Config) -> RingSummary {
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let us = |v: Vec<f64>| v.into_iter().map(|x| x / NS_PER_US).collect::<Vec<_>>();
-    // Each point's series, one value per repetition (averaged over the parallel rings).
-    let samples_us: Vec<Vec<f64>> = points.iter().map(|p| us(p.net_ns())).collect();
-    let per_rep = |series: fn(&Point) -> &Vec<Vec<f64>>| -> Vec<Vec<f64>> {
-        points
-            .iter()
-            .map(|p| series(p).iter().map(|r| mean(r) / NS_PER_US).collect())
-            .collect()
-    };
-    let raw_samples_us = per_rep(|p| &p.raw_ns);
-    let overhead_samples_us = per_rep(|p| &p.overhead_ns);
-    let stats: Vec<PointStats> = points
-        .iter()
-        .zip(&samples_us)
-        .enumerate()
-        .map(|(j, (p, v))| {
-            PointStats::of(v, p.block, &p.instance_blocks, &cfg.stop, cfg.run_level(j))
-                .throttled(p.throttled)
-        })
-        .collect();
-    let all_overhead: Vec<f64> = points
-        .iter()
-        .flat_map(|p| p.overhead_ns.iter().flatten().map(|x| x / NS_PER_US))
-        .collect();
-
-    let migrations = |p: &Point| match (&p.accounting, p.counters.migrations) {
-        (
-            Ok(Accounting {
-                migrations: Some(m),
-                hops: 1..,
-                ..
-            }),
-            _,
-        ) => *m as i64,
-        (_, Some(m)) => m as i64,
-        _ => -1,
-    };
-    let hw = |f: &dyn Fn(&Point) -> Option<u64>| {
-        points
-            .iter()
-            .map(|p| f(p).map(|v| v as f64 / p.observed_hops.max(1) as f64))
-            .collect::<Option<Vec<f64>>>()
-    };
-    let first = points
-        .first()
-        .map(|p| p.counters.clone())
-        .unwrap_or_default();
-    let throttled = points.iter().filter_map(|p| match p.throttled {
-        Some(n @ 1..) => Some(restrictions::throttled_warning(p.procs, n)),
-        _ => None,
-    });
-    let warnings = points
-        .iter()
-        .filter_map(|p| check_model(model, p, per_hop(p).0))
-        .chain(throttled)
-        .collect();
-    let tsc = clock::tsc();
-    let tsc_cycles_per_switch = tsc.is_ok().then(|| {
-        points
-            .iter()
-            .map(|p| stats::median(&p.net_cycles()))
-            .collect()
-    });
-    RingSummary {
-        tsc_cycles_per_switch,
-        tsc,
-        switches_per_hop: points.iter().map(|p| per_hop(p).0).collect(),
-        switch_source: points.iter().map(|p| per_hop(p).1).collect(),
-        cpu: points
-            .iter()
-            .map(|p| {
-                p.accounting
-                    .as_ref()
-                    .map_or_else(|_| PerHop::default(), Accounting::per_hop)
-            })
-            .collect(),
-        involuntary_switches: points.iter().map(|p| p.rusage.involuntary as i64).collect(),
-        migrations: points.iter().map(migrations).collect(),
-        observer: cfg.observer.as_str(),
-        cycles_per_switch: hw(&|p| p.counters.cycles),
-        instructions_per_switch: hw(&|p| p.counters.instructions),
-        cache_misses_per_switch: hw(&|p| p.counters.cache_misses),
-        dtlb_misses_per_switch: hw(&|p| p.counters.dtlb_misses),
-        hardware_unavailable: first.hardware_unavailable,
-        software_unavailable: first.software_unavailable,
-        warnings,
-        procs: points.iter().map(|p| p.procs).collect(),
-        raw_us: raw_samples_us.iter().map(|v| stats::median(v)).collect(),
-        overhead_point_us: overhead_samples_us
-            .iter()
-            .map(|v| stats::median(v))
-            .collect(),
-        overhead_us: stats::median(&all_overhead),
-        ring_us: points.iter().map(ring_medians_us).collect(),
-        below_resolution: stats.iter().map(|s| s.description.median <= 0.0).collect(),
-        counted_us: points.iter().map(|p| p.counted_ns / NS_PER_US).collect(),
-        stopped: points.iter().map(|p| p.stopped).collect(),
-        block: points.iter().map(|p| p.block).collect(),
-        instance_blocks: points.iter().map(|p| p.instance_blocks.clone()).collect(),
-        resident_kb: points.iter().map(|p| p.resident_kb).collect(),
-        one_cpu: points.iter().map(|p| p.one_cpu).collect(),
-        interference: points.iter().map(|p| p.interference.clone()).collect(),
-        sched: points.first().map(|p| p.sched),
-        throttled: points.iter().map(|p| p.throttled).collect(),
-        cpus: points.iter().map(|p| p.cpus.clone()).collect(),
-        trips: points.iter().map(|p| p.trips[0]).collect(),
-        overhead_rounds: points.iter().map(|p| p.overhead_rounds[0]).collect(),
-        work_verified: points.iter().map(|p| p.work_verified).collect(),
-        phase_s: points.iter().map(|p| p.phase_s).collect(),
-        hops: HopSummary::of(points),
-        stats,
-        samples_us,
-        raw_samples_us,
-        overhead_samples_us,
-    }
-}
-
-/// Median net µs per switch of each parallel ring of a point.
-fn ring_medians_us(p: &Point) -> Vec<f64> {
-    let net = p.net_by_ring();
-    (0..net.first().map_or(0, Vec::len))
-        .map(|r| stats::median(&net.iter().map(|rep| rep[r]).collect::<Vec<_>>()) / NS_PER_US)
-        .collect()
-}
-
 /// A ping-pong's figures: perf's (one op is one round trip, two switches; raw time, nothing
 /// subtracted) and, measured until precise, the statistics of a ring point.
 #[derive(Debug, Clone)]
@@ -434,8 +203,9 @@ pub struct PingPong {
     pub usecs_per_op: f64,
     pub ops_per_sec: f64,
     pub usecs_per_switch: f64,
-    /// TSC cycles per switch where the TSC is a clock (see `clock::tsc`).
+    /// TSC cycles per switch where the TSC is a clock (see `clock::tsc`), and its calibration.
     pub cycles_per_switch: Option<f64>,
+    pub tsc: TscRecord,
     /// CPU each of the two participants was last on.
     pub cpus: Vec<i32>,
     /// µs per round trip of every timed repetition, and their statistics.
@@ -447,8 +217,9 @@ pub struct PingPong {
     pub phase_s: Phases,
     /// What both participants and the driver ran under, read back.
     pub sched: crate::sched::Sched,
-    /// The hops' latencies where recorded, and what the neighbours achieved where any ran.
-    pub hops: Option<HopSummary>,
+    /// The hops' latency percentiles where recorded, and what the neighbours achieved where
+    /// any ran.
+    pub hop_percentiles_us: Option<Vec<(&'static str, Vec<f64>)>>,
     pub interference: Option<crate::interference::Achieved>,
 }
 
@@ -478,15 +249,17 @@ pub fn pingpong(cfg: &Config, p: &Point) -> PingPong {
     let stats = PointStats::of(&samples_us, p.block, &p.instance_blocks, &cfg.stop, run)
         .throttled(p.throttled);
     let usecs_per_op = stats.description.median;
+    let tsc = clock::tsc();
     PingPong {
         loops,
         elapsed_s,
         usecs_per_op,
         ops_per_sec: 1e6 / usecs_per_op,
         usecs_per_switch: usecs_per_op / 2.0,
-        cycles_per_switch: clock::tsc()
-            .ok()
-            .map(|_| stats::median(&p.raw_cycles.iter().map(|r| r[0]).collect::<Vec<_>>())),
+        cycles_per_switch: tsc
+            .is_ok()
+            .then(|| stats::median(&p.raw_cycles.iter().map(|r| r[0]).collect::<Vec<_>>())),
+        tsc: (&tsc).into(),
         cpus: p.cpus[0].clone(),
         samples_us,
         stats,
@@ -495,7 +268,7 @@ pub fn pingpong(cfg: &Config, p: &Point) -> PingPong {
         instance_blocks: p.instance_blocks.clone(),
         phase_s: p.phase_s,
         sched: p.sched,
-        hops: HopSummary::of(std::slice::from_ref(p)),
+        hop_percentiles_us: HopSummary::of(std::slice::from_ref(p)).map(|h| h.percentiles_us),
         interference: p.interference.clone(),
     }
 }

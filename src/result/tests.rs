@@ -1,5 +1,6 @@
 //! Tests of a point's result: net samples, the switch model per engine and transport,
 //! flags for what cannot be true, hop histograms.
+use super::ring::summarize_with;
 use super::*;
 use crate::counters::Totals;
 use crate::ring::Rusage;
@@ -50,9 +51,9 @@ fn fixed() -> Config {
 fn net_samples_are_raw_minus_overhead_per_repetition() {
     let p = point(2, &[3000.0, 4000.0, 5000.0], &[1000.0, 1000.0, 2000.0]);
     let s = summarize_with(&[p], Model::Blocking, &fixed());
-    assert_eq!(s.samples_us, vec![vec![2.0, 3.0, 3.0]]);
-    assert_eq!(s.stats[0].description.median, 3.0);
-    assert_eq!(s.stats[0].description.min, 2.0);
+    assert_eq!(s.samples_us, vec![vec![2.0], vec![3.0], vec![3.0]]);
+    assert_eq!((s.latency_us[0], s.stats.median[0]), (3.0, 3.0));
+    assert_eq!((s.min_us[0], s.stats.min[0]), (2.0, 2.0));
     assert_eq!(s.raw_us, vec![4.0]);
     assert_eq!(s.overhead_point_us, vec![1.0]);
     assert_eq!(s.overhead_us, 1.0);
@@ -63,13 +64,13 @@ fn net_samples_are_raw_minus_overhead_per_repetition() {
     assert_eq!(s.switches_per_hop, vec![1.5]);
     assert_eq!(s.switch_source, vec!["perf"]);
     assert!(s.warnings.is_empty());
-    assert!(s.hops.is_none());
+    assert!(s.hop_percentiles_us.is_none() && s.hop_histogram.is_none());
 }
 
 #[test]
 fn a_switch_below_the_overhead_is_flagged_not_dropped() {
     let s = summarize_with(&[point(2, &[1000.0], &[1500.0])], Model::Blocking, &fixed());
-    assert_eq!(s.stats[0].description.median, -0.5);
+    assert_eq!(s.latency_us[0], -0.5);
     assert_eq!(s.below_resolution, vec![true]);
 }
 
@@ -78,18 +79,18 @@ fn a_point_a_quota_throttled_is_flagged_throttled_and_warned_whatever_its_spread
     let steady = [3000.0, 3000.0, 3000.0];
     let mut p = point(2, &steady, &[1000.0; 3]);
     let quiet = summarize_with(std::slice::from_ref(&p), Model::Blocking, &fixed());
-    assert_ne!(quiet.stats[0].verdict, Verdict::Throttled);
+    let throttled = Verdict::Throttled.as_str();
+    assert_ne!(quiet.stats.verdict[0], throttled);
     p.throttled = Some(0);
     let none = summarize_with(std::slice::from_ref(&p), Model::Blocking, &fixed());
     assert_eq!(
-        none.stats[0].verdict, quiet.stats[0].verdict,
+        none.stats.verdict[0], quiet.stats.verdict[0],
         "a quota, never hit"
     );
     assert!(none.warnings.is_empty(), "{:?}", none.warnings);
     p.throttled = Some(3);
     let hit = summarize_with(&[p], Model::Blocking, &fixed());
-    assert_eq!(hit.stats[0].verdict, Verdict::Throttled);
-    assert_eq!(hit.throttled, vec![Some(3)]);
+    assert_eq!(hit.stats.verdict[0], throttled);
     let said = hit.warnings.join("\n");
     assert!(
         said.contains("2 procs: throttled: the CPU quota stopped this run's groups in 3 periods"),
@@ -137,8 +138,8 @@ fn counts_outside_the_model_warn() {
     let s = summarize_with(&[p.clone()], Model::Blocking, &fixed());
     assert_eq!((s.switches_per_hop[0], s.switch_source[0]), (0.5, "kernel"));
     assert_eq!(s.migrations[0], 3);
-    assert_eq!((s.cpu[0].cpu_us, s.cpu[0].runq_wait_us), (2.0, 0.1));
-    assert!(s.cpu[0].user_us.is_nan(), "not shown: NaN, never 0");
+    assert_eq!((s.cpu_us_per_hop[0], s.runq_wait_us_per_hop[0]), (2.0, 0.1));
+    assert!(s.cpu_user_us_per_hop[0].is_nan(), "not shown: NaN, never 0");
     p.accounting = Err("unreadable".into());
     p.counters.switches = None;
     p.rusage = Rusage {
@@ -177,24 +178,21 @@ fn hop_histograms_are_trimmed_and_summarised() {
     a.hops = Some((counts, 9_100));
     let mut b = a.clone();
     b.hops = Some((vec![0; hops::BUCKETS], 0));
-    let h = summarize_with(&[a.clone(), b], Model::Blocking, &fixed())
-        .hops
-        .expect("both points recorded");
+    let s = summarize_with(&[a.clone(), b], Model::Blocking, &fixed());
+    let h = s.hop_histogram.expect("both points recorded");
     assert_eq!(h.counts.len(), 2);
     assert_eq!(h.counts[0].len(), slow + 1);
     assert_eq!(h.edges_us.len(), slow + 2);
     assert_eq!(h.counts[0].iter().sum::<u64>(), 100);
-    let names: Vec<&str> = h.percentiles_us.iter().map(|(n, _)| *n).collect();
+    let percentiles = s.hop_percentiles_us.expect("both points recorded");
+    let names: Vec<&str> = percentiles.iter().map(|(n, _)| *n).collect();
     assert_eq!(names, ["p50", "p90", "p99", "p99.9", "max"]);
-    let p50 = h.percentiles_us[0].1[0];
+    let p50 = percentiles[0].1[0];
     assert!((0.9..=1.1).contains(&p50), "p50 {p50} µs");
-    assert_eq!(h.percentiles_us[4].1, vec![9.1, 0.0]);
+    assert_eq!(percentiles[4].1, vec![9.1, 0.0]);
     // A point that did not record: no histogram at all, not a partial one.
-    assert!(
-        summarize_with(&[a, point(2, &[1.0], &[0.5])], Model::Blocking, &fixed())
-            .hops
-            .is_none()
-    );
+    let s = summarize_with(&[a, point(2, &[1.0], &[0.5])], Model::Blocking, &fixed());
+    assert!(s.hop_histogram.is_none() && s.hop_percentiles_us.is_none());
 }
 
 #[test]
@@ -211,7 +209,7 @@ fn an_array_never_written_is_caught_for_every_engine() {
             ..Config::lat_ctx(vec![2, 3])
         };
         let written = summarize(&cfg, &crate::ring::run(&cfg, &mut || false).unwrap());
-        assert_eq!(written.resident_kb, vec![Some(256); 2], "{engine:?}");
+        assert_eq!(written.resident_kb, vec![256; 2], "{engine:?}");
         assert!(
             !written.warnings.iter().any(|w| w.contains("resident_kb")),
             "{engine:?}: {:?}",
@@ -221,7 +219,7 @@ fn an_array_never_written_is_caught_for_every_engine() {
         let points = crate::ring::run(&cfg, &mut || false);
         NEVER_WRITTEN.set(false);
         let zero_page = summarize(&cfg, &points.unwrap());
-        assert_eq!(zero_page.resident_kb, vec![Some(0); 2], "{engine:?}");
+        assert_eq!(zero_page.resident_kb, vec![0; 2], "{engine:?}");
         assert!(zero_page.work_verified.iter().all(|&v| v), "{engine:?}");
         for procs in [2, 3] {
             let want = format!("{procs} participants: resident_kb=0 < size_kb=256");
