@@ -17,7 +17,7 @@ import pytest
 from conftest import Described
 
 import ctxbench
-from ctxbench import _core
+from ctxbench import _core, _topology
 from ctxbench._matrix_table import class_summary, format_matrix, grid
 from ctxbench.frame import POINT_KEY
 from ctxbench.result import load_results
@@ -307,7 +307,7 @@ def synthetic(root: Path, host: str | None = None, every: int = 1) -> ctxbench.M
     """A matrix of the described machine at ``root`` with made-up numbers (a level per
     relation), as ctxbench.matrix would return it; ``every``: keep one cell in that many
     (class mode's gaps)."""
-    t = dict(_core.topology(str(root)))
+    t = _topology.table(root)
     codes = t.pop("relations")
     cpus = t["cpus"][t["allowed"]]
     at = {int(c): i for i, c in enumerate(t["cpus"])}

@@ -5,7 +5,6 @@ from typing import Any, Literal, TypedDict, type_check_only
 
 import numpy as np
 from numpy.typing import NDArray
-from typing_extensions import NotRequired
 
 __all__ = [
     "ring",
@@ -904,41 +903,12 @@ def placement_cpus(
 ) -> list[int]: ...
 
 @type_check_only
-class CacheDict(TypedDict):
-    name: str
-    level: int
-    type: Literal["Data", "Instruction", "Unified"]
-    size_kb: int | None
-    cpus: _Ints
+class TopologyDict(TopologyTableDict):
+    """What `topology` returns: the table as a matrix record holds it (lists, which
+    `ctxbench._topology.table` makes arrays), `relations[a][b]` indexing `RELATIONS` already
+    an array."""
 
-@type_check_only
-class TopologyDict(TypedDict):
-    """What `topology` returns: per CPU of `cpus` (every present CPU), -1 where sysfs says
-    nothing (`core_type`: "" on a host of one kind of core); `relations[a][b]` indexes
-    `RELATIONS` (present only from `topology`)."""
-
-    sysfs: str
-    cpus: _Ints
-    online: NDArray[np.bool_]
-    allowed: NDArray[np.bool_]
-    package: _Ints
-    die: _Ints
-    cluster: _Ints
-    core: _Ints
-    node: _Ints
-    llc: _Ints
-    core_type: list[str]
-    smt_siblings: list[_Ints]
-    cpu_caches: list[_Ints]
-    caches: list[CacheDict]
-    cache_share_kb: dict[str, _Floats]
-    nodes: _Ints
-    distances: _Ints
-    order: _Ints
-    cpuset: _Ints | None
-    affinity: _Ints | None
-    notes: list[str]
-    relations: NotRequired[NDArray[np.uint8]]
+    relations: NDArray[np.uint8]  # type: ignore[misc]
 
 def topology(sysfs: str | None = None) -> TopologyDict: ...
 

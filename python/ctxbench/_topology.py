@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from . import _core
+from .record import typed
+from .schema import MATRIX
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,8 +139,16 @@ class Topology:
         )
 
 
+def table(sysfs: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The table ``_core.topology`` returns, its arrays restored as a matrix record's topology
+    is (its ``relations`` already one)."""
+    raw = dict(_core.topology(None if sysfs is None else os.fspath(sysfs)))
+    relations = raw.pop("relations")
+    return {**typed(raw, MATRIX["topology"]), "relations": relations}
+
+
 def from_dict(raw: dict[str, Any]) -> Topology:
-    """A ``Topology`` of the dict ``_core.topology`` returns (``relations`` included)."""
+    """A ``Topology`` of a ``table`` (``relations`` included)."""
     fields = dict(raw)
     fields["cache_share"] = fields.pop("cache_share_kb")
     return Topology(**fields)
@@ -156,7 +166,7 @@ def topology(sysfs: str | os.PathLike[str] | None = None) -> Topology:
     or ``NotADirectoryError``, ``ValueError`` for a tree without CPU directories. With the
     CPU directories of ``/sys`` hidden, the CPUs are this process's affinity mask (noted).
     """
-    return from_dict(dict(_core.topology(None if sysfs is None else os.fspath(sysfs))))
+    return from_dict(table(sysfs))
 
 
 def _cpulist(cpus: list[int]) -> str:

@@ -223,7 +223,7 @@ def decode(rec: dict[str, Any]) -> dict[str, Any]:
     ragged lists of arrays, lists of objects)."""
     declared = RECORDS[rec["kind"]]
     return {
-        name: value if name in ("kind", "metadata") else _typed(value, declared.get(name))
+        name: value if name in ("kind", "metadata") else typed(value, declared.get(name))
         for name, value in rec.items()
     }
 
@@ -232,21 +232,22 @@ def decode(rec: dict[str, Any]) -> dict[str, Any]:
 _DTYPES = {"int": np.int64, "bool": np.bool_}
 
 
-def _typed(value: Any, spec: Field | None) -> Any:
-    """One entry as its declaration says it lives in memory."""
+def typed(value: Any, spec: Field | None) -> Any:
+    """One entry as its declaration says it lives in memory: a record's field, or a value the
+    core hands over as a record holds it (``_core.topology``'s table)."""
     if value is None and spec is not None and spec.nan and not spec.shape:
         return math.nan  # a number that may be NaN: JSON's null is NaN again
     if value is None or spec is None:
         return _numeric(value)
     if spec.type == "dict" and spec.shape:  # a list of objects
         each = replace(spec, shape=())
-        return [_typed(v, each) for v in value]
+        return [typed(v, each) for v in value]
     if spec.ragged:
         return [_array(v, spec, len(spec.shape) - 1) for v in value]
     if spec.type == "str" and spec.shape:
         return list(value)
     if spec.type == "dict" and spec.fields is not None and isinstance(value, dict):
-        return {k: _typed(v, spec.fields.get(k)) for k, v in value.items()}
+        return {k: typed(v, spec.fields.get(k)) for k, v in value.items()}
     if spec.unsigned:
         return np.asarray(value, dtype=np.uint64)
     if spec.shape and spec.type in _DTYPES:
