@@ -32,9 +32,17 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("measured")
     r = ctxbench.lat_ctx([2, 3], **QUICK, repetitions=3, history=False)
     # Under load a point's net figure can fall to 0 or below (below the method's
-    # resolution), and is then not kept: these tests are of the store, so each has one.
-    net = np.where(r.latency_us > 0, r.latency_us, r.raw_us)
-    ctxbench.save(dataclasses.replace(r, latency_us=net), where / "ring.json", store="off")
+    # resolution), and is then not kept: these tests are of the store, so each has one. Such
+    # a point takes its raw figure and samples, unflagged: a file that flags a figure above 0,
+    # or whose figure is not its samples' median, is refused as inconsistent.
+    low = r.latency_us <= 0
+    kept = dataclasses.replace(
+        r,
+        latency_us=np.where(low, r.raw_us, r.latency_us),
+        samples_us=np.where(low, r.raw_samples_us, r.samples_us),
+        below_resolution=np.zeros_like(low),
+    )
+    ctxbench.save(kept, where / "ring.json", store="off")
     return where / "ring.json"
 
 

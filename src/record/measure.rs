@@ -7,7 +7,6 @@ use crate::config::Config;
 use crate::error::Result;
 use crate::matrix::MatrixConfig;
 use crate::request::{AbRequest, CacheRequest};
-use crate::result::pingpong as summarize_pingpong;
 use crate::stats::EarlierRun;
 
 /// The bare-coroutine peer a fiber hop is compared against, ns per resume+suspend pair.
@@ -51,9 +50,8 @@ pub fn ring_check(cfg: &Config) -> Result<RingConfigRecord> {
 
 /// A ping-pong, measured and recorded.
 pub fn pingpong(cfg: &Config, interrupt: Interrupt) -> Result<PingpongRecord> {
-    let mut points = crate::ring::run(cfg, interrupt)?;
-    let point = points.remove(0);
-    Ok(PingpongRecord::new(cfg, summarize_pingpong(cfg, &point)))
+    let points = crate::ring::run(cfg, interrupt)?;
+    Ok(PingpongRecord::new(cfg, &points[0]))
 }
 
 /// A cache sweep, measured and recorded; `progress` hears of each round.

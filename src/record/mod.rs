@@ -8,7 +8,7 @@
 use crate::config::Config;
 use crate::fields::{in_order, record};
 use crate::interference::{Achieved, Interference};
-use crate::result::{summarize, PhasesRecord, PingPong, RingFigures, StatsRecord, TscRecord};
+use crate::result::{pingpong, summarize, PingPong, PingpongFigures, RingFigures};
 use crate::ring::Point;
 use crate::sched::{self, Policy, Sched};
 
@@ -160,33 +160,29 @@ record! {
 }
 
 impl InterferenceRecord {
-    fn new(cfg: &Config, achieved: &[Option<Achieved>]) -> Option<Self> {
+    fn new(cfg: &Config, points: &[Point]) -> Option<Self> {
         let asked = cfg.interference?;
         Some(InterferenceRecord {
             asked,
-            span_s: per_point(achieved, f64::NAN, |a| a.span_s),
-            hog_duty: per_point(achieved, Vec::new(), |a| a.hog_duty.clone()),
-            thrash_duty: per_point(achieved, f64::NAN, |a| a.thrash_duty.unwrap_or(f64::NAN)),
-            thrash_resident_kb: per_point(achieved, -1, |a| {
+            span_s: per_point(points, f64::NAN, |a| a.span_s),
+            hog_duty: per_point(points, Vec::new(), |a| a.hog_duty.clone()),
+            thrash_duty: per_point(points, f64::NAN, |a| a.thrash_duty.unwrap_or(f64::NAN)),
+            thrash_resident_kb: per_point(points, -1, |a| {
                 a.thrash_resident_kb.map_or(-1, |kb| kb as i64)
             }),
-            ring_duty: per_point(achieved, Vec::new(), |a| a.ring_duty.clone()),
-            queued_duty: per_point(achieved, Vec::new(), |a| a.queued_duty.clone()),
-            queued_runnable: per_point(achieved, -1, |a| a.queued_runnable as i64),
+            ring_duty: per_point(points, Vec::new(), |a| a.ring_duty.clone()),
+            queued_duty: per_point(points, Vec::new(), |a| a.queued_duty.clone()),
+            queued_runnable: per_point(points, -1, |a| a.queued_runnable as i64),
         })
     }
 }
 
 /// `f` of what each point's neighbours achieved, `missing` where none ran.
-fn per_point<T: Clone>(
-    achieved: &[Option<Achieved>],
-    missing: T,
-    f: impl Fn(&Achieved) -> T,
-) -> Vec<T> {
+fn per_point<T: Clone>(points: &[Point], missing: T, f: impl Fn(&Achieved) -> T) -> Vec<T> {
     let f = &f;
-    achieved
+    points
         .iter()
-        .map(|a| a.as_ref().map_or_else(|| missing.clone(), f))
+        .map(|p| p.interference.as_ref().map_or_else(|| missing.clone(), f))
         .collect()
 }
 
@@ -200,13 +196,11 @@ impl RingRecord {
         }
         // Said with what the neighbours achieved, in the record's own `interference`.
         config.interference = None;
-        let achieved: Vec<Option<Achieved>> =
-            points.iter().map(|p| p.interference.clone()).collect();
         RingRecord {
             config,
             figures: summarize(cfg, points),
             cgroup_hierarchy: cgroup_hierarchy(cfg),
-            interference: InterferenceRecord::new(cfg, &achieved),
+            interference: InterferenceRecord::new(cfg, points),
         }
     }
 }
@@ -229,20 +223,8 @@ record! {
         pub cgroup_depth: Option<usize> = "min=1 optional",
         pub cgroup_weight: Option<u64> = "min=1 optional",
         pub cgroup_hierarchy: Option<String> = "optional",
-        pub elapsed_s: f64 = "min=0",
-        pub usecs_per_op: f64 = "min=0 column",
-        pub ops_per_sec: f64 = "min=0 column",
-        pub usecs_per_switch: f64 = "min=0",
-        pub cycles_per_switch: Option<f64> = "min=0",
-        pub tsc: TscRecord = "",
-        pub cpus: Vec<i32> = "[2] min=-1",
-        pub samples_us: Vec<f64> = "min=0 optional",
-        /// As a ring's, of one point.
-        pub stats: StatsRecord = "optional opaque",
-        pub stopped: &'static str = "literal=STOPPED optional",
-        pub block: usize = "min=1 optional",
-        pub instance_blocks: Vec<usize> = "min=0 optional",
-        pub phase_s: PhasesRecord = "optional",
+        #[serde(flatten)]
+        pub figures: PingpongFigures = "",
         #[serde(flatten)]
         pub sched: SchedRecord = "",
         /// The hops' percentiles where recorded, one value each (files from before lack
@@ -256,10 +238,16 @@ record! {
 }
 
 impl PingpongRecord {
-    pub fn new(cfg: &Config, p: PingPong) -> Self {
+    /// The record of the point `p` a ping-pong of `cfg` measured.
+    pub fn new(cfg: &Config, p: &Point) -> Self {
+        let PingPong {
+            loops,
+            figures,
+            hop_percentiles_us,
+        } = pingpong(cfg, p);
         let asked = RingConfigRecord::from(cfg);
         PingpongRecord {
-            loops: p.loops,
+            loops,
             threads: cfg.engine == crate::engine::Engine::Thread,
             engine: asked.engine,
             transport: asked.transport,
@@ -273,22 +261,10 @@ impl PingpongRecord {
             cgroup_depth: asked.cgroup_depth,
             cgroup_weight: asked.cgroup_weight,
             cgroup_hierarchy: cgroup_hierarchy(cfg),
-            elapsed_s: p.elapsed_s,
-            usecs_per_op: p.usecs_per_op,
-            ops_per_sec: p.ops_per_sec,
-            usecs_per_switch: p.usecs_per_switch,
-            cycles_per_switch: p.cycles_per_switch,
-            tsc: p.tsc,
-            cpus: p.cpus,
-            samples_us: p.samples_us,
-            stats: std::slice::from_ref(&p.stats).into(),
-            stopped: p.stopped.as_str(),
-            block: p.block,
-            instance_blocks: p.instance_blocks,
-            phase_s: std::slice::from_ref(&p.phase_s).into(),
+            figures,
             sched: p.sched.into(),
-            hop_percentiles_us: p.hop_percentiles_us,
-            interference: InterferenceRecord::new(cfg, std::slice::from_ref(&p.interference)),
+            hop_percentiles_us,
+            interference: InterferenceRecord::new(cfg, std::slice::from_ref(p)),
         }
     }
 }

@@ -7,10 +7,11 @@
 use crate::clock;
 use crate::config::Config;
 use crate::engine::{Engine, TransportKind};
+use crate::fields::record;
 use crate::hops;
-use crate::ring::{Phases, Point};
+use crate::ring::Point;
 use crate::stats::{self, Description, Estimate, Layout, RunLevel, Spreads, Uncertainty};
-use crate::stop::{self, Stop, Stopped};
+use crate::stop::{self, Stop};
 use crate::verdict::{self, Verdict};
 
 mod records;
@@ -192,35 +193,34 @@ fn check_model(model: Model, p: &Point, per_hop: f64) -> Option<String> {
 
 const NS_PER_US: f64 = 1000.0;
 
-/// A ping-pong's figures: perf's (one op is one round trip, two switches; raw time, nothing
-/// subtracted) and, measured until precise, the statistics of a ring point.
+record! {
+    /// A ping-pong's figures: perf's (one op is one round trip, two switches; raw time,
+    /// nothing subtracted) and, measured until precise, the statistics of a ring point.
+    pub struct PingpongFigures {
+        pub elapsed_s: f64 = "min=0",
+        pub usecs_per_op: f64 = "min=0 column",
+        pub ops_per_sec: f64 = "min=0 column",
+        pub usecs_per_switch: f64 = "min=0",
+        pub cycles_per_switch: Option<f64> = "min=0",
+        pub tsc: TscRecord = "",
+        pub cpus: Vec<i32> = "[2] min=-1",
+        pub samples_us: Vec<f64> = "min=0 optional",
+        /// As a ring's, of one point.
+        pub stats: StatsRecord = "optional opaque",
+        pub stopped: &'static str = "literal=STOPPED optional",
+        pub block: usize = "min=1 optional",
+        pub instance_blocks: Vec<usize> = "min=0 optional",
+        pub phase_s: PhasesRecord = "optional",
+    }
+}
+
+/// A ping-pong's round trips timed (perf's `loops`, its record's first field), its figures,
+/// and the hops' latency percentiles where recorded (its record's, after the policy).
 #[derive(Debug, Clone)]
 pub struct PingPong {
-    /// Round trips timed, and the seconds they took.
     pub loops: u64,
-    pub elapsed_s: f64,
-    /// µs per round trip: the median repetition's (perf's form: the whole loop's mean).
-    pub usecs_per_op: f64,
-    pub ops_per_sec: f64,
-    pub usecs_per_switch: f64,
-    /// TSC cycles per switch where the TSC is a clock (see `clock::tsc`), and its calibration.
-    pub cycles_per_switch: Option<f64>,
-    pub tsc: TscRecord,
-    /// CPU each of the two participants was last on.
-    pub cpus: Vec<i32>,
-    /// µs per round trip of every timed repetition, and their statistics.
-    pub samples_us: Vec<f64>,
-    pub stats: PointStats,
-    pub stopped: Stopped,
-    pub block: usize,
-    pub instance_blocks: Vec<usize>,
-    pub phase_s: Phases,
-    /// What both participants and the driver ran under, read back.
-    pub sched: crate::sched::Sched,
-    /// The hops' latency percentiles where recorded, and what the neighbours achieved where
-    /// any ran.
+    pub figures: PingpongFigures,
     pub hop_percentiles_us: Option<Vec<(&'static str, Vec<f64>)>>,
-    pub interference: Option<crate::interference::Achieved>,
 }
 
 /// The context switches a point made per hop, and who counted them: the kernel's accounting
@@ -243,16 +243,14 @@ pub fn pingpong(cfg: &Config, p: &Point) -> PingPong {
     let per_op = |per_hop: f64| per_hop * 2.0 / NS_PER_US;
     let samples_us: Vec<f64> = p.raw_ns.iter().map(|r| per_op(r[0])).collect();
     let trips = p.trips[0];
-    let loops = trips * samples_us.len() as u64;
-    let elapsed_s = samples_us.iter().sum::<f64>() * trips as f64 / 1e6;
     let run = cfg.run_level(0);
     let stats = PointStats::of(&samples_us, p.block, &p.instance_blocks, &cfg.stop, run)
         .throttled(p.throttled);
+    // µs per round trip: the median repetition's (perf's form: the whole loop's mean).
     let usecs_per_op = stats.description.median;
     let tsc = clock::tsc();
-    PingPong {
-        loops,
-        elapsed_s,
+    let figures = PingpongFigures {
+        elapsed_s: samples_us.iter().sum::<f64>() * trips as f64 / 1e6,
         usecs_per_op,
         ops_per_sec: 1e6 / usecs_per_op,
         usecs_per_switch: usecs_per_op / 2.0,
@@ -261,15 +259,17 @@ pub fn pingpong(cfg: &Config, p: &Point) -> PingPong {
             .then(|| stats::median(&p.raw_cycles.iter().map(|r| r[0]).collect::<Vec<_>>())),
         tsc: (&tsc).into(),
         cpus: p.cpus[0].clone(),
-        samples_us,
-        stats,
-        stopped: p.stopped,
+        stats: std::slice::from_ref(&stats).into(),
+        stopped: p.stopped.as_str(),
         block: p.block,
         instance_blocks: p.instance_blocks.clone(),
-        phase_s: p.phase_s,
-        sched: p.sched,
+        phase_s: std::slice::from_ref(&p.phase_s).into(),
+        samples_us,
+    };
+    PingPong {
+        loops: trips * figures.samples_us.len() as u64,
+        figures,
         hop_percentiles_us: HopSummary::of(std::slice::from_ref(p)).map(|h| h.percentiles_us),
-        interference: p.interference.clone(),
     }
 }
 

@@ -3,7 +3,8 @@
 use super::ring::summarize_with;
 use super::*;
 use crate::counters::Totals;
-use crate::ring::Rusage;
+use crate::ring::{Phases, Rusage};
+use crate::stop::Stopped;
 
 /// A point of `procs` participants and one ring whose repetitions took `raw` and
 /// `overhead` ns per hop.
