@@ -20,8 +20,6 @@ use crate::error::{Error, Result};
 use crate::fields::record;
 use std::time::{Duration, Instant};
 
-/// The keys `interference=` takes, in the order the record lists them.
-pub const KEYS: [&str; 5] = ["hogs", "duty", "thrash_kb", "rings", "queued"];
 /// CPU-bound hogs at most: a few per CPU of a large placement.
 pub const HOGS_MAX: u64 = 64;
 /// Neighbour rings (two processes each) at most.
@@ -58,8 +56,13 @@ record! {
     }
 }
 
+/// The keys `interference=` takes: the record's fields, in its order.
+pub fn keys() -> Vec<&'static str> {
+    Interference::FIELDS.iter().map(|f| f.name).collect()
+}
+
 impl Interference {
-    /// The interference `pairs` (key, number) name: every key one of `KEYS`, each at most
+    /// The interference `pairs` (key, number) name: every key one of `keys()`, each at most
     /// once, each in its range; a ValueError naming `interference`, the key and the range.
     pub fn from_pairs(pairs: &[(String, f64)]) -> Result<Self> {
         let mut asked = Interference {
@@ -89,7 +92,8 @@ impl Interference {
                 }
                 _ => {
                     return Err(invalid(format!(
-                        "unknown key {key:?}; expected some of {KEYS:?}"
+                        "unknown key {key:?}; expected some of {:?}",
+                        keys()
                     )))
                 }
             }

@@ -86,7 +86,7 @@ pub fn known() -> Vec<(&'static str, Known)> {
         ("PLACEMENTS", Names(placement::policies().collect())),
         ("COUNTERS", Names(super::Names::Counters.names())),
         ("POLICIES", Names(super::Names::Policies.names())),
-        ("INTERFERENCE_KEYS", Names(interference::KEYS.to_vec())),
+        ("INTERFERENCE_KEYS", Names(interference::keys())),
         ("CHANGES", Names(verdict::Change::NAMES.to_vec())),
         ("AB_STOPS", Names(ab::Stopped::NAMES.to_vec())),
         (

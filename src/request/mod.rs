@@ -292,7 +292,7 @@ pub fn expected(kind: Kind) -> String {
         Kind::History => "earlier runs of each point, or None".into(),
         Kind::Interference => format!(
             "a dict of some of {:?} to numbers, or None",
-            crate::interference::KEYS
+            crate::interference::keys()
         ),
     }
 }

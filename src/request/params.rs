@@ -93,7 +93,7 @@ pub enum Kind {
     Memory,
     /// Earlier runs of each point (`stats::EarlierRun`s), or None: not a flag of the CLI.
     History,
-    /// Neighbours on the measured CPUs as key=number pairs (`interference::KEYS`), or None.
+    /// Neighbours on the measured CPUs as key=number pairs (`interference::keys`), or None.
     Interference,
 }
 
