@@ -5,31 +5,35 @@
 use super::RingRecord;
 use crate::cache::{self, Indirect, Sweep};
 use crate::config::Config;
+use crate::fields::record;
 use crate::stop::{Stop, BLOCK_REPETITIONS};
-use serde::Serialize;
 
-/// Per (size, procs), `[size][procs]`: net(size) − net(0) in µs per switch with its 95 %
-/// interval from paired rounds, the KiB refilled per µs of it, and why a rate is no figure.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct IndirectRecord {
-    pub us: Vec<Vec<f64>>,
-    pub low_us: Vec<Vec<f64>>,
-    pub high_us: Vec<Vec<f64>>,
-    pub refill_kib_per_us: Vec<Vec<f64>>,
-    pub refill_low: Vec<Vec<f64>>,
-    pub refill_high: Vec<Vec<f64>>,
-    pub refill_note: Vec<Vec<&'static str>>,
-}
+record! {
+    /// Per (size, procs), `[size][procs]`: net(size) − net(0) in µs per switch with its 95 %
+    /// interval from paired rounds, the KiB refilled per µs of it, and why a rate is no figure.
+    #[derive(Default)]
+    pub struct IndirectRecord as "IndirectDict" {
+        pub us: Vec<Vec<f64>> = "",
+        pub low_us: Vec<Vec<f64>> = "",
+        pub high_us: Vec<Vec<f64>> = "",
+        /// NaN where `refill_note` says why there is no figure.
+        pub refill_kib_per_us: Vec<Vec<f64>> = "nan",
+        pub refill_low: Vec<Vec<f64>> = "nan",
+        pub refill_high: Vec<Vec<f64>> = "nan",
+        pub refill_note: Vec<Vec<&'static str>> = "",
+    }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct CacheRecord {
-    pub results: Vec<RingRecord>,
-    pub indirect: IndirectRecord,
-    pub stream_kb: usize,
-    /// KiB per µs of the streaming read, one per round.
-    pub stream_kib_per_us: Vec<f64>,
-    pub rounds: usize,
-    pub line_bytes: usize,
+    /// What `cache_sweep` returns: one ring record per size, the cost split, the streaming
+    /// read's KiB per µs in each round.
+    pub struct CacheRecord as "CacheSweepDict" {
+        pub results: Vec<RingRecord> = "[*] opaque alias=RingDict",
+        pub indirect: IndirectRecord = "",
+        pub stream_kb: usize = "",
+        /// KiB per µs of the streaming read, one per round.
+        pub stream_kib_per_us: Vec<f64> = "[rounds]",
+        pub rounds: usize = "",
+        pub line_bytes: usize = "",
+    }
 }
 
 impl CacheRecord {
