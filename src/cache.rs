@@ -180,6 +180,47 @@ pub const ABOVE_STREAM: &str = "faster than the streaming read of the same run, 
      once one participant's array exceeds a cache), or part of it still came from a cache. \
      Nearer than that share a refill from a cache is faster as a rule, and is not marked";
 
+/// Every point's indirect cost against the same procs at size 0, `[size][procs]`, and the
+/// streaming read's KiB per µs in each round, for `sweep` measured with `base`, refills
+/// counted in lines of `line_bytes`. A refill is set against the streaming read's median
+/// rate (it reads from memory) only where the working set is past `largest_share_kb` (0:
+/// none known), the largest cache the participants share: nearer, a refill from a cache
+/// outruns it on nearly every row, and a note on every row is no note.
+pub fn split(
+    sweep: &Sweep,
+    base: &Config,
+    line_bytes: usize,
+    largest_share_kb: u64,
+) -> (Vec<Vec<Indirect>>, Vec<f64>) {
+    let stride = base.stride_bytes;
+    let streamed = refilled_kb(sweep.stream_kb, stride, line_bytes);
+    let rates: Vec<f64> = sweep.stream_us.iter().map(|us| streamed / us).collect();
+    let stream = stats::median(&rates);
+    let zero = sweep.sizes_kb.iter().position(|&s| s == 0).unwrap_or(0);
+    let from_memory = |procs: usize, size_kb: usize| {
+        largest_share_kb > 0 && (procs * size_kb) as u64 > largest_share_kb
+    };
+    let rows = sweep
+        .sizes_kb
+        .iter()
+        .zip(&sweep.points)
+        .map(|(&size_kb, points)| {
+            let refilled = refilled_kb(size_kb, stride, line_bytes);
+            let at_zero = points.iter().zip(&sweep.points[zero]).zip(&base.procs);
+            at_zero
+                .map(|((p, z), &procs)| {
+                    let against = if from_memory(procs, size_kb) {
+                        stream
+                    } else {
+                        f64::NAN
+                    };
+                    indirect(p, z, refilled, against)
+                })
+                .collect()
+        });
+    (rows.collect(), rates)
+}
+
 /// The indirect cost of one (size, procs) point against the same procs at size 0, both
 /// measured in the same rounds, and the refill bandwidth it implies.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -409,6 +450,30 @@ mod tests {
             indirect(&size, &zero, 300.0, 400.0).refill,
             Refill::Measured
         );
+    }
+
+    #[test]
+    fn a_refill_meets_the_streaming_read_only_past_the_largest_share() {
+        // 64 KiB refilled in 1 µs against a streaming read of 20 KiB per µs.
+        let sweep = Sweep {
+            sizes_kb: vec![0, 64],
+            points: vec![
+                vec![point_of(&[1.0, 1.0], 2)],
+                vec![point_of(&[2.0, 2.0], 2)],
+            ],
+            stream_us: vec![1.0, 1.0],
+            stream_kb: 20,
+        };
+        let base = quick(vec![2]);
+        let note = |largest_share_kb| {
+            let (split, rates) = split(&sweep, &base, 64, largest_share_kb);
+            assert_eq!(rates, vec![20.0, 20.0]);
+            assert_eq!(split[0][0].refill, Refill::Nothing);
+            split[1][0].refill
+        };
+        assert_eq!(note(100), Refill::AboveStream, "2 × 64 KiB: past the share");
+        assert_eq!(note(128), Refill::Measured, "within the share");
+        assert_eq!(note(0), Refill::Measured, "no share known");
     }
 
     #[test]

@@ -1,8 +1,9 @@
 """The code that the core's two tables determine, written from them: the fields of each
 result class (``RingResult`` in result.py, from ``schema.RECORDS``), the TypedDicts of what
-the core returns and the signatures of its measuring functions (``_core.pyi``, from
-``_core.PARAMETERS``), and the table's part of the API's signatures (``ctxbench.ring``,
-``pingpong``, ``matrix``: every parameter with its default, written once, in the table). A
+the core returns (``_core.pyi``, from ``schema.RECORDS`` and ``schema.RETURNS``, a cache
+sweep's), the signatures of its measuring functions (from ``_core.PARAMETERS``), and the
+table's part of the API's signatures (``ctxbench.ring``, ``pingpong``, ``matrix``: every
+parameter with its default, written once, in the table). A
 field is declared once, in its record's ``record!`` block in the core (``src/record/``, read
 as ``_core.RECORDS`` by ``ctxbench.schema``), a parameter once, in the core's
 ``src/request/params.rs``; after changing one, run
@@ -26,7 +27,7 @@ from typing import Any
 from . import _core
 from ._field import Field
 from .cli._flags import KINDS as _KINDS
-from .schema import RECORDS
+from .schema import RECORDS, RETURNS
 
 HERE = Path(__file__).parent
 BEGIN = "# BEGIN written by `python -m ctxbench._codegen` from _core.RECORDS; edit src/record"
@@ -235,8 +236,12 @@ def stub_block() -> list[str]:
             blocks.append(block)
         doc = f"What `{kind}` returns: the fields of `ctxbench.{class_name(kind)}` but `metadata`."
         blocks.append(_inheriting(typeddict_name(kind), core, configs, doc))
+    for returned, fields in RETURNS.items():
+        blocks += [_typeddict(name, inner) for name, inner in _typeddicts(fields)]
+        function = next(f for f, *_, returns in FUNCTIONS if returns == returned)
+        blocks.append(_typeddict(returned, fields, f"What `{function}` returns."))
     literals: dict[str, tuple[str, ...]] = {}
-    for fields in RECORDS.values():
+    for fields in [*RECORDS.values(), *RETURNS.values()]:
         _literals(fields, literals)
     lines: list[str] = []
     for alias, values in literals.items():

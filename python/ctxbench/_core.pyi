@@ -75,6 +75,7 @@ __all__ = [
     "COMPILER",
     "PARAMETERS",
     "RECORDS",
+    "RETURNS",
     "PRESETS",
     "DOORS",
     # change points (src/changes)
@@ -120,6 +121,8 @@ PARAMETERS: tuple[dict[str, Any], ...]
 # shape, min, nullable, nan, inf, holes, choices, literals, required, ragged, unsigned,
 # column, config, alias, fields (an object's, the same way, or None), doc.
 RECORDS: dict[str, list[dict[str, Any]]]
+# What the core returns besides a kind's record, by the stub's name of it, the same way.
+RETURNS: dict[str, list[dict[str, Any]]]
 # Each preset's figures by name: {"precision": fraction, "max_time": seconds}.
 PRESETS: dict[str, dict[str, float]]
 DOORS: tuple[str, ...]
@@ -526,6 +529,27 @@ class AbDict(TypedDict):
     elapsed_s: float
     data_factor: float
 
+@type_check_only
+class IndirectDict(TypedDict):
+    us: list[list[float]]
+    low_us: list[list[float]]
+    high_us: list[list[float]]
+    refill_kib_per_us: list[list[float]]
+    refill_low: list[list[float]]
+    refill_high: list[list[float]]
+    refill_note: list[list[str]]
+
+@type_check_only
+class CacheSweepDict(TypedDict):
+    """What `cache_sweep` returns."""
+
+    results: list[RingDict]
+    indirect: IndirectDict
+    stream_kb: int
+    stream_kib_per_us: list[float]
+    rounds: int
+    line_bytes: int
+
 # END written by `python -m ctxbench._codegen`
 
 # BEGIN written by `python -m ctxbench._codegen` from _core.PARAMETERS; edit src/request
@@ -736,32 +760,6 @@ def ab(
 ) -> AbDict: ...
 
 # END written by `python -m ctxbench._codegen`
-
-@type_check_only
-class IndirectDict(TypedDict):
-    """Per (size, procs), shape (len(sizes_kb), len(procs)): net(size) - net(0) in µs per
-    switch with its 95 % interval from paired rounds, and KiB refilled per µs of it (NaN
-    where ``refill_note`` says why there is no figure)."""
-
-    us: list[list[float]]
-    low_us: list[list[float]]
-    high_us: list[list[float]]
-    refill_kib_per_us: list[list[float]]
-    refill_low: list[list[float]]
-    refill_high: list[list[float]]
-    refill_note: list[list[str]]
-
-@type_check_only
-class CacheSweepDict(TypedDict):
-    """What `cache_sweep` returns: one `RingDict` per size, the cost split, the streaming
-    read's KiB per µs in each round."""
-
-    results: list[RingDict]
-    indirect: IndirectDict
-    stream_kb: int
-    stream_kib_per_us: list[float]
-    rounds: int
-    line_bytes: int
 
 def workload_checksum(size_kb: int, stride_bytes: int | None = None) -> int: ...
 def estimate(

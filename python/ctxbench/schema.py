@@ -77,6 +77,8 @@ def records(core: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, dict[s
 # The record of each result kind (``result.KINDS``).
 RECORDS = records(_core.RECORDS)
 RING, PINGPONG, MATRIX, AB = (RECORDS[k] for k in ("ring", "pingpong", "matrix", "ab"))
+# What the core returns besides a kind's record (a cache sweep's), by the stub's name of it.
+RETURNS = {name: _fields(rows) for name, rows in _core.RETURNS.items()}
 WAKE_PERCENTILES = tuple(MATRIX["wake_us"].fields or ())
 HOP_PERCENTILES = tuple(RING["hop_percentiles_us"].fields or ())
 

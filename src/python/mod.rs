@@ -86,6 +86,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PARAMETERS", pythonize(m.py(), &Tuple(PARAMS))?)?;
     let records = crate::record::table::records().map_err(PyValueError::new_err)?;
     m.add("RECORDS", pythonize(m.py(), &records)?)?;
+    let returns = crate::record::table::returns().map_err(PyValueError::new_err)?;
+    m.add("RETURNS", pythonize(m.py(), &returns)?)?;
     for (name, value) in known() {
         m.add(name, pythonize(m.py(), &value)?)?;
     }

@@ -208,6 +208,13 @@ pub fn records() -> Result<Records, String> {
     Ok(Records(each.into_iter().collect::<Result<_, _>>()?))
 }
 
+/// What the core returns besides a kind's record, by the stub's name of it: what
+/// `_core.RETURNS` holds.
+pub fn returns() -> Result<Records, String> {
+    let cache = rows(super::CacheRecord::FIELDS)?;
+    Ok(Records(vec![("CacheSweepDict", cache)]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,6 +249,10 @@ mod tests {
         let shares = inner(topology, "cache_share_kb");
         assert_eq!((shares.kind, shares.shape.len()), ("dict", 0));
         assert!(shares.fields.is_none());
+        // A cache sweep's record: its ring records by the stub's name, its split by its own.
+        let cache = &returns().unwrap().0[0].1;
+        assert_eq!(cache[0].alias, Some("RingDict"));
+        assert_eq!(cache[1].fields.as_ref().unwrap().len(), 7);
     }
 
     #[test]
