@@ -233,8 +233,8 @@ pub fn groups(cg: &Cgroups, procs: usize) -> usize {
     leaves.saturating_mul(cg.depth).saturating_add(1)
 }
 
-/// Kernel memory one group costs, charged to the memory cgroup of whoever makes it: about
-/// 13.8 KiB on Linux 6.18 (docs/accuracy/2026-12-03-cgroups.md), rounded up.
+/// Kernel memory one group costs, charged to the memory cgroup of whoever makes it: what the
+/// cgroups accuracy page measured, rounded up (docs/accuracy/2026-12-03-cgroups.md).
 pub const GROUP_BYTES: u64 = 16 << 10;
 
 /// Bytes of kernel memory the groups of a point of `procs` participants take, counted
